@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: MIT
+# perflib-bpf: the one build file. make, make check, make bench, make install, make demo.
+# V=1 shows the commands; SANITIZE=address,undefined (or SAN=1) builds with sanitizers.
+
+SHELL := /bin/bash
+OUTPUT ?= .output/
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+VERSION_MAJOR := 1
+VERSION := $(VERSION_MAJOR).0.0
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+ifeq ($(SAN),1)
+SANITIZE ?= address,undefined
+endif
+
+CFLAGS ?= -O2 -g -Werror
+ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
+	-Itools/common
+ALL_LDFLAGS := $(LDFLAGS)
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+# Debian packages the build needs: pkg-config module or command -> package.
+DEPS_PKGS := libbpf-dev libelf-dev zlib1g-dev libxml2-dev libcmocka-dev libmicrohttpd-dev \
+	bpftool clang llvm pkg-config make gcc
+XML_CFLAGS = $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
+XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
+LIB_LIBS := -lbpf -lelf -lz -lpthread
+HTTP_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+
+LIB_SRCS := $(wildcard userspace/*.c)
+LIB_SHARED_OBJS := $(patsubst userspace/%.c,$(OUTPUT)shared/%.o,$(LIB_SRCS))
+LIB_STATIC_OBJS := $(patsubst userspace/%.c,$(OUTPUT)static/%.o,$(LIB_SRCS))
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)bpf/%.skel.h,$(BPF_SRCS))
+
+COMMON_SRCS := $(wildcard tools/common/*.c)
+COMMON_OBJS := $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(COMMON_SRCS))
+TOOLS := $(sort $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c)))
+TOOL_BINS := $(addprefix $(OUTPUT)tools/,$(TOOLS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)tests/%,$(UNIT_SRCS))
+# API tests run a second time against the shared library.
+API_SRCS := $(wildcard tests/unit/test_api_*.c)
+API_SO_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)tests/%.so-test,$(API_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)tests/helpers/%,$(HELPER_SRCS))
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+TESTLIB_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)tests/lib/%.o,$(TESTLIB_SRCS))
+BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(OUTPUT)bench/%,$(BENCH_SRCS))
+
+SO := $(OUTPUT)libperflib.so.$(VERSION)
+A := $(OUTPUT)libperflib.a
+PC := $(OUTPUT)perflib.pc
+
+.PHONY: all lib tools tests check bench install uninstall clean deps deps-check demo \
+	check-abi format-check dupcheck
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: deps-check lib tools
+
+lib: $(SO) $(A) $(PC)
+
+tools: $(TOOL_BINS)
+
+# ---- dependencies -------------------------------------------------------------------------
+deps-check:
+	@missing=""; \
+	for m in libbpf libelf zlib libxml-2.0 cmocka; do \
+		$(PKG_CONFIG) --exists $$m 2>/dev/null || missing="$$missing $$m"; done; \
+	for c in $(CLANG) $(BPFTOOL); do command -v $$c >/dev/null 2>&1 || \
+		[ -x /usr/sbin/$$c ] || missing="$$missing $$c"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "perflib: missing build dependencies:$$missing" >&2; \
+		echo "perflib: run 'make deps' (apt-get install $(DEPS_PKGS))" >&2; exit 1; fi
+
+deps:
+	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi
+	@need=""; for p in $(DEPS_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || \
+		need="$$need $$p"; done; \
+	if [ -n "$$need" ]; then echo "make deps: installing$$need"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \
+	else echo "make deps: all build dependencies are installed"; fi
+
+# ---- BPF ----------------------------------------------------------------------------------
+$(OUTPUT)bpf/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(OUTPUT)bpf/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(OUTPUT)bpf/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_x86 -Iinclude -Ibpf -I$(OUTPUT)bpf \
+		-c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)bpf/%.skel.h: $(OUTPUT)bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+skeletons: $(SKELS)
+
+# ---- library ------------------------------------------------------------------------------
+$(OUTPUT)shared/%.o: userspace/%.c | skeletons
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(OUTPUT)static/%.o: userspace/%.c | skeletons
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
+
+$(SO): $(LIB_SHARED_OBJS) userspace/perflib.map
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=userspace/perflib.map \
+		-Wl,-soname,libperflib.so.$(VERSION_MAJOR) -Wl,--no-undefined \
+		$(LIB_SHARED_OBJS) $(LIB_LIBS) -o $@
+	$(Q)ln -sf libperflib.so.$(VERSION) $(OUTPUT)libperflib.so.$(VERSION_MAJOR)
+	$(Q)ln -sf libperflib.so.$(VERSION_MAJOR) $(OUTPUT)libperflib.so
+
+$(A): $(LIB_STATIC_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(PC): userspace/perflib.pc.in Makefile
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---- tools --------------------------------------------------------------------------------
+$(OUTPUT)tools-obj/%.o: tools/%.c | skeletons
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(XML_CFLAGS) -MMD -MP -c $< -o $@
+
+.SECONDEXPANSION:
+$(OUTPUT)tools/%: $$(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$$(wildcard tools/%/*.c)) \
+		$(COMMON_OBJS) $(A)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(filter %.o,$^) $(A) $(LIB_LIBS) $(XML_LIBS) \
+		$(if $(filter exporter perflib-exporter,$*),$(HTTP_LIBS)) -lm -o $@
+
+# ---- tests --------------------------------------------------------------------------------
+$(OUTPUT)tests/lib/%.o: tests/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)tests/%: tests/unit/%.c $(A) $(COMMON_OBJS) $(TESTLIB_OBJS)
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) $< \
+		$(TESTLIB_OBJS) $(COMMON_OBJS) $(A) -lcmocka $(LIB_LIBS) $(XML_LIBS) -lm -o $@
+
+$(OUTPUT)tests/%.so-test: tests/unit/%.c $(SO) $(TESTLIB_OBJS)
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(ALL_LDFLAGS) -DPERFLIB_TEST_SHARED $< \
+		$(TESTLIB_OBJS) -L$(OUTPUT) -Wl,-rpath,$(abspath $(OUTPUT)) -lperflib -lcmocka \
+		$(LIB_LIBS) -lm -o $@
+
+$(OUTPUT)tests/helpers/%: tests/helpers/%.c $(A) $(TESTLIB_OBJS)
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(ALL_LDFLAGS) $< $(TESTLIB_OBJS) $(A) $(LIB_LIBS) \
+		-lm -o $@
+
+tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS)
+
+check:
+	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
+
+# ---- benchmarks ---------------------------------------------------------------------------
+$(OUTPUT)bench/%: tests/bench/%.c $(A)
+	$(call msg,BENCH,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace $(ALL_LDFLAGS) $< $(A) $(LIB_LIBS) -lm -o $@
+
+bench: lib $(BENCH_BINS)
+	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# ---- demo ---------------------------------------------------------------------------------
+demo:
+	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tools/demo/run-demo.sh
+
+# ---- install ------------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	install -m 644 include/perflib.h include/winperf.h include/perflib-linux.h \
+		$(DESTDIR)$(INCLUDEDIR)/
+	[ ! -f include/perflib_bpf.h ] || install -m 644 include/perflib_bpf.h bpf/layout.h \
+		$(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libperflib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR)
+	ln -sf libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so
+	install -m 644 $(PC) $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
+	for t in $(TOOL_BINS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/perflib.h $(DESTDIR)$(INCLUDEDIR)/winperf.h \
+		$(DESTDIR)$(INCLUDEDIR)/perflib-linux.h $(DESTDIR)$(INCLUDEDIR)/perflib_bpf.h \
+		$(DESTDIR)$(LIBDIR)/libperflib.* $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
+	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+
+# ---- checks -------------------------------------------------------------------------------
+check-abi: $(SO)
+	@exported=$$(nm -D --defined-only $(SO) | awk '{print $$3}' | grep -v '^PERFLIB_' | sort); \
+	listed=$$(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' userspace/perflib.map \
+		| grep -v '^local$$' | sort); \
+	if [ "$$exported" = "$$listed" ]; then echo "check-abi: OK ($$(echo "$$listed" | wc -l) symbols)"; \
+	else echo "check-abi: exported symbols differ from perflib.map"; \
+		diff <(echo "$$exported") <(echo "$$listed"); exit 1; fi
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
+
+dupcheck:
+	duplicates --change || true
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)*/*.d $(OUTPUT)*/*/*.d $(OUTPUT)*/*/*/*.d)

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflib-linux.h - Linux-only additions to the perflib API: where counter sets are
+ * pinned, who may read and write them, how many instances they hold, diagnostics, and the
+ * registration call used by lodctr. Windows has no names for these; they are snake_case.
+ * Functions return 0 or a negative errno unless stated otherwise.
+ */
+#ifndef PERFLIB_LINUX_H
+#define PERFLIB_LINUX_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "perflib.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PERFLIB_DEFAULT_ROOT "/sys/fs/bpf/perflib"
+
+/*
+ * perflib_set_pin_root - use @path (a directory in a mounted bpffs) for counter sets
+ * created or opened from now on by this process. NULL restores the default: $PERFLIB_ROOT,
+ * else PERFLIB_DEFAULT_ROOT. -EINVAL for a relative path or one longer than PATH_MAX/2.
+ */
+PERFLIB_API int perflib_set_pin_root(const char *path);
+
+/* perflib_pin_root - the root in use (never NULL; owned by the library). */
+PERFLIB_API const char *perflib_pin_root(void);
+
+/*
+ * perflib_set_pin_access - file mode and group given to pins this process creates
+ * (counter sets created on demand by PerfSetCounterSetInfo). Defaults: mode 0640
+ * (owner read-write, group read), group of the process; overridden by the environment
+ * variables PERFLIB_PIN_MODE (octal) and PERFLIB_PIN_GROUP (name or number). A gid of
+ * (gid_t)-1 keeps the process group. -EINVAL if @mode has bits outside 0666.
+ */
+PERFLIB_API int perflib_set_pin_access(mode_t mode, gid_t gid);
+
+/*
+ * perflib_set_capacity - slots (instances) and name capacity (UTF-16 units including the
+ * NUL) of counter sets this process creates from now on. Defaults 1024 and 128, or the
+ * environment variables PERFLIB_CAPACITY and PERFLIB_NAME_MAX. 0 keeps the current value.
+ * -EINVAL when @nr_slots exceeds 16M or @name_max is outside 2..PERF_MAX_INSTANCE_NAME+1.
+ */
+PERFLIB_API int perflib_set_capacity(unsigned int nr_slots, unsigned int name_max);
+
+enum perflib_log_level {
+	PERFLIB_WARN,
+	PERFLIB_INFO,
+	PERFLIB_DEBUG,
+};
+
+typedef int (*perflib_print_fn_t)(enum perflib_log_level level, const char *fmt, va_list ap);
+
+/*
+ * perflib_set_print - route the library's messages (each prefixed "perflib: ") to @fn;
+ * returns the previous hook. The default prints warnings to stderr, and debug messages
+ * too when PERFLIB_DEBUG is set in the environment. NULL silences the library.
+ */
+PERFLIB_API perflib_print_fn_t perflib_set_print(perflib_print_fn_t fn);
+
+/* A counter's registration, as lodctr reads it from a manifest. Strings are UTF-8. */
+struct perflib_counter_reg {
+	ULONG id;
+	ULONG type;		/* winperf.h type */
+	ULONGLONG attrib;	/* PERF_ATTRIB_* */
+	ULONG detail_level;	/* PERF_DETAIL_* */
+	LONG scale;		/* default scale */
+	ULONG base_id;		/* or 0xFFFFFFFF */
+	ULONG perf_time_id;	/* or 0xFFFFFFFF */
+	ULONG perf_freq_id;	/* or 0xFFFFFFFF */
+	ULONG multi_id;		/* or 0xFFFFFFFF */
+	ULONG aggregate;	/* PERF_AGGREGATE_* */
+	const char *name;	/* display name, or NULL */
+	const char *help;	/* help string, or NULL */
+};
+
+struct perflib_counterset_reg {
+	GUID provider_guid;
+	GUID counterset_guid;
+	ULONG instance_type;	/* PERF_COUNTERSET_* */
+	ULONG detail_level;	/* PERF_DETAIL_* */
+	const char *provider_name;
+	const char *name;
+	const char *help;
+	unsigned int nr_counters;
+	const struct perflib_counter_reg *counters;
+};
+
+struct perflib_pin_opts {
+	mode_t mode;		/* pin file mode, 0 = default (0640) */
+	uid_t uid;		/* owner, (uid_t)-1 = keep */
+	gid_t gid;		/* group, (gid_t)-1 = keep */
+	unsigned int capacity;	/* slots, 0 = default */
+	unsigned int name_max;	/* UTF-16 units incl. NUL, 0 = default */
+};
+
+/*
+ * perflib_register_counterset - create and pin the maps of a counter set from a full
+ * registration (names, help, base ids, aggregation), as lodctr does. -EEXIST if the
+ * counter set is pinned with an identical registration (a no-op), -ENOTUNIQ if it is
+ * pinned with a different one, -EPERM without CAP_BPF, -EINVAL for bad input.
+ */
+PERFLIB_API int perflib_register_counterset(const struct perflib_counterset_reg *reg,
+					    const struct perflib_pin_opts *opts);
+
+/*
+ * perflib_unregister_counterset - remove the pins of a counter set. -EBUSY when live
+ * instances exist and @force is false; -ENOENT when it is not registered.
+ */
+PERFLIB_API int perflib_unregister_counterset(const GUID *counterset_guid, bool force);
+
+/*
+ * perflib_reap_counterset - free the slots of dead provider processes in a counter set
+ * (the lazy liveness check, also run by providers when slots run out). Returns the number
+ * of slots freed or -errno.
+ */
+PERFLIB_API int perflib_reap_counterset(const GUID *counterset_guid);
+
+/* perflib_guid_to_string - "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower case) into @buf. */
+PERFLIB_API char *perflib_guid_to_string(const GUID *guid, char buf[37]);
+
+/* perflib_guid_from_string - parse with or without braces. -EINVAL on bad syntax. */
+PERFLIB_API int perflib_guid_from_string(const char *str, GUID *ret_guid);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFLIB_LINUX_H */

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflib.h - the Windows performance-counter API (perflib V2) for Linux.
+ *
+ * Names, values and byte layouts are those of the Windows SDK: code written for Windows
+ * builds with few changes. ULONG/DWORD are 32 bits (not unsigned long), WCHAR is a 16-bit
+ * UTF-16LE code unit (char16_t), so u"name" literals work; code built with -fshort-wchar
+ * may keep L"name". Functions return Win32 error codes (ERROR_*); the two that return a
+ * pointer report failures through GetLastError(). Layouts are asserted in userspace/.
+ */
+#ifndef PERFLIB_H
+#define PERFLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uchar.h>
+
+#include "winperf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PERFLIB_API __attribute__((visibility("default")))
+
+/* Win32 base types, with Windows' sizes on LP64. */
+typedef uint32_t ULONG;
+typedef uint32_t DWORD;
+typedef int32_t LONG;
+typedef uint16_t USHORT;
+typedef uint16_t WORD;
+typedef uint8_t BYTE;
+typedef uint8_t UCHAR;
+typedef uint64_t ULONGLONG;
+typedef uint64_t ULONG64;
+typedef int64_t LONGLONG;
+typedef int32_t BOOL;
+typedef char16_t WCHAR; /* UTF-16LE code unit; wchar_t is 32 bits here */
+typedef WCHAR *PWSTR, *LPWSTR;
+typedef const WCHAR *PCWSTR, *LPCWSTR;
+typedef void VOID;
+typedef void *PVOID, *LPVOID, *HANDLE;
+typedef HANDLE *PHANDLE;
+typedef BYTE *PBYTE, *LPBYTE;
+typedef ULONG *PULONG;
+typedef DWORD *PDWORD, *LPDWORD;
+typedef size_t SIZE_T;
+
+/* 16-byte Windows GUID; Data1..Data3 little-endian, Data4 as bytes. */
+typedef struct _GUID {
+	uint32_t Data1;
+	uint16_t Data2;
+	uint16_t Data3;
+	uint8_t Data4[8];
+} GUID, *LPGUID;
+typedef const GUID *LPCGUID;
+
+typedef struct _SYSTEMTIME {
+	WORD wYear;
+	WORD wMonth;
+	WORD wDayOfWeek; /* 0 = Sunday */
+	WORD wDay;
+	WORD wHour;
+	WORD wMinute;
+	WORD wSecond;
+	WORD wMilliseconds;
+} SYSTEMTIME, *PSYSTEMTIME, *LPSYSTEMTIME;
+
+/* Decorations used by Windows code and by CTRPP-generated headers. */
+#ifndef WINAPI
+#define WINAPI
+#endif
+#ifndef CALLBACK
+#define CALLBACK
+#endif
+#ifndef CDECL
+#define CDECL
+#endif
+#ifndef EXTERN_C
+#ifdef __cplusplus
+#define EXTERN_C extern "C"
+#else
+#define EXTERN_C
+#endif
+#endif
+#ifndef DECLSPEC_SELECTANY
+#define DECLSPEC_SELECTANY __attribute__((weak)) /* one definition across translation units */
+#endif
+#ifndef FORCEINLINE
+#define FORCEINLINE static inline __attribute__((always_inline, unused))
+#endif
+#ifndef TRUE
+#define TRUE 1
+#define FALSE 0
+#endif
+/* SAL annotations carry no meaning here. */
+#define __in
+#define __in_opt
+#define __out
+#define __out_opt
+#define __inout
+#define __inout_opt
+#define _In_
+#define _In_opt_
+#define _Out_
+#define _Out_opt_
+#define _Inout_
+#define _Inout_opt_
+
+/* Win32 error codes used by this API (Windows' values). */
+#define ERROR_SUCCESS 0
+#define ERROR_FILE_NOT_FOUND 2
+#define ERROR_ACCESS_DENIED 5
+#define ERROR_INVALID_HANDLE 6
+#define ERROR_NOT_ENOUGH_MEMORY 8
+#define ERROR_INVALID_DATA 13
+#define ERROR_OUTOFMEMORY 14
+#define ERROR_GEN_FAILURE 31
+#define ERROR_NOT_SUPPORTED 50
+#define ERROR_BAD_NETPATH 53
+#define ERROR_INVALID_PARAMETER 87
+#define ERROR_CALL_NOT_IMPLEMENTED 120
+#define ERROR_INSUFFICIENT_BUFFER 122
+#define ERROR_BUSY 170
+#define ERROR_ALREADY_EXISTS 183
+#define ERROR_NO_DATA 232
+#define ERROR_MORE_DATA 234
+#define ERROR_NO_MORE_ITEMS 259
+#define ERROR_NOT_FOUND 1168
+#define ERROR_TIMEOUT 1460
+#define ERROR_WMI_GUID_NOT_FOUND 4200
+#define ERROR_WMI_INSTANCE_NOT_FOUND 4201
+
+/* Counter-set instance types (PERF_COUNTERSET_INFO.InstanceType). */
+#define PERF_COUNTERSET_FLAG_MULTIPLE 0x00000002
+#define PERF_COUNTERSET_FLAG_AGGREGATE 0x00000004
+#define PERF_COUNTERSET_FLAG_HISTORY 0x00000008
+#define PERF_COUNTERSET_FLAG_INSTANCE 0x00000010
+#define PERF_COUNTERSET_SINGLE_INSTANCE 0x00000000
+#define PERF_COUNTERSET_MULTI_INSTANCES (PERF_COUNTERSET_FLAG_MULTIPLE)
+#define PERF_COUNTERSET_SINGLE_AGGREGATE (PERF_COUNTERSET_FLAG_AGGREGATE)
+#define PERF_COUNTERSET_MULTI_AGGREGATE (PERF_COUNTERSET_FLAG_AGGREGATE | PERF_COUNTERSET_FLAG_MULTIPLE)
+#define PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY                                                   \
+	(PERF_COUNTERSET_FLAG_HISTORY | PERF_COUNTERSET_SINGLE_AGGREGATE)
+#define PERF_COUNTERSET_INSTANCE_AGGREGATE                                                         \
+	(PERF_COUNTERSET_MULTI_AGGREGATE | PERF_COUNTERSET_FLAG_INSTANCE)
+
+/* Counter attributes (PERF_COUNTER_INFO.Attrib). */
+#define PERF_ATTRIB_BY_REFERENCE 0x0000000000000001ULL
+#define PERF_ATTRIB_NO_DISPLAYABLE 0x0000000000000002ULL
+#define PERF_ATTRIB_NO_GROUP_SEPARATOR 0x0000000000000004ULL
+#define PERF_ATTRIB_DISPLAY_AS_REAL 0x0000000000000008ULL
+#define PERF_ATTRIB_DISPLAY_AS_HEX 0x0000000000000010ULL
+
+/* Provider types. */
+#define PERF_PROVIDER_USER_MODE 0
+#define PERF_PROVIDER_KERNEL_MODE 1
+#define PERF_PROVIDER_DRIVER 2
+
+/* Aggregation functions (PERF_COUNTER_REG_INFO.AggregateFunc). */
+#define PERF_AGGREGATE_UNDEFINED 0
+#define PERF_AGGREGATE_TOTAL 1
+#define PERF_AGGREGATE_AVG 2
+#define PERF_AGGREGATE_MIN 3
+#define PERF_AGGREGATE_MAX 4
+
+/* Wildcards, special names, limits. */
+#define PERF_WILDCARD_COUNTER 0xFFFFFFFF
+#define PERF_WILDCARD_INSTANCE u"*"
+#define PERF_AGGREGATE_INSTANCE u"_Total"
+#define PERF_MAX_INSTANCE_NAME 1024
+
+/* ControlCallback request codes. */
+#define PERF_ADD_COUNTER 1
+#define PERF_REMOVE_COUNTER 2
+#define PERF_ENUM_INSTANCES 3
+#define PERF_COLLECT_START 5
+#define PERF_COLLECT_END 6
+#define PERF_FILTER 9
+
+/* PERF_COUNTER_HEADER.dwType. */
+typedef enum _PerfCounterDataType {
+	PERF_ERROR_RETURN = 0,
+	PERF_SINGLE_COUNTER = 1,
+	PERF_MULTIPLE_COUNTERS = 2,
+	PERF_MULTIPLE_INSTANCES = 4,
+	PERF_COUNTERSET = 6,
+} PerfCounterDataType;
+
+/* PerfQueryCounterSetRegistrationInfo requestCode. */
+typedef enum _PerfRegInfoType {
+	PERF_REG_COUNTERSET_STRUCT = 1,
+	PERF_REG_COUNTER_STRUCT,
+	PERF_REG_COUNTERSET_NAME_STRING,
+	PERF_REG_COUNTERSET_HELP_STRING,
+	PERF_REG_COUNTER_NAME_STRINGS,
+	PERF_REG_COUNTER_HELP_STRINGS,
+	PERF_REG_PROVIDER_NAME,
+	PERF_REG_PROVIDER_GUID,
+	PERF_REG_COUNTERSET_ENGLISH_NAME,
+	PERF_REG_COUNTER_ENGLISH_NAMES,
+} PerfRegInfoType;
+
+/* Counter-set template header; NumCounters PERF_COUNTER_INFO follow it. */
+typedef struct _PERF_COUNTERSET_INFO {
+	GUID CounterSetGuid;
+	GUID ProviderGuid;
+	ULONG NumCounters;
+	ULONG InstanceType;
+} PERF_COUNTERSET_INFO, *PPERF_COUNTERSET_INFO;
+
+typedef struct _PERF_COUNTER_INFO {
+	ULONG CounterId;
+	ULONG Type;
+	ULONGLONG Attrib;
+	ULONG Size;
+	ULONG DetailLevel;
+	LONG Scale;
+	ULONG Offset; /* from the end of PERF_COUNTERSET_INSTANCE; written back as 8 * index */
+} PERF_COUNTER_INFO, *PPERF_COUNTER_INFO;
+
+/* Head of an instance block; 8-byte counter slots and the UTF-16LE name follow. */
+typedef struct _PERF_COUNTERSET_INSTANCE {
+	GUID CounterSetGuid;
+	ULONG dwSize;
+	ULONG InstanceId;
+	ULONG InstanceNameOffset;
+	ULONG InstanceNameSize;
+} PERF_COUNTERSET_INSTANCE, *PPERF_COUNTERSET_INSTANCE;
+
+typedef ULONG(CALLBACK *PERFLIBREQUEST)(ULONG RequestCode, PVOID Buffer, ULONG BufferSize);
+typedef LPVOID(CALLBACK *PERF_MEM_ALLOC)(SIZE_T AllocSize, LPVOID pContext);
+typedef void(CALLBACK *PERF_MEM_FREE)(LPVOID pBuffer, LPVOID pContext);
+
+typedef struct _PROVIDER_CONTEXT {
+	DWORD ContextSize;
+	DWORD Reserved;
+	PERFLIBREQUEST ControlCallback;
+	PERF_MEM_ALLOC MemAllocRoutine;
+	PERF_MEM_FREE MemFreeRoutine;
+	LPVOID pMemContext;
+} PERF_PROVIDER_CONTEXT, *PPERF_PROVIDER_CONTEXT;
+
+/* ControlCallback input for PERF_ADD_COUNTER / PERF_REMOVE_COUNTER. */
+typedef struct _PERF_COUNTER_IDENTITY {
+	GUID CounterSetGuid;
+	ULONG BufferSize;
+	ULONG CounterId;
+	ULONG InstanceId;
+	ULONG MachineOffset;
+	ULONG NameOffset;
+	ULONG Reserved;
+} PERF_COUNTER_IDENTITY, *PPERF_COUNTER_IDENTITY;
+
+typedef struct _PERF_INSTANCE_HEADER {
+	ULONG Size;
+	ULONG InstanceId;
+} PERF_INSTANCE_HEADER, *PPERF_INSTANCE_HEADER;
+
+typedef struct _PERF_COUNTER_IDENTIFIER {
+	GUID CounterSetGuid;
+	ULONG Status;
+	ULONG Size;
+	ULONG CounterId;
+	ULONG InstanceId;
+	ULONG Index;
+	ULONG Reserved;
+} PERF_COUNTER_IDENTIFIER, *PPERF_COUNTER_IDENTIFIER;
+
+typedef struct _PERF_DATA_HEADER {
+	ULONG dwTotalSize;
+	ULONG dwNumCounters;
+	LONGLONG PerfTimeStamp;
+	LONGLONG PerfTime100NSec;
+	LONGLONG PerfFreq;
+	SYSTEMTIME SystemTime;
+} PERF_DATA_HEADER, *PPERF_DATA_HEADER;
+
+typedef struct _PERF_COUNTER_HEADER {
+	ULONG dwStatus;
+	PerfCounterDataType dwType;
+	ULONG dwSize;
+	ULONG Reserved;
+} PERF_COUNTER_HEADER, *PPERF_COUNTER_HEADER;
+
+typedef struct _PERF_MULTI_INSTANCES {
+	ULONG dwTotalSize;
+	ULONG dwInstances;
+} PERF_MULTI_INSTANCES, *PPERF_MULTI_INSTANCES;
+
+typedef struct _PERF_MULTI_COUNTERS {
+	ULONG dwSize;
+	ULONG dwCounters;
+} PERF_MULTI_COUNTERS, *PPERF_MULTI_COUNTERS;
+
+typedef struct _PERF_COUNTER_DATA {
+	ULONG dwDataSize;
+	ULONG dwSize;
+} PERF_COUNTER_DATA, *PPERF_COUNTER_DATA;
+
+typedef struct _PERF_COUNTERSET_REG_INFO {
+	GUID CounterSetGuid;
+	ULONG CounterSetType;
+	ULONG DetailLevel;
+	ULONG NumCounters;
+	ULONG InstanceType;
+} PERF_COUNTERSET_REG_INFO, *PPERF_COUNTERSET_REG_INFO;
+
+typedef struct _PERF_COUNTER_REG_INFO {
+	ULONG CounterId;
+	ULONG Type;
+	ULONGLONG Attrib;
+	ULONG DetailLevel;
+	LONG DefaultScale;
+	ULONG BaseCounterId;
+	ULONG PerfTimeId;
+	ULONG PerfFreqId;
+	ULONG MultiId;
+	ULONG AggregateFunc;
+	ULONG Reserved;
+} PERF_COUNTER_REG_INFO, *PPERF_COUNTER_REG_INFO;
+
+typedef struct _STRING_BUFFER_HEADER {
+	DWORD dwSize;
+	DWORD dwCounters;
+} PERF_STRING_BUFFER_HEADER, *PPERF_STRING_BUFFER_HEADER;
+
+typedef struct _STRING_COUNTER_HEADER {
+	DWORD dwCounterId;
+	DWORD dwOffset;
+} PERF_STRING_COUNTER_HEADER, *PPERF_STRING_COUNTER_HEADER;
+
+/* Thread-local last error, as kernel32's. */
+PERFLIB_API DWORD GetLastError(void);
+PERFLIB_API void SetLastError(DWORD dwErrCode);
+
+/*
+ * Provider API. A provider handle is the address of provider state in this process.
+ * Unless stated otherwise every function returns ERROR_SUCCESS or a Win32 error code
+ * and never calls SetLastError.
+ */
+
+/*
+ * PerfStartProvider - register a provider. @ProviderGuid: provider id (required).
+ * @ControlCallback: optional notification callback, run on a perflib thread when
+ * consumers add/remove counters, enumerate or collect. @phProvider: out, the handle.
+ * Returns ERROR_INVALID_PARAMETER for NULL arguments (*phProvider untouched),
+ * ERROR_OUTOFMEMORY when allocation fails.
+ */
+PERFLIB_API ULONG PerfStartProvider(GUID *ProviderGuid, PERFLIBREQUEST ControlCallback,
+				    HANDLE *phProvider);
+
+/*
+ * PerfStartProviderEx - as PerfStartProvider with a PERF_PROVIDER_CONTEXT. A NULL context
+ * is accepted (as documented: optional) and means no callback and the default allocator.
+ * ERROR_INVALID_PARAMETER when ContextSize < sizeof(PERF_PROVIDER_CONTEXT) or when
+ * MemFreeRoutine is set without MemAllocRoutine (or the reverse).
+ */
+PERFLIB_API ULONG PerfStartProviderEx(GUID *ProviderGuid, PERF_PROVIDER_CONTEXT *ProviderContext,
+				      HANDLE *Provider);
+
+/*
+ * PerfStopProvider - delete every instance of the provider, drop its counter sets and free
+ * the handle. ERROR_INVALID_PARAMETER for NULL or a handle that is not a live provider of
+ * this process (a second stop is detected, not a crash).
+ */
+PERFLIB_API ULONG PerfStopProvider(HANDLE ProviderHandle);
+
+/*
+ * PerfSetCounterSetInfo - register a counter-set template (PERF_COUNTERSET_INFO followed by
+ * NumCounters PERF_COUNTER_INFO) with the provider. The counter set's pinned maps are opened,
+ * or created when this process has CAP_BPF and the set is not registered (lodctr).
+ * Counter Offsets are assigned by the library (8 * position) and written back to Template.
+ * ERROR_INVALID_PARAMETER: NULL arguments, NumCounters 0, TemplateSize too small, an
+ * unknown InstanceType, duplicate counter ids, PERF_SIZE_VARIABLE_LEN counters;
+ * ERROR_ALREADY_EXISTS: the counter set is already registered on this provider, or the
+ * pinned registration differs from Template; ERROR_ACCESS_DENIED: no permission to
+ * create or to open the pins for writing; ERROR_OUTOFMEMORY: allocation failed.
+ */
+PERFLIB_API ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Template,
+					ULONG TemplateSize);
+
+/*
+ * PerfCreateInstance - create an instance of a counter set. Returns the instance block
+ * (PERF_COUNTERSET_INSTANCE, 8-byte counter slots, name), which lives in the mapped BPF
+ * data map, or NULL with the last error set: ERROR_INVALID_PARAMETER (NULL provider,
+ * GUID or name, a name longer than the counter set's name capacity, or a second instance
+ * of a single-instance counter set), ERROR_NOT_FOUND (counter set not registered on this
+ * provider), ERROR_ALREADY_EXISTS (same counter set, name and id already live, in any
+ * process; names compare case-sensitively), ERROR_NOT_ENOUGH_MEMORY (every slot of the
+ * counter set is in use). On success the last error is left unchanged.
+ */
+PERFLIB_API PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle,
+							 const GUID *CounterSetGuid,
+							 const WCHAR *Name, ULONG Id);
+
+/*
+ * PerfDeleteInstance - delete an instance created by this provider; readers stop seeing it
+ * at once and its slot is reused. ERROR_INVALID_PARAMETER for NULL, a block that is not a
+ * live instance of this provider, or one already deleted.
+ */
+PERFLIB_API ULONG PerfDeleteInstance(HANDLE Provider, PPERF_COUNTERSET_INSTANCE InstanceBlock);
+
+/*
+ * PerfQueryInstance - find an instance this provider created with the same counter set,
+ * name and id. NULL with last error ERROR_INVALID_PARAMETER (NULL arguments) or
+ * ERROR_NOT_FOUND.
+ */
+PERFLIB_API PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle,
+							const GUID *CounterSetGuid,
+							const WCHAR *Name, ULONG Id);
+
+/*
+ * Value functions. They do no syscall, no lock and no allocation. @Instance must be a live
+ * block from PerfCreateInstance of this provider. ERROR_INVALID_PARAMETER: NULL provider
+ * or instance, an instance not of this provider, a by-reference counter (numeric setters),
+ * a by-value counter (PerfSetCounterRefValue), a counter whose size class (Type bits 8-9)
+ * is not the function's (ULong: PERF_SIZE_DWORD, ULongLong: PERF_SIZE_LARGE);
+ * ERROR_NOT_FOUND: no counter with CounterId. Increments and decrements are atomic and
+ * wrap modulo 2^32 / 2^64.
+ */
+PERFLIB_API ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+					 ULONG CounterId, PVOID Address);
+PERFLIB_API ULONG PerfSetULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+					   ULONG CounterId, ULONG Value);
+PERFLIB_API ULONG PerfSetULongLongCounterValue(HANDLE Provider,
+					       PPERF_COUNTERSET_INSTANCE Instance,
+					       ULONG CounterId, ULONGLONG Value);
+PERFLIB_API ULONG PerfIncrementULongCounterValue(HANDLE Provider,
+						 PPERF_COUNTERSET_INSTANCE Instance,
+						 ULONG CounterId, ULONG Value);
+PERFLIB_API ULONG PerfIncrementULongLongCounterValue(HANDLE Provider,
+						     PPERF_COUNTERSET_INSTANCE Instance,
+						     ULONG CounterId, ULONGLONG Value);
+PERFLIB_API ULONG PerfDecrementULongCounterValue(HANDLE Provider,
+						 PPERF_COUNTERSET_INSTANCE Instance,
+						 ULONG CounterId, ULONG Value);
+PERFLIB_API ULONG PerfDecrementULongLongCounterValue(HANDLE Provider,
+						     PPERF_COUNTERSET_INSTANCE Instance,
+						     ULONG CounterId, ULONGLONG Value);
+
+/*
+ * Consumer API. szMachine NULL, empty, ".", "localhost" or this host's name means this
+ * machine; any other name gives ERROR_BAD_NETPATH. Buffers follow the Windows protocol:
+ * too small (or NULL with size 0) gives ERROR_NOT_ENOUGH_MEMORY with the needed size in
+ * the *Actual argument, which is mandatory.
+ */
+PERFLIB_API ULONG PerfOpenQueryHandle(LPCWSTR szMachine, HANDLE *phQuery);
+PERFLIB_API ULONG PerfCloseQueryHandle(HANDLE hQuery);
+PERFLIB_API ULONG PerfEnumerateCounterSet(LPCWSTR szMachine, LPGUID pCounterSetIds,
+					  DWORD cCounterSetIds, LPDWORD pcCounterSetIdsActual);
+PERFLIB_API ULONG PerfEnumerateCounterSetInstances(LPCWSTR szMachine, LPCGUID pCounterSetId,
+						   PPERF_INSTANCE_HEADER pInstances,
+						   DWORD cbInstances, LPDWORD pcbInstancesActual);
+PERFLIB_API ULONG PerfQueryCounterSetRegistrationInfo(LPCWSTR szMachine, LPCGUID pCounterSetId,
+						      PerfRegInfoType requestCode,
+						      DWORD requestLangId, LPBYTE pbRegInfo,
+						      DWORD cbRegInfo, LPDWORD pcbRegInfoActual);
+PERFLIB_API ULONG PerfAddCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters,
+				  DWORD cbCounters);
+PERFLIB_API ULONG PerfDeleteCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters,
+				     DWORD cbCounters);
+PERFLIB_API ULONG PerfQueryCounterInfo(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters,
+				       DWORD cbCounters, LPDWORD pcbCountersActual);
+PERFLIB_API ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock,
+				       DWORD cbCounterBlock, LPDWORD pcbCounterBlockActual);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFLIB_H */

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+/*
+ * instance.c - PerfCreateInstance, PerfDeleteInstance, PerfQueryInstance: claiming slots,
+ * the cross-process unique index, and reaping the slots of dead processes.
+ *
+ * Invariants:
+ *  - a slot is claimed by CAS of its word FREE -> CLAIMED with the claimer's pid;
+ *  - only the holder of a slot inserts an index key that points to it, and the key of a
+ *    slot is deleted before the slot returns to FREE, so a key that points to a FREE slot
+ *    is only ever seen for an instant;
+ *  - a reaper first takes the dead owner's slot by CAS (so exactly one process reaps it),
+ *    then deletes the key of the name stored in the slot if that key points to the slot.
+ */
+#include <sched.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "internal.h"
+
+#define CREATE_RETRIES 64
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* two independent 64-bit hashes of the name and the uniqueness scope */
+static void index_key_scoped(const WCHAR *name, size_t len, uint32_t id, uint64_t scope,
+			     struct perflib_index_key *key)
+{
+	uint64_t h1 = 0xcbf29ce484222325ULL ^ scope, h2 = 0x84222325cbf29ce4ULL + scope;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h1 = (h1 ^ name[i]) * 0x100000001b3ULL;
+		h2 = mix64(h2 + name[i] + 0x9e3779b97f4a7c15ULL);
+	}
+	memset(key, 0, sizeof(*key));
+	key->id = id;
+	key->name_len = (uint32_t)len;
+	key->hash[0] = mix64(h1);
+	key->hash[1] = h2;
+}
+
+void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perflib_index_key *key)
+{
+	index_key_scoped(name, len, id, 0, key);
+}
+
+/* the uniqueness scope of a counter set: machine-wide, or per process for aggregation */
+static uint64_t set_scope(uint32_t instance_type, uint32_t pid)
+{
+	if (instance_type == PERF_COUNTERSET_SINGLE_AGGREGATE ||
+	    instance_type == PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY ||
+	    instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE)
+		return (uint64_t)pid << 1 | 1;
+	return 0;
+}
+
+static bool single_instance(uint32_t instance_type)
+{
+	return !(instance_type & PERF_COUNTERSET_FLAG_MULTIPLE);
+}
+
+/* the index key for an instance of @info, or the singleton key of a single-instance set */
+static void slot_key(const struct perflib_info *info, const WCHAR *name, size_t len, uint32_t id,
+		     uint32_t pid, struct perflib_index_key *key)
+{
+	uint64_t scope = set_scope(info->instance_type, pid);
+
+	if (single_instance(info->instance_type)) {
+		memset(key, 0, sizeof(*key));
+		key->id = 0xFFFFFFFF;
+		key->name_len = 0xFFFFFFFF;
+		key->hash[0] = scope;
+		return;
+	}
+	index_key_scoped(name, len, id, scope, key);
+}
+
+static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w);
+
+/* is the owner recorded in slot word @w (and start time in the slot) still running? */
+static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
+{
+	const struct perflib_slot_hdr *h = (const void *)slot;
+	uint64_t start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
+	uint64_t now;
+
+	/* start 0: the claimer has not written it yet; the pid alone decides */
+	if (!start)
+		return perflib_proc_start_time((pid_t)perflib_word_pid(w), &now) == 0;
+	return perflib_proc_alive(perflib_word_pid(w), start);
+}
+
+/* delete the index key of the name stored in slot @i if it points to @i */
+static void slot_unindex(struct perflib_set_map *map, uint32_t i)
+{
+	const struct perflib_info *info = map->info;
+	uint8_t *slot = perflib_slot(map, i);
+	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
+	const WCHAR *name = (const WCHAR *)(slot + info->name_offset);
+	const struct perflib_slot_hdr *h = (const void *)slot;
+	struct perflib_index_key key;
+	struct perflib_index_val val;
+	size_t len = perflib_wcsnlen(name, info->name_max);
+
+	slot_key(info, name, len, blk->InstanceId, h->owner_pid, &key);
+	if (bpf_map_lookup_elem(map->index_fd, &key, &val) == 0 && val.slot == i)
+		bpf_map_delete_elem(map->index_fd, &key);
+}
+
+int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
+{
+	uint8_t *slot = perflib_slot(map, i);
+	uint64_t w;
+	uint32_t gen;
+
+	w = perflib_slot_word(slot);
+	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || slot_owner_alive(slot, w))
+		return 0;
+	gen = perflib_word_gen(w);
+	/* the pid stays the dead owner's so that a reaper dying here is reaped in turn */
+	if (!perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1,
+							   perflib_word_pid(w))))
+		return 0;
+	slot_unindex(map, i);
+	slot_release(map, i, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, 0));
+	pr_debug("reaped slot %u of a dead process\n", i);
+	return 1;
+}
+
+int perflib_reap_counterset(const GUID *counterset_guid)
+{
+	struct perflib_set_map *map;
+	uint32_t i;
+	int err, n = 0;
+
+	if (!counterset_guid)
+		return -EINVAL;
+	err = perflib_set_open(counterset_guid, true, &map);
+	if (err)
+		return err;
+	for (i = 0; i < map->info->capacity; i++)
+		n += perflib_slot_reap(map, i);
+	perflib_set_close(map);
+	return n;
+}
+
+/* claim a FREE slot for this process, reaping dead owners' slots when none is free */
+static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint32_t *ret_idx,
+		      uint64_t *ret_word)
+{
+	struct perflib_set_map *map = set->map;
+	uint32_t cap = set->capacity, n, i;
+	int pass;
+	uint64_t w, nw;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (n = 0; n < cap; n++) {
+			i = (set->alloc_hint + n) % cap;
+			w = perflib_slot_word(perflib_slot(map, i));
+			if (perflib_word_state(w) != PERFLIB_SLOT_FREE) {
+				/* second pass: take back what dead processes left */
+				if (!pass || !perflib_slot_reap(map, i))
+					continue;
+				w = perflib_slot_word(perflib_slot(map, i));
+				if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
+					continue;
+			}
+			nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_word_gen(w) + 1, pid);
+			if (perflib_slot_cas(perflib_slot(map, i), w, nw)) {
+				set->alloc_hint = (i + 1) % cap;
+				*ret_idx = i;
+				*ret_word = nw;
+				return 0;
+			}
+		}
+	}
+	return -ENOSPC;
+}
+
+/* give a claimed slot back */
+static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
+{
+	uint8_t *slot = perflib_slot(map, i);
+	struct perflib_slot_hdr *h = (void *)slot;
+
+	/* a free slot shows nothing of its last instance (bpftool dumps every slot) */
+	memset(slot + PERFLIB_BLOCK_OFFSET, 0, map->info->slot_size - PERFLIB_BLOCK_OFFSET);
+
+	__atomic_store_n(&h->owner_start, 0, __ATOMIC_RELAXED);
+	__atomic_store_n((uint64_t *)slot,
+			 perflib_make_word(PERFLIB_SLOT_FREE, perflib_word_gen(w) + 1, 0),
+			 __ATOMIC_RELEASE);
+}
+
+/* fill the Windows block and the perflib fields of a claimed slot */
+static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name, size_t len,
+		      uint32_t id, uint64_t start)
+{
+	const struct perflib_info *info = set->map->info;
+	uint8_t *slot = perflib_slot(set->map, i);
+	struct perflib_slot_hdr *h = (void *)slot;
+	PERF_COUNTERSET_INSTANCE *blk = (void *)(slot + PERFLIB_BLOCK_OFFSET);
+	char *ascii = (char *)(slot + info->ascii_offset);
+	WCHAR *dst = (WCHAR *)(slot + info->name_offset);
+	uint32_t name_bytes = (uint32_t)(len + 1) * 2;
+	size_t k;
+
+	__atomic_store_n(&h->owner_start, start, __ATOMIC_RELAXED);
+	h->proc_index = set->proc_index < 0 ? 0xFFFFFFFF : (uint32_t)set->proc_index;
+	/* counters start at zero, as in Windows' zero-filled blocks */
+	memset(slot + PERFLIB_COUNTERS_OFFSET, 0, 8 * (size_t)info->nr_counters);
+	memcpy(dst, name, len * 2);
+	memset(dst + len, 0, ((size_t)info->name_max - len) * 2);
+	for (k = 0; k < PERFLIB_ASCII_MAX - 1 && k < len; k++)
+		ascii[k] = name[k] >= 0x20 && name[k] < 0x7f ? (char)name[k] : '?';
+	memset(ascii + k, 0, PERFLIB_ASCII_MAX - k);
+	if (info->ref_offset)
+		memset(slot + info->ref_offset, 0, 8 * (size_t)info->nr_counters);
+	blk->CounterSetGuid = set->guid;
+	blk->InstanceId = id;
+	blk->InstanceNameOffset = (uint32_t)sizeof(*blk) + 8 * info->nr_counters;
+	blk->InstanceNameSize = name_bytes;
+	blk->dwSize = (blk->InstanceNameOffset + name_bytes + 7) & ~7u;
+}
+
+/* does a key inserted at claim generation @gen still describe the slot with word @w? */
+static bool key_current(uint64_t w, uint32_t gen)
+{
+	uint32_t state = perflib_word_state(w), g = perflib_word_gen(w);
+
+	/* claimed at gen, published at gen + 1; gen + 2 is the owner deleting it */
+	return (state == PERFLIB_SLOT_CLAIMED && g == gen) ||
+	       (state == PERFLIB_SLOT_LIVE && g == gen + 1);
+}
+
+/*
+ * Insert the key of a claimed slot. -EEXIST: a live instance holds it (or, for a
+ * single-instance set, any instance); -EBUSY: it kept changing under us.
+ */
+static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
+		      const struct perflib_index_key *key)
+{
+	struct perflib_set_map *map = set->map;
+	struct perflib_index_val val = { .slot = i, .gen = perflib_word_gen(w) }, cur;
+	uint64_t ow;
+	int tries;
+
+	for (tries = 0; tries < CREATE_RETRIES; tries++) {
+		if (bpf_map_update_elem(map->index_fd, key, &val, BPF_NOEXIST) == 0)
+			return 0;
+		if (errno == E2BIG)
+			return -ENOSPC;
+		if (errno != EEXIST)
+			return -errno;
+		if (bpf_map_lookup_elem(map->index_fd, key, &cur))
+			continue; /* deleted meanwhile: insert again */
+		if (cur.slot >= set->capacity) {
+			pr_warn("index of counter set points past the data map (slot %u)\n",
+				cur.slot);
+			return -EBADMSG;
+		}
+		ow = perflib_slot_word(perflib_slot(map, cur.slot));
+		if (key_current(ow, cur.gen)) {
+			if (slot_owner_alive(perflib_slot(map, cur.slot), ow))
+				return -EEXIST;
+			perflib_slot_reap(map, cur.slot);
+			continue;
+		}
+		/* the key's slot is changing hands: its owner deletes the key shortly */
+		if (!perflib_slot_reap(map, cur.slot))
+			sched_yield();
+	}
+	return -EBUSY;
+}
+
+PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid,
+					     const WCHAR *Name, ULONG Id)
+{
+	struct perflib_provider *prov = perflib_provider_get(ProviderHandle);
+	struct perflib_index_key key;
+	struct perflib_ctrset *set;
+	uint64_t start, w;
+	uint32_t pid, idx;
+	size_t len;
+	int err;
+
+	if (!prov || !CounterSetGuid || !Name) {
+		SetLastError(ERROR_INVALID_PARAMETER);
+		return NULL;
+	}
+	pthread_mutex_lock(&prov->lock);
+	set = perflib_ctrset_find(prov, CounterSetGuid);
+	if (!set) {
+		err = -ENOENT;
+		goto out;
+	}
+	len = perflib_wcsnlen(Name, set->map->info->name_max);
+	if (len + 1 > set->map->info->name_max) {
+		pr_debug("instance name longer than the counter set's %u units\n",
+			 set->map->info->name_max - 1);
+		err = -EINVAL;
+		goto out;
+	}
+	perflib_self(&pid, &start);
+	err = slot_claim(set, pid, &idx, &w);
+	if (err)
+		goto out;
+	slot_fill(set, idx, Name, len, Id, start);
+	slot_key(set->map->info, Name, len, Id, pid, &key);
+	err = slot_index(set, idx, w, &key);
+	if (err) {
+		slot_release(set->map, idx, w);
+		/* a second instance of a single-instance set is a bad parameter, as for .NET */
+		if (err == -EEXIST && single_instance(set->instance_type))
+			err = -EINVAL;
+		goto out;
+	}
+	/* publish: name and id are in place before readers can see LIVE */
+	__atomic_store_n((uint64_t *)perflib_slot(set->map, idx),
+			 perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w) + 1, pid),
+			 __ATOMIC_RELEASE);
+	atomic_store_explicit(&set->owned[idx], 1, memory_order_release);
+	set->nr_live++;
+	pthread_mutex_unlock(&prov->lock);
+	return (PPERF_COUNTERSET_INSTANCE)(set->base + (size_t)idx * set->slot_size);
+out:
+	pthread_mutex_unlock(&prov->lock);
+	SetLastError(perflib_win32_error(err));
+	return NULL;
+}
+
+/* retire live slot @idx of @set (caller holds the provider lock and owns the slot) */
+void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
+{
+	uint8_t *slot = perflib_slot(set->map, idx);
+	uint64_t w = perflib_slot_word(slot);
+	uint32_t gen = perflib_word_gen(w);
+
+	atomic_store_explicit(&set->owned[idx], 0, memory_order_release);
+	set->nr_live--;
+	/* hide from readers first, then drop the key, then free */
+	if (!perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1,
+							   perflib_word_pid(w)))) {
+		pr_warn("slot %u changed under its owner (word %#llx)\n", idx,
+			(unsigned long long)w);
+		return;
+	}
+	slot_unindex(set->map, idx);
+	slot_release(set->map, idx, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, 0));
+}
+
+/* the counter set of @prov whose slots hold @inst, and the slot index */
+static struct perflib_ctrset *instance_lookup(struct perflib_provider *prov, const void *inst,
+					      uint32_t *ret_idx)
+{
+	struct perflib_ctrset *set;
+	int64_t idx;
+
+	for (set = atomic_load_explicit(&prov->sets, memory_order_acquire); set; set = set->next) {
+		idx = perflib_ctrset_instance_index(set, inst);
+		if (idx >= 0) {
+			*ret_idx = (uint32_t)idx;
+			return set;
+		}
+	}
+	return NULL;
+}
+
+ULONG PerfDeleteInstance(HANDLE Provider, PPERF_COUNTERSET_INSTANCE InstanceBlock)
+{
+	struct perflib_provider *prov = perflib_provider_get(Provider);
+	struct perflib_ctrset *set;
+	uint32_t idx;
+
+	if (!prov || !InstanceBlock)
+		return ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&prov->lock);
+	set = instance_lookup(prov, InstanceBlock, &idx);
+	if (!set) {
+		pthread_mutex_unlock(&prov->lock);
+		return ERROR_INVALID_PARAMETER;
+	}
+	perflib_instance_retire(set, idx);
+	pthread_mutex_unlock(&prov->lock);
+	return ERROR_SUCCESS;
+}
+
+PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid,
+					    const WCHAR *Name, ULONG Id)
+{
+	struct perflib_provider *prov = perflib_provider_get(ProviderHandle);
+	struct perflib_ctrset *set;
+	const struct perflib_info *info;
+	PERF_COUNTERSET_INSTANCE *blk;
+	size_t len;
+	uint32_t i;
+
+	if (!prov || !CounterSetGuid || !Name) {
+		SetLastError(ERROR_INVALID_PARAMETER);
+		return NULL;
+	}
+	pthread_mutex_lock(&prov->lock);
+	set = perflib_ctrset_find(prov, CounterSetGuid);
+	if (!set)
+		goto out;
+	info = set->map->info;
+	len = perflib_wcsnlen(Name, info->name_max);
+	/* only this provider's own instances: the process-local table says which */
+	for (i = 0; i < set->capacity && len < info->name_max; i++) {
+		if (!atomic_load_explicit(&set->owned[i], memory_order_relaxed))
+			continue;
+		blk = (void *)(set->base + (size_t)i * set->slot_size);
+		/* offsets come from the private info copy, never from the shared block */
+		if (blk->InstanceId == Id &&
+		    !memcmp((uint8_t *)blk + (info->name_offset - PERFLIB_BLOCK_OFFSET), Name,
+			    (len + 1) * 2)) {
+			pthread_mutex_unlock(&prov->lock);
+			return blk;
+		}
+	}
+out:
+	pthread_mutex_unlock(&prov->lock);
+	SetLastError(ERROR_NOT_FOUND);
+	return NULL;
+}

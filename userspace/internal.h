@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what the library's files share: the opened counter set (maps and their
+ * mappings), the provider state, error and print helpers.
+ */
+#ifndef PERFLIB_INTERNAL_H
+#define PERFLIB_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "perflib.h"
+#include "perflib-linux.h"
+#include "layout.h"
+
+#define PERFLIB_HIDDEN __attribute__((visibility("hidden")))
+
+struct perflib_ctrset;
+struct perflib_provider;
+
+/* ---- printing (print.c) ---------------------------------------------------------------- */
+void perflib_print(enum perflib_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define pr_warn(fmt, ...) perflib_print(PERFLIB_WARN, "perflib: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...) perflib_print(PERFLIB_INFO, "perflib: " fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...) perflib_print(PERFLIB_DEBUG, "perflib: " fmt, ##__VA_ARGS__)
+
+/* ---- errors (errors.c) ----------------------------------------------------------------- */
+/* perflib_win32_error - the Win32 code for 0 or a negative errno (the only such table). */
+ULONG perflib_win32_error(int err);
+/*
+ * perflib_buffer_result - the Windows buffer protocol: stores @needed in *@ret_actual and
+ * returns ERROR_SUCCESS when @have >= @needed, else ERROR_NOT_ENOUGH_MEMORY.
+ */
+ULONG perflib_buffer_result(DWORD needed, DWORD have, DWORD *ret_actual);
+
+/* ---- strings and GUIDs (strings.c) ----------------------------------------------------- */
+size_t perflib_wcslen(const WCHAR *s);
+size_t perflib_wcsnlen(const WCHAR *s, size_t max);
+int perflib_wcscmp(const WCHAR *a, const WCHAR *b);
+/* UTF-8 -> UTF-16LE into @dst (units, incl. NUL); returns units written incl. NUL or -errno */
+int perflib_utf8_to_utf16(const char *src, WCHAR *dst, size_t dst_units);
+/* UTF-16LE -> UTF-8 (invalid surrogates become U+FFFD); returns bytes written excl. NUL */
+int perflib_utf16_to_utf8(const WCHAR *src, size_t src_units, char *dst, size_t dst_size);
+bool perflib_guid_equal(const GUID *a, const GUID *b);
+/* perflib_wildcard_match - '*' any run, '?' one unit, else exact (case-sensitive) */
+bool perflib_wildcard_match(const WCHAR *pattern, const WCHAR *s, size_t s_len);
+
+/* ---- processes (proc.c) ---------------------------------------------------------------- */
+/* start time of @pid in clock ticks since boot; -ESRCH if the process does not exist */
+int perflib_proc_start_time(pid_t pid, uint64_t *ret_start);
+/* 1 if (pid, start) is a running (non-zombie) process, 0 if gone */
+int perflib_proc_alive(uint32_t pid, uint64_t start);
+/* this process: pid and start time, refreshed after fork() */
+void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
+
+/* ---- store: pin root, maps, mappings (store.c) ----------------------------------------- */
+struct perflib_set_map {
+	GUID guid;			/* counter set */
+	bool writable;			/* opened read-write */
+	int info_fd, data_fd, index_fd, procs_fd;
+	struct perflib_info *info;	/* validated private copy of the info value */
+	const struct perflib_info_counter *counters; /* inside info */
+	size_t info_size;		/* bytes of info */
+	uint8_t *data;			/* mapping of the data map (slots) */
+	size_t data_len;		/* capacity * slot_size */
+	struct perflib_proc *procs;	/* mapping of the procs map */
+	size_t procs_len;		/* nr_procs * sizeof(struct perflib_proc) */
+};
+
+const char *perflib_root_path(void);
+/* "<root>/<guid>" into @buf */
+int perflib_set_dir(const GUID *guid, char *buf, size_t size);
+/*
+ * perflib_set_open - open a pinned counter set; read-only opens use BPF_F_RDONLY and
+ * PROT_READ. -ENOENT not registered, -EACCES no permission, -EBADMSG corrupt info,
+ * -ENODEV bpffs not mounted at the root.
+ */
+int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **ret_map);
+/*
+ * perflib_set_create - create and pin the maps for @info (a complete info value of
+ * @info_size bytes) under the root with @opts; if another process pinned it first, open
+ * that one instead and return 1 (caller compares registrations). 0 when created.
+ */
+int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int flags,
+		       const struct perflib_pin_opts *opts, struct perflib_info **ret_info,
+		       size_t *ret_size);
+int perflib_set_create(const struct perflib_info *info, size_t info_size,
+		       const struct perflib_pin_opts *opts, struct perflib_set_map **ret_map);
+void perflib_set_close(struct perflib_set_map *map);
+int perflib_set_remove(const GUID *guid);
+/*
+ * perflib_info_check - validate an info value read from a map: magic, version, sizes,
+ * every offset and count bounded. 0 or -EBADMSG.
+ */
+int perflib_info_check(const void *buf, size_t size);
+/* string at pool offset @off of @info, or NULL; @ret_units gets the length without NUL */
+const WCHAR *perflib_info_string(const struct perflib_info *info, uint32_t off, size_t *ret_units);
+/* slot @i of a mapped data map (no bounds check: callers check i < capacity) */
+static inline uint8_t *perflib_slot(const struct perflib_set_map *map, uint32_t i)
+{
+	return map->data + (size_t)i * map->info->slot_size;
+}
+/* pin access defaults (perflib_set_pin_access + environment) */
+void perflib_pin_defaults(struct perflib_pin_opts *opts);
+/* list counter-set GUIDs under the root; *ret_guids malloc'd (caller frees) */
+int perflib_store_list(GUID **ret_guids, size_t *ret_nr);
+
+/*
+ * Slot protocol. The first 8 bytes of a slot, {seq, owner_pid}, form one word changed only
+ * by CAS; the generation in seq grows on every change, and the claiming pid is part of the
+ * word so that a slot is never seen claimed without its owner. A reader snapshots the word
+ * (acquire), copies, re-reads it (acquire fence) and keeps the copy only when the word is
+ * unchanged and LIVE.
+ */
+static inline uint64_t perflib_slot_word(const uint8_t *slot)
+{
+	return __atomic_load_n((const uint64_t *)slot, __ATOMIC_ACQUIRE);
+}
+static inline uint32_t perflib_word_state(uint64_t w)
+{
+	return (uint32_t)w & PERFLIB_SLOT_STATE_MASK;
+}
+static inline uint32_t perflib_word_gen(uint64_t w)
+{
+	return (uint32_t)w >> 2;
+}
+static inline uint32_t perflib_word_pid(uint64_t w)
+{
+	return (uint32_t)(w >> 32);
+}
+static inline uint64_t perflib_make_word(uint32_t state, uint32_t gen, uint32_t pid)
+{
+	return (uint64_t)pid << 32 | (uint32_t)(gen << 2) | state;
+}
+static inline bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
+{
+	return __atomic_compare_exchange_n((uint64_t *)slot, &old, new, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
+
+/* ---- instances and reaping (instance.c) ------------------------------------------------ */
+/*
+ * perflib_slot_reap - free slot @i if it is held by a dead process (removing its index
+ * key). 1 if freed, 0 if not (live, free, or another process won the race).
+ */
+int perflib_slot_reap(struct perflib_set_map *map, uint32_t i);
+/* retire live slot @idx owned by @set (provider lock held) */
+void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx);
+void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perflib_index_key *key);
+
+/* ---- provider state (provider.c) ------------------------------------------------------- */
+#define PERFLIB_PROVIDER_MAGIC 0x50524f56u /* "PROV" */
+#define PERFLIB_PROVIDER_DEAD 0x44454144u  /* "DEAD" */
+
+struct perflib_counter {
+	uint32_t id;			/* CounterId */
+	uint32_t type;			/* winperf.h type */
+	uint32_t offset;		/* from the instance block: 32 + 8 * position */
+	uint8_t size;			/* 4 or 8 (value size class), 0 for ZERO */
+	uint8_t byref;			/* PERF_ATTRIB_BY_REFERENCE */
+	uint16_t pos;			/* position in the template */
+};
+
+struct perflib_provider;
+
+struct perflib_ctrset {
+	struct perflib_ctrset *next;	/* provider's list; append-only until stop */
+	struct perflib_provider *prov;	/* owner */
+	struct perflib_set_map *map;	/* opened pins */
+	GUID guid;			/* counter set */
+	uint8_t *base;			/* map->data + PERFLIB_BLOCK_OFFSET: slot 0's block */
+	uint64_t div_magic;		/* fast division by slot_size (Lemire) */
+	uint32_t slot_size;		/* map->info->slot_size */
+	uint32_t capacity;		/* slots */
+	uint32_t nr_counters;
+	uint32_t max_dense_id;		/* ids below this use dense[] */
+	int16_t *dense;			/* id -> index into counters, -1 = none */
+	struct perflib_counter *counters; /* sorted by id after the dense range */
+	_Atomic uint8_t *owned;		/* per slot: 1 = a live instance of this provider */
+	uint32_t alloc_hint;		/* next slot to try */
+	uint32_t instance_type;		/* PERF_COUNTERSET_* */
+	int proc_index;			/* this process's procs entry, -1 = none */
+	uint32_t nr_live;		/* live instances of this provider */
+	bool has_byref;			/* a counter is by reference */
+	/*
+	 * by-reference addresses, private to the process (capacity * nr_counters, indexed by
+	 * slot and template position): collection dereferences these, never the copy in the
+	 * shared slot, which another writer of the map could change
+	 */
+	void *_Atomic *refs;
+};
+
+struct perflib_provider {
+	_Atomic uint32_t magic;		/* PERFLIB_PROVIDER_MAGIC while started */
+	GUID guid;			/* provider id */
+	PERF_PROVIDER_CONTEXT ctx;	/* callback and memory routines */
+	pthread_mutex_t lock;		/* serialises set info, create, delete, stop */
+	struct perflib_ctrset *_Atomic sets; /* registered counter sets */
+	struct perflib_provider *next;	/* process-wide list (providers_lock) */
+};
+
+/* perflib_provider_get - the provider behind a handle, or NULL if not a started provider */
+struct perflib_provider *perflib_provider_get(HANDLE h);
+/* find a registered counter set of @prov by GUID (NULL if none) */
+struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid);
+/* memory through the provider's routines when given */
+void *perflib_prov_alloc(struct perflib_provider *prov, size_t size);
+void perflib_prov_free(struct perflib_provider *prov, void *p);
+/* iterate over every started provider of the process (used by the callback thread) */
+void perflib_providers_lock(void);
+void perflib_providers_unlock(void);
+struct perflib_provider *perflib_providers_first(void);
+
+/*
+ * perflib_ctrset_instance_index - slot index of @inst if it is the block of a slot of
+ * @set that this provider owns live; -1 otherwise. Pure computation on process-local
+ * state (the hot path's check).
+ */
+static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset *set,
+						    const void *inst)
+{
+	uint64_t off = (uint64_t)((const uint8_t *)inst - set->base);
+	uint32_t idx;
+
+	if (off >= (uint64_t)set->capacity * set->slot_size)
+		return -1;
+	/* Lemire: exact quotient for 32-bit dividends */
+	idx = (uint32_t)(((unsigned __int128)set->div_magic * (uint32_t)off) >> 64);
+	if ((uint64_t)idx * set->slot_size != off)
+		return -1;
+	if (!atomic_load_explicit(&set->owned[idx], memory_order_relaxed))
+		return -1;
+	return idx;
+}
+
+/* ---- callbacks and by-reference collection (callback.c) -------------------------------- */
+/* optional module; these are called by provider.c and are no-ops when not needed */
+int perflib_cb_provider_started(struct perflib_provider *prov);
+void perflib_cb_provider_stopping(struct perflib_provider *prov);
+void perflib_cb_ctrset_added(struct perflib_ctrset *set);
+
+#endif /* PERFLIB_INTERNAL_H */

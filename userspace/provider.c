@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+/*
+ * provider.c - PerfStartProvider(Ex), PerfStopProvider, PerfSetCounterSetInfo: provider
+ * state, template checks, and opening (or creating) the counter set's pinned maps.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Static_assert(sizeof(ULONG) == 4 && sizeof(ULONGLONG) == 8 && sizeof(WCHAR) == 2, "Win32 types");
+_Static_assert(sizeof(GUID) == 16 && _Alignof(GUID) == 4, "GUID");
+_Static_assert(sizeof(SYSTEMTIME) == 16, "SYSTEMTIME");
+_Static_assert(sizeof(PERF_COUNTERSET_INFO) == 40, "PERF_COUNTERSET_INFO");
+_Static_assert(offsetof(PERF_COUNTERSET_INFO, NumCounters) == 32, "NumCounters");
+_Static_assert(offsetof(PERF_COUNTERSET_INFO, InstanceType) == 36, "InstanceType");
+_Static_assert(sizeof(PERF_COUNTER_INFO) == 32 && _Alignof(PERF_COUNTER_INFO) == 8, "COUNTER_INFO");
+_Static_assert(offsetof(PERF_COUNTER_INFO, Attrib) == 8, "Attrib");
+_Static_assert(offsetof(PERF_COUNTER_INFO, Size) == 16, "Size");
+_Static_assert(offsetof(PERF_COUNTER_INFO, DetailLevel) == 20, "DetailLevel");
+_Static_assert(offsetof(PERF_COUNTER_INFO, Scale) == 24, "Scale");
+_Static_assert(offsetof(PERF_COUNTER_INFO, Offset) == 28, "Offset");
+_Static_assert(sizeof(PERF_COUNTERSET_INSTANCE) == 32, "PERF_COUNTERSET_INSTANCE");
+_Static_assert(offsetof(PERF_COUNTERSET_INSTANCE, dwSize) == 16, "dwSize");
+_Static_assert(offsetof(PERF_COUNTERSET_INSTANCE, InstanceId) == 20, "InstanceId");
+_Static_assert(offsetof(PERF_COUNTERSET_INSTANCE, InstanceNameOffset) == 24, "NameOffset");
+_Static_assert(offsetof(PERF_COUNTERSET_INSTANCE, InstanceNameSize) == 28, "NameSize");
+_Static_assert(sizeof(PERF_PROVIDER_CONTEXT) == 40, "PERF_PROVIDER_CONTEXT");
+_Static_assert(offsetof(PERF_PROVIDER_CONTEXT, ControlCallback) == 8, "ControlCallback");
+_Static_assert(offsetof(PERF_PROVIDER_CONTEXT, MemAllocRoutine) == 16, "MemAllocRoutine");
+_Static_assert(offsetof(PERF_PROVIDER_CONTEXT, MemFreeRoutine) == 24, "MemFreeRoutine");
+_Static_assert(offsetof(PERF_PROVIDER_CONTEXT, pMemContext) == 32, "pMemContext");
+_Static_assert(sizeof(PERF_COUNTER_IDENTITY) == 40, "PERF_COUNTER_IDENTITY");
+_Static_assert(offsetof(PERF_COUNTER_IDENTITY, MachineOffset) == 28, "MachineOffset");
+_Static_assert(offsetof(PERF_COUNTER_IDENTITY, NameOffset) == 32, "NameOffset");
+_Static_assert(sizeof(PERF_INSTANCE_HEADER) == 8, "PERF_INSTANCE_HEADER");
+_Static_assert(sizeof(PERF_COUNTER_IDENTIFIER) == 40, "PERF_COUNTER_IDENTIFIER");
+_Static_assert(offsetof(PERF_COUNTER_IDENTIFIER, Status) == 16, "Status");
+_Static_assert(offsetof(PERF_COUNTER_IDENTIFIER, Index) == 32, "Index");
+_Static_assert(sizeof(PERF_DATA_HEADER) == 48 && _Alignof(PERF_DATA_HEADER) == 8, "DATA_HEADER");
+_Static_assert(offsetof(PERF_DATA_HEADER, PerfTimeStamp) == 8, "PerfTimeStamp");
+_Static_assert(offsetof(PERF_DATA_HEADER, PerfFreq) == 24, "PerfFreq");
+_Static_assert(offsetof(PERF_DATA_HEADER, SystemTime) == 32, "SystemTime");
+_Static_assert(sizeof(PERF_COUNTER_HEADER) == 16, "PERF_COUNTER_HEADER");
+_Static_assert(offsetof(PERF_COUNTER_HEADER, dwType) == 4, "dwType");
+_Static_assert(sizeof(PERF_MULTI_INSTANCES) == 8 && sizeof(PERF_MULTI_COUNTERS) == 8, "MULTI");
+_Static_assert(sizeof(PERF_COUNTER_DATA) == 8, "PERF_COUNTER_DATA");
+_Static_assert(sizeof(PERF_COUNTERSET_REG_INFO) == 32, "PERF_COUNTERSET_REG_INFO");
+_Static_assert(sizeof(PERF_COUNTER_REG_INFO) == 48 && _Alignof(PERF_COUNTER_REG_INFO) == 8,
+	       "PERF_COUNTER_REG_INFO");
+_Static_assert(offsetof(PERF_COUNTER_REG_INFO, AggregateFunc) == 40, "AggregateFunc");
+_Static_assert(sizeof(PERF_STRING_BUFFER_HEADER) == 8 && sizeof(PERF_STRING_COUNTER_HEADER) == 8,
+	       "STRING headers");
+
+static pthread_mutex_t providers_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct perflib_provider *providers;
+
+void perflib_providers_lock(void)
+{
+	pthread_mutex_lock(&providers_mutex);
+}
+
+void perflib_providers_unlock(void)
+{
+	pthread_mutex_unlock(&providers_mutex);
+}
+
+struct perflib_provider *perflib_providers_first(void)
+{
+	return providers;
+}
+
+struct perflib_provider *perflib_provider_get(HANDLE h)
+{
+	struct perflib_provider *prov = h;
+
+	/* the hot path's check: a handle of this process's provider state */
+	if (!prov || atomic_load_explicit(&prov->magic, memory_order_relaxed) !=
+			     PERFLIB_PROVIDER_MAGIC)
+		return NULL;
+	return prov;
+}
+
+/* a started provider of this process, checked against the list (safe for stale handles) */
+static struct perflib_provider *provider_lookup(HANDLE h)
+{
+	struct perflib_provider *p;
+
+	if (!h)
+		return NULL;
+	pthread_mutex_lock(&providers_mutex);
+	for (p = providers; p && p != h; p = p->next)
+		;
+	pthread_mutex_unlock(&providers_mutex);
+	return p;
+}
+
+void *perflib_prov_alloc(struct perflib_provider *prov, size_t size)
+{
+	void *p;
+
+	if (prov->ctx.MemAllocRoutine) {
+		p = prov->ctx.MemAllocRoutine(size, prov->ctx.pMemContext);
+		if (p)
+			memset(p, 0, size);
+		return p;
+	}
+	return calloc(1, size);
+}
+
+void perflib_prov_free(struct perflib_provider *prov, void *p)
+{
+	if (!p)
+		return;
+	if (prov->ctx.MemFreeRoutine)
+		prov->ctx.MemFreeRoutine(p, prov->ctx.pMemContext);
+	else
+		free(p);
+}
+
+ULONG PerfStartProviderEx(GUID *ProviderGuid, PERF_PROVIDER_CONTEXT *ProviderContext,
+			  HANDLE *Provider)
+{
+	PERF_PROVIDER_CONTEXT ctx = { .ContextSize = sizeof(ctx) };
+	struct perflib_provider *prov;
+	int err;
+
+	if (!ProviderGuid || !Provider)
+		return ERROR_INVALID_PARAMETER;
+	if (ProviderContext) {
+		if (ProviderContext->ContextSize < sizeof(PERF_PROVIDER_CONTEXT))
+			return ERROR_INVALID_PARAMETER;
+		/* the routines come as a pair */
+		if (!ProviderContext->MemAllocRoutine != !ProviderContext->MemFreeRoutine)
+			return ERROR_INVALID_PARAMETER;
+		ctx = *ProviderContext;
+		ctx.ContextSize = sizeof(ctx);
+	}
+	if (ctx.MemAllocRoutine)
+		prov = ctx.MemAllocRoutine(sizeof(*prov), ctx.pMemContext);
+	else
+		prov = malloc(sizeof(*prov));
+	if (!prov)
+		return ERROR_OUTOFMEMORY;
+	memset(prov, 0, sizeof(*prov));
+	prov->guid = *ProviderGuid;
+	prov->ctx = ctx;
+	pthread_mutex_init(&prov->lock, NULL);
+	atomic_store(&prov->magic, PERFLIB_PROVIDER_MAGIC);
+	err = perflib_cb_provider_started(prov);
+	if (err) {
+		atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
+		pthread_mutex_destroy(&prov->lock);
+		perflib_prov_free(prov, prov);
+		return perflib_win32_error(err);
+	}
+	pthread_mutex_lock(&providers_mutex);
+	prov->next = providers;
+	providers = prov;
+	pthread_mutex_unlock(&providers_mutex);
+	*Provider = prov;
+	return ERROR_SUCCESS;
+}
+
+ULONG PerfStartProvider(GUID *ProviderGuid, PERFLIBREQUEST ControlCallback, HANDLE *phProvider)
+{
+	PERF_PROVIDER_CONTEXT ctx = {
+		.ContextSize = sizeof(ctx),
+		.ControlCallback = ControlCallback,
+	};
+
+	return PerfStartProviderEx(ProviderGuid, &ctx, phProvider);
+}
+
+static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *set)
+{
+	if (!set)
+		return;
+	perflib_set_close(set->map);
+	perflib_prov_free(prov, set->dense);
+	perflib_prov_free(prov, (void *)set->refs);
+	perflib_prov_free(prov, set->counters);
+	perflib_prov_free(prov, (void *)set->owned);
+	perflib_prov_free(prov, set);
+}
+
+ULONG PerfStopProvider(HANDLE ProviderHandle)
+{
+	struct perflib_provider *prov, **pp;
+	struct perflib_ctrset *set, *next;
+	uint32_t i;
+
+	pthread_mutex_lock(&providers_mutex);
+	for (pp = &providers; *pp && *pp != ProviderHandle; pp = &(*pp)->next)
+		;
+	prov = *pp;
+	if (!prov) {
+		/* NULL, a stale handle, or a second stop: refused, not a crash */
+		pthread_mutex_unlock(&providers_mutex);
+		return ERROR_INVALID_PARAMETER;
+	}
+	*pp = prov->next;
+	pthread_mutex_unlock(&providers_mutex);
+
+	perflib_cb_provider_stopping(prov);
+	pthread_mutex_lock(&prov->lock);
+	atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
+	for (set = atomic_load(&prov->sets); set; set = set->next) {
+		for (i = 0; i < set->capacity && set->nr_live; i++) {
+			if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
+				perflib_instance_retire(set, i);
+		}
+	}
+	set = atomic_exchange(&prov->sets, NULL);
+	pthread_mutex_unlock(&prov->lock);
+	for (; set; set = next) {
+		next = set->next;
+		ctrset_free(prov, set);
+	}
+	pthread_mutex_destroy(&prov->lock);
+	perflib_prov_free(prov, prov);
+	return ERROR_SUCCESS;
+}
+
+struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid)
+{
+	struct perflib_ctrset *set;
+
+	for (set = atomic_load_explicit(&prov->sets, memory_order_acquire); set; set = set->next) {
+		if (perflib_guid_equal(&set->guid, guid))
+			return set;
+	}
+	return NULL;
+}
+
+static bool instance_type_valid(ULONG t)
+{
+	return t == PERF_COUNTERSET_SINGLE_INSTANCE || t == PERF_COUNTERSET_MULTI_INSTANCES ||
+	       t == PERF_COUNTERSET_SINGLE_AGGREGATE || t == PERF_COUNTERSET_MULTI_AGGREGATE ||
+	       t == PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY ||
+	       t == PERF_COUNTERSET_INSTANCE_AGGREGATE;
+}
+
+/* does the pinned registration describe the same counters as the template? */
+static bool info_matches(const struct perflib_info *info, const PERF_COUNTERSET_INFO *tmpl,
+			 const PERF_COUNTER_INFO *c)
+{
+	const struct perflib_info_counter *ic = (const void *)(info + 1);
+	ULONG i;
+
+	if (info->nr_counters != tmpl->NumCounters || info->instance_type != tmpl->InstanceType)
+		return false;
+	for (i = 0; i < tmpl->NumCounters; i++) {
+		if (ic[i].id != c[i].CounterId || ic[i].type != c[i].Type ||
+		    (ic[i].attrib & PERF_ATTRIB_BY_REFERENCE) != (c[i].Attrib & PERF_ATTRIB_BY_REFERENCE))
+			return false;
+	}
+	return true;
+}
+
+static int cmp_counter(const void *a, const void *b)
+{
+	const struct perflib_counter *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* the process-local tables the hot path uses: counters by id, owned slots */
+static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *set,
+			 const PERF_COUNTER_INFO *c, ULONG n)
+{
+	uint32_t i, max_id = 0;
+
+	set->counters = perflib_prov_alloc(prov, n * sizeof(*set->counters));
+	set->owned = perflib_prov_alloc(prov, set->capacity);
+	if (!set->counters || !set->owned)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		uint32_t size = c[i].Type & 0x300;
+
+		set->counters[i].id = c[i].CounterId;
+		set->counters[i].type = c[i].Type;
+		set->counters[i].offset = (uint32_t)sizeof(PERF_COUNTERSET_INSTANCE) + 8 * i;
+		set->counters[i].size = size == PERF_SIZE_LARGE ? 8 : size == PERF_SIZE_DWORD ? 4 : 0;
+		set->counters[i].byref = !!(c[i].Attrib & PERF_ATTRIB_BY_REFERENCE);
+		set->counters[i].pos = (uint16_t)i;
+		if (set->counters[i].byref)
+			set->has_byref = true;
+		if (c[i].CounterId > max_id)
+			max_id = c[i].CounterId;
+	}
+	qsort(set->counters, n, sizeof(*set->counters), cmp_counter);
+	for (i = 1; i < n; i++) {
+		if (set->counters[i].id == set->counters[i - 1].id)
+			return -EINVAL; /* duplicate counter id */
+	}
+	/* ids are small in practice: a dense table makes the lookup one load */
+	set->max_dense_id = max_id < 4096 ? max_id + 1 : 4096;
+	set->dense = perflib_prov_alloc(prov, set->max_dense_id * sizeof(*set->dense));
+	if (!set->dense)
+		return -ENOMEM;
+	if (set->has_byref) {
+		set->refs = perflib_prov_alloc(prov, (size_t)set->capacity * n * sizeof(void *));
+		if (!set->refs)
+			return -ENOMEM;
+	}
+	for (i = 0; i < set->max_dense_id; i++)
+		set->dense[i] = -1;
+	for (i = 0; i < n; i++) {
+		if (set->counters[i].id < set->max_dense_id)
+			set->dense[set->counters[i].id] = (int16_t)i;
+	}
+	return 0;
+}
+
+/* open the counter set's pins, or create them (CAP_BPF) when it is not registered */
+static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER_INFO *c,
+			    struct perflib_set_map **ret_map)
+{
+	struct perflib_counter_reg *regs;
+	struct perflib_counterset_reg reg;
+	struct perflib_pin_opts opts;
+	struct perflib_info *info;
+	size_t size;
+	ULONG i;
+	int err;
+
+	err = perflib_set_open(&tmpl->CounterSetGuid, true, ret_map);
+	if (err != -ENOENT)
+		return err;
+	regs = calloc(tmpl->NumCounters, sizeof(*regs));
+	if (!regs)
+		return -ENOMEM;
+	memset(&reg, 0, sizeof(reg));
+	reg.provider_guid = tmpl->ProviderGuid;
+	reg.counterset_guid = tmpl->CounterSetGuid;
+	reg.instance_type = tmpl->InstanceType;
+	reg.nr_counters = tmpl->NumCounters;
+	reg.counters = regs;
+	for (i = 0; i < tmpl->NumCounters; i++) {
+		regs[i].id = c[i].CounterId;
+		regs[i].type = c[i].Type;
+		regs[i].attrib = c[i].Attrib;
+		regs[i].detail_level = c[i].DetailLevel;
+		regs[i].scale = c[i].Scale;
+		regs[i].base_id = regs[i].perf_time_id = regs[i].perf_freq_id = 0xFFFFFFFF;
+		regs[i].multi_id = 0xFFFFFFFF;
+		/* without a manifest the base of a fraction is the counter that follows it */
+		if ((c[i].Type & 0x70000) == PERF_COUNTER_FRACTION && i + 1 < tmpl->NumCounters &&
+		    (c[i + 1].Type & 0x70000) == PERF_COUNTER_BASE)
+			regs[i].base_id = c[i + 1].CounterId;
+	}
+	perflib_pin_defaults(&opts);
+	err = perflib_info_build(&reg, 0, &opts, &info, &size);
+	free(regs);
+	if (err)
+		return err;
+	err = perflib_set_create(info, size, &opts, ret_map);
+	free(info);
+	if (err == -EPERM)
+		pr_debug("creating a counter set needs CAP_BPF; register it with lodctr\n");
+	return err < 0 ? err : 0;
+}
+
+ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Template,
+			    ULONG TemplateSize)
+{
+	struct perflib_provider *prov = provider_lookup(ProviderHandle);
+	PERF_COUNTER_INFO *c;
+	struct perflib_ctrset *set = NULL;
+	ULONG i, n;
+	int err;
+
+	if (!prov || !Template || TemplateSize < sizeof(*Template))
+		return ERROR_INVALID_PARAMETER;
+	n = Template->NumCounters;
+	if (n == 0 || n > PERFLIB_MAX_COUNTERS ||
+	    TemplateSize < sizeof(*Template) + (uint64_t)n * sizeof(PERF_COUNTER_INFO) ||
+	    !instance_type_valid(Template->InstanceType))
+		return ERROR_INVALID_PARAMETER;
+	c = (PERF_COUNTER_INFO *)(Template + 1);
+	for (i = 0; i < n; i++) {
+		/* variable-length values do not fit an 8-byte slot */
+		if ((c[i].Type & 0x300) == PERF_SIZE_VARIABLE_LEN)
+			return ERROR_INVALID_PARAMETER;
+	}
+	pthread_mutex_lock(&prov->lock);
+	if (perflib_ctrset_find(prov, &Template->CounterSetGuid)) {
+		err = -EEXIST;
+		goto out;
+	}
+	set = perflib_prov_alloc(prov, sizeof(*set));
+	if (!set) {
+		err = -ENOMEM;
+		goto out;
+	}
+	set->prov = prov;
+	set->guid = Template->CounterSetGuid;
+	set->instance_type = Template->InstanceType;
+	set->nr_counters = n;
+	set->proc_index = -1;
+	err = ctrset_open_maps(Template, c, &set->map);
+	if (err)
+		goto out;
+	if (!info_matches(set->map->info, Template, c)) {
+		pr_warn("counter set registration differs from the provider's template; "
+			"re-run ctrpp and lodctr with the same manifest\n");
+		err = -EINVAL;
+		goto out;
+	}
+	set->capacity = set->map->info->capacity;
+	set->slot_size = set->map->info->slot_size;
+	set->base = set->map->data + PERFLIB_BLOCK_OFFSET;
+	set->div_magic = UINT64_MAX / set->slot_size + 1;
+	err = ctrset_tables(prov, set, c, n);
+	if (err)
+		goto out;
+	/* the library lays the slots out: 8 bytes each, in template order */
+	for (i = 0; i < n; i++)
+		c[i].Offset = 8 * i;
+	perflib_cb_ctrset_added(set);
+	set->next = atomic_load(&prov->sets);
+	atomic_store_explicit(&prov->sets, set, memory_order_release);
+	pthread_mutex_unlock(&prov->lock);
+	return ERROR_SUCCESS;
+out:
+	pthread_mutex_unlock(&prov->lock);
+	ctrset_free(prov, set);
+	return perflib_win32_error(err);
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * registry.c - registering and unregistering counter sets from full registrations (what
+ * lodctr and unlodctr do with a manifest).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* the registration-defining part of two info values: everything but capacity and sizes */
+static bool same_registration(const struct perflib_info *a, const struct perflib_info *b)
+{
+	size_t ca = a->nr_counters * sizeof(struct perflib_info_counter);
+
+	if (a->instance_type != b->instance_type || a->nr_counters != b->nr_counters ||
+	    memcmp(a->provider_guid, b->provider_guid, 16) || a->flags != b->flags ||
+	    a->strings_size != b->strings_size || a->detail_level != b->detail_level)
+		return false;
+	/* counters and strings are laid out identically for identical registrations */
+	return !memcmp(a + 1, b + 1, ca) &&
+	       !memcmp((const uint8_t *)a + a->strings_offset, (const uint8_t *)b + b->strings_offset,
+		       a->strings_size);
+}
+
+int perflib_register_counterset(const struct perflib_counterset_reg *reg,
+				const struct perflib_pin_opts *user_opts)
+{
+	struct perflib_set_map *map = NULL;
+	struct perflib_pin_opts opts;
+	struct perflib_info *info;
+	size_t size;
+	int err;
+
+	if (!reg || !reg->counters || !reg->nr_counters)
+		return -EINVAL;
+	perflib_pin_defaults(&opts);
+	if (user_opts) {
+		if (user_opts->mode & ~0666)
+			return -EINVAL;
+		if (user_opts->mode)
+			opts.mode = user_opts->mode;
+		opts.uid = user_opts->uid;
+		if (user_opts->gid != (gid_t)-1)
+			opts.gid = user_opts->gid;
+		if (user_opts->capacity)
+			opts.capacity = user_opts->capacity;
+		if (user_opts->name_max)
+			opts.name_max = user_opts->name_max;
+	}
+	if (opts.capacity > (1u << 24) || opts.name_max < 2 ||
+	    opts.name_max > PERF_MAX_INSTANCE_NAME + 1)
+		return -EINVAL;
+	err = perflib_info_build(reg, PERFLIB_INFO_REGISTERED | PERFLIB_INFO_HAS_NAMES, &opts,
+				 &info, &size);
+	if (err)
+		return err;
+	err = perflib_set_open(&reg->counterset_guid, false, &map);
+	if (err == -ENOENT) {
+		err = perflib_set_create(info, size, &opts, &map);
+		if (err == 0) {
+			perflib_set_close(map);
+			free(info);
+			return 0;
+		}
+		if (err < 0) {
+			free(info);
+			return err;
+		}
+	} else if (err) {
+		free(info);
+		return err;
+	}
+	/* already pinned (by us just now racing, or before): identical is a no-op */
+	err = same_registration(map->info, info) ? -EEXIST : -ENOTUNIQ;
+	perflib_set_close(map);
+	free(info);
+	return err;
+}
+
+int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
+{
+	struct perflib_set_map *map;
+	uint32_t i, live = 0;
+	uint64_t w;
+	int err;
+
+	if (!counterset_guid)
+		return -EINVAL;
+	err = perflib_set_open(counterset_guid, true, &map);
+	if (err == -EBADMSG) {
+		/* a corrupt counter set can still be removed */
+		return force ? perflib_set_remove(counterset_guid) : err;
+	}
+	if (err)
+		return err;
+	for (i = 0; i < map->info->capacity; i++) {
+		w = perflib_slot_word(perflib_slot(map, i));
+		if (perflib_word_state(w) == PERFLIB_SLOT_FREE)
+			continue;
+		if (!perflib_slot_reap(map, i))
+			live++;
+	}
+	perflib_set_close(map);
+	if (live && !force)
+		return -EBUSY;
+	return perflib_set_remove(counterset_guid);
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * values.c - the seven value functions: the hot path. No syscall, no lock, no allocation:
+ * the instance pointer is checked against this process's own tables (never against
+ * anything read from shared memory), the counter id is one table load, then one atomic
+ * instruction on the mapped counter.
+ */
+#include "internal.h"
+
+enum want {
+	WANT_DWORD = 4,
+	WANT_LARGE = 8,
+	WANT_REF = 0,
+};
+
+static inline const struct perflib_counter *counter_find(const struct perflib_ctrset *set,
+							 ULONG id)
+{
+	uint32_t lo = 0, hi = set->nr_counters;
+	int16_t i;
+
+	if (id < set->max_dense_id) {
+		i = set->dense[id];
+		return i < 0 ? NULL : &set->counters[i];
+	}
+	/* rare: ids past the dense range, sorted */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (set->counters[mid].id == id)
+			return &set->counters[mid];
+		if (set->counters[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* the counter's 8-byte slot in @Instance, or NULL with *ret_err set */
+static inline __attribute__((always_inline)) uint8_t *
+counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,
+	     enum want want, ULONG *ret_err, const struct perflib_ctrset **ret_set,
+	     const struct perflib_counter **ret_c, uint32_t *ret_idx)
+{
+	struct perflib_provider *prov = perflib_provider_get(Provider);
+	const struct perflib_ctrset *set;
+	const struct perflib_counter *c;
+	int64_t idx = -1;
+
+	*ret_err = ERROR_INVALID_PARAMETER;
+	if (__builtin_expect(!prov || !Instance, 0))
+		return NULL;
+	for (set = atomic_load_explicit(&prov->sets, memory_order_acquire); set; set = set->next) {
+		idx = perflib_ctrset_instance_index(set, Instance);
+		if (idx >= 0)
+			break;
+	}
+	if (__builtin_expect(!set, 0))
+		return NULL;
+	c = counter_find(set, CounterId);
+	if (__builtin_expect(!c, 0)) {
+		*ret_err = ERROR_NOT_FOUND;
+		return NULL;
+	}
+	/* by-reference counters take addresses only; by-value ones numbers of their size */
+	if (want == WANT_REF ? !c->byref : (c->byref || c->size != want))
+		return NULL;
+	*ret_set = set;
+	*ret_c = c;
+	*ret_idx = (uint32_t)idx;
+	return (uint8_t *)Instance + c->offset;
+}
+
+#define VALUE_FN_PROLOGUE(want)                                                                    \
+	const struct perflib_ctrset *set;                                                          \
+	const struct perflib_counter *c;                                                           \
+	uint32_t idx;                                                                              \
+	ULONG err;                                                                                 \
+	uint8_t *p = counter_slot(Provider, Instance, CounterId, want, &err, &set, &c, &idx);      \
+	if (__builtin_expect(!p, 0))                                                               \
+		return err;                                                                        \
+	(void)set;                                                                                 \
+	(void)c;                                                                                   \
+	(void)idx
+
+ULONG PerfSetULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+			       ULONG CounterId, ULONG Value)
+{
+	VALUE_FN_PROLOGUE(WANT_DWORD);
+	__atomic_store_n((ULONG *)p, Value, __ATOMIC_RELAXED);
+	return ERROR_SUCCESS;
+}
+
+ULONG PerfSetULongLongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+				   ULONG CounterId, ULONGLONG Value)
+{
+	VALUE_FN_PROLOGUE(WANT_LARGE);
+	__atomic_store_n((ULONGLONG *)p, Value, __ATOMIC_RELAXED);
+	return ERROR_SUCCESS;
+}
+
+ULONG PerfIncrementULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+				     ULONG CounterId, ULONG Value)
+{
+	VALUE_FN_PROLOGUE(WANT_DWORD);
+	__atomic_fetch_add((ULONG *)p, Value, __ATOMIC_RELAXED);
+	return ERROR_SUCCESS;
+}
+
+ULONG PerfIncrementULongLongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+					 ULONG CounterId, ULONGLONG Value)
+{
+	VALUE_FN_PROLOGUE(WANT_LARGE);
+	__atomic_fetch_add((ULONGLONG *)p, Value, __ATOMIC_RELAXED);
+	return ERROR_SUCCESS;
+}
+
+ULONG PerfDecrementULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+				     ULONG CounterId, ULONG Value)
+{
+	VALUE_FN_PROLOGUE(WANT_DWORD);
+	__atomic_fetch_sub((ULONG *)p, Value, __ATOMIC_RELAXED);
+	return ERROR_SUCCESS;
+}
+
+ULONG PerfDecrementULongLongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+					 ULONG CounterId, ULONGLONG Value)
+{
+	VALUE_FN_PROLOGUE(WANT_LARGE);
+	__atomic_fetch_sub((ULONGLONG *)p, Value, __ATOMIC_RELAXED);
+	return ERROR_SUCCESS;
+}
+
+ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
+			     ULONG CounterId, PVOID Address)
+{
+	VALUE_FN_PROLOGUE(WANT_REF);
+	/* the private copy is what collection dereferences; the slot shows it as on Windows */
+	atomic_store_explicit(&set->refs[(size_t)idx * set->nr_counters + c->pos], Address,
+			      memory_order_release);
+	__atomic_store_n((uint64_t *)p, (uint64_t)(uintptr_t)Address, __ATOMIC_RELAXED);
+	return ERROR_SUCCESS;
+}
