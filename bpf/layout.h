@@ -12,7 +12,9 @@
  *            +name_offset         UTF-16LE name, name_max units incl. NUL (Windows layout
  *                                 ends with the name and its padding to 8)
  *            +ascii_offset        ASCII rendering of the name for bpftool (truncated)
- *            +ref_offset          nr_counters 8-byte dereferenced by-reference values
+ *            +ref_offset          nr_counters 8-byte dereferenced by-reference values,
+ *                                 then ceil(nr_counters / 64) 64-bit words: bit i set =
+ *                                 the address of the counter at position i is NULL
  *                                 (only when a counter is PERF_ATTRIB_BY_REFERENCE)
  *   index  HASH  key struct perflib_index_key -> struct perflib_index_val: the
  *          cross-process unique index of live (name, id) pairs (BPF_NOEXIST insert).

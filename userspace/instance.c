@@ -223,7 +223,8 @@ static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name,
 		ascii[k] = name[k] >= 0x20 && name[k] < 0x7f ? (char)name[k] : '?';
 	memset(ascii + k, 0, PERFLIB_ASCII_MAX - k);
 	if (info->ref_offset)
-		memset(slot + info->ref_offset, 0, 8 * (size_t)info->nr_counters);
+		memset(slot + info->ref_offset, 0,
+		       8 * (size_t)info->nr_counters + 8 * ((info->nr_counters + 63) / 64));
 	blk->CounterSetGuid = set->guid;
 	blk->InstanceId = id;
 	blk->InstanceNameOffset = (uint32_t)sizeof(*blk) + 8 * info->nr_counters;

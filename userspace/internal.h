@@ -239,10 +239,30 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 	return idx;
 }
 
-/* ---- callbacks and by-reference collection (callback.c) -------------------------------- */
-/* optional module; these are called by provider.c and are no-ops when not needed */
+/* ---- provider processes, callbacks, by-reference collection (callback.c, collect.c) ----- */
+/* provider side, called by provider.c: procs entries and the provider's service thread */
 int perflib_cb_provider_started(struct perflib_provider *prov);
 void perflib_cb_provider_stopping(struct perflib_provider *prov);
 void perflib_cb_ctrset_added(struct perflib_ctrset *set);
+
+/* consumer side (collect.c) */
+/* bound on any wait for a provider: PERFLIB_CALLBACK_TIMEOUT_MS, default 1000 */
+unsigned int perflib_cb_timeout_ms(void);
+/*
+ * perflib_notify_providers - run ControlCallback(@request, @buf, @len) in every live provider
+ * process of @map that registered one (PERFLIB_PROC_CALLBACK), each bounded by the timeout.
+ * *ret_status gets the first non-zero value a callback returned (ERROR_SUCCESS if none);
+ * a provider that does not answer in time is skipped, as Windows ignores late callbacks.
+ */
+int perflib_notify_providers(const struct perflib_set_map *map, ULONG request, const void *buf,
+			     size_t len, ULONG *ret_status);
+/*
+ * perflib_collect_refs - ask every live provider process of @map with by-reference counters
+ * to dereference its addresses now and write the values into the ref area of its slots
+ * (info->ref_offset + 8 * position; a NULL address sets bit `position` of the bitmap that
+ * follows the values, see layout.h),
+ * waiting at most the timeout per process.
+ */
+int perflib_collect_refs(const struct perflib_set_map *map);
 
 #endif /* PERFLIB_INTERNAL_H */

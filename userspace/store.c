@@ -240,8 +240,9 @@ static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref,
 	uint32_t ref = 0;
 
 	if (byref) {
+		/* values, then a bitmap of counters whose address is NULL */
 		ref = end;
-		end += 8 * nr_counters;
+		end += 8 * nr_counters + 8 * ((nr_counters + 63) / 64);
 	}
 	*ret_name = name;
 	*ret_ascii = ascii;

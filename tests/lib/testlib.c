@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/* testlib.c - private pin roots, BPF checks, processes with deadlines for the tests. */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "testlib.h"
+
+static char root[256];
+static unsigned int run_id;
+
+void tl_require_bpf(void)
+{
+	const char *req = getenv("PERFLIB_REQUIRE_BPF");
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "tl_probe", 4, 8, 1, NULL);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (req && !strcmp(req, "1")) {
+		fprintf(stderr, "FAIL: BPF maps cannot be created (%s) and PERFLIB_REQUIRE_BPF=1\n",
+			strerror(errno));
+		exit(1);
+	}
+	fprintf(stderr, "SKIP: BPF maps cannot be created here (%s)\n", strerror(errno));
+	exit(TL_SKIP);
+}
+
+const char *tl_root_create(void)
+{
+	const char *base = getenv("PERFLIB_TEST_BPFFS");
+	struct timespec ts;
+
+	if (!base)
+		base = "/sys/fs/bpf";
+	clock_gettime(CLOCK_REALTIME, &ts);
+	run_id = (unsigned int)(getpid() ^ ts.tv_nsec);
+	snprintf(root, sizeof(root), "%s/perflib-test-%d-%x", base, (int)getpid(), run_id);
+	if (mkdir(root, 0755) && errno != EEXIST) {
+		fprintf(stderr, "cannot create %s: %s\n", root, strerror(errno));
+		return NULL;
+	}
+	chmod(root, 0755);
+	setenv("PERFLIB_ROOT", root, 1);
+	perflib_set_pin_root(root);
+	return root;
+}
+
+static void remove_tree(const char *path)
+{
+	char child[512];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (lstat(path, &st))
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(child, sizeof(child), "%s/%s", path, de->d_name);
+			remove_tree(child);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+void tl_root_remove(void)
+{
+	if (root[0])
+		remove_tree(root);
+}
+
+int tl_group_setup(void **state)
+{
+	(void)state;
+	return tl_root_create() ? 0 : -1;
+}
+
+int tl_group_teardown(void **state)
+{
+	(void)state;
+	tl_root_remove();
+	return 0;
+}
+
+GUID tl_guid(unsigned int n)
+{
+	GUID g = { run_id, (uint16_t)n, (uint16_t)(n >> 16), { 0x7e, 0x57, 1, 2, 3, 4, 5, 6 } };
+
+	return g;
+}
+
+pid_t tl_fork(int (*fn)(void *arg), void *arg)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+int tl_wait(pid_t pid, int timeout_ms)
+{
+	int status, waited = 0;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0)
+			return -1;
+		if (waited >= timeout_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		usleep(2000);
+		waited += 2;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+int tl_pipe(int fds[2])
+{
+	return pipe(fds);
+}
+
+int tl_signal(int fd)
+{
+	char c = 1;
+
+	return write(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+int tl_await(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -1;
+	return read(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+int tl_run(const char *cmd, char **ret_out)
+{
+	size_t len = 0, cap = 4096;
+	char *out = malloc(cap);
+	FILE *f;
+	size_t n;
+	int st;
+
+	if (!out)
+		return -1;
+	f = popen(cmd, "r");
+	if (!f) {
+		free(out);
+		return -1;
+	}
+	while ((n = fread(out + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			char *tmp = realloc(out, cap * 2);
+
+			if (!tmp)
+				break;
+			out = tmp;
+			cap *= 2;
+		}
+	}
+	out[len] = 0;
+	st = pclose(f);
+	if (ret_out)
+		*ret_out = out;
+	else
+		free(out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

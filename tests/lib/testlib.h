@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testlib.h - what the tests share: a private PERFLIB_ROOT per test binary, the BPF
+ * availability check (skip, or fail when PERFLIB_REQUIRE_BPF=1), GUIDs, child processes
+ * with deadlines. Include after <setjmp.h>, <stdarg.h>, <stddef.h> and <cmocka.h>.
+ */
+#ifndef PERFLIB_TESTLIB_H
+#define PERFLIB_TESTLIB_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "perflib.h"
+#include "perflib-linux.h"
+
+/* exit code that tests/run.sh counts as "skipped" */
+#define TL_SKIP 77
+
+/*
+ * tl_require_bpf - call first in main(): exits TL_SKIP with a reason when BPF maps cannot
+ * be created here, or exits 1 when PERFLIB_REQUIRE_BPF=1 demands BPF.
+ */
+void tl_require_bpf(void);
+
+/* create a private bpffs root, export it as PERFLIB_ROOT and perflib_set_pin_root() */
+const char *tl_root_create(void);
+/* remove everything under the private root and the root itself */
+void tl_root_remove(void);
+/* cmocka group setup/teardown wrappers around the two above */
+int tl_group_setup(void **state);
+int tl_group_teardown(void **state);
+
+/* a GUID unique within this test run: {tl_run_id, n, ...} */
+GUID tl_guid(unsigned int n);
+
+/*
+ * tl_fork - run @fn(@arg) in a child; the child's exit code is fn's return value.
+ * tl_wait - wait for @pid at most @timeout_ms; returns the exit code, 128+signal when
+ * killed, or -1 on timeout (the child is then killed).
+ */
+pid_t tl_fork(int (*fn)(void *arg), void *arg);
+int tl_wait(pid_t pid, int timeout_ms);
+
+/* pipes to sequence processes: tl_sync_* write/read one byte, with a deadline */
+int tl_pipe(int fds[2]);
+int tl_signal(int fd);
+int tl_await(int fd, int timeout_ms);
+
+/* run a shell command, capture stdout into a malloc'd string; returns exit status */
+int tl_run(const char *cmd, char **ret_out);
+
+#endif /* PERFLIB_TESTLIB_H */

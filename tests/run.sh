@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# run.sh - run every test binary and shell test, then print one summary line:
+#   N passed, N failed, N skipped
+# cmocka binaries report per test; a binary or script exiting 77 counts as one skip.
+# Environment: OUTPUT (build dir, absolute), SHARED (../shared, absolute).
+: "${OUTPUT:?}"
+export OUTPUT SHARED TOOLS="$OUTPUT/tools"
+passed=0 failed=0 skipped=0 failures=""
+log="$OUTPUT/test-logs"
+rm -rf "$log" && mkdir -p "$log"
+
+count() { # $1 = log file: add cmocka's counts
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+	echo "$p $f"
+}
+
+run_one() { # $1 = name, rest = command
+	name=$1; shift
+	out="$log/$(echo "$name" | tr '/ ' '__').log"
+	start=$(date +%s)
+	CMOCKA_MESSAGE_OUTPUT=stdout "$@" >"$out" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	if grep -q '^\[==========\]' "$out"; then
+		set -- $(count "$out")
+		if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then
+			# crashed or exited non-zero without a cmocka failure line
+			failed=$((failed + 1)); failures="$failures $name"
+			echo "FAIL  $name (exit $rc, ${secs}s)"; tail -20 "$out" | sed 's/^/      /'
+		elif [ "$2" -ne 0 ]; then
+			failures="$failures $name"
+			echo "FAIL  $name ($1 passed, $2 failed, ${secs}s)"
+			grep -E '^\[  (FAILED|ERROR)|^\[  FAILED|error:|Failure' "$out" | head -20 | sed 's/^/      /'
+		else
+			echo "ok    $name ($1 passed, ${secs}s)"
+		fi
+	elif [ "$rc" -eq 0 ]; then
+		passed=$((passed + 1)); echo "ok    $name (${secs}s)"
+	elif [ "$rc" -eq 77 ]; then
+		skipped=$((skipped + 1)); echo "skip  $name: $(tail -1 "$out")"
+	else
+		failed=$((failed + 1)); failures="$failures $name"
+		echo "FAIL  $name (exit $rc, ${secs}s)"; tail -30 "$out" | sed 's/^/      /'
+	fi
+}
+
+for t in "$OUTPUT"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for t in tests/tools/test_*.sh; do
+	[ -f "$t" ] || continue
+	run_one "$t" sh "$t"
+done
+
+echo
+[ -z "$failures" ] || echo "failed:$failures (logs in $log)"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
