@@ -315,6 +315,14 @@ PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *
 	if (err)
 		goto out;
 	slot_fill(set, idx, Name, len, Id, start);
+	if (set->refs) {
+		uint32_t k;
+
+		/* a new instance has no addresses yet: consumers get ERROR_NO_DATA */
+		for (k = 0; k < set->nr_counters; k++)
+			atomic_store_explicit(&set->refs[(size_t)idx * set->nr_counters + k], NULL,
+					      memory_order_relaxed);
+	}
 	slot_key(set->map->info, Name, len, Id, pid, &key);
 	err = slot_index(set, idx, w, &key);
 	if (err) {
