@@ -132,6 +132,47 @@ struct perflib_proc {
 	__u64 reserved[4];		/* 0 */
 };
 
+
+/*
+ * Index key hashing, shared by the library and BPF programs (which must compute the same
+ * key to delete an index entry). One step per UTF-16 unit; the scope is 0 for machine-wide
+ * uniqueness, (pid << 1 | 1) for per-process aggregate counter sets.
+ */
+static inline __u64 perflib_mix64(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+struct perflib_hash_state {
+	__u64 h1;			/* FNV-1a */
+	__u64 h2;			/* mixed running sum */
+};
+
+static inline void perflib_hash_init(struct perflib_hash_state *st, __u64 scope)
+{
+	st->h1 = 0xcbf29ce484222325ULL ^ scope;
+	st->h2 = 0x84222325cbf29ce4ULL + scope;
+}
+
+static inline void perflib_hash_step(struct perflib_hash_state *st, __u16 unit)
+{
+	st->h1 = (st->h1 ^ unit) * 0x100000001b3ULL;
+	st->h2 = perflib_mix64(st->h2 + unit + 0x9e3779b97f4a7c15ULL);
+}
+
+static inline void perflib_hash_final(const struct perflib_hash_state *st, __u32 id,
+				      __u32 name_len, struct perflib_index_key *key)
+{
+	key->id = id;
+	key->name_len = name_len;
+	key->hash[0] = perflib_mix64(st->h1);
+	key->hash[1] = st->h2;
+}
+
 #ifndef __bpf__
 static_assert(sizeof(struct perflib_info) == 112, "info header size");
 static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");

@@ -20,31 +20,18 @@
 
 #define CREATE_RETRIES 64
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* two independent 64-bit hashes of the name and the uniqueness scope */
+/* the key of (name, id) in a uniqueness scope; the hash lives in layout.h, shared with BPF */
 static void index_key_scoped(const WCHAR *name, size_t len, uint32_t id, uint64_t scope,
 			     struct perflib_index_key *key)
 {
-	uint64_t h1 = 0xcbf29ce484222325ULL ^ scope, h2 = 0x84222325cbf29ce4ULL + scope;
+	struct perflib_hash_state st;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		h1 = (h1 ^ name[i]) * 0x100000001b3ULL;
-		h2 = mix64(h2 + name[i] + 0x9e3779b97f4a7c15ULL);
-	}
+	perflib_hash_init(&st, scope);
+	for (i = 0; i < len; i++)
+		perflib_hash_step(&st, name[i]);
 	memset(key, 0, sizeof(*key));
-	key->id = id;
-	key->name_len = (uint32_t)len;
-	key->hash[0] = mix64(h1);
-	key->hash[1] = h2;
+	perflib_hash_final(&st, id, (uint32_t)len, key);
 }
 
 void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perflib_index_key *key)
