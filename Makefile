@@ -159,7 +159,8 @@ $(OUTPUT)tools-obj/%.o: tools/%.c | skeletons
 	$(Q)$(CC) $(ALL_CFLAGS) $(XML_CFLAGS) -MMD -MP -c $< -o $@
 
 .SECONDEXPANSION:
-$(OUTPUT)tools/%: $$(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$$(wildcard tools/%/*.c)) \
+tool_objs = $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(wildcard tools/$(1)/*.c))
+$(OUTPUT)tools/%: $$(call tool_objs,$$*) \
 		$(COMMON_OBJS) $(A)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)

@@ -120,6 +120,27 @@ PERFLIB_API int perflib_unregister_counterset(const GUID *counterset_guid, bool 
  */
 PERFLIB_API int perflib_reap_counterset(const GUID *counterset_guid);
 
+/*
+ * perflib_win32_error - the Win32 error code for 0 or a negative errno returned by the
+ * functions above (the library's one errno -> Win32 table), for tools that report Win32 codes.
+ */
+PERFLIB_API ULONG perflib_win32_error(int err);
+
+/*
+ * perflib_utf8_to_utf16 - convert NUL-terminated UTF-8 @src into @dst (@dst_units UTF-16
+ * units including the NUL). Returns the units written including the NUL, -EILSEQ for
+ * malformed UTF-8, -ENOSPC when @dst is too small.
+ */
+PERFLIB_API int perflib_utf8_to_utf16(const char *src, WCHAR *dst, size_t dst_units);
+
+/*
+ * perflib_utf16_to_utf8 - convert at most @src_units units of UTF-16LE @src (stopping at a
+ * NUL) into NUL-terminated UTF-8 in @dst; lone surrogates become U+FFFD. Returns the bytes
+ * written without the NUL, or -ENOSPC when @dst is too small.
+ */
+PERFLIB_API int perflib_utf16_to_utf8(const WCHAR *src, size_t src_units, char *dst,
+				      size_t dst_size);
+
 /* perflib_guid_to_string - "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower case) into @buf. */
 PERFLIB_API char *perflib_guid_to_string(const GUID *guid, char buf[37]);
 

@@ -31,8 +31,7 @@ void perflib_print(enum perflib_log_level level, const char *fmt, ...)
 #define pr_debug(fmt, ...) perflib_print(PERFLIB_DEBUG, "perflib: " fmt, ##__VA_ARGS__)
 
 /* ---- errors (errors.c) ----------------------------------------------------------------- */
-/* perflib_win32_error - the Win32 code for 0 or a negative errno (the only such table). */
-ULONG perflib_win32_error(int err);
+/* perflib_win32_error (perflib-linux.h) is the only errno -> Win32 table */
 /*
  * perflib_buffer_result - the Windows buffer protocol: stores @needed in *@ret_actual and
  * returns ERROR_SUCCESS when @have >= @needed, else ERROR_NOT_ENOUGH_MEMORY.
@@ -43,10 +42,7 @@ ULONG perflib_buffer_result(DWORD needed, DWORD have, DWORD *ret_actual);
 size_t perflib_wcslen(const WCHAR *s);
 size_t perflib_wcsnlen(const WCHAR *s, size_t max);
 int perflib_wcscmp(const WCHAR *a, const WCHAR *b);
-/* UTF-8 -> UTF-16LE into @dst (units, incl. NUL); returns units written incl. NUL or -errno */
-int perflib_utf8_to_utf16(const char *src, WCHAR *dst, size_t dst_units);
-/* UTF-16LE -> UTF-8 (invalid surrogates become U+FFFD); returns bytes written excl. NUL */
-int perflib_utf16_to_utf8(const WCHAR *src, size_t src_units, char *dst, size_t dst_size);
+/* perflib_utf8_to_utf16 / perflib_utf16_to_utf8: perflib-linux.h */
 bool perflib_guid_equal(const GUID *a, const GUID *b);
 /* perflib_wildcard_match - '*' any run, '?' one unit, else exact (case-sensitive) */
 bool perflib_wildcard_match(const WCHAR *pattern, const WCHAR *s, size_t s_len);

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * regman.h - a manifest's counter sets as perflib registrations (lodctr, unlodctr and
+ * kcounters), and the Windows-style command-line helpers those tools share.
+ */
+#ifndef REGMAN_H
+#define REGMAN_H
+
+#include <stdbool.h>
+
+#include <perflib.h>
+#include <perflib-linux.h>
+
+#include "manifest.h"
+
+/* the registrations of every counter set of @man (one array entry per counter set) */
+struct regman {
+	struct perflib_counterset_reg *sets;
+	struct perflib_counter_reg *counters; /* all sets' counters, back to back */
+	size_t nr_sets;
+};
+
+/* regman_build - fill @rm from @man; 0 or -ENOMEM. Strings point into @man. */
+int regman_build(const struct manifest *man, struct regman *rm);
+void regman_free(struct regman *rm);
+
+/*
+ * win_switch - match a Windows-style switch: "-name", "/name", "--name", case-insensitive,
+ * optionally followed by ":value" or "=value" (*ret_value, else NULL). Returns true on match.
+ */
+bool win_switch(const char *arg, const char *name, const char **ret_value);
+
+/* parse an octal file mode (at most 0666), a user or a group name/number; 0 or -EINVAL */
+int parse_mode(const char *s, mode_t *ret_mode);
+int parse_user(const char *s, uid_t *ret_uid);
+int parse_group(const char *s, gid_t *ret_gid);
+
+#endif /* REGMAN_H */
