@@ -31,7 +31,7 @@ endif
 
 CFLAGS ?= -O2 -g -Werror
 ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
-	-Itools/common
+	-Itools/common -I$(OUTPUT)gen
 ALL_LDFLAGS := $(LDFLAGS)
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
@@ -167,6 +167,13 @@ $(OUTPUT)tools/%: $$(call tool_objs,$$*) \
 	$(Q)$(CC) $(ALL_LDFLAGS) $(filter %.o,$^) $(A) $(LIB_LIBS) $(XML_LIBS) \
 		$(if $(filter exporter perflib-exporter,$*),$(HTTP_LIBS)) -lm -o $@
 
+# the demo provider's header comes from its manifest, through ctrpp
+$(OUTPUT)gen/demo_counters.h: tools/perflib-demo/demo.man $(OUTPUT)tools/ctrpp
+	$(call msg,CTRPP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(OUTPUT)tools/ctrpp -o $@ tools/perflib-demo/demo.man >/dev/null
+$(OUTPUT)tools-obj/perflib-demo/main.o: $(OUTPUT)gen/demo_counters.h
+
 # ---- tests --------------------------------------------------------------------------------
 $(OUTPUT)tests/lib/%.o: tests/lib/%.c
 	$(call msg,CC,$@)
@@ -212,7 +219,7 @@ bench: lib $(BENCH_BINS)
 demo:
 	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tools/demo/run-demo.sh
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tools/perflib-demo/run-demo.sh
 
 # ---- install ------------------------------------------------------------------------------
 install: all

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <uchar.h>
 
 #include "winperf.h"
@@ -88,6 +89,15 @@ typedef struct _SYSTEMTIME {
 #endif
 #ifndef FORCEINLINE
 #define FORCEINLINE static inline __attribute__((always_inline, unused))
+#endif
+#ifndef ZeroMemory
+#define ZeroMemory(Destination, Length) memset((Destination), 0, (Length))
+#endif
+#ifndef RtlZeroMemory
+#define RtlZeroMemory(Destination, Length) memset((Destination), 0, (Length))
+#endif
+#ifndef CopyMemory
+#define CopyMemory(Destination, Source, Length) memcpy((Destination), (Source), (Length))
 #endif
 #ifndef TRUE
 #define TRUE 1
