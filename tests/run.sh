@@ -7,6 +7,10 @@
 : "${OUTPUT:?}"
 export OUTPUT SHARED TOOLS="$OUTPUT/tools"
 passed=0 failed=0 skipped=0 failures=""
+# the tests pin maps under /sys/fs/bpf: mount bpffs when root and it is missing
+if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/fs/bpf 2>/dev/null; then
+	mount -t bpf bpf /sys/fs/bpf || echo "warning: cannot mount bpffs on /sys/fs/bpf" >&2
+fi
 log="$OUTPUT/test-logs"
 rm -rf "$log" && mkdir -p "$log"
 
