@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 #include "perflib.h"
 #include "perflib-linux.h"
@@ -165,6 +167,16 @@ struct perflib_counter {
 
 struct perflib_provider;
 
+/*
+ * A counter as the hot path needs it, in one word: bits 0-15 offset from the instance
+ * block, 16-23 value size (4, 8, 0), bit 24 by reference. 0 means "no such counter"
+ * (offsets are at least 32).
+ */
+static inline uint32_t perflib_counter_pack(const struct perflib_counter *c)
+{
+	return c->offset | (uint32_t)c->size << 16 | (uint32_t)c->byref << 24;
+}
+
 struct perflib_ctrset {
 	struct perflib_ctrset *next;	/* provider's list; append-only until stop */
 	struct perflib_provider *prov;	/* owner */
@@ -176,7 +188,7 @@ struct perflib_ctrset {
 	uint32_t capacity;		/* slots */
 	uint32_t nr_counters;
 	uint32_t max_dense_id;		/* ids below this use dense[] */
-	int16_t *dense;			/* id -> index into counters, -1 = none */
+	uint32_t *dense;		/* id -> perflib_counter_pack() of the counter, 0 = none */
 	struct perflib_counter *counters; /* sorted by id after the dense range */
 	_Atomic uint8_t *owned;		/* per slot: 1 = a live instance of this provider */
 	uint32_t alloc_hint;		/* next slot to try */
@@ -202,7 +214,18 @@ struct perflib_provider {
 };
 
 /* perflib_provider_get - the provider behind a handle, or NULL if not a started provider */
-struct perflib_provider *perflib_provider_get(HANDLE h);
+static inline struct perflib_provider *perflib_provider_get(HANDLE h)
+{
+	struct perflib_provider *prov = h;
+
+	/* the hot path's check: a handle of this process's provider state */
+	if (__builtin_expect(!prov, 0) ||
+	    __builtin_expect(atomic_load_explicit(&prov->magic, memory_order_relaxed) !=
+				     PERFLIB_PROVIDER_MAGIC,
+			     0))
+		return NULL;
+	return prov;
+}
 /* find a registered counter set of @prov by GUID (NULL if none) */
 struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid);
 /* memory through the provider's routines when given */
@@ -241,14 +264,66 @@ int perflib_cb_provider_started(struct perflib_provider *prov);
 void perflib_cb_provider_stopping(struct perflib_provider *prov);
 void perflib_cb_ctrset_added(struct perflib_ctrset *set);
 
+/*
+ * The provider service's wire protocol (docs/CALLBACKS.md). One SOCK_SEQPACKET connection
+ * per request to the abstract socket named by perflib_cb_sockname(): the consumer sends one
+ * struct perflib_cb_request followed by `len` bytes of ControlCallback buffer, the provider
+ * answers with one struct perflib_cb_reply and closes. Little-endian, host layout.
+ */
+#define PERFLIB_CB_MAGIC 0x51424350u	/* "PCBQ" */
+#define PERFLIB_CB_OP_CALLBACK 1	/* run ControlCallback(request_code, buffer) */
+#define PERFLIB_CB_OP_COLLECT 2		/* dereference by-reference counters now */
+#define PERFLIB_CB_MAX_BUFFER 8192	/* bytes of callback buffer in one request */
+
+struct perflib_cb_request {
+	uint32_t magic;			/* PERFLIB_CB_MAGIC */
+	uint32_t op;			/* PERFLIB_CB_OP_* */
+	uint64_t seq;			/* consumer's number, echoed in the reply */
+	GUID counterset;		/* counter set the request is about */
+	uint32_t request_code;		/* RequestCode for OP_CALLBACK, 0 for OP_COLLECT */
+	uint32_t timeout_ms;		/* consumer's wait; the provider drops the request after */
+	uint32_t len;			/* bytes of buffer that follow this header */
+	uint32_t reserved;		/* 0 */
+};
+
+struct perflib_cb_reply {
+	uint32_t magic;			/* PERFLIB_CB_MAGIC */
+	uint32_t op;			/* the request's op */
+	uint64_t seq;			/* the request's seq */
+	uint32_t status;		/* first non-zero ControlCallback result, else 0 */
+	int32_t err;			/* 0, or a positive errno: why nothing ran (CALLBACKS.md) */
+	uint32_t count;			/* callbacks run, or instances collected */
+	uint32_t reserved;		/* 0 */
+};
+
+/* the abstract socket address of the service of process @pid with @token */
+int perflib_cb_sockname(uint32_t pid, uint64_t token, struct sockaddr_un *ret_addr,
+			socklen_t *ret_len);
+/*
+ * perflib_cb_identity - the PERF_ADD_COUNTER / PERF_REMOVE_COUNTER buffer: a
+ * PERF_COUNTER_IDENTITY, then @machine and @instance as NUL-terminated UTF-16LE strings, in
+ * that order and unpadded (spec 8.6). @instance NULL gives NameOffset 0. *ret_buf is
+ * malloc'd (caller frees); -EINVAL for NULL @set/@machine or a result over
+ * PERFLIB_CB_MAX_BUFFER, -ENOMEM.
+ */
+int perflib_cb_identity(const GUID *set, ULONG counter_id, ULONG instance_id,
+			const WCHAR *machine, const WCHAR *instance, void **ret_buf,
+			size_t *ret_len);
+
 /* consumer side (collect.c) */
 /* bound on any wait for a provider: PERFLIB_CALLBACK_TIMEOUT_MS, default 1000 */
 unsigned int perflib_cb_timeout_ms(void);
 /*
  * perflib_notify_providers - run ControlCallback(@request, @buf, @len) in every live provider
- * process of @map that registered one (PERFLIB_PROC_CALLBACK), each bounded by the timeout.
- * *ret_status gets the first non-zero value a callback returned (ERROR_SUCCESS if none);
- * a provider that does not answer in time is skipped, as Windows ignores late callbacks.
+ * process of @map that registered one (PERFLIB_PROC_CALLBACK). The processes are asked in
+ * parallel and the whole call waits at most the timeout. *ret_status gets the first non-zero
+ * value a callback returned (procs-entry order; ERROR_SUCCESS if none); a provider that does
+ * not answer in time is skipped, as Windows ignores late callbacks. @request must be
+ * PERF_ADD_COUNTER, PERF_REMOVE_COUNTER (@buf from perflib_cb_identity), PERF_ENUM_INSTANCES,
+ * PERF_COLLECT_START or PERF_COLLECT_END (@buf a NUL-terminated UTF-16LE machine name).
+ * Returns 0; -EACCES when a provider refused because this process may not read the counter
+ * set (the others are still asked; *ret_status is not written); -EINVAL for another
+ * request code or @len over PERFLIB_CB_MAX_BUFFER; -ENOMEM.
  */
 int perflib_notify_providers(const struct perflib_set_map *map, ULONG request, const void *buf,
 			     size_t len, ULONG *ret_status);
@@ -256,8 +331,9 @@ int perflib_notify_providers(const struct perflib_set_map *map, ULONG request, c
  * perflib_collect_refs - ask every live provider process of @map with by-reference counters
  * to dereference its addresses now and write the values into the ref area of its slots
  * (info->ref_offset + 8 * position; a NULL address sets bit `position` of the bitmap that
- * follows the values, see layout.h),
- * waiting at most the timeout per process.
+ * follows the values, see layout.h), waiting at most the timeout in all (parallel).
+ * Returns 0 (providers that did not answer in time keep their previous values); -EACCES
+ * when a provider refused because this process may not read the counter set; -ENOMEM.
  */
 int perflib_collect_refs(const struct perflib_set_map *map);
 

@@ -70,17 +70,6 @@ struct perflib_provider *perflib_providers_first(void)
 	return providers;
 }
 
-struct perflib_provider *perflib_provider_get(HANDLE h)
-{
-	struct perflib_provider *prov = h;
-
-	/* the hot path's check: a handle of this process's provider state */
-	if (!prov || atomic_load_explicit(&prov->magic, memory_order_relaxed) !=
-			     PERFLIB_PROVIDER_MAGIC)
-		return NULL;
-	return prov;
-}
-
 /* a started provider of this process, checked against the list (safe for stale handles) */
 static struct perflib_provider *provider_lookup(HANDLE h)
 {
@@ -304,11 +293,9 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 		if (!set->refs)
 			return -ENOMEM;
 	}
-	for (i = 0; i < set->max_dense_id; i++)
-		set->dense[i] = -1;
 	for (i = 0; i < n; i++) {
 		if (set->counters[i].id < set->max_dense_id)
-			set->dense[set->counters[i].id] = (int16_t)i;
+			set->dense[set->counters[i].id] = perflib_counter_pack(&set->counters[i]);
 	}
 	return 0;
 }
@@ -405,7 +392,7 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	if (!info_matches(set->map->info, Template, c)) {
 		pr_warn("counter set registration differs from the provider's template; "
 			"re-run ctrpp and lodctr with the same manifest\n");
-		err = -EINVAL;
+		err = -ENOTUNIQ; /* ERROR_ALREADY_EXISTS, as the header documents */
 		goto out;
 	}
 	set->capacity = set->map->info->capacity;

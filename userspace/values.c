@@ -13,39 +13,36 @@ enum want {
 	WANT_REF = 0,
 };
 
-static inline const struct perflib_counter *counter_find(const struct perflib_ctrset *set,
-							 ULONG id)
+/* the packed descriptor of counter @id (perflib_counter_pack), 0 if there is none */
+static inline uint32_t counter_find(const struct perflib_ctrset *set, ULONG id)
 {
 	uint32_t lo = 0, hi = set->nr_counters;
-	int16_t i;
 
-	if (id < set->max_dense_id) {
-		i = set->dense[id];
-		return i < 0 ? NULL : &set->counters[i];
-	}
+	if (__builtin_expect(id < set->max_dense_id, 1))
+		return set->dense[id];
 	/* rare: ids past the dense range, sorted */
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 
 		if (set->counters[mid].id == id)
-			return &set->counters[mid];
+			return perflib_counter_pack(&set->counters[mid]);
 		if (set->counters[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	return 0;
 }
 
 /* the counter's 8-byte slot in @Instance, or NULL with *ret_err set */
 static inline __attribute__((always_inline)) uint8_t *
 counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,
 	     enum want want, ULONG *ret_err, const struct perflib_ctrset **ret_set,
-	     const struct perflib_counter **ret_c, uint32_t *ret_idx)
+	     uint32_t *ret_c, uint32_t *ret_idx)
 {
 	struct perflib_provider *prov = perflib_provider_get(Provider);
 	const struct perflib_ctrset *set;
-	const struct perflib_counter *c;
+	uint32_t c, size;
 	int64_t idx = -1;
 
 	*ret_err = ERROR_INVALID_PARAMETER;
@@ -64,17 +61,18 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 		return NULL;
 	}
 	/* by-reference counters take addresses only; by-value ones numbers of their size */
-	if (want == WANT_REF ? !c->byref : (c->byref || c->size != want))
+	size = c >> 16;
+	if (__builtin_expect(want == WANT_REF ? !(size & 0x100) : size != (uint32_t)want, 0))
 		return NULL;
 	*ret_set = set;
 	*ret_c = c;
 	*ret_idx = (uint32_t)idx;
-	return (uint8_t *)Instance + c->offset;
+	return (uint8_t *)Instance + (c & 0xFFFF);
 }
 
 #define VALUE_FN_PROLOGUE(want)                                                                    \
 	const struct perflib_ctrset *set;                                                          \
-	const struct perflib_counter *c;                                                           \
+	uint32_t c;                                                                                \
 	uint32_t idx;                                                                              \
 	ULONG err;                                                                                 \
 	uint8_t *p = counter_slot(Provider, Instance, CounterId, want, &err, &set, &c, &idx);      \
@@ -137,7 +135,9 @@ ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance
 {
 	VALUE_FN_PROLOGUE(WANT_REF);
 	/* the private copy is what collection dereferences; the slot shows it as on Windows */
-	atomic_store_explicit(&set->refs[(size_t)idx * set->nr_counters + c->pos], Address,
+	atomic_store_explicit(&set->refs[(size_t)idx * set->nr_counters +
+					 ((c & 0xFFFF) - sizeof(PERF_COUNTERSET_INSTANCE)) / 8],
+			      Address,
 			      memory_order_release);
 	__atomic_store_n((uint64_t *)p, (uint64_t)(uintptr_t)Address, __ATOMIC_RELAXED);
 	return ERROR_SUCCESS;
