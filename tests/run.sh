@@ -14,12 +14,8 @@ fi
 log="$OUTPUT/test-logs"
 rm -rf "$log" && mkdir -p "$log"
 
-count() { # $1 = log file: add cmocka's counts
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
-	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
-	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
-	echo "$p $f"
+sum_of() { # $1 = cmocka status word, $2 = log file
+	sed -n "s/^\[  $1 *\] \([0-9]*\) test.*/\1/p" "$2" | awk '{s+=$1} END {print s+0}'
 }
 
 run_one() { # $1 = name, rest = command
@@ -30,7 +26,9 @@ run_one() { # $1 = name, rest = command
 	rc=$?
 	secs=$(( $(date +%s) - start ))
 	if grep -q '^\[==========\]' "$out"; then
-		set -- $(count "$out")
+		p=$(sum_of PASSED "$out"); f=$(sum_of FAILED "$out"); s=$(sum_of SKIPPED "$out")
+		passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+		set -- "$p" "$f"
 		if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then
 			# crashed or exited non-zero without a cmocka failure line
 			failed=$((failed + 1)); failures="$failures $name"
