@@ -174,13 +174,16 @@ $(OUTPUT)gen/demo_counters.h: tools/perflib-demo/demo.man $(OUTPUT)tools/ctrpp
 	$(Q)$(OUTPUT)tools/ctrpp -o $@ tools/perflib-demo/demo.man >/dev/null
 $(OUTPUT)tools-obj/perflib-demo/main.o: $(OUTPUT)gen/demo_counters.h
 
+# kcounters embeds its manifest (.incbin), which -MMD does not see
+$(OUTPUT)tools-obj/kcounters/main.o: tools/kcounters/kcounters.man
+
 # ---- tests --------------------------------------------------------------------------------
 $(OUTPUT)tests/lib/%.o: tests/lib/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUTPUT)tests/%: tests/unit/%.c $(A) $(COMMON_OBJS) $(TESTLIB_OBJS)
+$(OUTPUT)tests/%: tests/unit/%.c $(A) $(COMMON_OBJS) $(TESTLIB_OBJS) | skeletons
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) $< \
@@ -207,7 +210,7 @@ check:
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
-$(OUTPUT)bench/%: tests/bench/%.c $(A)
+$(OUTPUT)bench/%: tests/bench/%.c $(A) | skeletons
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace $(ALL_LDFLAGS) $< $(A) $(LIB_LIBS) -lm -o $@
@@ -232,7 +235,9 @@ install: all
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libperflib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR)
 	ln -sf libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so
-	install -m 644 $(PC) $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' userspace/perflib.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	for t in $(TOOL_BINS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
 
 uninstall:

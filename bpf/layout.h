@@ -27,7 +27,10 @@
 #define PERFLIB_LAYOUT_H
 
 #ifdef __bpf__
+/* vmlinux.h already defines the __u* types */
+#ifndef __VMLINUX_H__
 #include <linux/types.h>
+#endif
 #else
 #include <linux/types.h>
 #include <assert.h>
@@ -54,6 +57,13 @@
 #define PERFLIB_SLOT_CLAIMED 1		/* being created or deleted by owner_pid */
 #define PERFLIB_SLOT_LIVE 2		/* visible to readers */
 #define PERFLIB_SLOT_STATE_MASK 3	/* low bits of seq */
+
+/*
+ * perflib_slot_hdr.owner_start of a slot owned by the kernel (a BPF program, e.g. kcounters):
+ * with owner_pid 0, such a LIVE slot has no owner process; perflib_proc_alive() reports it
+ * alive, so no reaper frees it. Only the loader that created it retires it.
+ */
+#define PERFLIB_OWNER_KERNEL 0xFFFFFFFFFFFFFFFFULL
 
 /* proc states and flags (perflib_proc) */
 #define PERFLIB_PROC_FREE 0
@@ -171,6 +181,34 @@ static inline void perflib_hash_final(const struct perflib_hash_state *st, __u32
 	key->name_len = name_len;
 	key->hash[0] = perflib_mix64(st->h1);
 	key->hash[1] = st->h2;
+}
+
+/*
+ * The uniqueness scope and shape of an index key by instance type (perflib_info.instance_type,
+ * the Windows PERF_COUNTERSET_* value: bit 0x2 multiple, 0x4 aggregate, 0x8 history, 0x10
+ * instance). Single-instance sets use one singleton key per scope; the per-process aggregate
+ * types (SINGLE_AGGREGATE 0x4, SINGLE_AGGREGATE_HISTORY 0xC, INSTANCE_AGGREGATE 0x16) scope
+ * names by the owner's pid, everything else is machine-wide (scope 0).
+ */
+static inline __u64 perflib_key_scope(__u32 instance_type, __u32 pid)
+{
+	if (instance_type == 0x4 || instance_type == 0xC || instance_type == 0x16)
+		return (__u64)pid << 1 | 1;
+	return 0;
+}
+
+static inline int perflib_key_singleton(__u32 instance_type)
+{
+	return !(instance_type & 0x2);
+}
+
+/* the key of a single-instance set's one instance in @scope */
+static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *key)
+{
+	key->id = 0xFFFFFFFF;
+	key->name_len = 0xFFFFFFFF;
+	key->hash[0] = scope;
+	key->hash[1] = 0;
 }
 
 #ifndef __bpf__

@@ -52,7 +52,10 @@ bool perflib_wildcard_match(const WCHAR *pattern, const WCHAR *s, size_t s_len);
 /* ---- processes (proc.c) ---------------------------------------------------------------- */
 /* start time of @pid in clock ticks since boot; -ESRCH if the process does not exist */
 int perflib_proc_start_time(pid_t pid, uint64_t *ret_start);
-/* 1 if (pid, start) is a running (non-zombie) process, 0 if gone */
+/*
+ * 1 if (pid, start) is a running (non-zombie) process, 0 if gone; always 1 for
+ * start == PERFLIB_OWNER_KERNEL (a slot owned by a BPF program, layout.h)
+ */
 int perflib_proc_alive(uint32_t pid, uint64_t start);
 /* this process: pid and start time, refreshed after fork() */
 void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
@@ -258,6 +261,30 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 	return idx;
 }
 
+/* ---- kernel help: the exit reaper, kernel-owned instances (reaper.c) ---------------------- */
+/*
+ * perflib_reaper_attach - load bpf/reaper.bpf.c for the counter set of @map (opened
+ * writable) and pin its link at <root>/<guid>/reaper, unless that pin exists. 0 when
+ * attached or already there; -EPERM without CAP_BPF+CAP_PERFMON (or CAP_SYS_ADMIN),
+ * -EOPNOTSUPP when PERFLIB_KERNEL_REAPER=0, else -errno from libbpf. Callers ignore
+ * failures: the lazy reaping of instance.c still frees dead providers' slots.
+ */
+int perflib_reaper_attach(const struct perflib_set_map *map);
+/*
+ * perflib_instance_to_kernel - hand live instance @inst of provider @provider to the
+ * kernel: its word gets owner pid 0 and owner_start PERFLIB_OWNER_KERNEL (layout.h), the
+ * provider forgets it, and no reaper frees it when the process exits. 0, -EINVAL (not a
+ * live instance of the provider), -EBUSY (its word changed).
+ */
+int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst);
+/*
+ * perflib_kernel_instances_take - make every kernel-owned instance of counter set
+ * @counterset_guid (registered with PerfSetCounterSetInfo by @provider) an instance of
+ * @provider again, to be deleted with PerfDeleteInstance or PerfStopProvider. Returns the
+ * number taken, -EINVAL, -ENOENT (counter set not registered by the provider).
+ */
+int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid);
+
 /* ---- provider processes, callbacks, by-reference collection (callback.c, collect.c) ----- */
 /* provider side, called by provider.c: procs entries and the provider's service thread */
 int perflib_cb_provider_started(struct perflib_provider *prov);
@@ -309,6 +336,13 @@ int perflib_cb_sockname(uint32_t pid, uint64_t token, struct sockaddr_un *ret_ad
 int perflib_cb_identity(const GUID *set, ULONG counter_id, ULONG instance_id,
 			const WCHAR *machine, const WCHAR *instance, void **ret_buf,
 			size_t *ret_len);
+
+/*
+ * perflib_cb_buffer_check - is @buf (@len bytes) the documented ControlCallback buffer for
+ * @request about counter set @set (docs/CALLBACKS.md)? 0 or -EINVAL. Both sides check: the
+ * consumer before sending, the provider before calling its callback.
+ */
+int perflib_cb_buffer_check(ULONG request, const GUID *set, const void *buf, size_t len);
 
 /* consumer side (collect.c) */
 /* bound on any wait for a provider: PERFLIB_CALLBACK_TIMEOUT_MS, default 1000 */

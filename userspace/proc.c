@@ -62,6 +62,9 @@ int perflib_proc_alive(uint32_t pid, uint64_t start)
 	uint64_t now_start;
 	char state;
 
+	/* a slot handed to the kernel (kcounters): alive until its loader retires it */
+	if (start == PERFLIB_OWNER_KERNEL)
+		return 1;
 	if (pid == 0 || pid > 0x7fffffff)
 		return 0;
 	if (read_stat((pid_t)pid, &now_start, &state))

@@ -300,6 +300,33 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 	return 0;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* 0 when the CounterIds of the template are distinct, -EINVAL when one repeats, -ENOMEM */
+static int template_ids_unique(const PERF_COUNTER_INFO *c, ULONG n)
+{
+	uint32_t *ids = malloc(n * sizeof(*ids));
+	int err = 0;
+	ULONG i;
+
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		ids[i] = c[i].CounterId;
+	qsort(ids, n, sizeof(*ids), cmp_id);
+	for (i = 1; i < n && !err; i++) {
+		if (ids[i] == ids[i - 1])
+			err = -EINVAL;
+	}
+	free(ids);
+	return err;
+}
+
 /* open the counter set's pins, or create them (CAP_BPF) when it is not registered */
 static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER_INFO *c,
 			    struct perflib_set_map **ret_map)
@@ -371,6 +398,10 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 		if ((c[i].Type & 0x300) == PERF_SIZE_VARIABLE_LEN)
 			return ERROR_INVALID_PARAMETER;
 	}
+	/* before anything is pinned: a refused template must not leave a counter set behind */
+	err = template_ids_unique(c, n);
+	if (err)
+		return perflib_win32_error(err);
 	pthread_mutex_lock(&prov->lock);
 	if (perflib_ctrset_find(prov, &Template->CounterSetGuid)) {
 		err = -EEXIST;
@@ -395,6 +426,8 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 		err = -ENOTUNIQ; /* ERROR_ALREADY_EXISTS, as the header documents */
 		goto out;
 	}
+	/* first privileged use: attach the exit reaper if lodctr did not (reaper.c) */
+	perflib_reaper_attach(set->map);
 	set->capacity = set->map->info->capacity;
 	set->slot_size = set->map->info->slot_size;
 	set->base = set->map->data + PERFLIB_BLOCK_OFFSET;

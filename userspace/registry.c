@@ -59,6 +59,8 @@ int perflib_register_counterset(const struct perflib_counterset_reg *reg,
 	if (err == -ENOENT) {
 		err = perflib_set_create(info, size, &opts, &map);
 		if (err == 0) {
+			/* kernel-assisted cleanup of dead providers, when privileged (reaper.c) */
+			perflib_reaper_attach(map);
 			perflib_set_close(map);
 			free(info);
 			return 0;

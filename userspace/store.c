@@ -434,6 +434,28 @@ static void field_name(const struct perflib_info *info, const struct perflib_inf
 	snprintf(buf + n, size - n, "%s%u%s", n ? "_" : "counter_", c->id, suffix);
 }
 
+/*
+ * Load @btf into the kernel; returns the BTF fd or -errno. Not btf__load_into_kernel():
+ * libbpf prints its failures to stderr itself, and the library prints only through
+ * pr_*() (an unprivileged provider must stay quiet unless PERFLIB_DEBUG is set).
+ */
+static int btf_load(const struct btf *btf)
+{
+	const void *raw;
+	__u32 size;
+	int fd;
+
+	raw = btf__raw_data(btf, &size);
+	if (!raw)
+		return -ENOMEM;
+	fd = bpf_btf_load(raw, size, NULL);
+	if (fd < 0) {
+		fd = -errno;
+		pr_debug("loading BTF: %s\n", strerror(-fd));
+	}
+	return fd;
+}
+
 struct btf_ids {
 	int u8, u16, u32, u64, chr;
 };
@@ -508,14 +530,14 @@ static int data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, 
 		ADD(btf, fname, (c[i].type & 0x300) == PERF_SIZE_LARGE ? t.u64 : t.u32,
 		    info->ref_offset + 8 * i);
 	}
-	err = btf__load_into_kernel(btf);
-	if (err)
+	err = btf_load(btf);
+	if (err < 0)
 		goto fail_err;
-	*ret_fd = dup(btf__fd(btf));
+	*ret_fd = err;
 	*ret_key = t.u32;
 	*ret_value = slot;
 	btf__free(btf);
-	return *ret_fd < 0 ? -errno : 0;
+	return 0;
 fail:
 	err = -ENOMEM;
 fail_err:
@@ -552,14 +574,14 @@ static int info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value)
 	ADD(btf, "slot_size", t.u32, 64);
 	ADD(btf, "name_max", t.u32, 68);
 	ADD(btf, "body", body, sizeof(struct perflib_info));
-	err = btf__load_into_kernel(btf);
-	if (err)
+	err = btf_load(btf);
+	if (err < 0)
 		goto fail_err;
-	*ret_fd = dup(btf__fd(btf));
+	*ret_fd = err;
 	*ret_key = t.u32;
 	*ret_value = st;
 	btf__free(btf);
-	return *ret_fd < 0 ? -errno : 0;
+	return 0;
 fail:
 	err = -ENOMEM;
 fail_err:
@@ -620,6 +642,16 @@ static int map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32
 	return (int)mi.value_size;
 }
 
+/* -errno of a failed mmap; EINVAL is a read-only fd (see perflib_set_open): no permission */
+static int map_mmap_error(void)
+{
+	if (errno != EINVAL)
+		return -errno;
+	pr_debug("cannot map a counter set through a read-only fd; reading it needs write "
+		 "permission on its data and procs pins\n");
+	return -EACCES;
+}
+
 /* map the data and procs arrays and read the info value; fds are open */
 static int map_attach(struct perflib_set_map *map)
 {
@@ -661,12 +693,12 @@ static int map_attach(struct perflib_set_map *map)
 	map->data_len = (size_t)info->capacity * info->slot_size;
 	p = mmap(NULL, map->data_len, prot, MAP_SHARED, map->data_fd, 0);
 	if (p == MAP_FAILED)
-		return -errno;
+		return map_mmap_error();
 	map->data = p;
 	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
 	p = mmap(NULL, map->procs_len, prot, MAP_SHARED, map->procs_fd, 0);
 	if (p == MAP_FAILED)
-		return -errno;
+		return map_mmap_error();
 	map->procs = p;
 	return 0;
 }
@@ -692,10 +724,21 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	/* the kernel checks the pin's file mode: read for readers, read-write for providers */
 	gopts.file_flags = writable ? 0 : BPF_F_RDONLY;
 	for (i = 0; i < 4; i++) {
+		bool mmapped = i == 1 || i == 3; /* data, procs */
+
 		snprintf(path, sizeof(path), "%s/%s", dir, pin_names[i]);
-		/* info is frozen: always opened read-only */
-		gopts.file_flags = (writable && i) ? 0 : BPF_F_RDONLY;
+		/*
+		 * info is frozen: always opened read-only. The kernel cannot mmap a BPF_F_RDONLY
+		 * fd (mmap drops VM_SHARED for a file not open for writing and bpf_map_mmap()
+		 * refuses private mappings), so readers open data and procs read-write when the
+		 * pin allows it, and map them PROT_READ all the same.
+		 */
+		gopts.file_flags = i == 0 || (!writable && !mmapped) ? BPF_F_RDONLY : 0;
 		*fds[i] = bpf_obj_get_opts(path, &gopts);
+		if (*fds[i] < 0 && !writable && mmapped && errno == EACCES) {
+			gopts.file_flags = BPF_F_RDONLY;
+			*fds[i] = bpf_obj_get_opts(path, &gopts);
+		}
 		if (*fds[i] < 0) {
 			err = -errno;
 			if (err == -ENOENT && i == 0) {
@@ -731,14 +774,26 @@ static int pin_one(int fd, const char *dir, const char *name, const struct perfl
 	return 0;
 }
 
+/*
+ * Unpin everything in a counter set's directory: the four maps and whatever pins BPF
+ * programs added beside them (the exit reaper's link, kcounters' links; a pinned link
+ * keeps its program attached and the maps alive until it is unpinned), then the directory.
+ */
 static void remove_dir(const char *dir)
 {
 	char path[PATH_MAX + 8];
-	int i;
+	struct dirent *de;
+	DIR *d;
 
-	for (i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, pin_names[i]);
-		unlink(path);
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+		closedir(d);
 	}
 	rmdir(dir);
 }
@@ -795,6 +850,7 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	map->data_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, info->slot_size,
 				      info->capacity, &mopts);
 	close(btf_fd);
+	btf_fd = -1; /* closed: the error path must not close the number again */
 	if (map->data_fd < 0) {
 		err = -errno;
 		goto out;

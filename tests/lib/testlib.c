@@ -54,6 +54,12 @@ const char *tl_root_create(void)
 	}
 	chmod(root, 0755);
 	setenv("PERFLIB_ROOT", root, 1);
+	/*
+	 * The kernel's exit reaper (userspace/reaper.c) would free a killed provider's slots
+	 * before a test can count what the lazy reaping frees: off unless a test turns it on
+	 * (test_reaper.c sets PERFLIB_KERNEL_REAPER=1).
+	 */
+	setenv("PERFLIB_KERNEL_REAPER", "0", 0);
 	perflib_set_pin_root(root);
 	return root;
 }

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reaper.bpf.c - kernel-assisted cleanup of one counter set: when a process exits, free
+ * the slots it still holds, exactly as the user-space reaper would (perflib_slot_reap in
+ * instance.c), before its parent can even wait for it.
+ *
+ * Attached to sched_process_exit, which every exiting thread passes before the process
+ * becomes a zombie. The process is gone when its last thread exits: do_exit() decrements
+ * signal->live before the tracepoint, so live == 0 means "this is the last thread" on
+ * every kernel (the group_dead argument exists only from 6.16 on). Owners are recorded
+ * with the pid and start time the provider sees (getpid(), /proc/<pid>/stat starttime),
+ * so the exiting process is identified the same way: its tgid in its own pid namespace
+ * and its group leader's start_boottime in clock ticks.
+ *
+ * Per exit: the procs map first (fast path: no entry for this process, nothing to do),
+ * then every slot (bpf_loop). A slot whose word names the process is taken by CAS to
+ * CLAIMED(gen + 1, pid), its index key deleted if it points to the slot, the slot zeroed
+ * from the Windows block on, and stored FREE(gen + 2, 0), as user space does.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "perflib_bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+PERFLIB_DATA_MAP_RAW(slots);
+PERFLIB_INDEX_MAP(idx);
+PERFLIB_PROCS_MAP(procs);
+
+/* sysconf(_SC_CLK_TCK): /proc's start time unit */
+const volatile __u64 clk_tck = 100;
+
+/* slots freed since load, for tests and `bpftool map dump` */
+__u64 nr_reaped = 0;
+
+struct reap_ctx {
+	__u32 tgid;    /* exiting process, in its own pid namespace */
+	__u32 nr_live; /* LIVE procs entries seen */
+	__u64 start;   /* its start time, clock ticks since boot */
+	__u32 found;   /* it has a procs entry */
+	__u32 reaped;  /* slots freed */
+};
+
+/* does a recorded start time (0 = not yet written) fit the exiting process? */
+static __always_inline int start_matches(__u64 recorded, __u64 start)
+{
+	return recorded == 0 || recorded == start;
+}
+
+/* procs entries checked in straight-line code before bpf_loop takes over (the default 64) */
+#define PROCS_INLINE PERFLIB_PROCS_DEFAULT
+
+/* the fast path: is procs entry @i the exiting process's? (then free it) */
+static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
+{
+	struct perflib_proc *e = bpf_map_lookup_elem(&procs, &i);
+	__u64 w;
+
+	if (!e)
+		return;
+	/* {state, gen}: one 8-byte word, state in the low half (callback.c) */
+	w = *(volatile __u64 *)e;
+	if ((__u32)w != PERFLIB_PROC_LIVE)
+		return;
+	r->nr_live++;
+	if (e->pid != r->tgid || !start_matches(e->start, r->start))
+		return;
+	r->found = 1;
+	__sync_val_compare_and_swap((__u64 *)e, w, (w & 0xFFFFFFFF00000000ULL) + (1ULL << 32));
+}
+
+static long procs_cb(__u32 i, void *c)
+{
+	procs_check(c, PROCS_INLINE + i);
+	return 0;
+}
+
+/* delete the index key of the name stored in claimed slot @i if it points to @i */
+static __always_inline void slot_unindex(void *slot, __u32 i, __u32 pid)
+{
+	struct perflib_index_key key;
+	struct perflib_index_val *v;
+
+	perflib_slot_key(slot, pid, &key);
+	v = bpf_map_lookup_elem(&idx, &key);
+	if (v && v->slot == i)
+		bpf_map_delete_elem(&idx, &key);
+}
+
+/* one 8-byte word of what user space's slot_release clears: everything from the block on */
+static long zero_cb(__u32 k, void *c)
+{
+	__u32 idx = *(__u32 *)c;
+	__u64 off = PERFLIB_BLOCK_OFFSET + 8 * (__u64)k;
+	void *slot;
+
+	/* the bound must hold for the register the store uses */
+	barrier_var(off);
+	if (off + 8 > perflib_geo.slot_size)
+		return 1;
+	barrier_var(off);
+	slot = perflib_slot(&slots, idx);
+	if (!slot)
+		return 1;
+	*(__u64 *)(slot + off) = 0;
+	return 0;
+}
+
+static long slot_cb(__u32 i, void *c)
+{
+	struct reap_ctx *r = c;
+	__u64 w, claimed;
+	void *slot;
+	__u32 gen;
+
+	slot = perflib_slot(&slots, i);
+	if (!slot)
+		return 1;
+	w = perflib_slot_word(slot);
+	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || perflib_word_pid(w) != r->tgid)
+		return 0;
+	if (!start_matches(((struct perflib_slot_hdr *)slot)->owner_start, r->start))
+		return 0;
+	/* take it as the user-space reaper does: the dead owner's pid stays in the word */
+	gen = perflib_word_gen(w);
+	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, r->tgid);
+	if (__sync_val_compare_and_swap((__u64 *)slot, w, claimed) != w)
+		return 0;
+	slot_unindex(slot, i, r->tgid);
+	/* a loop the verifier checks once, whatever the slot size */
+	bpf_loop((perflib_geo.slot_size - PERFLIB_BLOCK_OFFSET) / 8, zero_cb, &i, 0);
+	((struct perflib_slot_hdr *)slot)->owner_start = 0;
+	/* a full barrier, like the user-space release store: the zeroes are visible first */
+	__sync_val_compare_and_swap((__u64 *)slot, claimed,
+				    perflib_make_word(PERFLIB_SLOT_FREE, gen + 2, 0));
+	r->reaped++;
+	return 0;
+}
+
+/* the tgid of @p in its own pid namespace: what getpid() returned to it */
+static __always_inline __u32 task_ns_tgid(struct task_struct *p)
+{
+	struct pid *pid = BPF_CORE_READ(p, signal, pids[PIDTYPE_TGID]);
+	unsigned int level;
+	struct upid up;
+
+	if (!pid)
+		return BPF_CORE_READ(p, tgid);
+	level = BPF_CORE_READ(pid, level);
+	if (level > 64)
+		return 0;
+	if (bpf_core_read(&up, sizeof(up),
+			  (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+				  level * bpf_core_type_size(struct upid)))
+		return 0;
+	return up.nr;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(perflib_reaper, struct task_struct *p)
+{
+	struct reap_ctx r = {};
+	__u64 boot;
+	__u32 i;
+
+	/* not the last thread: the process lives on */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	r.tgid = task_ns_tgid(p);
+	if (!r.tgid || !clk_tck)
+		return 0;
+	boot = BPF_CORE_READ(p, group_leader, start_boottime);
+	r.start = boot / (1000000000ULL / clk_tck);
+	for (i = 0; i < PROCS_INLINE; i++) {
+		if (i >= perflib_geo.nr_procs)
+			break;
+		procs_check(&r, i);
+	}
+	if (perflib_geo.nr_procs > PROCS_INLINE)
+		bpf_loop(perflib_geo.nr_procs - PROCS_INLINE, procs_cb, &r, 0);
+	/*
+	 * No entry: the process never provided into this counter set, unless every entry was
+	 * taken when it started providing (then it has none): walk the slots in that case too.
+	 */
+	if (!r.found && r.nr_live < perflib_geo.nr_procs)
+		return 0;
+	bpf_loop(perflib_geo.capacity, slot_cb, &r, 0);
+	if (r.reaped)
+		__sync_fetch_and_add(&nr_reaped, r.reaped);
+	return 0;
+}

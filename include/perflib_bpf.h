@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perflib_bpf.h - counter sets for BPF programs, and the few lines their loaders need.
+ *
+ * A counter set lives in pinned maps under $PERFLIB_ROOT/<counter-set GUID>/ (layout.h):
+ * data (slots), index (live instance names), procs (provider processes) and info. A BPF
+ * program declares the maps it uses with the macros below; its loader opens the pins and
+ * hands their fds to libbpf with bpf_map__reuse_fd() before loading, and copies the slot
+ * geometry into the program's read-only data (perflib_geo). LIBBPF_PIN_BY_NAME cannot be
+ * used: libbpf pins by map name in one directory, while perflib's pins are named
+ * info/data/index/procs inside a per-counter-set directory.
+ *
+ * In a BPF program (clang -target bpf, CO-RE; docs/BPF.md has the complete example):
+ *
+ *	#include "vmlinux.h"			(or <linux/bpf.h>)
+ *	#include <bpf/bpf_helpers.h>
+ *	#include "perflib_bpf.h"
+ *
+ *	PERFLIB_DATA_MAP_RAW(slots);		the data pin (slots as raw bytes)
+ *	PERFLIB_INDEX_MAP(idx);			the index pin (optional)
+ *
+ *	SEC("tp_btf/sched_process_exec")
+ *	int BPF_PROG(on_exec)
+ *	{
+ *		struct perflib_index_key key;
+ *		__s64 i;
+ *
+ *		perflib_instance_key_ascii(&key, "execs", 0, 0);
+ *		i = perflib_find_by_key(&idx, &slots, &key);
+ *		if (i >= 0)
+ *			perflib_counter_add(perflib_slot(&slots, i), 0, 1);
+ *		return 0;
+ *	}
+ *
+ * (Do not name a map data, bss or rodata: the skeleton uses those names for global
+ * variables.) Its loader (user space, libbpf skeleton "demo_bpf"):
+ *
+ *	struct perflib_bpf_counterset cs;
+ *	perflib_bpf_counterset_open(NULL, "<counter-set GUID>", &cs);
+ *	skel = demo_bpf__open();
+ *	skel->rodata->perflib_geo = cs.geo;
+ *	perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL);
+ *	demo_bpf__load(skel); demo_bpf__attach(skel); ...
+ *
+ * Counters are addressed by position (the order of the counters in the template or
+ * manifest, 0-based): slot + PERFLIB_COUNTERS_OFFSET + 8 * position. 64-bit counters
+ * (PERF_SIZE_LARGE) use the 8 bytes, DWORD counters the low 4 bytes. Every helper bounds
+ * its offsets with perflib_geo, which the verifier reads as constants (the .rodata map is
+ * frozen), so a program loads only against the geometry it was given.
+ */
+#ifndef PERFLIB_BPF_H
+#define PERFLIB_BPF_H
+
+#include "layout.h"
+
+/* the slot geometry of one counter set, copied from its info map by the loader */
+struct perflib_bpf_geometry {
+	__u32 slot_size;     /* bytes per slot (perflib_info.slot_size) */
+	__u32 capacity;	     /* slots in the data map */
+	__u32 nr_counters;   /* counter positions per slot */
+	__u32 name_max;	     /* UTF-16 units per name incl. NUL */
+	__u32 name_offset;   /* slot offset of the UTF-16 name */
+	__u32 instance_type; /* PERF_COUNTERSET_* of the counter set */
+	__u32 nr_procs;	     /* procs map entries */
+	__u32 reserved;	     /* 0 */
+};
+
+/* what perflib_find_instance() matches */
+#define PERFLIB_FIND_ID 0x1   /* the InstanceId */
+#define PERFLIB_FIND_NAME 0x2 /* the name (ASCII) */
+
+#ifdef __bpf__
+
+#if !defined(__VMLINUX_H__) && !defined(__LINUX_BPF_H__)
+#error "include vmlinux.h or <linux/bpf.h> before perflib_bpf.h"
+#endif
+#include <bpf/bpf_helpers.h>
+
+/* name lookups: bytes of an ASCII name compared or hashed (incl. NUL) */
+#define PERFLIB_BPF_NAME_MAX PERFLIB_ASCII_MAX
+/* units a perflib_key_utf16() name buffer must hold */
+#ifndef PERFLIB_BPF_KEY_MAX
+#define PERFLIB_BPF_KEY_MAX 64
+#endif
+/* longest stored name a slot may hold (PERF_MAX_INSTANCE_NAME + 1) */
+#define PERFLIB_BPF_SLOT_NAME_MAX 1025
+
+/*
+ * The geometry, in .rodata: set it before loading (skel->rodata->perflib_geo). Define
+ * PERFLIB_BPF_NO_GEOMETRY to declare your own (the helpers need the name perflib_geo).
+ */
+#ifndef PERFLIB_BPF_NO_GEOMETRY
+const volatile struct perflib_bpf_geometry perflib_geo = {};
+#endif
+
+/* placeholder value type of a data map declared as raw bytes (the pin decides the size) */
+struct perflib_slot_raw {
+	__u8 bytes[PERFLIB_SLOT_ALIGN];
+};
+
+/*
+ * PERFLIB_DATA_MAP - declare a counter set's data map as the library creates it. @_value
+ * is a slot struct the program declares (its size must be the pin's slot_size) or struct
+ * perflib_slot_raw; @_capacity is max_entries. The loader must reuse the pinned map
+ * (bpf_map__reuse_fd); its value size and capacity then override the declaration. Also
+ * defines _name##__perflib_find() for perflib_find_instance().
+ */
+#define PERFLIB_DATA_MAP(_name, _value, _capacity)                                                 \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
+		__uint(map_flags, BPF_F_MMAPABLE);                                                 \
+		__type(key, __u32);                                                                \
+		__type(value, _value);                                                             \
+		__uint(max_entries, _capacity);                                                    \
+	} _name SEC(".maps");                                                                      \
+	PERFLIB__DEFINE_FIND(_name)
+
+#define PERFLIB_DATA_MAP_RAW(_name) PERFLIB_DATA_MAP(_name, struct perflib_slot_raw, 1)
+
+/* the index pin: live (name, id) -> slot */
+#define PERFLIB_INDEX_MAP(_name)                                                                   \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__type(key, struct perflib_index_key);                                             \
+		__type(value, struct perflib_index_val);                                           \
+		__uint(max_entries, 1);                                                            \
+	} _name SEC(".maps")
+
+/* the procs pin: provider processes of the counter set */
+#define PERFLIB_PROCS_MAP(_name)                                                                   \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
+		__uint(map_flags, BPF_F_MMAPABLE);                                                 \
+		__type(key, __u32);                                                                \
+		__type(value, struct perflib_proc);                                                \
+		__uint(max_entries, 1);                                                            \
+	} _name SEC(".maps")
+
+/* ---- slots ------------------------------------------------------------------------------ */
+
+/* perflib_slot - slot @idx of @data_map (a PERFLIB_DATA_MAP), or NULL past the capacity */
+static __always_inline void *perflib_slot(void *data_map, __u32 idx)
+{
+	if (idx >= perflib_geo.capacity)
+		return NULL;
+	return bpf_map_lookup_elem(data_map, &idx);
+}
+
+/* the header word {seq, owner_pid} of a slot (one 8-byte load) */
+static __always_inline __u64 perflib_slot_word(const void *slot)
+{
+	return *(volatile const __u64 *)slot;
+}
+
+static __always_inline __u32 perflib_word_state(__u64 w)
+{
+	return (__u32)w & PERFLIB_SLOT_STATE_MASK;
+}
+
+static __always_inline __u32 perflib_word_gen(__u64 w)
+{
+	return (__u32)w >> 2;
+}
+
+static __always_inline __u32 perflib_word_pid(__u64 w)
+{
+	return (__u32)(w >> 32);
+}
+
+static __always_inline __u64 perflib_make_word(__u32 state, __u32 gen, __u32 pid)
+{
+	return (__u64)pid << 32 | (__u32)(gen << 2) | state;
+}
+
+/* 1 if @slot holds a live instance (its name and id are published) */
+static __always_inline int perflib_slot_live(const void *slot)
+{
+	return slot && perflib_word_state(perflib_slot_word(slot)) == PERFLIB_SLOT_LIVE;
+}
+
+/* InstanceId of the instance in @slot (PERF_COUNTERSET_INSTANCE.InstanceId) */
+static __always_inline __u32 perflib_slot_id(const void *slot)
+{
+	return *(volatile const __u32 *)(slot + PERFLIB_BLOCK_OFFSET + 20);
+}
+
+/* ---- counters by position --------------------------------------------------------------- */
+
+/* the 8-byte counter slot at @pos of @slot, or NULL (no slot, position out of range) */
+static __always_inline __u64 *perflib_counter_ptr(void *slot, __u32 pos)
+{
+	if (!slot || pos >= perflib_geo.nr_counters)
+		return NULL;
+	return (__u64 *)(slot + PERFLIB_COUNTERS_OFFSET + 8 * (__u64)pos);
+}
+
+/* perflib_counter_add - atomically add @v to the 64-bit counter @pos; 0 or -1 */
+static __always_inline int perflib_counter_add(void *slot, __u32 pos, __u64 v)
+{
+	__u64 *c = perflib_counter_ptr(slot, pos);
+
+	if (!c)
+		return -1;
+	__sync_fetch_and_add(c, v);
+	return 0;
+}
+
+/* perflib_counter_add32 - atomically add @v to the DWORD counter @pos; 0 or -1 */
+static __always_inline int perflib_counter_add32(void *slot, __u32 pos, __u32 v)
+{
+	__u64 *c = perflib_counter_ptr(slot, pos);
+
+	if (!c)
+		return -1;
+	__sync_fetch_and_add((__u32 *)c, v);
+	return 0;
+}
+
+/* perflib_counter_set - store @v in the 64-bit counter @pos (one 8-byte store); 0 or -1 */
+static __always_inline int perflib_counter_set(void *slot, __u32 pos, __u64 v)
+{
+	__u64 *c = perflib_counter_ptr(slot, pos);
+
+	if (!c)
+		return -1;
+	*(volatile __u64 *)c = v;
+	return 0;
+}
+
+/* perflib_counter_set32 - store @v in the DWORD counter @pos; 0 or -1 */
+static __always_inline int perflib_counter_set32(void *slot, __u32 pos, __u32 v)
+{
+	__u64 *c = perflib_counter_ptr(slot, pos);
+
+	if (!c)
+		return -1;
+	*(volatile __u32 *)c = v;
+	return 0;
+}
+
+/* perflib_counter_read - the 64-bit counter @pos, 0 when out of range */
+static __always_inline __u64 perflib_counter_read(void *slot, __u32 pos)
+{
+	__u64 *c = perflib_counter_ptr(slot, pos);
+
+	return c ? *(volatile __u64 *)c : 0;
+}
+
+/* perflib_counter_read32 - the DWORD counter @pos, 0 when out of range */
+static __always_inline __u32 perflib_counter_read32(void *slot, __u32 pos)
+{
+	__u64 *c = perflib_counter_ptr(slot, pos);
+
+	return c ? *(volatile __u32 *)c : 0;
+}
+
+/* ---- index keys (the same hash as user space, layout.h) ----------------------------------- */
+
+/*
+ * perflib_key_ascii - the index key of ASCII name @name (at most PERFLIB_BPF_NAME_MAX - 1
+ * characters, NUL-terminated; each byte is one UTF-16 unit) and @id in uniqueness @scope.
+ */
+static __always_inline void perflib_key_ascii(struct perflib_index_key *key, const char *name,
+					      __u32 id, __u64 scope)
+{
+	struct perflib_hash_state st;
+	__u32 len = 0, k;
+
+	perflib_hash_init(&st, scope);
+	for (k = 0; k < PERFLIB_BPF_NAME_MAX - 1; k++) {
+		__u8 c = name[k];
+
+		if (!c)
+			break;
+		perflib_hash_step(&st, c);
+		len++;
+	}
+	__builtin_memset(key, 0, sizeof(*key));
+	perflib_hash_final(&st, id, len, key);
+}
+
+/*
+ * perflib_key_utf16 - the index key of the @len UTF-16 units at @name (a buffer of at least
+ * PERFLIB_BPF_KEY_MAX units; longer names are cut there) and @id in @scope.
+ */
+static __always_inline void perflib_key_utf16(struct perflib_index_key *key, const __u16 *name,
+					      __u32 len, __u32 id, __u64 scope)
+{
+	struct perflib_hash_state st;
+	__u32 k;
+
+	if (len > PERFLIB_BPF_KEY_MAX)
+		len = PERFLIB_BPF_KEY_MAX;
+	perflib_hash_init(&st, scope);
+	for (k = 0; k < PERFLIB_BPF_KEY_MAX; k++) {
+		if (k >= len)
+			break;
+		perflib_hash_step(&st, name[k]);
+	}
+	__builtin_memset(key, 0, sizeof(*key));
+	perflib_hash_final(&st, id, len, key);
+}
+
+/*
+ * perflib_instance_key_ascii - the key under which the counter set (perflib_geo) indexes
+ * instance (@name, @id) created by process @pid: the singleton key for single-instance
+ * sets, @pid's scope for per-process aggregate sets (SINGLE_AGGREGATE, ..._HISTORY,
+ * INSTANCE_AGGREGATE; pass the pid the provider sees, getpid()), else machine-wide.
+ */
+static __always_inline void perflib_instance_key_ascii(struct perflib_index_key *key,
+						       const char *name, __u32 id, __u32 pid)
+{
+	__u64 scope = perflib_key_scope(perflib_geo.instance_type, pid);
+
+	if (perflib_key_singleton(perflib_geo.instance_type)) {
+		perflib_singleton_key(scope, key);
+		return;
+	}
+	perflib_key_ascii(key, name, id, scope);
+}
+
+/*
+ * perflib_slot_key - the key of the instance stored in @slot, as its owner inserted it:
+ * the name read from the slot (up to name_max units), its InstanceId and the owner's pid
+ * @pid (the pid of the slot word, which decides the scope of aggregate sets).
+ */
+static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
+					     struct perflib_index_key *key)
+{
+	__u64 scope = perflib_key_scope(perflib_geo.instance_type, pid);
+	struct perflib_hash_state st;
+	__u32 len = 0, k;
+
+	if (perflib_key_singleton(perflib_geo.instance_type)) {
+		perflib_singleton_key(scope, key);
+		return;
+	}
+	perflib_hash_init(&st, scope);
+	for (k = 0; k < PERFLIB_BPF_SLOT_NAME_MAX; k++) {
+		__u16 unit;
+
+		if (k >= perflib_geo.name_max)
+			break;
+		unit = *(const __u16 *)(slot + perflib_geo.name_offset + 2 * (__u64)k);
+		if (!unit)
+			break;
+		perflib_hash_step(&st, unit);
+		len++;
+	}
+	__builtin_memset(key, 0, sizeof(*key));
+	perflib_hash_final(&st, perflib_slot_id(slot), len, key);
+}
+
+/*
+ * perflib_find_by_key - the slot index of the live instance with @key (one hash lookup
+ * in @index_map, a PERFLIB_INDEX_MAP), or -1. The slot is checked to be LIVE in the
+ * generation the key was inserted with, so a key of a retiring instance is not returned.
+ */
+static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
+						 const struct perflib_index_key *key)
+{
+	struct perflib_index_val *v = bpf_map_lookup_elem(index_map, key);
+	__u32 idx, gen;
+	void *slot;
+	__u64 w;
+
+	if (!v)
+		return -1;
+	idx = v->slot;
+	gen = v->gen;
+	slot = perflib_slot(data_map, idx);
+	if (!slot)
+		return -1;
+	w = perflib_slot_word(slot);
+	/* claimed at gen, published at gen + 1 (30-bit generations) */
+	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE ||
+	    perflib_word_gen(w) != ((gen + 1) & 0x3FFFFFFF))
+		return -1;
+	return idx;
+}
+
+/* ---- finding an instance by scanning the slots --------------------------------------------- */
+
+struct perflib_find_ctx {
+	__u32 id;			 /* InstanceId to match */
+	__u32 flags;			 /* PERFLIB_FIND_* */
+	__s64 found;			 /* slot index, -1 = none */
+	char name[PERFLIB_BPF_NAME_MAX]; /* ASCII name to match, NUL-terminated */
+};
+
+/* does live @slot hold the instance @f asks for? */
+static __always_inline int perflib__slot_matches(const void *slot, const struct perflib_find_ctx *f)
+{
+	__u32 k;
+
+	if (!perflib_slot_live(slot))
+		return 0;
+	if ((f->flags & PERFLIB_FIND_ID) && perflib_slot_id(slot) != f->id)
+		return 0;
+	if (!(f->flags & PERFLIB_FIND_NAME))
+		return 1;
+	for (k = 0; k < PERFLIB_BPF_NAME_MAX; k++) {
+		__u16 unit;
+		__u8 c = f->name[k];
+
+		if (k >= perflib_geo.name_max)
+			return 0;
+		unit = *(const __u16 *)(slot + perflib_geo.name_offset + 2 * (__u64)k);
+		if (unit != c)
+			return 0;
+		if (!c)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A bpf_loop() callback cannot receive a map through its context, so PERFLIB_DATA_MAP
+ * defines the scan for its own map: _name##__perflib_find(id, name, flags).
+ */
+#define PERFLIB__DEFINE_FIND(_name)                                                                \
+	static __attribute__((unused)) long _name##__perflib_find_cb(__u32 i, void *c)             \
+	{                                                                                          \
+		struct perflib_find_ctx *f = c;                                                    \
+		void *slot = perflib_slot(&_name, i);                                              \
+                                                                                                   \
+		if (!slot)                                                                         \
+			return 1;                                                                  \
+		if (!perflib__slot_matches(slot, f))                                               \
+			return 0;                                                                  \
+		f->found = i;                                                                      \
+		return 1;                                                                          \
+	}                                                                                          \
+	static __always_inline __s64 _name##__perflib_find(__u32 id, const char *name,             \
+							   __u32 flags)                            \
+	{                                                                                          \
+		struct perflib_find_ctx f = {.id = id, .flags = flags, .found = -1};               \
+		__u32 k;                                                                           \
+                                                                                                   \
+		for (k = 0; name && k < PERFLIB_BPF_NAME_MAX - 1; k++) {                           \
+			f.name[k] = name[k];                                                       \
+			if (!name[k])                                                              \
+				break;                                                             \
+		}                                                                                  \
+		bpf_loop(perflib_geo.capacity, _name##__perflib_find_cb, &f, 0);                   \
+		return f.found;                                                                    \
+	}
+
+/*
+ * perflib_find_instance - scan the slots of data map @map for a live instance: with
+ * @flags PERFLIB_FIND_ID its InstanceId is @id, with PERFLIB_FIND_NAME its name is the
+ * ASCII string @name. Returns the first matching slot index or -1. O(capacity) (bpf_loop,
+ * at most 8M slots): find once and keep the index, re-checking perflib_slot_live() or the
+ * word on use; perflib_find_by_key() is O(name length).
+ */
+#define perflib_find_instance(map, id, name, flags) map##__perflib_find(id, name, flags)
+
+#else /* !__bpf__: loaders */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perflib-linux.h"
+
+/* the pins of one counter set, opened for a loader */
+struct perflib_bpf_counterset {
+	int info_fd;			 /* info pin, read-only */
+	int data_fd;			 /* data pin, read-write */
+	int index_fd;			 /* index pin, read-write */
+	int procs_fd;			 /* procs pin, read-write */
+	struct perflib_bpf_geometry geo; /* from the info map */
+};
+
+/* perflib_bpf_geometry_from_info - the geometry of a (checked) info value */
+static inline void perflib_bpf_geometry_from_info(const struct perflib_info *info,
+						  struct perflib_bpf_geometry *geo)
+{
+	memset(geo, 0, sizeof(*geo));
+	geo->slot_size = info->slot_size;
+	geo->capacity = info->capacity;
+	geo->nr_counters = info->nr_counters;
+	geo->name_max = info->name_max;
+	geo->name_offset = info->name_offset;
+	geo->instance_type = info->instance_type;
+	geo->nr_procs = info->nr_procs;
+}
+
+static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *cs)
+{
+	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd};
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/*
+ * perflib_bpf_counterset_open - open the pins of counter set @guid (text form, as the
+ * directory is named) under @root (NULL: $PERFLIB_ROOT, else PERFLIB_DEFAULT_ROOT) and
+ * read its geometry. The data, index and procs pins need write permission. 0, or -errno
+ * (-ENOENT not registered, -EACCES, -EBADMSG not a perflib info map). Close with
+ * perflib_bpf_counterset_close().
+ */
+static inline int perflib_bpf_counterset_open(const char *root, const char *guid,
+					      struct perflib_bpf_counterset *cs)
+{
+	static const char *const names[4] = {"info", "data", "index", "procs"};
+	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd};
+	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
+	struct bpf_map_info mi;
+	struct perflib_info *info;
+	__u32 len = sizeof(mi), key = 0;
+	char path[PATH_MAX];
+	int i, err;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->info_fd = cs->data_fd = cs->index_fd = cs->procs_fd = -1;
+	if (!root)
+		root = getenv("PERFLIB_ROOT");
+	if (!root || root[0] != '/')
+		root = PERFLIB_DEFAULT_ROOT;
+	for (i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", root, guid, names[i]);
+		gopts.file_flags = i ? 0 : BPF_F_RDONLY;
+		*fds[i] = bpf_obj_get_opts(path, &gopts);
+		if (*fds[i] < 0) {
+			err = -errno;
+			perflib_bpf_counterset_close(cs);
+			return err;
+		}
+	}
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(cs->info_fd, &mi, &len)) {
+		err = -errno;
+		goto fail;
+	}
+	err = -EBADMSG;
+	if (mi.value_size < sizeof(*info))
+		goto fail;
+	info = calloc(1, mi.value_size);
+	if (!info) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (bpf_map_lookup_elem(cs->info_fd, &key, info)) {
+		err = -errno;
+		free(info);
+		goto fail;
+	}
+	if (info->magic == PERFLIB_INFO_MAGIC && info->layout_version == PERFLIB_LAYOUT_VERSION) {
+		perflib_bpf_geometry_from_info(info, &cs->geo);
+		err = 0;
+	}
+	free(info);
+	if (!err)
+		return 0;
+fail:
+	perflib_bpf_counterset_close(cs);
+	return err;
+}
+
+/*
+ * perflib_bpf_counterset_reuse - make the program's maps (any may be NULL) the pinned
+ * ones: bpf_map__reuse_fd() before bpf_object__load(). 0 or -errno.
+ */
+static inline int perflib_bpf_counterset_reuse(const struct perflib_bpf_counterset *cs,
+					       struct bpf_map *data, struct bpf_map *index,
+					       struct bpf_map *procs)
+{
+	int err = 0;
+
+	if (data)
+		err = bpf_map__reuse_fd(data, cs->data_fd);
+	if (!err && index)
+		err = bpf_map__reuse_fd(index, cs->index_fd);
+	if (!err && procs)
+		err = bpf_map__reuse_fd(procs, cs->procs_fd);
+	return err;
+}
+
+#endif /* __bpf__ */
+
+#endif /* PERFLIB_BPF_H */

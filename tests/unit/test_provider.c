@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_provider.c - provider.c, instance.c and values.c from the inside: the process-local
+ * tables the hot path uses, the slot protocol and index in the maps, the procs entry, the
+ * registration made on demand, and what another process sees through the raw pins.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "internal.h"
+#include "testlib.h"
+#include "../helpers/prov_util.h"
+
+/* the counter set @set of provider @h (internal view) */
+static struct perflib_ctrset *ctrset_of(HANDLE h, const GUID *set)
+{
+	struct perflib_provider *prov = perflib_provider_get(h);
+
+	assert_non_null(prov);
+	return perflib_ctrset_find(prov, set);
+}
+
+/* the slot that holds instance block @inst */
+static uint8_t *slot_of(PPERF_COUNTERSET_INSTANCE inst)
+{
+	return (uint8_t *)inst - PERFLIB_BLOCK_OFFSET;
+}
+
+static void test_counter_tables(void **state)
+{
+	GUID set = prov_guid(), g = prov_provider_guid();
+	struct perflib_ctrset *cs;
+	struct prov_tmpl t;
+	HANDLE h;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(PerfStartProvider(&g, NULL, &h), ERROR_SUCCESS);
+	prov_tmpl_init(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
+	/* ids out of order, one past the dense range */
+	prov_tmpl_add(&t, 30, PERF_COUNTER_COUNTER, 0);
+	prov_tmpl_add(&t, 5, PERF_COUNTER_BULK_COUNT, 0);
+	prov_tmpl_add(&t, 90000, PERF_COUNTER_RAWCOUNT, PERF_ATTRIB_BY_REFERENCE);
+	prov_tmpl_add(&t, 0, PERF_COUNTER_NODATA, 0);
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	cs = ctrset_of(h, &set);
+	assert_non_null(cs);
+	assert_int_equal(cs->nr_counters, 4);
+	assert_true(cs->has_byref);
+	assert_non_null(cs->refs);
+	/* id 90000 caps the dense table at 4096 entries; it is found by binary search */
+	assert_int_equal(cs->max_dense_id, 4096);
+	/* sorted by id; offsets follow template positions */
+	static const uint32_t ids[] = {0, 5, 30, 90000}, pos[] = {3, 1, 0, 2};
+	static const uint8_t size[] = {0, 8, 4, 4}, byref[] = {0, 0, 0, 1};
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(cs->counters[i].id, ids[i]);
+		assert_int_equal(cs->counters[i].pos, pos[i]);
+		assert_int_equal(cs->counters[i].offset, 32 + 8 * pos[i]);
+		assert_int_equal(cs->counters[i].size, size[i]);
+		assert_int_equal(cs->counters[i].byref, byref[i]);
+	}
+	/* the dense table holds the packed descriptor: offset, size << 16, by-ref << 24 */
+	for (i = 0; i < cs->max_dense_id; i++) {
+		uint32_t expect = i == 0    ? (32 + 8 * 3)
+				  : i == 5  ? (32 + 8 * 1) | 8 << 16
+				  : i == 30 ? (32 + 8 * 0) | 4 << 16
+					    : 0;
+
+		if (cs->dense[i] != expect)
+			fail_msg("dense[%u] = %#x, expected %#x", i, cs->dense[i], expect);
+	}
+	assert_int_equal(perflib_counter_pack(&cs->counters[3]), (32 + 16) | 4 << 16 | 1 << 24);
+	/* the geometry the hot path divides by */
+	assert_int_equal(cs->slot_size, cs->map->info->slot_size);
+	assert_int_equal(cs->slot_size % PERFLIB_SLOT_ALIGN, 0);
+	assert_ptr_equal(cs->base, cs->map->data + PERFLIB_BLOCK_OFFSET);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+static void test_instance_index(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE a, b;
+	struct perflib_ctrset *cs;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	cs = ctrset_of(h, &set);
+	a = PerfCreateInstance(h, &set, u"a", 0);
+	b = PerfCreateInstance(h, &set, u"b", 0);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal((uint8_t *)b - (uint8_t *)a, cs->slot_size);
+	assert_int_equal(perflib_ctrset_instance_index(cs, a), 0);
+	assert_int_equal(perflib_ctrset_instance_index(cs, b), 1);
+	/* anything but the exact start of an owned block is refused */
+	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a + 1), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a + 8), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, slot_of(a)), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a - cs->slot_size), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, cs->base + 2 * cs->slot_size), -1);
+	assert_int_equal(
+		perflib_ctrset_instance_index(cs, cs->base + (size_t)cs->capacity * cs->slot_size),
+		-1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, NULL), -1);
+	assert_int_equal(PerfDeleteInstance(h, a), ERROR_SUCCESS);
+	assert_int_equal(perflib_ctrset_instance_index(cs, a), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, b), 1);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/* the slot word, owner, index key and zeroing through a create/delete cycle */
+static void test_slot_protocol(void **state)
+{
+	struct perflib_index_key key;
+	struct perflib_index_val val;
+	struct perflib_slot_hdr *hdr;
+	struct perflib_ctrset *cs;
+	PPERF_COUNTERSET_INSTANCE inst;
+	uint64_t w, start;
+	uint32_t gen, i;
+	uint8_t *slot;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(perflib_proc_start_time(getpid(), &start), 0);
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	cs = ctrset_of(h, &set);
+	inst = PerfCreateInstance(h, &set, u"proto", 9);
+	assert_non_null(inst);
+	slot = slot_of(inst);
+	hdr = (void *)slot;
+	w = perflib_slot_word(slot);
+	assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_LIVE);
+	assert_int_equal(perflib_word_pid(w), getpid());
+	assert_int_equal(hdr->owner_start, start);
+	assert_int_equal(hdr->proc_index, cs->proc_index);
+	gen = perflib_word_gen(w);
+	/* the name is indexed, pointing at this slot and its claim */
+	perflib_index_key(u"proto", 5, 9, &key);
+	assert_int_equal(bpf_map_lookup_elem(cs->map->index_fd, &key, &val), 0);
+	assert_int_equal(val.slot, 0);
+	assert_int_equal(val.gen, gen - 1);
+	/* ASCII rendering for bpftool */
+	assert_string_equal((char *)slot + cs->map->info->ascii_offset, "proto");
+	assert_int_equal(PerfSetULongCounterValue(h, inst, PROV_STD_DWORD, 5), 0);
+
+	assert_int_equal(PerfDeleteInstance(h, inst), ERROR_SUCCESS);
+	w = perflib_slot_word(slot);
+	assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_FREE);
+	assert_int_equal(perflib_word_pid(w), 0);
+	assert_true(perflib_word_gen(w) > gen);
+	assert_int_equal(hdr->owner_start, 0);
+	assert_int_not_equal(bpf_map_lookup_elem(cs->map->index_fd, &key, &val), 0);
+	/* a free slot shows nothing of its last instance */
+	for (i = PERFLIB_BLOCK_OFFSET; i < cs->slot_size; i++)
+		assert_int_equal(slot[i], 0);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/* the ASCII copy of the name bpftool prints: '?' for what is not printable ASCII, 63 bytes */
+static void test_ascii_name(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE a, b;
+	struct perflib_ctrset *cs;
+	WCHAR longname[101];
+	char expect[64];
+	GUID set;
+	HANDLE h;
+	int i;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	cs = ctrset_of(h, &set);
+	a = PerfCreateInstance(h, &set, u"caf\u00e9 \U0001F600\t!", 0);
+	assert_non_null(a);
+	/* é is one unit, the emoji two (a surrogate pair), the tab is not printable */
+	assert_string_equal((char *)slot_of(a) + cs->map->info->ascii_offset, "caf? \?\?\?!");
+	for (i = 0; i < 100; i++)
+		longname[i] = (WCHAR)(u'A' + i % 26);
+	longname[100] = 0;
+	b = PerfCreateInstance(h, &set, longname, 0);
+	assert_non_null(b);
+	for (i = 0; i < 63; i++)
+		expect[i] = (char)('A' + i % 26);
+	expect[63] = 0;
+	assert_string_equal((char *)slot_of(b) + cs->map->info->ascii_offset, expect);
+	/* the UTF-16 name itself is complete */
+	assert_memory_equal((BYTE *)b + b->InstanceNameOffset, longname, sizeof(longname));
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/* instances are found by name + id through the index, even when the names hash alike */
+static void test_index_key(void **state)
+{
+	struct perflib_index_key a, b;
+
+	(void)state;
+	perflib_index_key(u"abc", 3, 1, &a);
+	perflib_index_key(u"abc", 3, 1, &b);
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_int_equal(a.id, 1);
+	assert_int_equal(a.name_len, 3);
+	perflib_index_key(u"abd", 3, 1, &b);
+	assert_memory_not_equal(&a.hash, &b.hash, sizeof(a.hash));
+	perflib_index_key(u"abc", 3, 2, &b);
+	assert_int_not_equal(a.id, b.id);
+	perflib_index_key(u"ABC", 3, 1, &b);
+	assert_memory_not_equal(&a.hash, &b.hash, sizeof(a.hash));
+	perflib_index_key(u"", 0, 0, &b);
+	assert_int_equal(b.name_len, 0);
+}
+
+static void test_procs_entry(void **state)
+{
+	struct perflib_set_map *ro;
+	struct perflib_ctrset *cs;
+	struct perflib_proc *e;
+	int idx;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	cs = ctrset_of(h, &set);
+	idx = cs->proc_index;
+	assert_true(idx >= 0);
+	e = &cs->map->procs[idx];
+	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
+	assert_int_equal(e->pid, getpid());
+	/* the standard set has a by-reference counter; no ControlCallback here */
+	assert_int_equal(e->flags, PERFLIB_PROC_BYREF);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	/* released on stop */
+	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(ro->procs[idx].state, PERFLIB_PROC_FREE);
+	perflib_set_close(ro);
+}
+
+static ULONG CALLBACK noop_callback(ULONG code, PVOID buf, ULONG size)
+{
+	(void)code;
+	(void)buf;
+	(void)size;
+	return 0;
+}
+
+static void test_procs_callback_flag(void **state)
+{
+	GUID set = prov_guid(), g = prov_provider_guid();
+	struct perflib_ctrset *cs;
+	struct prov_tmpl t;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(PerfStartProvider(&g, noop_callback, &h), ERROR_SUCCESS);
+	prov_tmpl_init(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
+	prov_tmpl_add(&t, 1, PERF_COUNTER_COUNTER, 0);
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	cs = ctrset_of(h, &set);
+	assert_true(cs->proc_index >= 0);
+	assert_int_equal(cs->map->procs[cs->proc_index].flags, PERFLIB_PROC_CALLBACK);
+	assert_false(cs->has_byref);
+	assert_null(cs->refs);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/* by-reference addresses: the private table the collector dereferences */
+static void test_refs_private(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst;
+	struct perflib_ctrset *cs;
+	ULONGLONG x = 1;
+	GUID set;
+	HANDLE h;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(perflib_set_capacity(1, 0), 0);
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, 0), 0);
+	cs = ctrset_of(h, &set);
+	inst = PerfCreateInstance(h, &set, u"r", 0);
+	assert_non_null(inst);
+	assert_int_equal(PerfSetCounterRefValue(h, inst, PROV_STD_REF, &x), 0);
+	k = 0 * cs->nr_counters + 2; /* slot 0, template position 2 */
+	assert_ptr_equal(cs->refs[k], &x);
+	assert_int_equal(PerfDeleteInstance(h, inst), 0);
+	/* the next instance in the same slot starts without an address */
+	inst = PerfCreateInstance(h, &set, u"r2", 0);
+	assert_non_null(inst);
+	assert_null(cs->refs[k]);
+	assert_null(*(void **)prov_slot(inst, 2));
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/* the registration PerfSetCounterSetInfo pins when no lodctr registration exists */
+static void test_on_demand_registration(void **state)
+{
+	GUID set = prov_guid(), g = prov_provider_guid(), other = prov_guid();
+	const struct perflib_info_counter *c;
+	struct perflib_set_map *ro;
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	struct prov_tmpl t;
+	struct stat st;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(PerfStartProvider(&g, NULL, &h), ERROR_SUCCESS);
+	prov_tmpl_init(&t, set, PERF_COUNTERSET_MULTI_AGGREGATE);
+	t.set.ProviderGuid = other;
+	prov_tmpl_add(&t, 1, PERF_RAW_FRACTION, 0);
+	prov_tmpl_add(&t, 2, PERF_RAW_BASE, 0);
+	prov_tmpl_add(&t, 3, PERF_COUNTER_COUNTER, PERF_ATTRIB_NO_DISPLAYABLE);
+	t.c[2].Scale = -2;
+	t.c[2].DetailLevel = PERF_DETAIL_ADVANCED;
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_false(ro->writable);
+	assert_int_equal(ro->info->flags, 0);
+	assert_memory_equal(ro->info->provider_guid, &other, 16);
+	assert_memory_equal(ro->info->counterset_guid, &set, 16);
+	assert_int_equal(ro->info->instance_type, PERF_COUNTERSET_MULTI_AGGREGATE);
+	assert_int_equal(ro->info->nr_counters, 3);
+	assert_int_equal(ro->info->capacity, PROV_CAPACITY_DEFAULT);
+	assert_int_equal(ro->info->name_max, PERFLIB_NAME_MAX_DEFAULT);
+	assert_int_equal(ro->info->counterset_name, PERFLIB_STR_NONE);
+	c = ro->counters;
+	assert_int_equal(c[0].type, PERF_RAW_FRACTION);
+	/* without a manifest the base of a fraction is the counter after it */
+	assert_int_equal(c[0].base_id, 2);
+	assert_int_equal(c[1].base_id, 0xFFFFFFFF);
+	assert_int_equal(c[2].base_id, 0xFFFFFFFF);
+	assert_int_equal(c[2].attrib, PERF_ATTRIB_NO_DISPLAYABLE);
+	assert_int_equal(c[2].scale, -2);
+	assert_int_equal(c[2].detail_level, PERF_DETAIL_ADVANCED);
+	assert_int_equal(c[2].name, PERFLIB_STR_NONE);
+	perflib_set_close(ro);
+	/* default pin mode 0640 */
+	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/data", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/* ---- what another process sees through the raw pins ------------------------------------ */
+
+#define VIS_INCREMENTS 200000
+
+struct vis_arg {
+	GUID set;
+	pid_t parent;
+	int ready_w, done_r;
+};
+
+#define CHILD_CHECK(cond, code)                                                                    \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "child: check failed: %s\n", #cond);                       \
+			return code;                                                               \
+		}                                                                                  \
+	} while (0)
+
+/*
+ * A consumer written against bpf/layout.h and libbpf only. It checks the layout through a
+ * BPF_F_RDONLY fd (syscall reads: what a reader with read permission only can do), then
+ * follows the counter live through a PROT_READ mapping. That mapping needs an fd opened
+ * read-write: the kernel refuses to mmap a BPF_F_RDONLY fd at all (EINVAL).
+ */
+static int vis_child(void *p)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, ro, .file_flags = BPF_F_RDONLY);
+	const struct vis_arg *a = p;
+	char dir[PATH_MAX], path[PATH_MAX + 8], gs[37];
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key = 0;
+	struct perflib_info *info;
+	const PERF_COUNTERSET_INSTANCE *blk;
+	const uint8_t *data;
+	uint8_t *slot;
+	uint64_t last = 0, now;
+	int info_fd, data_fd, rw_fd;
+	uint32_t i, live = 0, live_i = 0;
+	size_t data_len;
+
+	snprintf(dir, sizeof(dir), "%s/%s", getenv("PERFLIB_ROOT"),
+		 perflib_guid_to_string(&a->set, gs));
+	snprintf(path, sizeof(path), "%s/info", dir);
+	info_fd = bpf_obj_get_opts(path, &ro);
+	CHILD_CHECK(info_fd >= 0, 2);
+	memset(&mi, 0, sizeof(mi));
+	CHILD_CHECK(bpf_obj_get_info_by_fd(info_fd, &mi, &len) == 0, 3);
+	info = calloc(1, mi.value_size);
+	CHILD_CHECK(info && bpf_map_lookup_elem(info_fd, &key, info) == 0, 4);
+	CHILD_CHECK(info->magic == PERFLIB_INFO_MAGIC, 5);
+	snprintf(path, sizeof(path), "%s/data", dir);
+	data_fd = bpf_obj_get_opts(path, &ro);
+	CHILD_CHECK(data_fd >= 0, 6);
+	data_len = (size_t)info->capacity * info->slot_size;
+	/* a read-only fd is never mapped for writing */
+	CHILD_CHECK(mmap(NULL, data_len, PROT_READ | PROT_WRITE, MAP_SHARED, data_fd, 0) ==
+			    MAP_FAILED,
+		    7);
+	slot = malloc(info->slot_size);
+	CHILD_CHECK(slot, 8);
+	for (i = 0; i < info->capacity; i++) {
+		CHILD_CHECK(bpf_map_lookup_elem(data_fd, &i, slot) == 0, 9);
+		if ((*(uint32_t *)slot & PERFLIB_SLOT_STATE_MASK) == PERFLIB_SLOT_LIVE) {
+			live++;
+			live_i = i;
+		}
+	}
+	CHILD_CHECK(live == 1, 10);
+	CHILD_CHECK(bpf_map_lookup_elem(data_fd, &live_i, slot) == 0, 11);
+	CHILD_CHECK(((struct perflib_slot_hdr *)slot)->owner_pid == (uint32_t)a->parent, 12);
+	blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
+	CHILD_CHECK(!memcmp(&blk->CounterSetGuid, &a->set, sizeof(GUID)), 13);
+	CHILD_CHECK(blk->InstanceId == 42, 14);
+	CHILD_CHECK(blk->InstanceNameOffset == 32 + 8 * info->nr_counters, 15);
+	CHILD_CHECK(blk->InstanceNameSize == sizeof(u"Worker 1"), 16);
+	CHILD_CHECK(blk->dwSize == (32 + 8 * info->nr_counters + sizeof(u"Worker 1") + 7) / 8 * 8,
+		    17);
+	/* the Windows name offset and the layout's name offset are the same bytes */
+	CHILD_CHECK(PERFLIB_BLOCK_OFFSET + blk->InstanceNameOffset == info->name_offset, 18);
+	CHILD_CHECK(!memcmp(slot + info->name_offset, u"Worker 1", sizeof(u"Worker 1")), 19);
+	CHILD_CHECK(!strcmp((const char *)slot + info->ascii_offset, "Worker 1"), 20);
+	CHILD_CHECK(*(const uint32_t *)(slot + PERFLIB_COUNTERS_OFFSET) == 7, 21);
+	CHILD_CHECK(*(const uint32_t *)(slot + PERFLIB_COUNTERS_OFFSET + 24) == 0xC0FFEE, 22);
+
+	/* the live view: read-write fd, read-only mapping */
+	rw_fd = bpf_obj_get(path);
+	CHILD_CHECK(rw_fd >= 0, 23);
+	data = mmap(NULL, data_len, PROT_READ, MAP_SHARED, rw_fd, 0);
+	CHILD_CHECK(data != MAP_FAILED, 24);
+	data += (size_t)live_i * info->slot_size;
+	CHILD_CHECK(!memcmp(data, slot, PERFLIB_COUNTERS_OFFSET), 25);
+	if (tl_signal(a->ready_w))
+		return 26;
+	/* values move while the parent increments, never backwards */
+	do {
+		now = __atomic_load_n((const uint64_t *)(data + PERFLIB_COUNTERS_OFFSET + 8),
+				      __ATOMIC_RELAXED);
+		CHILD_CHECK(now >= last, 27);
+		last = now;
+	} while (tl_await(a->done_r, 0));
+	now = __atomic_load_n((const uint64_t *)(data + PERFLIB_COUNTERS_OFFSET + 8),
+			      __ATOMIC_RELAXED);
+	if (now != VIS_INCREMENTS) {
+		fprintf(stderr, "child: final value %llu, expected %d\n", (unsigned long long)now,
+			VIS_INCREMENTS);
+		return 28;
+	}
+	/* and the syscall view agrees */
+	CHILD_CHECK(bpf_map_lookup_elem(data_fd, &live_i, slot) == 0, 29);
+	CHILD_CHECK(*(const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET + 8) == VIS_INCREMENTS, 30);
+	free(slot);
+	free(info);
+	return 0;
+}
+
+static void test_visible_to_other_process(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst;
+	int ready[2], done[2], i;
+	struct vis_arg a;
+	GUID set;
+	HANDLE h;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	inst = PerfCreateInstance(h, &set, u"Worker 1", 42);
+	assert_non_null(inst);
+	assert_int_equal(PerfSetULongCounterValue(h, inst, PROV_STD_DWORD, 7), 0);
+	assert_int_equal(PerfSetULongCounterValue(h, inst, PROV_STD_DWORD2, 0xC0FFEE), 0);
+	assert_int_equal(tl_pipe(ready), 0);
+	assert_int_equal(tl_pipe(done), 0);
+	a = (struct vis_arg){set, getpid(), ready[1], done[0]};
+	pid = tl_fork(vis_child, &a);
+	assert_true(pid > 0);
+	if (tl_await(ready[0], 10000)) {
+		/* the child failed before it was ready: its exit code says where */
+		assert_int_equal(tl_wait(pid, 10000), 0);
+		fail_msg("child never got ready");
+	}
+	for (i = 0; i < VIS_INCREMENTS; i++)
+		assert_int_equal(PerfIncrementULongLongCounterValue(h, inst, PROV_STD_LARGE, 1), 0);
+	assert_int_equal(tl_signal(done[1]), 0);
+	assert_int_equal(tl_wait(pid, 10000), 0);
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	close(done[1]);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/* a read-only opener of the same process sees publish and delete at once */
+static void test_visible_states(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst;
+	struct perflib_set_map *ro;
+	const uint8_t *rslot;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	rslot = perflib_slot(ro, 0);
+	assert_int_equal(perflib_word_state(perflib_slot_word(rslot)), PERFLIB_SLOT_FREE);
+	inst = PerfCreateInstance(h, &set, u"seen", 1);
+	assert_non_null(inst);
+	assert_int_equal(perflib_word_state(perflib_slot_word(rslot)), PERFLIB_SLOT_LIVE);
+	assert_int_equal(PerfSetULongLongCounterValue(h, inst, PROV_STD_LARGE, 123456789), 0);
+	assert_int_equal(*(const uint64_t *)(rslot + PERFLIB_COUNTERS_OFFSET + 8), 123456789);
+	assert_int_equal(PerfDeleteInstance(h, inst), 0);
+	assert_int_equal(perflib_word_state(perflib_slot_word(rslot)), PERFLIB_SLOT_FREE);
+	assert_int_equal(*(const uint64_t *)(rslot + PERFLIB_COUNTERS_OFFSET + 8), 0);
+	perflib_set_close(ro);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counter_tables),
+		cmocka_unit_test(test_instance_index),
+		cmocka_unit_test(test_slot_protocol),
+		cmocka_unit_test(test_ascii_name),
+		cmocka_unit_test(test_index_key),
+		cmocka_unit_test(test_procs_entry),
+		cmocka_unit_test(test_procs_callback_flag),
+		cmocka_unit_test(test_refs_private),
+		cmocka_unit_test(test_on_demand_registration),
+		cmocka_unit_test(test_visible_to_other_process),
+		cmocka_unit_test(test_visible_states),
+	};
+
+	tl_require_bpf();
+	return cmocka_run_group_tests_name("provider", tests, tl_group_setup, tl_group_teardown);
+}

@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_reaper.c - kernel-assisted cleanup (userspace/reaper.c, bpf/reaper.bpf.c): a provider
+ * killed with SIGKILL (or exiting) has its slots FREE and its index keys deleted by the time
+ * its parent's waitpid() returns, with no consumer or reaper call in between; the BPF key
+ * equals the user-space key for every kind of index key; a process that still has threads
+ * is not reaped; the pins come and go with the counter set; kernel-owned instances survive
+ * their creator. Children report through their exit code.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/capability.h>
+
+#include "internal.h"
+#include "testlib.h"
+#include "../helpers/prov_util.h"
+
+#define WAIT_MS 10000
+#define NR_INST 3
+
+struct child {
+	GUID set;
+	ULONG type;	    /* PERF_COUNTERSET_* */
+	const char *prefix; /* instance names <prefix><j>, ids 100 + j */
+	int nr;		    /* instances */
+	bool thread;	    /* end the main thread, keep a second one */
+	bool give;	    /* hand the instances to the kernel, then exit */
+	int ready[2];	    /* child -> parent */
+	int go[2];	    /* parent -> child */
+	pid_t pid;
+};
+
+static void *hold_thread(void *p)
+{
+	struct child *c = p;
+
+	tl_await(c->go[0], 60000);
+	/* every thread goes (the library may run its own): the last one reaps */
+	_exit(0);
+}
+
+/* a provider process: registers a set of c->type, creates c->nr instances, waits */
+static int child_provider(void *p)
+{
+	struct child *c = p;
+	GUID pg = prov_provider_guid();
+	PPERF_COUNTERSET_INSTANCE inst;
+	struct prov_tmpl t;
+	pthread_t th;
+	WCHAR name[64];
+	HANDLE h;
+	int j;
+
+	prov_tmpl_std(&t, c->set, c->type);
+	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+		return 2;
+	for (j = 0; j < c->nr; j++) {
+		inst = PerfCreateInstance(h, &c->set, prov_wname(name, 64, "%s%d", c->prefix, j),
+					  (ULONG)(100 + j));
+		if (!inst) {
+			fprintf(stderr, "child: create %d: error %u\n", j, GetLastError());
+			return 3;
+		}
+		if (c->give && perflib_instance_to_kernel(h, inst))
+			return 4;
+	}
+	if (c->give) {
+		/* exit without stopping: the kernel owns them now */
+		tl_signal(c->ready[1]);
+		return 0;
+	}
+	if (c->thread) {
+		if (pthread_create(&th, NULL, hold_thread, c))
+			return 5;
+		tl_signal(c->ready[1]);
+		/* only this thread ends: the process lives on in the other one */
+		syscall(SYS_exit, 0);
+	}
+	tl_signal(c->ready[1]);
+	tl_await(c->go[0], 60000);
+	return 0;
+}
+
+static void child_start(struct child *c)
+{
+	assert_int_equal(tl_pipe(c->ready), 0);
+	assert_int_equal(tl_pipe(c->go), 0);
+	c->pid = tl_fork(child_provider, c);
+	assert_true(c->pid > 0);
+	if (tl_await(c->ready[0], WAIT_MS))
+		fail_msg("provider child exited early (%d)", tl_wait(c->pid, WAIT_MS));
+}
+
+static void child_close(struct child *c)
+{
+	close(c->ready[0]);
+	close(c->ready[1]);
+	close(c->go[0]);
+	close(c->go[1]);
+}
+
+/* keys in the index map of @map */
+static unsigned int count_keys(const struct perflib_set_map *map)
+{
+	struct perflib_index_key key, next;
+	unsigned int n = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(map->index_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+/* slots of @map in @state owned by @pid */
+static unsigned int count_slots(const struct perflib_set_map *map, uint32_t state, uint32_t pid)
+{
+	unsigned int n = 0;
+	uint32_t i;
+	uint64_t w;
+
+	for (i = 0; i < map->info->capacity; i++) {
+		w = perflib_slot_word(perflib_slot(map, i));
+		if (perflib_word_state(w) == state && perflib_word_pid(w) == pid)
+			n++;
+	}
+	return n;
+}
+
+static unsigned int count_live_procs(const struct perflib_set_map *map, uint32_t pid)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	for (i = 0; i < map->info->nr_procs; i++) {
+		if (map->procs[i].state == PERFLIB_PROC_LIVE && map->procs[i].pid == pid)
+			n++;
+	}
+	return n;
+}
+
+static bool pinned(const GUID *set, const char *name)
+{
+	char dir[512], path[600];
+	struct stat st;
+
+	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) == 0;
+}
+
+/*
+ * Kill a child holding NR_INST instances of a set of @type and check, right after waitpid,
+ * that every slot is FREE two generations on, zeroed, and that no index key is left.
+ */
+static void kill_and_check(ULONG type, int nr)
+{
+	struct child c = {.set = prov_guid(), .type = type, .prefix = "reap", .nr = nr};
+	struct perflib_set_map *ro;
+	uint32_t gens[NR_INST], idx[NR_INST], i, n = 0;
+	uint64_t w;
+	size_t k;
+
+	child_start(&c);
+	assert_true(pinned(&c.set, "reaper"));
+	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), nr);
+	assert_int_equal(count_keys(ro), nr);
+	assert_int_equal(count_live_procs(ro, (uint32_t)c.pid), 1);
+	for (i = 0; i < ro->info->capacity && n < (uint32_t)nr; i++) {
+		w = perflib_slot_word(perflib_slot(ro, i));
+		if (perflib_word_state(w) == PERFLIB_SLOT_LIVE) {
+			idx[n] = i;
+			gens[n++] = perflib_word_gen(w);
+		}
+	}
+
+	assert_int_equal(kill(c.pid, SIGKILL), 0);
+	assert_int_equal(tl_wait(c.pid, WAIT_MS), 128 + SIGKILL);
+	/* nothing ran since waitpid: only the BPF program can have freed them */
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_CLAIMED, (uint32_t)c.pid), 0);
+	assert_int_equal(count_keys(ro), 0);
+	assert_int_equal(count_live_procs(ro, (uint32_t)c.pid), 0);
+	for (i = 0; i < n; i++) {
+		const uint8_t *s = perflib_slot(ro, idx[i]);
+
+		w = perflib_slot_word(s);
+		assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_FREE);
+		assert_int_equal(perflib_word_pid(w), 0);
+		assert_int_equal(perflib_word_gen(w), gens[i] + 2);
+		assert_int_equal(((const struct perflib_slot_hdr *)s)->owner_start, 0);
+		for (k = PERFLIB_BLOCK_OFFSET; k < ro->info->slot_size; k++)
+			assert_int_equal(s[k], 0);
+	}
+	/* and the lazy reaper finds nothing left to do */
+	assert_int_equal(perflib_reap_counterset(&c.set), 0);
+	perflib_set_close(ro);
+	child_close(&c);
+
+	/* another process creates the same (name, id) */
+	c.pid = 0;
+	child_start(&c);
+	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), nr);
+	assert_int_equal(count_keys(ro), nr);
+	perflib_set_close(ro);
+	assert_int_equal(tl_signal(c.go[1]), 0);
+	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
+	child_close(&c);
+}
+
+static void test_sigkill_multi(void **state)
+{
+	(void)state;
+	kill_and_check(PERF_COUNTERSET_MULTI_INSTANCES, NR_INST);
+}
+
+/* the other key shapes: the singleton key, per-process scopes, the aggregate set */
+static void test_sigkill_single(void **state)
+{
+	(void)state;
+	kill_and_check(PERF_COUNTERSET_SINGLE_INSTANCE, 1);
+}
+
+static void test_sigkill_single_aggregate(void **state)
+{
+	(void)state;
+	kill_and_check(PERF_COUNTERSET_SINGLE_AGGREGATE, 1);
+}
+
+static void test_sigkill_instance_aggregate(void **state)
+{
+	(void)state;
+	kill_and_check(PERF_COUNTERSET_INSTANCE_AGGREGATE, NR_INST);
+}
+
+static void test_sigkill_multi_aggregate(void **state)
+{
+	(void)state;
+	kill_and_check(PERF_COUNTERSET_MULTI_AGGREGATE, NR_INST);
+}
+
+/* exiting without PerfStopProvider is a process exit like any other */
+static void test_exit_reaped(void **state)
+{
+	struct child c = {.set = prov_guid(),
+			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
+			  .prefix = "exit",
+			  .nr = NR_INST};
+	struct perflib_set_map *ro;
+
+	(void)state;
+	child_start(&c);
+	assert_int_equal(tl_signal(c.go[1]), 0);
+	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
+	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 0);
+	assert_int_equal(count_keys(ro), 0);
+	perflib_set_close(ro);
+	child_close(&c);
+}
+
+/* state letter of /proc/<pid>/stat */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* the group leader exits first: the process is alive until its last thread exits */
+static void test_last_thread(void **state)
+{
+	struct child c = {.set = prov_guid(),
+			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
+			  .prefix = "thr",
+			  .nr = NR_INST,
+			  .thread = true};
+	struct perflib_set_map *ro;
+	int waited;
+
+	(void)state;
+	child_start(&c);
+	/* the leader is a zombie once its thread is gone */
+	for (waited = 0; proc_state(c.pid) != 'Z' && waited < WAIT_MS; waited += 5)
+		usleep(5000);
+	assert_int_equal(proc_state(c.pid), 'Z');
+	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), NR_INST);
+	assert_int_equal(count_keys(ro), NR_INST);
+	/* the last threads leave: now the process is gone */
+	assert_int_equal(tl_signal(c.go[1]), 0);
+	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 0);
+	assert_int_equal(count_keys(ro), 0);
+	perflib_set_close(ro);
+	child_close(&c);
+}
+
+/* lodctr's path: registering attaches the reaper; unregistering removes every pin */
+static void test_register_pins(void **state)
+{
+	struct perflib_counter_reg regs[1] = {{
+		.id = 1,
+		.type = PERF_COUNTER_BULK_COUNT,
+		.name = "c",
+		.base_id = 0xFFFFFFFF,
+		.perf_time_id = 0xFFFFFFFF,
+		.perf_freq_id = 0xFFFFFFFF,
+		.multi_id = 0xFFFFFFFF,
+	}};
+	struct perflib_counterset_reg reg = {
+		.provider_guid = prov_provider_guid(),
+		.counterset_guid = prov_guid(),
+		.instance_type = PERF_COUNTERSET_MULTI_INSTANCES,
+		.name = "reaper test",
+		.nr_counters = 1,
+		.counters = regs,
+	};
+	struct bpf_link_info li;
+	__u32 len = sizeof(li);
+	char dir[512], path[600];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_int_equal(perflib_register_counterset(&reg, NULL), 0);
+	assert_true(pinned(&reg.counterset_guid, "reaper"));
+	assert_int_equal(perflib_set_dir(&reg.counterset_guid, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/reaper", dir);
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	memset(&li, 0, sizeof(li));
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &li, &len), 0);
+	assert_int_equal(li.type, BPF_LINK_TYPE_RAW_TRACEPOINT);
+	close(fd);
+	/* registering again is a no-op that keeps the one reaper */
+	assert_int_equal(perflib_register_counterset(&reg, NULL), -EEXIST);
+	assert_int_equal(perflib_unregister_counterset(&reg.counterset_guid, false), 0);
+	assert_int_not_equal(stat(dir, &st), 0);
+}
+
+static int child_disabled(void *p)
+{
+	GUID *set = p;
+	GUID pg = prov_provider_guid();
+	struct prov_tmpl t;
+	HANDLE h;
+
+	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
+	prov_tmpl_std(&t, *set, PERF_COUNTERSET_MULTI_INSTANCES);
+	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+		return 2;
+	return PerfStopProvider(h) ? 3 : 0;
+}
+
+/* PerfSetCounterSetInfo attaches it for a counter set created on demand, unless disabled */
+static void test_provider_hook(void **state)
+{
+	GUID set = prov_guid();
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(tl_wait(tl_fork(child_disabled, &set), WAIT_MS), 0);
+	assert_false(pinned(&set, "reaper"));
+	assert_true(pinned(&set, "data"));
+	assert_int_equal(perflib_unregister_counterset(&set, false), 0);
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	assert_true(pinned(&set, "reaper"));
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_int_equal(perflib_unregister_counterset(&set, false), 0);
+}
+
+static int child_unprivileged(void *p)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	GUID *set = p;
+	struct perflib_set_map *map;
+	int err;
+
+	if (perflib_set_open(set, true, &map))
+		return 2;
+	/* no effective capabilities: what a provider started by an ordinary user has */
+	if (syscall(SYS_capget, &hdr, d))
+		return 3;
+	d[0].effective = d[1].effective = 0;
+	if (syscall(SYS_capset, &hdr, d))
+		return 4;
+	err = perflib_reaper_attach(map);
+	perflib_set_close(map);
+	return err == -EPERM ? 0 : 5;
+}
+
+/* without privileges it is skipped, silently */
+static void test_unprivileged(void **state)
+{
+	GUID set = prov_guid();
+	HANDLE h;
+
+	(void)state;
+	/* a set without reaper: created by a provider that had it disabled */
+	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	setenv("PERFLIB_KERNEL_REAPER", "1", 1);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_false(pinned(&set, "reaper"));
+	assert_int_equal(tl_wait(tl_fork(child_unprivileged, &set), WAIT_MS), 0);
+	assert_false(pinned(&set, "reaper"));
+	assert_int_equal(perflib_unregister_counterset(&set, false), 0);
+}
+
+/* kernel-owned instances outlive their creator; a loader takes them back to delete them */
+static void test_kernel_owned(void **state)
+{
+	struct child c = {.set = prov_guid(),
+			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
+			  .prefix = "kern",
+			  .nr = NR_INST,
+			  .give = true};
+	struct perflib_set_map *ro;
+	struct prov_tmpl t;
+	GUID pg = prov_provider_guid();
+	const uint8_t *s;
+	HANDLE h;
+	uint32_t i;
+
+	(void)state;
+	child_start(&c);
+	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
+	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, 0), NR_INST);
+	assert_int_equal(count_keys(ro), NR_INST);
+	for (i = 0; i < ro->info->capacity; i++) {
+		s = perflib_slot(ro, i);
+		if (perflib_word_state(perflib_slot_word(s)) != PERFLIB_SLOT_LIVE)
+			continue;
+		assert_true(((const struct perflib_slot_hdr *)s)->owner_start ==
+			    PERFLIB_OWNER_KERNEL);
+		assert_int_equal(perflib_proc_alive(0, PERFLIB_OWNER_KERNEL), 1);
+	}
+	/* no reaper frees them, and their names stay taken */
+	assert_int_equal(perflib_reap_counterset(&c.set), 0);
+	prov_tmpl_std(&t, c.set, PERF_COUNTERSET_MULTI_INSTANCES);
+	assert_int_equal(PerfStartProvider(&pg, NULL, &h), ERROR_SUCCESS);
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	assert_null(PerfCreateInstance(h, &c.set, u"kern0", 100));
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	/* taken back, they are this provider's, and stopping deletes them */
+	assert_int_equal(perflib_kernel_instances_take(h, &c.set), NR_INST);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)getpid()), NR_INST);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, 0), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)getpid()), 0);
+	assert_int_equal(count_keys(ro), 0);
+	perflib_set_close(ro);
+	child_close(&c);
+	assert_int_equal(perflib_unregister_counterset(&c.set, false), 0);
+}
+
+/* ---- many providers killed at random moments while they create and delete ---------------- */
+
+#define STRESS_PROCS 4
+#define STRESS_KILLS 40
+#define STRESS_NAMES 48
+
+static int child_churn(void *p)
+{
+	const GUID *set = p;
+	PPERF_COUNTERSET_INSTANCE held[STRESS_NAMES] = {0};
+	GUID pg = prov_provider_guid();
+	struct prov_tmpl t;
+	WCHAR name[16];
+	unsigned int r = (unsigned int)getpid();
+	HANDLE h;
+	int k;
+
+	prov_tmpl_std(&t, *set, PERF_COUNTERSET_MULTI_INSTANCES);
+	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+		return 2;
+	for (;;) {
+		r = r * 1103515245 + 12345;
+		k = (int)((r >> 16) % STRESS_NAMES);
+		if (held[k]) {
+			PerfDeleteInstance(h, held[k]);
+			held[k] = NULL;
+		} else {
+			/* names collide across processes: ERROR_ALREADY_EXISTS is fine */
+			held[k] = PerfCreateInstance(h, set, prov_wname(name, 16, "n%d", k), 7);
+		}
+	}
+	return 0;
+}
+
+static void test_stress(void **state)
+{
+	GUID set = prov_guid();
+	pid_t pids[STRESS_PROCS];
+	struct perflib_set_map *ro;
+	unsigned int r = 1;
+	int i, kills;
+	HANDLE h;
+
+	(void)state;
+	/* the counter set and its reaper exist before the children race to create it */
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_true(pinned(&set, "reaper"));
+	for (i = 0; i < STRESS_PROCS; i++)
+		pids[i] = tl_fork(child_churn, &set);
+	for (kills = 0; kills < STRESS_KILLS; kills++) {
+		r = r * 1103515245 + 12345;
+		usleep(1000 + (r >> 16) % 20000);
+		i = (int)((r >> 8) % STRESS_PROCS);
+		assert_int_equal(kill(pids[i], SIGKILL), 0);
+		assert_int_equal(tl_wait(pids[i], WAIT_MS), 128 + SIGKILL);
+		pids[i] = tl_fork(child_churn, &set);
+	}
+	/* they were busy: instances live right now */
+	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_true(count_keys(ro) > 0);
+	perflib_set_close(ro);
+	for (i = 0; i < STRESS_PROCS; i++) {
+		assert_int_equal(kill(pids[i], SIGKILL), 0);
+		assert_int_equal(tl_wait(pids[i], WAIT_MS), 128 + SIGKILL);
+	}
+	/* every slot and key came back, whatever each process was doing when it died */
+	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	for (i = 0; i < (int)ro->info->capacity; i++)
+		assert_int_equal(
+			perflib_word_state(perflib_slot_word(perflib_slot(ro, (uint32_t)i))),
+			PERFLIB_SLOT_FREE);
+	assert_int_equal(count_keys(ro), 0);
+	perflib_set_close(ro);
+	assert_int_equal(perflib_reap_counterset(&set), 0);
+}
+
+/* can this machine run the reaper? skip (77) with the reason if not */
+static void require_reaper(void)
+{
+	const char *req = getenv("PERFLIB_REQUIRE_BPF");
+	struct perflib_set_map *map;
+	GUID set = prov_guid();
+	HANDLE h;
+	int err;
+
+	if (!tl_root_create())
+		exit(1);
+	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
+	err = prov_std_start(&h, &set) == ERROR_SUCCESS ? 0 : -EIO;
+	setenv("PERFLIB_KERNEL_REAPER", "1", 1);
+	if (!err)
+		err = perflib_set_open(&set, true, &map);
+	if (!err) {
+		err = perflib_reaper_attach(map);
+		perflib_set_close(map);
+	}
+	if (!err)
+		PerfStopProvider(h);
+	tl_root_remove();
+	if (!err)
+		return;
+	if (req && !strcmp(req, "1")) {
+		fprintf(stderr, "FAIL: the exit reaper cannot be attached (%s)\n", strerror(-err));
+		exit(1);
+	}
+	fprintf(stderr, "SKIP: the exit reaper cannot be attached here (%s)\n", strerror(-err));
+	exit(TL_SKIP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sigkill_multi),
+		cmocka_unit_test(test_sigkill_single),
+		cmocka_unit_test(test_sigkill_single_aggregate),
+		cmocka_unit_test(test_sigkill_instance_aggregate),
+		cmocka_unit_test(test_sigkill_multi_aggregate),
+		cmocka_unit_test(test_exit_reaped),
+		cmocka_unit_test(test_last_thread),
+		cmocka_unit_test(test_register_pins),
+		cmocka_unit_test(test_provider_hook),
+		cmocka_unit_test(test_unprivileged),
+		cmocka_unit_test(test_kernel_owned),
+		cmocka_unit_test(test_stress),
+	};
+
+	tl_require_bpf();
+	require_reaper();
+	/* this test is about the kernel reaper: on, whatever the environment says */
+	setenv("PERFLIB_KERNEL_REAPER", "1", 1);
+	return cmocka_run_group_tests_name("reaper", tests, tl_group_setup, tl_group_teardown);
+}

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_typeperf_opts.c - typeperf's command line, -cf and -config files
+ * (tools/common/tp_opts.c) and the CSV/TSV text (tools/common/tp_out.c): switch
+ * spellings, refused formats, -si syntax, quoting, CRLF, six decimals, time stamps.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "testlib.h"
+#include "tp_opts.h"
+
+static char err[256];
+
+/* parse a NULL-terminated argument list (argv[0] added) */
+static int parse(struct tp_opts *o, ...)
+{
+	char *argv[32] = {"typeperf"};
+	va_list ap;
+	int argc = 1;
+
+	va_start(ap, o);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	return tp_opts_parse(argc, argv, o, err, sizeof(err));
+}
+
+/* a temporary file with @text; returns its malloc'd path */
+static char *temp_file(const char *text)
+{
+	char *path = strdup("/tmp/test_typeperf_opts.XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void test_defaults_and_switches(void **state)
+{
+	struct tp_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "\\Memory\\Available Bytes", NULL), 0);
+	assert_int_equal(o.nr_counters, 1);
+	assert_string_equal(o.counters[0], "\\Memory\\Available Bytes");
+	assert_int_equal(o.format, TP_FORMAT_CSV);
+	assert_int_equal(o.interval, 1);
+	assert_int_equal(o.samples, 0);
+	assert_null(o.output);
+	assert_null(o.machine);
+	assert_false(o.yes);
+	tp_opts_free(&o);
+	/* '-' or '/', any case */
+	assert_int_equal(parse(&o, "\\A\\B", "/SI", "00:01:05", "-Sc", "3", "/F", "tsv", "-O",
+			       "out.csv", "/y", "-S", "\\\\host", "\\C\\D", NULL),
+			 0);
+	assert_int_equal(o.nr_counters, 2);
+	assert_string_equal(o.counters[1], "\\C\\D");
+	assert_int_equal(o.interval, 65);
+	assert_int_equal(o.samples, 3);
+	assert_int_equal(o.format, TP_FORMAT_TSV);
+	assert_string_equal(o.output, "out.csv");
+	assert_true(o.yes);
+	assert_string_equal(o.machine, "host");
+	tp_opts_free(&o);
+}
+
+static void test_help_and_query(void **state)
+{
+	static const char *const helps[] = {"-?", "/?", "-h", "/H", "--help"};
+	struct tp_opts o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(parse(&o, helps[i], NULL), 0);
+		assert_true(o.help);
+		tp_opts_free(&o);
+	}
+	assert_int_equal(parse(&o, "-q", NULL), 0);
+	assert_int_equal(o.query, TP_QUERY_Q);
+	assert_null(o.query_object);
+	tp_opts_free(&o);
+	assert_int_equal(parse(&o, "/QX", "Processor Information", "-o", "list.txt", NULL), 0);
+	assert_int_equal(o.query, TP_QUERY_QX);
+	assert_string_equal(o.query_object, "Processor Information");
+	assert_string_equal(o.output, "list.txt");
+	tp_opts_free(&o);
+	/* the object is optional: a switch after -q is not taken as one */
+	assert_int_equal(parse(&o, "-qx", "-s", "host", NULL), 0);
+	assert_null(o.query_object);
+	assert_string_equal(o.machine, "host");
+	tp_opts_free(&o);
+	/* -q with counter paths, or nothing at all */
+	assert_int_equal(parse(&o, "-q", "\\A\\B", NULL), -EINVAL);
+	assert_non_null(strstr(err, "-q"));
+	tp_opts_free(&o);
+	assert_int_equal(parse(&o, NULL), -EINVAL);
+	assert_non_null(strstr(err, "no counters"));
+	tp_opts_free(&o);
+}
+
+static void test_bad_values(void **state)
+{
+	static const struct {
+		const char *a, *b, *msg;
+	} cases[] = {
+		{"-f", "BIN", "binary log"},
+		{"-f", "SQL", "ODBC"},
+		{"-f", "XML", "unknown format"},
+		{"-si", "0", "-si 0"},
+		{"-si", "1:60", "-si"},
+		{"-si", "x", "-si"},
+		{"-si", "1:2:3:4", "-si"},
+		{"-sc", "0", "at least 1"},
+		{"-sc", "-1", "-sc"},
+		{"-sc", "1x", "-sc"},
+		{"-o", "SQL:dsn!log", "SQL"},
+		{"-cf", "/nonexistent/x", "-cf"},
+		{"-config", "/nonexistent/x", "-config"},
+		{"-bogus", NULL, "unknown switch"},
+		{"/bogus", NULL, "unknown switch"},
+		{"-si", NULL, "needs a value"},
+		{"-s", "\\\\", "computer"},
+	};
+	struct tp_opts o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int e = parse(&o, "\\A\\B", cases[i].a, cases[i].b, NULL);
+
+		if (e != -EINVAL || !strstr(err, cases[i].msg))
+			print_error("%s %s: %d \"%s\"\n", cases[i].a, cases[i].b ? cases[i].b : "",
+				    e, err);
+		assert_int_equal(e, -EINVAL);
+		assert_non_null(strstr(err, cases[i].msg));
+		tp_opts_free(&o);
+	}
+}
+
+static void test_interval(void **state)
+{
+	unsigned int s;
+
+	(void)state;
+	assert_int_equal(tp_parse_interval("5", &s), 0);
+	assert_int_equal(s, 5);
+	assert_int_equal(tp_parse_interval("90", &s), 0); /* plain seconds may exceed 59 */
+	assert_int_equal(s, 90);
+	assert_int_equal(tp_parse_interval("2:30", &s), 0);
+	assert_int_equal(s, 150);
+	assert_int_equal(tp_parse_interval("1:00:01", &s), 0);
+	assert_int_equal(s, 3601);
+	assert_int_equal(tp_parse_interval("0:0:0", &s), -EINVAL);
+	assert_int_equal(tp_parse_interval("", &s), -EINVAL);
+	assert_int_equal(tp_parse_interval(":5", &s), -EINVAL);
+	assert_int_equal(tp_parse_interval("5:", &s), -EINVAL);
+	assert_int_equal(tp_parse_interval("1.5", &s), -EINVAL);
+	assert_int_equal(tp_parse_interval("99999999999", &s), -EINVAL);
+}
+
+static void test_counter_file(void **state)
+{
+	char *cf = temp_file("\\A\\B\r\n\r\n  \\C(x)\\D  \n; comment\n# comment\n\\E\\F");
+	struct tp_opts o;
+
+	(void)state;
+	/* -cf lines come where the switch is, between positionals */
+	assert_int_equal(parse(&o, "\\First\\X", "-cf", cf, "\\Last\\Y", NULL), 0);
+	assert_int_equal(o.nr_counters, 5);
+	assert_string_equal(o.counters[0], "\\First\\X");
+	assert_string_equal(o.counters[1], "\\A\\B");
+	assert_string_equal(o.counters[2], "\\C(x)\\D");
+	assert_string_equal(o.counters[3], "\\E\\F");
+	assert_string_equal(o.counters[4], "\\Last\\Y");
+	tp_opts_free(&o);
+	unlink(cf);
+	free(cf);
+}
+
+static void test_config_file(void **state)
+{
+	char *cfg = temp_file("; typeperf settings\n[si]\n2\n[sc]\n4\n[c]\n\\A\\B\n\\C\\D\n"
+			      "[f]\nTSV\n[y]\n[o]\nlog.tsv\n");
+	char *bad1 = temp_file("\\A\\B\n[si]\n2\n");
+	char *bad2 = temp_file("[si\n2\n");
+	char *nested = temp_file("[config]\n/tmp/x\n");
+	struct tp_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "-config", cfg, "-sc", "9", NULL), 0);
+	assert_int_equal(o.interval, 2);
+	assert_int_equal(o.samples, 9); /* later switches override the file */
+	assert_int_equal(o.nr_counters, 2);
+	assert_string_equal(o.counters[1], "\\C\\D");
+	assert_int_equal(o.format, TP_FORMAT_TSV);
+	assert_true(o.yes);
+	assert_string_equal(o.output, "log.tsv");
+	tp_opts_free(&o);
+	assert_int_equal(parse(&o, "-config", bad1, NULL), -EINVAL);
+	assert_non_null(strstr(err, "outside"));
+	tp_opts_free(&o);
+	assert_int_equal(parse(&o, "-config", bad2, NULL), -EINVAL);
+	assert_non_null(strstr(err, "section"));
+	tp_opts_free(&o);
+	assert_int_equal(parse(&o, "-config", nested, NULL), -EINVAL);
+	assert_non_null(strstr(err, "another"));
+	tp_opts_free(&o);
+	unlink(cfg), unlink(bad1), unlink(bad2), unlink(nested);
+	free(cfg), free(bad1), free(bad2), free(nested);
+}
+
+/* write with @fn into a string */
+static char *capture_header(enum tp_format fmt, char *const *paths, size_t nr)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	assert_int_equal(tp_out_header(f, fmt, paths, nr), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_csv(void **state)
+{
+	char *paths[] = {"\\\\host\\Obj(a)\\C", "\\\\host\\Say \"hi\"\\C"};
+	double values[] = {99.98299, 3332.0, 0.0};
+	bool valid[] = {true, false, true};
+	char *buf = NULL, *s;
+	size_t size = 0;
+	FILE *f;
+
+	(void)state;
+	s = capture_header(TP_FORMAT_CSV, paths, 2);
+	assert_string_equal(s, "\"(PDH-CSV 4.0)\",\"\\\\host\\Obj(a)\\C\","
+			       "\"\\\\host\\Say \"\"hi\"\"\\C\"\r\n");
+	free(s);
+	s = capture_header(TP_FORMAT_TSV, paths, 1);
+	assert_string_equal(s, "\"(PDH-TSV 4.0)\"\t\"\\\\host\\Obj(a)\\C\"\r\n");
+	free(s);
+	f = open_memstream(&buf, &size);
+	assert_int_equal(tp_out_row(f, TP_FORMAT_CSV, "09/15/2016 09:20:56.002", values, valid, 3),
+			 0);
+	assert_int_equal(tp_out_row(f, TP_FORMAT_TSV, "x", values, valid, 1), 0);
+	fclose(f);
+	assert_string_equal(buf, "\"09/15/2016 09:20:56.002\",\"99.982990\",\" \",\"0.000000\"\r\n"
+				 "\"x\"\t\"99.982990\"\r\n");
+	free(buf);
+	{
+		char v[64];
+
+		tp_format_value(v, sizeof(v), 1e12 + 0.5);
+		assert_string_equal(v, "1000000000000.500000");
+		tp_format_value(v, sizeof(v), 1.0 / 3);
+		assert_string_equal(v, "0.333333");
+	}
+}
+
+static void test_stamps(void **state)
+{
+	char buf[TP_STAMP_SIZE];
+	struct timespec ts;
+
+	(void)state;
+	setenv("TZ", "UTC", 1);
+	tzset();
+	/* perflib-api.md 8.2: 2024-01-02 03:04:05.678 UTC */
+	assert_int_equal(tp_filetime_to_timespec(133486382456780000LL, &ts), 0);
+	assert_int_equal(ts.tv_sec, 1704164645);
+	assert_int_equal(ts.tv_nsec, 678000000);
+	assert_int_equal(tp_format_stamp(buf, &ts), 0);
+	assert_string_equal(buf, "01/02/2024 03:04:05.678");
+	/* local time, 24-hour */
+	setenv("TZ", "PST8PDT", 1);
+	tzset();
+	ts.tv_sec = 1473956456; /* 2016-09-15 16:20:56 UTC */
+	ts.tv_nsec = 2999999;
+	assert_int_equal(tp_format_stamp(buf, &ts), 0);
+	assert_string_equal(buf, "09/15/2016 09:20:56.002");
+	ts.tv_sec += 12 * 3600;
+	assert_int_equal(tp_format_stamp(buf, &ts), 0);
+	assert_string_equal(buf, "09/15/2016 21:20:56.002");
+	assert_int_equal(tp_filetime_to_timespec(0, &ts), -EINVAL);
+	unsetenv("TZ");
+	tzset();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_and_switches),
+		cmocka_unit_test(test_help_and_query),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_counter_file),
+		cmocka_unit_test(test_config_file),
+		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_stamps),
+	};
+
+	return cmocka_run_group_tests_name("typeperf_opts", tests, NULL, NULL);
+}

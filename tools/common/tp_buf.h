@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tp_buf.h - decoding the buffers of the Windows consumer API (perflib-api.md 2.9, 3, 7,
+ * 8) for typeperf: registration info, counter-name blocks, instance lists and the
+ * PerfQueryCounterData block. Nothing in a buffer is trusted: every size, offset and count
+ * is checked against the bytes actually returned, navigation follows the size fields (as
+ * Microsoft's consumer sample does), and a malformed buffer gives -EBADMSG, never a read
+ * out of bounds. Multi-byte fields are read with memcpy (buffers need no alignment).
+ */
+#ifndef TP_BUF_H
+#define TP_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perflib.h"
+#include "tp_catalog.h"
+
+/*
+ * tp_utf16_to_utf8 - the first @units UTF-16LE units at @src (stopping early at a NUL),
+ * as a malloc'd UTF-8 string; unpaired surrogates become U+FFFD. NULL on ENOMEM.
+ */
+char *tp_utf16_to_utf8(const void *src, size_t units);
+
+/*
+ * tp_utf8_to_utf16 - @src as a malloc'd NUL-terminated UTF-16 string; *@ret_units counts
+ * the units including the NUL. -EINVAL for invalid UTF-8, -ENOMEM.
+ */
+int tp_utf8_to_utf16(const char *src, WCHAR **ret, size_t *ret_units);
+
+/*
+ * tp_string_parse - a NUL-terminated UTF-16 string filling a buffer (registration codes
+ * 3, 4, 7, 9). -EBADMSG without a NUL inside @size bytes.
+ */
+int tp_string_parse(const void *buf, size_t size, char **ret);
+
+/*
+ * tp_reg_parse - PERF_REG_COUNTERSET_STRUCT: PERF_COUNTERSET_REG_INFO and NumCounters
+ * PERF_COUNTER_REG_INFO. Fills set->instance_type and set->counters (names NULL).
+ * 0, -EBADMSG, -ENOMEM.
+ */
+int tp_reg_parse(const void *buf, size_t size, struct tp_set *set);
+
+/*
+ * tp_names_parse - a PERF_STRING_BUFFER_HEADER block (codes 5, 10): gives each counter
+ * of @set with a string its name. Absent strings (offset 0xFFFFFFFF) and unknown ids are
+ * skipped. 0, -EBADMSG (offset outside the block, string without NUL), -ENOMEM.
+ */
+int tp_names_parse(const void *buf, size_t size, struct tp_set *set);
+
+/*
+ * tp_instances_parse - the PERF_INSTANCE_HEADER sequence of
+ * PerfEnumerateCounterSetInstances, with duplicate names numbered. *@ret is malloc'd
+ * (free each name, then the array). 0, -EBADMSG, -ENOMEM.
+ */
+int tp_instances_parse(const void *buf, size_t size, struct tp_instance **ret, size_t *ret_nr);
+
+/* One raw value of a PerfQueryCounterData result. */
+struct tp_value {
+	uint32_t counter_id; /* from PERF_MULTI_COUNTERS, or the spec's for single counters */
+	uint32_t size;	     /* 4 or 8; 0 when the data size was neither (no value) */
+	uint64_t value;	     /* raw value, zero-extended */
+};
+
+/* The values of one instance (or of a set without instances) in one result block. */
+struct tp_item {
+	uint32_t instance_id; /* PERF_INSTANCE_HEADER.InstanceId; 0 without a header */
+	char *name;	      /* UTF-8 instance name; NULL without an instance header */
+	unsigned int dup;     /* duplicate number of name within the block */
+	size_t first, nr;     /* values[first .. first + nr) */
+};
+
+/* One PERF_COUNTER_HEADER, i.e. the result of the query spec with this Index. */
+struct tp_block {
+	uint32_t status;  /* dwStatus; ERROR_INVALID_DATA when the payload was malformed */
+	uint32_t type;	  /* PerfCounterDataType */
+	size_t first, nr; /* items[first .. first + nr) */
+};
+
+struct tp_data {
+	int64_t time;	    /* PerfTimeStamp */
+	int64_t time_100ns; /* PerfTime100NSec (FILETIME, UTC) */
+	int64_t freq;	    /* PerfFreq */
+	size_t nr_blocks;
+	struct tp_block *blocks; /* by Index */
+	size_t nr_items;
+	struct tp_item *items;
+	size_t nr_values;
+	struct tp_value *values;
+};
+
+/*
+ * tp_data_parse - decode a PerfQueryCounterData buffer of @size bytes (the returned
+ * actual size). @spec_ids[i] is the CounterId of the spec with Index i (used for
+ * PERF_SINGLE_COUNTER and PERF_MULTIPLE_INSTANCES payloads, which carry no id); may be
+ * NULL. A block whose payload is inconsistent is kept with status ERROR_INVALID_DATA and no
+ * items; a header or size that breaks navigation fails the whole buffer with -EBADMSG.
+ * Free with tp_data_free. 0, -EBADMSG, -ENOMEM.
+ */
+int tp_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
+		  struct tp_data *ret);
+
+/* tp_data_free - free what tp_data_parse allocated (accepts a zeroed struct) */
+void tp_data_free(struct tp_data *data);
+
+/*
+ * tp_data_item - the item of block @block for instance @name with duplicate number @dup
+ * (case-insensitive, as numbered in the block), or with @name NULL the first item. NULL
+ * when absent or the block failed.
+ */
+const struct tp_item *tp_data_item(const struct tp_data *data, size_t block, const char *name,
+				   unsigned int dup);
+
+/* tp_item_value - the raw value of counter @id in @item; false when absent */
+bool tp_item_value(const struct tp_data *data, const struct tp_item *item, uint32_t id,
+		   uint64_t *ret);
+
+#endif /* TP_BUF_H */

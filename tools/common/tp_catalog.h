@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tp_catalog.h - what typeperf knows about the counter sets of one machine (names,
+ * counters, instances), how counter paths resolve against it and how -q/-qx list it.
+ * Pure data and functions: the consumer-API calls that fill a catalog live in
+ * tools/typeperf/, the buffer decoding in tp_buf.c, so everything here is unit-tested.
+ *
+ * Listing and resolution rules (tools.md 4.2, 4.4; choices documented in typeperf's help):
+ * - objects are counter-set names, counters the counter names, instances the names of
+ *   PerfEnumerateCounterSetInstances, numbered "#1", "#2" ... when duplicated;
+ * - hidden counters (base types, text, no-data types, PERF_DISPLAY_NOSHOW types such as
+ *   PERF_AVERAGE_BULK, and PERF_ATTRIB_NO_DISPLAYABLE counters) are not listed and not
+ *   matched by a wildcard; a hidden counter named exactly is accepted when it has a value
+ *   (PERF_AVERAGE_BULK, a NO_DISPLAYABLE rate), never a base, text or no-data counter;
+ * - a multi-instance object needs an instance part, a single-instance object must not
+ *   have one; a wildcard never matches a counter set without instances;
+ * - order: objects by name (case-insensitive), counters in registration order, and for
+ *   each counter its instances in enumeration order (counter-major).
+ */
+#ifndef TP_CATALOG_H
+#define TP_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "perflib.h"
+#include "tp_path.h"
+
+#define TP_NO_ID 0xFFFFFFFFu	/* "no counter" in base/time/freq/multi ids */
+#define TP_NO_INSTANCE SIZE_MAX /* tp_target.instance of a single-instance set */
+
+struct tp_counter {
+	uint32_t id;	   /* CounterId */
+	uint32_t type;	   /* winperf.h counter type */
+	uint64_t attrib;   /* PERF_ATTRIB_* */
+	int32_t scale;	   /* DefaultScale (typeperf does not apply it) */
+	uint32_t base_id;  /* BaseCounterId or TP_NO_ID */
+	uint32_t time_id;  /* PerfTimeId or TP_NO_ID */
+	uint32_t freq_id;  /* PerfFreqId or TP_NO_ID */
+	uint32_t multi_id; /* MultiId or TP_NO_ID */
+	char *name;	   /* UTF-8 display name; tp_set_finish() fills missing ones */
+};
+
+struct tp_instance {
+	uint32_t id;	  /* InstanceId */
+	char *name;	  /* UTF-8 name as the provider gave it */
+	unsigned int dup; /* 0 for the first instance of this name, then 1, 2, ... */
+};
+
+struct tp_set {
+	GUID guid;		/* counter set */
+	char *name;		/* UTF-8 counter-set name (PERF_REG_COUNTERSET_NAME_STRING) */
+	uint32_t instance_type; /* PERF_COUNTERSET_* */
+	size_t nr_counters;
+	struct tp_counter *counters; /* registration order */
+	size_t nr_instances;
+	struct tp_instance *instances; /* enumeration order */
+};
+
+struct tp_catalog {
+	size_t nr_sets;
+	struct tp_set *sets;
+};
+
+/* One (counter, instance) a path resolved to: indexes into the catalog. */
+struct tp_target {
+	size_t set;	 /* index in catalog->sets */
+	size_t counter;	 /* index in set->counters */
+	size_t instance; /* index in set->instances, or TP_NO_INSTANCE */
+};
+
+/* tp_set_multi - the set has instances in paths (PERF_COUNTERSET_FLAG_MULTIPLE) */
+bool tp_set_multi(const struct tp_set *set);
+
+/*
+ * tp_set_finish - after decoding: give nameless counters their decimal id as name and a
+ * nameless set its GUID string. 0 or -ENOMEM.
+ */
+int tp_set_finish(struct tp_set *set);
+
+/* tp_set_free / tp_catalog_free - free everything owned (accept zeroed structs) */
+void tp_set_free(struct tp_set *set);
+void tp_catalog_free(struct tp_catalog *cat);
+
+/* tp_counter_find - the counter with @id, or NULL */
+const struct tp_counter *tp_counter_find(const struct tp_set *set, uint32_t id);
+
+/*
+ * tp_counter_base - the id of the base counter of set->counters[@idx]: BaseCounterId
+ * when registered, else (the Windows convention) the next counter when it is a base
+ * type; TP_NO_ID when there is none.
+ */
+uint32_t tp_counter_base(const struct tp_set *set, size_t idx);
+
+/* tp_counter_listed - shown by -q/-qx and matched by wildcards (see the rules above) */
+bool tp_counter_listed(const struct tp_counter *c);
+
+/* tp_counter_selectable - can be named explicitly: the type has a value */
+bool tp_counter_selectable(const struct tp_counter *c);
+
+/* tp_set_find - index of the set named @name (case-insensitive), or -1 */
+long tp_set_find(const struct tp_catalog *cat, const char *name);
+
+/*
+ * tp_resolve - expand @path (its machine part is ignored: @cat is that machine's) and
+ * append one target per match to *@targets (grown with realloc; *@nr counts them).
+ * Returns the number appended (0: the path does not resolve) or -ENOMEM.
+ */
+int tp_resolve(const struct tp_catalog *cat, const struct tp_path *path, struct tp_target **targets,
+	       size_t *nr);
+
+/*
+ * tp_list - write the -q (@instances false) or -qx (@instances true) listing of the
+ * objects matching @object (all when NULL; '*' allowed) to @out, one path per line, no
+ * machine prefix. -q shows "\Object(*)\Counter" for multi-instance objects; -qx one line
+ * per instance and nothing for a multi-instance object without instances. Returns the
+ * number of objects that matched, or -errno on a write error.
+ */
+int tp_list(const struct tp_catalog *cat, const char *object, bool instances, FILE *out);
+
+#endif /* TP_CATALOG_H */

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/* tp_opts.c - typeperf's command line and -config/-cf files. See tp_opts.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tp_opts.h"
+
+/* a growable list of strings */
+struct strv {
+	char **v;
+	size_t nr;
+};
+
+static int strv_add(struct strv *sv, const char *s)
+{
+	char **grown;
+	char *copy;
+
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	grown = realloc(sv->v, (sv->nr + 1) * sizeof(*grown));
+	if (!grown) {
+		free(copy);
+		return -ENOMEM;
+	}
+	sv->v = grown;
+	sv->v[sv->nr++] = copy;
+	return 0;
+}
+
+void tp_free_lines(char **lines, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(lines[i]);
+	free(lines);
+}
+
+int tp_read_lines(const char *path, bool comments, char ***ret_lines, size_t *ret_nr)
+{
+	struct strv sv = {0};
+	char *line = NULL, *s, *e;
+	size_t cap = 0;
+	int err = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (!err && getline(&line, &cap, f) >= 0) {
+		/* trim blanks and line ends (files written on Windows end lines with CRLF) */
+		for (s = line; *s == ' ' || *s == '\t'; s++)
+			;
+		for (e = s + strlen(s); e > s && strchr(" \t\r\n", e[-1]); e--)
+			;
+		*e = '\0';
+		if (!*s || (comments && (*s == ';' || *s == '#')))
+			continue;
+		err = strv_add(&sv, s);
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	free(line);
+	fclose(f);
+	if (err) {
+		tp_free_lines(sv.v, sv.nr);
+		return err;
+	}
+	*ret_lines = sv.v;
+	*ret_nr = sv.nr;
+	return 0;
+}
+
+void tp_opts_free(struct tp_opts *opts)
+{
+	tp_free_lines(opts->counters, opts->nr_counters);
+	free(opts->output);
+	free(opts->query_object);
+	free(opts->machine);
+	memset(opts, 0, sizeof(*opts));
+}
+
+struct parser {
+	struct tp_opts *o;
+	struct strv counters;
+	char *err;
+	size_t err_size;
+	bool in_config; /* parsing the arguments of a -config file */
+};
+
+__attribute__((format(printf, 2, 3))) static int usage_error(struct parser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->err, p->err_size, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* the switch name of @arg ("-si" or "/SI" -> "si"), or NULL when @arg is no switch */
+static const char *switch_name(const char *arg)
+{
+	if (!strcmp(arg, "--help"))
+		return "?";
+	if ((arg[0] == '-' || arg[0] == '/') && arg[1])
+		return arg + 1;
+	return NULL;
+}
+
+static int set_string(char **dst, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static int set_format(struct parser *p, const char *v)
+{
+	if (!strcasecmp(v, "CSV"))
+		p->o->format = TP_FORMAT_CSV;
+	else if (!strcasecmp(v, "TSV"))
+		p->o->format = TP_FORMAT_TSV;
+	else if (!strcasecmp(v, "BIN"))
+		return usage_error(p, "-f BIN is not supported: the PDH binary log format (.blg) "
+				      "is undocumented; use -f CSV or -f TSV");
+	else if (!strcasecmp(v, "SQL"))
+		return usage_error(p, "-f SQL is not supported: SQL logging goes through an ODBC "
+				      "data source, which this typeperf does not use; use -f CSV "
+				      "or -f TSV");
+	else
+		return usage_error(p, "-f %s: unknown format (CSV or TSV)", v);
+	return 0;
+}
+
+static int set_samples(struct parser *p, const char *v)
+{
+	unsigned long n = 0;
+	const char *s;
+
+	for (s = v; *s; s++) {
+		if (*s < '0' || *s > '9' || n > 100000000000UL)
+			return usage_error(p, "-sc %s: not a number of samples", v);
+		n = n * 10 + (unsigned long)(*s - '0');
+	}
+	if (!*v || n == 0)
+		return usage_error(p, "-sc %s: the number of samples must be at least 1", v);
+	p->o->samples = n;
+	return 0;
+}
+
+static int add_counter_file(struct parser *p, const char *path)
+{
+	char **lines;
+	size_t nr, i;
+	int err;
+
+	err = tp_read_lines(path, true, &lines, &nr);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return usage_error(p, "-cf %s: %s", path, strerror(-err));
+	for (i = 0; !err && i < nr; i++)
+		err = strv_add(&p->counters, lines[i]);
+	tp_free_lines(lines, nr);
+	return err;
+}
+
+static int parse_args(struct parser *p, size_t argc, char *const *argv);
+
+/* -config: turn the settings file into arguments and parse them in place */
+static int add_config(struct parser *p, const char *path)
+{
+	struct strv args = {0};
+	char **lines, name[64];
+	bool counters = false, section = false;
+	size_t nr, i;
+	int err;
+
+	if (p->in_config)
+		return usage_error(p, "-config %s: a settings file cannot load another one", path);
+	err = tp_read_lines(path, true, &lines, &nr);
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		return usage_error(p, "-config %s: %s", path, strerror(-err));
+	for (i = 0; !err && i < nr; i++) {
+		size_t len = strlen(lines[i]);
+
+		if (lines[i][0] == '[') {
+			if (len < 3 || lines[i][len - 1] != ']' || len - 2 >= sizeof(name) - 1) {
+				err = usage_error(p, "-config %s: bad section line \"%s\"", path,
+						  lines[i]);
+				break;
+			}
+			/* "[si]" -> "-si"; counter sections switch to positionals */
+			snprintf(name, sizeof(name), "-%.*s", (int)(len - 2), lines[i] + 1);
+			counters = !strcasecmp(name, "-c") || !strcasecmp(name, "-counter") ||
+				   !strcasecmp(name, "-counters");
+			section = true;
+			if (!counters)
+				err = strv_add(&args, name);
+			continue;
+		}
+		if (!section) {
+			err = usage_error(p, "-config %s: \"%s\" is outside a [switch] section",
+					  path, lines[i]);
+			break;
+		}
+		err = strv_add(&args, lines[i]);
+	}
+	tp_free_lines(lines, nr);
+	if (!err) {
+		p->in_config = true;
+		err = parse_args(p, args.nr, args.v);
+		p->in_config = false;
+	}
+	tp_free_lines(args.v, args.nr);
+	return err;
+}
+
+/* the value of switch @name at argv[*i], advancing *i */
+static int need_value(struct parser *p, size_t argc, char *const *argv, size_t *i, const char **ret)
+{
+	if (*i + 1 >= argc)
+		return usage_error(p, "%s needs a value", argv[*i]);
+	*ret = argv[++*i];
+	return 0;
+}
+
+static int parse_args(struct parser *p, size_t argc, char *const *argv)
+{
+	struct tp_opts *o = p->o;
+	const char *name, *v = NULL;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < argc; i++) {
+		name = switch_name(argv[i]);
+		if (!name) {
+			err = strv_add(&p->counters, argv[i]);
+			continue;
+		}
+		if (!strcmp(name, "?") || !strcasecmp(name, "h")) {
+			o->help = true;
+		} else if (!strcasecmp(name, "y")) {
+			o->yes = true;
+		} else if (!strcasecmp(name, "q") || !strcasecmp(name, "qx")) {
+			o->query = strcasecmp(name, "q") ? TP_QUERY_QX : TP_QUERY_Q;
+			/* optional object: the next argument unless it is a switch or a path */
+			if (i + 1 < argc && !strchr("-/\\", argv[i + 1][0]))
+				err = set_string(&o->query_object, argv[++i]);
+		} else if (!strcasecmp(name, "cf")) {
+			err = need_value(p, argc, argv, &i, &v);
+			if (!err)
+				err = add_counter_file(p, v);
+		} else if (!strcasecmp(name, "f")) {
+			err = need_value(p, argc, argv, &i, &v);
+			if (!err)
+				err = set_format(p, v);
+		} else if (!strcasecmp(name, "si")) {
+			err = need_value(p, argc, argv, &i, &v);
+			if (!err && tp_parse_interval(v, &o->interval))
+				err = usage_error(p,
+						  "-si %s: expected [[hh:]mm:]ss, at least 1 "
+						  "second",
+						  v);
+		} else if (!strcasecmp(name, "o")) {
+			err = need_value(p, argc, argv, &i, &v);
+			if (!err && !strncasecmp(v, "SQL:", 4))
+				err = usage_error(p, "-o %s: SQL logging (ODBC) is not supported",
+						  v);
+			if (!err)
+				err = set_string(&o->output, v);
+		} else if (!strcasecmp(name, "sc")) {
+			err = need_value(p, argc, argv, &i, &v);
+			if (!err)
+				err = set_samples(p, v);
+		} else if (!strcasecmp(name, "s")) {
+			err = need_value(p, argc, argv, &i, &v);
+			while (!err && *v == '\\')
+				v++;
+			if (!err && !*v)
+				err = usage_error(p, "-s needs a computer name");
+			if (!err)
+				err = set_string(&o->machine, v);
+		} else if (!strcasecmp(name, "config")) {
+			err = need_value(p, argc, argv, &i, &v);
+			if (!err)
+				err = add_config(p, v);
+		} else {
+			err = usage_error(p, "unknown switch %s (see typeperf -?)", argv[i]);
+		}
+	}
+	return err;
+}
+
+int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret, char *err, size_t err_size)
+{
+	struct parser p = {.o = ret, .err = err, .err_size = err_size};
+	int e;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->interval = 1;
+	ret->format = TP_FORMAT_CSV;
+	if (err_size)
+		err[0] = '\0';
+	e = parse_args(&p, argc > 1 ? (size_t)argc - 1 : 0, argv + 1);
+	ret->counters = p.counters.v;
+	ret->nr_counters = p.counters.nr;
+	if (e || ret->help)
+		return e;
+	if (ret->query != TP_QUERY_NONE && ret->nr_counters)
+		return usage_error(&p, "-q and -qx list counters; they take no counter paths");
+	if (ret->query == TP_QUERY_NONE && !ret->nr_counters)
+		return usage_error(&p, "no counters given (counter paths, -cf file, -q or -qx)");
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tp_opts.h - typeperf's command line (tools.md 4.1): switches are case-insensitive and
+ * start with '-' or '/'; everything else is a counter path.
+ *
+ *	typeperf { counter [counter ...] | -cf file | -q [object] | -qx [object] }
+ *		 [-f CSV|TSV] [-si [[hh:]mm:]ss] [-o file] [-y] [-sc samples]
+ *		 [-s computer] [-config file]
+ *
+ * -config file format (Windows leaves it undocumented; this is the logman/relog settings
+ * layout): a line "[name]" opens a switch (name without '-', e.g. [si], [sc], [o], [y],
+ * [f], [s], [cf], [q], [qx]); the non-empty lines after it are its values, one per line.
+ * [c], [counter] and [counters] hold counter paths, one per line. Lines starting with ';'
+ * are comments. The settings take effect where -config appears on the command line, so a
+ * later switch overrides them; a -config inside a settings file is refused.
+ */
+#ifndef TP_OPTS_H
+#define TP_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tp_out.h"
+
+enum tp_query {
+	TP_QUERY_NONE,
+	TP_QUERY_Q,  /* -q: counters without instances */
+	TP_QUERY_QX, /* -qx: counters with instances */
+};
+
+struct tp_opts {
+	char **counters; /* counter paths: positionals and -cf lines, in order given */
+	size_t nr_counters;
+	enum tp_format format; /* -f, default CSV */
+	unsigned int interval; /* -si in seconds, default 1 */
+	char *output;	       /* -o file, NULL for stdout */
+	bool yes;	       /* -y: overwrite -o without asking */
+	enum tp_query query;   /* -q / -qx */
+	char *query_object;    /* object of -q/-qx, NULL for all */
+	unsigned long samples; /* -sc, 0 = until Ctrl+C */
+	char *machine;	       /* -s (without a leading "\\"), NULL for this machine */
+	bool help;	       /* -?, /?, -h, --help */
+};
+
+/*
+ * tp_opts_parse - parse @argv[1 .. @argc) into @ret (zeroed first; free with
+ * tp_opts_free, also after an error). On a usage error returns -EINVAL with a message
+ * (no "Error: " prefix, no newline) in @err; -ENOMEM. -cf and -config files are read
+ * here: a missing file is a usage error with the reason.
+ */
+int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret, char *err, size_t err_size);
+
+/* tp_opts_free - free what tp_opts_parse allocated */
+void tp_opts_free(struct tp_opts *opts);
+
+/*
+ * tp_read_lines - the lines of @path without CR/LF and surrounding blanks, skipping
+ * empty lines (and, when @comments, lines starting with ';' or '#'). *@ret_lines is a
+ * malloc'd array of malloc'd strings. 0 or -errno.
+ */
+int tp_read_lines(const char *path, bool comments, char ***ret_lines, size_t *ret_nr);
+
+/* tp_free_lines - free what tp_read_lines returned */
+void tp_free_lines(char **lines, size_t nr);
+
+#endif /* TP_OPTS_H */

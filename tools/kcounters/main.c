@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kcounters - a kernel counter provider: BPF programs on scheduler, system-call and
+ * page-fault tracepoints (bpf/kcounters.bpf.c) count into the "Kernel CPU" counter set
+ * (kcounters.man, compiled in), one instance per CPU. `load` registers the counter set,
+ * creates the instances and hands them to the kernel, loads the programs and pins their
+ * links beside the counter set's maps, then exits: the counters keep running without a
+ * daemon. `unload` removes all of it. See usage_text.
+ *
+ * Kernel-owned instances are a library-internal feature (userspace/reaper.c), hence
+ * internal.h: kcounters is the in-tree kernel provider.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../../userspace/internal.h"
+#include "manifest.h"
+#include "perflib_bpf.h" /* before the skeleton: struct perflib_bpf_geometry */
+#include "kcounters.skel.h"
+#include "regman.h"
+
+/* the manifest, embedded at build time (the Makefile makes main.o depend on it) */
+__asm__(".section .rodata\n"
+	".global kc_manifest\n"
+	".hidden kc_manifest\n"
+	"kc_manifest:\n"
+	".incbin \"tools/kcounters/kcounters.man\"\n"
+	".global kc_manifest_end\n"
+	".hidden kc_manifest_end\n"
+	"kc_manifest_end:\n"
+	".byte 0\n"
+	".previous\n");
+extern const char kc_manifest[], kc_manifest_end[];
+
+static const char usage_text[] =
+	"NAME\n"
+	"    kcounters - kernel counters in a perflib counter set, counted by BPF programs\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    kcounters load [--manifest FILE] [--mode MODE] [--group GROUP]\n"
+	"    kcounters unload [--force]\n"
+	"    kcounters status\n"
+	"    kcounters --help\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    load registers the \"Kernel CPU\" counter set of the built-in manifest\n"
+	"    (kcounters.man), creates one instance per possible CPU (\"0\", \"1\", ...;\n"
+	"    InstanceId = CPU number), hands them to the kernel, and attaches BPF programs\n"
+	"    to the tracepoints sched:sched_switch, raw_syscalls:sys_enter and\n"
+	"    exceptions:page_fault_user/page_fault_kernel, which count into the instance\n"
+	"    of the CPU they run on. The program links are pinned under\n"
+	"    $PERFLIB_ROOT/<counter-set GUID>/link_<tracepoint>, so the counters keep\n"
+	"    running after kcounters exits. A tracepoint this kernel lacks is skipped and\n"
+	"    its counter stays 0. Loading twice is a no-op.\n"
+	"\n"
+	"    unload detaches the programs, deletes the instances and unregisters the\n"
+	"    counter set: nothing stays pinned. It refuses (exit 1) while processes\n"
+	"    provide other instances into the counter set, unless --force.\n"
+	"\n"
+	"    status prints the pins and the counters of each CPU; exit 0 when loaded, 3\n"
+	"    when not.\n"
+	"\n"
+	"    Read the counters with typeperf (rates per second):\n"
+	"        typeperf \"\\Kernel CPU(*)\\Context Switches/sec\"\n"
+	"\n"
+	"OPTIONS\n"
+	"    --manifest FILE  register from FILE instead of the built-in manifest (it must\n"
+	"                     describe the same counter ids 1-4)\n"
+	"    --mode MODE      file mode of the pins (octal), default 0644\n"
+	"    --group GROUP    group of the pins (name or number)\n"
+	"    --force          unload even while other providers have instances\n"
+	"\n"
+	"ENVIRONMENT\n"
+	"    PERFLIB_ROOT     pin root, default " PERFLIB_DEFAULT_ROOT "\n"
+	"\n"
+	"Needs root (CAP_BPF, CAP_PERFMON and the pins' permissions). Exit: 0 ok, 1 error,\n"
+	"2 usage, 3 not loaded (status).\n";
+
+/* the counters, by manifest id, and the tracepoints that feed them */
+struct kc_prog {
+	uint32_t id;	  /* counter id in kcounters.man */
+	const char *tp;	  /* tracepoint (tp_btf name) */
+	const char *prog; /* program in kcounters.bpf.c */
+	const char *pin;  /* link pin in the counter set's directory */
+};
+
+static const struct kc_prog progs[] = {
+	{1, "sched_switch", "kc_sched_switch", "link_sched_switch"},
+	{2, "sys_enter", "kc_sys_enter", "link_sys_enter"},
+	{3, "page_fault_user", "kc_page_fault_user", "link_page_fault_user"},
+	{4, "page_fault_kernel", "kc_page_fault_kernel", "link_page_fault_kernel"},
+};
+#define NR_PROGS (sizeof(progs) / sizeof(progs[0]))
+
+struct kc {
+	struct manifest *man;
+	struct regman rm;
+	const struct perflib_counterset_reg *reg; /* the one counter set */
+	int pos[NR_PROGS];			  /* template position of each progs[] counter */
+	char dir[PATH_MAX];			  /* <root>/<guid> */
+};
+
+static void kc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void kc_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("kcounters: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- the manifest ----------------------------------------------------------------------- */
+
+/* load @path, or the built-in manifest (through a memfd: the parser reads files) */
+static int kc_open(struct kc *kc, const char *path)
+{
+	char memfd_path[64];
+	size_t i, p;
+	int fd = -1, err;
+
+	memset(kc, 0, sizeof(*kc));
+	if (!path) {
+		size_t len = (size_t)(kc_manifest_end - kc_manifest);
+
+		fd = memfd_create("kcounters.man", MFD_CLOEXEC);
+		if (fd < 0 || write(fd, kc_manifest, len) != (ssize_t)len) {
+			kc_err("cannot stage the built-in manifest: %s", strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -EIO;
+		}
+		snprintf(memfd_path, sizeof(memfd_path), "/proc/self/fd/%d", fd);
+		path = memfd_path;
+	}
+	err = manifest_load(path, &kc->man, stderr);
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		return err;
+	err = regman_build(kc->man, &kc->rm);
+	if (err)
+		return err;
+	if (kc->rm.nr_sets != 1) {
+		kc_err("the manifest must hold exactly one counter set (it has %zu)",
+		       kc->rm.nr_sets);
+		return -EINVAL;
+	}
+	kc->reg = &kc->rm.sets[0];
+	for (p = 0; p < NR_PROGS; p++) {
+		kc->pos[p] = -1;
+		for (i = 0; i < kc->reg->nr_counters; i++) {
+			if (kc->reg->counters[i].id == progs[p].id)
+				kc->pos[p] = (int)i;
+		}
+		if (kc->pos[p] < 0 ||
+		    (kc->reg->counters[kc->pos[p]].type & 0x300) != PERF_SIZE_LARGE) {
+			kc_err("the manifest needs a 64-bit counter with id %u (%s)", progs[p].id,
+			       progs[p].tp);
+			return -EINVAL;
+		}
+	}
+	if (!(kc->reg->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE)) {
+		kc_err("the counter set must have multiple instances (one per CPU)");
+		return -EINVAL;
+	}
+	return perflib_set_dir(&kc->reg->counterset_guid, kc->dir, sizeof(kc->dir));
+}
+
+static void kc_close(struct kc *kc)
+{
+	regman_free(&kc->rm);
+	manifest_free(kc->man);
+}
+
+/* ---- a provider for the counter set (to create, take back and delete instances) ---------- */
+
+static ULONG kc_provider(const struct kc *kc, HANDLE *ret_h)
+{
+	size_t size =
+		sizeof(PERF_COUNTERSET_INFO) + kc->reg->nr_counters * sizeof(PERF_COUNTER_INFO);
+	PERF_COUNTERSET_INFO *tmpl = calloc(1, size);
+	PERF_COUNTER_INFO *c = (PERF_COUNTER_INFO *)(tmpl + 1);
+	GUID provider = kc->reg->provider_guid;
+	unsigned int i;
+	ULONG st;
+
+	if (!tmpl)
+		return ERROR_OUTOFMEMORY;
+	tmpl->CounterSetGuid = kc->reg->counterset_guid;
+	tmpl->ProviderGuid = provider;
+	tmpl->NumCounters = kc->reg->nr_counters;
+	tmpl->InstanceType = kc->reg->instance_type;
+	for (i = 0; i < kc->reg->nr_counters; i++) {
+		const struct perflib_counter_reg *r = &kc->reg->counters[i];
+
+		c[i].CounterId = r->id;
+		c[i].Type = r->type;
+		c[i].Attrib = r->attrib;
+		c[i].Size = (r->type & 0x300) == PERF_SIZE_LARGE ? 8 : 4;
+		c[i].DetailLevel = r->detail_level;
+		c[i].Scale = r->scale;
+	}
+	st = PerfStartProvider(&provider, NULL, ret_h);
+	if (!st) {
+		st = PerfSetCounterSetInfo(*ret_h, tmpl, (ULONG)size);
+		if (st)
+			PerfStopProvider(*ret_h);
+	}
+	free(tmpl);
+	return st;
+}
+
+/* delete the kernel-owned instances: take them back into a provider, then stop it */
+static int kc_delete_instances(const struct kc *kc)
+{
+	HANDLE h;
+	ULONG st;
+	int n;
+
+	st = kc_provider(kc, &h);
+	if (st) {
+		kc_err("cannot open the counter set as a provider (error %u)", st);
+		return -EIO;
+	}
+	n = perflib_kernel_instances_take(h, &kc->reg->counterset_guid);
+	PerfStopProvider(h);
+	return n;
+}
+
+static bool pin_exists(const struct kc *kc, const char *name)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", kc->dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void unpin_links(const struct kc *kc)
+{
+	char path[PATH_MAX + 64];
+	size_t p;
+
+	for (p = 0; p < NR_PROGS; p++) {
+		snprintf(path, sizeof(path), "%s/%s", kc->dir, progs[p].pin);
+		unlink(path);
+	}
+}
+
+static bool loaded(const struct kc *kc)
+{
+	size_t p;
+
+	for (p = 0; p < NR_PROGS; p++) {
+		if (pin_exists(kc, progs[p].pin))
+			return true;
+	}
+	return false;
+}
+
+/* ---- load ------------------------------------------------------------------------------- */
+
+/* create one instance per CPU and hand each to the kernel; slot of each CPU in @slots */
+static int create_instances(const struct kc *kc, unsigned int nr_cpus, uint32_t *slots)
+{
+	struct perflib_ctrset *set;
+	PPERF_COUNTERSET_INSTANCE inst;
+	WCHAR name[16];
+	char text[16];
+	unsigned int cpu;
+	int64_t idx;
+	HANDLE h;
+	ULONG st;
+	int err = 0;
+
+	st = kc_provider(kc, &h);
+	if (st) {
+		kc_err("cannot register the instances (error %u)", st);
+		return -EIO;
+	}
+	set = perflib_ctrset_find(perflib_provider_get(h), &kc->reg->counterset_guid);
+	for (cpu = 0; cpu < nr_cpus && !err; cpu++) {
+		snprintf(text, sizeof(text), "%u", cpu);
+		perflib_utf8_to_utf16(text, name, 16);
+		inst = PerfCreateInstance(h, &kc->reg->counterset_guid, name, cpu);
+		if (!inst) {
+			kc_err("cannot create instance \"%s\" (error %u)", text, GetLastError());
+			err = -EIO;
+			break;
+		}
+		idx = perflib_ctrset_instance_index(set, inst);
+		err = idx < 0 ? -EINVAL : perflib_instance_to_kernel(h, inst);
+		if (!err)
+			slots[cpu] = (uint32_t)idx;
+	}
+	/* instances handed over stay; any other goes with the provider */
+	PerfStopProvider(h);
+	return err;
+}
+
+static int attach_programs(const struct kc *kc, const uint32_t *slots, unsigned int nr_cpus)
+{
+	struct perflib_bpf_counterset cs;
+	struct kcounters_bpf *skel = NULL;
+	struct bpf_link *link;
+	char g[37], path[PATH_MAX + 64];
+	unsigned int cpu, cap;
+	size_t p;
+	int err;
+
+	err = perflib_bpf_counterset_open(
+		perflib_pin_root(), perflib_guid_to_string(&kc->reg->counterset_guid, g), &cs);
+	if (err) {
+		kc_err("cannot open the counter set's pins: %s", strerror(-err));
+		return err;
+	}
+	skel = kcounters_bpf__open();
+	if (!skel) {
+		err = -errno;
+		goto out;
+	}
+	skel->rodata->perflib_geo = cs.geo;
+	cap = sizeof(skel->rodata->cpu_slot) / sizeof(skel->rodata->cpu_slot[0]);
+	for (cpu = 0; cpu < cap; cpu++)
+		skel->rodata->cpu_slot[cpu] = cpu < nr_cpus ? slots[cpu] : cs.geo.capacity;
+	skel->rodata->pos_ctxsw = (uint32_t)kc->pos[0];
+	skel->rodata->pos_syscalls = (uint32_t)kc->pos[1];
+	skel->rodata->pos_faults = (uint32_t)kc->pos[2];
+	skel->rodata->pos_kfaults = (uint32_t)kc->pos[3];
+	for (p = 0; p < NR_PROGS; p++) {
+		/* a tracepoint this kernel does not have: its counter stays 0 */
+		if (libbpf_find_vmlinux_btf_id(progs[p].tp, BPF_TRACE_RAW_TP) < 0) {
+			fprintf(stderr, "kcounters: no tracepoint %s here: counter %u stays 0\n",
+				progs[p].tp, progs[p].id);
+			bpf_program__set_autoload(
+				bpf_object__find_program_by_name(skel->obj, progs[p].prog), false);
+		}
+	}
+	err = perflib_bpf_counterset_reuse(&cs, skel->maps.slots, NULL, NULL);
+	if (!err)
+		err = kcounters_bpf__load(skel);
+	if (err) {
+		kc_err("cannot load the BPF programs: %s", strerror(-err));
+		goto out;
+	}
+	for (p = 0; p < NR_PROGS; p++) {
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(skel->obj, progs[p].prog);
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach(prog);
+		if (!link) {
+			err = -errno;
+			kc_err("cannot attach to %s: %s", progs[p].tp, strerror(-err));
+			goto out;
+		}
+		snprintf(path, sizeof(path), "%s/%s", kc->dir, progs[p].pin);
+		err = bpf_link__pin(link, path);
+		bpf_link__destroy(link);
+		if (err) {
+			kc_err("cannot pin %s: %s", path, strerror(-err));
+			goto out;
+		}
+	}
+out:
+	kcounters_bpf__destroy(skel);
+	perflib_bpf_counterset_close(&cs);
+	return err;
+}
+
+static int cmd_load(struct kc *kc, const struct perflib_pin_opts *opts)
+{
+	struct perflib_pin_opts o = *opts;
+	uint32_t *slots = NULL;
+	int nr_cpus, err;
+
+	nr_cpus = libbpf_num_possible_cpus();
+	if (nr_cpus <= 0) {
+		kc_err("cannot count the CPUs: %s", strerror(-nr_cpus));
+		return 1;
+	}
+	/* one slot per CPU and at least 16 spare (others may provide into the set too) */
+	o.capacity = ((unsigned int)nr_cpus + 16 + 63) / 64 * 64;
+	err = perflib_register_counterset(kc->reg, &o);
+	if (err == -EEXIST && loaded(kc)) {
+		printf("kcounters: already loaded (%s)\n", kc->dir);
+		return 0;
+	}
+	if (err && err != -EEXIST) {
+		if (err == -EPERM)
+			kc_err("registering needs root (CAP_BPF)");
+		else if (err == -ENOTUNIQ)
+			kc_err("%s holds a different registration; unload it first", kc->dir);
+		else
+			kc_err("cannot register the counter set: %s", strerror(-err));
+		return 1;
+	}
+	/* a half-done earlier load may have left kernel-owned instances: start clean */
+	unpin_links(kc);
+	if (kc_delete_instances(kc) < 0)
+		return 1;
+	slots = calloc((size_t)nr_cpus, sizeof(*slots));
+	if (!slots)
+		return 1;
+	err = create_instances(kc, (unsigned int)nr_cpus, slots);
+	if (!err)
+		err = attach_programs(kc, slots, (unsigned int)nr_cpus);
+	free(slots);
+	if (err) {
+		/* leave nothing half-attached */
+		unpin_links(kc);
+		kc_delete_instances(kc);
+		return 1;
+	}
+	printf("kcounters: loaded \"%s\": %d CPUs, pins in %s\n", kc->reg->name, nr_cpus, kc->dir);
+	return 0;
+}
+
+/* ---- unload, status --------------------------------------------------------------------- */
+
+static int cmd_unload(struct kc *kc, bool force)
+{
+	int err;
+
+	if (access(kc->dir, F_OK)) {
+		printf("kcounters: not loaded\n");
+		return 0;
+	}
+	/* programs first: nothing writes to the slots once they are deleted */
+	unpin_links(kc);
+	if (kc_delete_instances(kc) < 0)
+		return 1;
+	err = perflib_unregister_counterset(&kc->reg->counterset_guid, force);
+	if (err == -EBUSY) {
+		kc_err("other processes provide instances into \"%s\"; stop them or use --force",
+		       kc->reg->name);
+		return 1;
+	}
+	if (err && err != -ENOENT) {
+		kc_err("cannot unregister %s: %s", kc->dir, strerror(-err));
+		return 1;
+	}
+	printf("kcounters: unloaded\n");
+	return 0;
+}
+
+/* the program id behind a pinned link, or 0 */
+static uint32_t link_prog_id(const char *path)
+{
+	struct bpf_link_info li;
+	__u32 len = sizeof(li);
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return 0;
+	memset(&li, 0, sizeof(li));
+	if (bpf_obj_get_info_by_fd(fd, &li, &len))
+		li.prog_id = 0;
+	close(fd);
+	return li.prog_id;
+}
+
+static int cmd_status(struct kc *kc)
+{
+	char path[PATH_MAX + 300];
+	struct perflib_set_map *map;
+	struct dirent *de;
+	uint32_t i, p;
+	DIR *d;
+	int err;
+
+	err = perflib_set_open(&kc->reg->counterset_guid, false, &map);
+	if (err == -ENOENT) {
+		printf("kcounters: not loaded\n");
+		return 3;
+	}
+	if (err) {
+		kc_err("cannot open %s: %s", kc->dir, strerror(-err));
+		return 1;
+	}
+	printf("%s (%s): %s\n", kc->reg->name, kc->dir, loaded(kc) ? "loaded" : "not loaded");
+	d = opendir(kc->dir);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", kc->dir, de->d_name);
+		if (!strncmp(de->d_name, "link_", 5) || !strcmp(de->d_name, "reaper"))
+			printf("  %-24s prog %u\n", de->d_name, link_prog_id(path));
+		else
+			printf("  %-24s map\n", de->d_name);
+	}
+	if (d)
+		closedir(d);
+	printf("  %-6s", "CPU");
+	for (p = 0; p < NR_PROGS; p++)
+		printf(" %22s", progs[p].tp);
+	printf("\n");
+	for (i = 0; i < map->info->capacity; i++) {
+		const uint8_t *slot = perflib_slot(map, i);
+		const struct perflib_slot_hdr *h = (const void *)slot;
+		uint64_t w = perflib_slot_word(slot);
+
+		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) ||
+		    h->owner_start != PERFLIB_OWNER_KERNEL)
+			continue;
+		printf("  %-6.6s", (const char *)(slot + map->info->ascii_offset));
+		for (p = 0; p < NR_PROGS; p++)
+			printf(" %22llu",
+			       (unsigned long long)__atomic_load_n(
+				       (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET +
+							  8 * (size_t)kc->pos[p]),
+				       __ATOMIC_RELAXED));
+		printf("\n");
+	}
+	perflib_set_close(map);
+	return loaded(kc) ? 0 : 3;
+}
+
+/* ---- command line ----------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	struct perflib_pin_opts opts = {.mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1};
+	const char *cmd = NULL, *manifest = NULL, *v;
+	bool force = false;
+	struct kc kc;
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (win_switch(argv[i], "help", &v) || win_switch(argv[i], "h", &v) ||
+		    win_switch(argv[i], "?", &v)) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (win_switch(argv[i], "manifest", &v)) {
+			manifest = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!manifest)
+				goto usage;
+		} else if (win_switch(argv[i], "mode", &v)) {
+			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || parse_mode(v, &opts.mode))
+				goto usage;
+		} else if (win_switch(argv[i], "group", &v)) {
+			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || parse_group(v, &opts.gid))
+				goto usage;
+		} else if (win_switch(argv[i], "force", &v)) {
+			force = true;
+		} else if (!cmd && argv[i][0] != '-') {
+			cmd = argv[i];
+		} else {
+			goto usage;
+		}
+	}
+	if (!cmd || (strcmp(cmd, "load") && strcmp(cmd, "unload") && strcmp(cmd, "status")))
+		goto usage;
+	if (kc_open(&kc, manifest)) {
+		kc_close(&kc);
+		return 1;
+	}
+	if (!strcmp(cmd, "load"))
+		rc = cmd_load(&kc, &opts);
+	else if (!strcmp(cmd, "unload"))
+		rc = cmd_unload(&kc, force);
+	else
+		rc = cmd_status(&kc);
+	kc_close(&kc);
+	return rc;
+usage:
+	fputs("usage: kcounters load [--manifest FILE] [--mode MODE] [--group GROUP]\n"
+	      "       kcounters unload [--force] | status | --help\n",
+	      stderr);
+	return 2;
+}

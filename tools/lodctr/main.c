@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lodctr - register the counter sets of an instrumentation manifest: create and pin each
+ * counter set's maps (info with names, help strings and counter metadata; data with BTF
+ * field names) with the requested owner, group and mode, as `lodctr /m:` does on Windows.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "regman.h"
+
+static const char usage[] =
+	"Usage: lodctr /m:MANIFEST [INSTALL_PATH] [OPTIONS]\n"
+	"       lodctr -m MANIFEST [INSTALL_PATH] [OPTIONS]\n"
+	"\n"
+	"Register the performance counter sets of an instrumentation manifest (the\n"
+	"<counters> section) so that providers can publish them and consumers, typeperf,\n"
+	"bpftool and BPF programs can read them. For every counterSet, lodctr creates and\n"
+	"pins under the pin root ($PERFLIB_ROOT, default " PERFLIB_DEFAULT_ROOT ")\n"
+	"a directory named by the counter set's GUID holding the maps info (the\n"
+	"registration: names, help strings, types, bases, aggregation, detail levels,\n"
+	"scales; frozen), data (one slot per instance, with BTF field names taken from\n"
+	"the counter names), index and procs.\n"
+	"\n"
+	"Registering a manifest that is already registered identically does nothing.\n"
+	"A counter set registered with a different definition is refused: remove it\n"
+	"first with unlodctr /m:MANIFEST.\n"
+	"\n"
+	"Options:\n"
+	"  /m:MANIFEST, -m MANIFEST  the manifest to register (required)\n"
+	"  INSTALL_PATH              accepted for compatibility (the resource binary of\n"
+	"                            applicationIdentity is not needed: strings are\n"
+	"                            stored in the info map)\n"
+	"  --mode OCTAL              file mode of the pins (default 0644: root writes,\n"
+	"                            everybody reads); 0664 with --group lets a group\n"
+	"                            of unprivileged providers publish\n"
+	"  --group GROUP             group of the pins (name or number; default root)\n"
+	"  --owner USER              owner of the pins (default: the caller, root)\n"
+	"  --capacity N              instance slots per counter set (default 1024)\n"
+	"  --name-max N              UTF-16 units per instance name, including the NUL\n"
+	"                            (default 128, at most 1025)\n"
+	"  --root PATH               pin root (overrides $PERFLIB_ROOT)\n"
+	"  -q, /q[:GUID]             list registered counter sets (all, or one)\n"
+	"  -h, --help, /?            show this help\n"
+	"\n"
+	"Needs CAP_BPF (root) to create maps. Exit status 0 on success; otherwise the\n"
+	"Win32 error code (1 if it does not fit), after a line\n"
+	"  Error: Unable to install performance counters in MANIFEST, error code is N\n"
+	"\n"
+	"Windows-only forms (INI files, /c /h /l /s /r /t /e /d) manage V1 counters,\n"
+	"which do not exist here; lodctr refuses them with an explanation.\n";
+
+static int exit_code(ULONG code)
+{
+	return code == 0 ? 0 : code <= 255 ? (int)code : 1;
+}
+
+/* list registered counter sets through the consumer API */
+static int query(const char *guid_str)
+{
+	GUID *guids = NULL, one;
+	DWORD n = 0, i, size;
+	ULONG st;
+	char gs[37];
+
+	if (guid_str) {
+		if (perflib_guid_from_string(guid_str, &one)) {
+			fprintf(stderr, "Error: %s is not a GUID\n", guid_str);
+			return exit_code(ERROR_INVALID_PARAMETER);
+		}
+		guids = malloc(sizeof(GUID));
+		if (!guids)
+			return exit_code(ERROR_OUTOFMEMORY);
+		guids[0] = one;
+		n = 1;
+	} else {
+		st = PerfEnumerateCounterSet(NULL, NULL, 0, &n);
+		if (st != ERROR_SUCCESS && st != ERROR_NOT_ENOUGH_MEMORY) {
+			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n", st);
+			return exit_code(st);
+		}
+		guids = calloc(n ? n : 1, sizeof(GUID));
+		if (!guids)
+			return exit_code(ERROR_OUTOFMEMORY);
+		st = PerfEnumerateCounterSet(NULL, guids, n, &n);
+		if (st) {
+			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n", st);
+			free(guids);
+			return exit_code(st);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		WCHAR name[512], prov[512];
+		char name8[1024], prov8[1024];
+		unsigned char buf[64];
+		PERF_COUNTERSET_REG_INFO *ri = (void *)buf;
+
+		name8[0] = prov8[0] = 0;
+		if (!PerfQueryCounterSetRegistrationInfo(NULL, &guids[i],
+							 PERF_REG_COUNTERSET_NAME_STRING, 0,
+							 (BYTE *)name, sizeof(name), &size))
+			perflib_utf16_to_utf8(name, 512, name8, sizeof(name8));
+		if (!PerfQueryCounterSetRegistrationInfo(NULL, &guids[i], PERF_REG_PROVIDER_NAME, 0,
+							 (BYTE *)prov, sizeof(prov), &size))
+			perflib_utf16_to_utf8(prov, 512, prov8, sizeof(prov8));
+		st = PerfQueryCounterSetRegistrationInfo(NULL, &guids[i], PERF_REG_COUNTERSET_STRUCT,
+							 0, buf, sizeof(buf), &size);
+		printf("{%s}  %s\n", perflib_guid_to_string(&guids[i], gs), name8);
+		printf("    provider:      %s\n", prov8);
+		if (st == ERROR_SUCCESS || st == ERROR_NOT_ENOUGH_MEMORY)
+			printf("    instance type: %u\n    counters:      %u\n", ri->InstanceType,
+			       ri->NumCounters);
+		else
+			printf("    error code %u reading the registration\n", st);
+	}
+	free(guids);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct perflib_pin_opts opts = { .uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644 };
+	const char *manifest = NULL, *val, *install = NULL;
+	struct manifest *man = NULL;
+	struct regman rm = { 0 };
+	ULONG code = ERROR_SUCCESS;
+	size_t i;
+	int err, a;
+
+	for (a = 1; a < argc; a++) {
+		const char *arg = argv[a];
+
+		if (!strcmp(arg, "-h") || win_switch(arg, "help", &val) || !strcmp(arg, "/?") ||
+		    !strcmp(arg, "-?")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (win_switch(arg, "m", &val)) {
+			if (!val || !*val) {
+				if (a + 1 >= argc) {
+					fprintf(stderr, "Error: /m needs a manifest file\n");
+					return exit_code(ERROR_INVALID_PARAMETER);
+				}
+				val = argv[++a];
+			}
+			manifest = val;
+		} else if (win_switch(arg, "q", &val)) {
+			return query(val && *val ? val : (a + 1 < argc ? argv[a + 1] : NULL));
+		} else if (win_switch(arg, "mode", &val) || win_switch(arg, "group", &val) ||
+			   win_switch(arg, "owner", &val) || win_switch(arg, "capacity", &val) ||
+			   win_switch(arg, "name-max", &val) || win_switch(arg, "root", &val)) {
+			const char *opt = arg + strspn(arg, "-/");
+			char *end;
+
+			if (!val) {
+				if (a + 1 >= argc) {
+					fprintf(stderr, "Error: %s needs a value\n", arg);
+					return exit_code(ERROR_INVALID_PARAMETER);
+				}
+				val = argv[++a];
+			}
+			err = 0;
+			if (!strncasecmp(opt, "mode", 4)) {
+				err = parse_mode(val, &opts.mode);
+			} else if (!strncasecmp(opt, "group", 5)) {
+				err = parse_group(val, &opts.gid);
+			} else if (!strncasecmp(opt, "owner", 5)) {
+				err = parse_user(val, &opts.uid);
+			} else if (!strncasecmp(opt, "capacity", 8)) {
+				opts.capacity = (unsigned int)strtoul(val, &end, 10);
+				err = *end || !opts.capacity ? -EINVAL : 0;
+			} else if (!strncasecmp(opt, "name-max", 8)) {
+				opts.name_max = (unsigned int)strtoul(val, &end, 10);
+				err = *end || opts.name_max < 2 ? -EINVAL : 0;
+			} else {
+				err = perflib_set_pin_root(val);
+			}
+			if (err) {
+				fprintf(stderr, "Error: bad value '%s' for %s\n", val, arg);
+				return exit_code(ERROR_INVALID_PARAMETER);
+			}
+		} else if (arg[0] == '/' || arg[0] == '-') {
+			fprintf(stderr,
+				"Error: %s is not supported here: only manifest-based (V2) counters "
+				"exist on Linux; see lodctr --help\n",
+				arg);
+			return exit_code(ERROR_NOT_SUPPORTED);
+		} else if (manifest && !install) {
+			install = arg; /* Installation-Path: strings live in the info map */
+		} else {
+			fprintf(stderr,
+				"Error: %s: INI-file (V1) counters are not supported; use /m:MANIFEST\n",
+				arg);
+			return exit_code(ERROR_NOT_SUPPORTED);
+		}
+	}
+	if (!manifest) {
+		fputs(usage, stderr);
+		return exit_code(ERROR_INVALID_PARAMETER);
+	}
+	err = manifest_load(manifest, &man, stderr);
+	if (err) {
+		code = err == -ENOENT ? ERROR_FILE_NOT_FOUND : err == -EINVAL ? ERROR_INVALID_DATA
+									   : perflib_win32_error(err);
+		goto out;
+	}
+	err = regman_build(man, &rm);
+	if (err) {
+		code = ERROR_OUTOFMEMORY;
+		goto out;
+	}
+	if (!rm.nr_sets)
+		printf("Info: %s declares no counter sets\n", manifest);
+	for (i = 0; i < rm.nr_sets; i++) {
+		const struct perflib_counterset_reg *reg = &rm.sets[i];
+		char gs[37];
+
+		perflib_guid_to_string(&reg->counterset_guid, gs);
+		err = perflib_register_counterset(reg, &opts);
+		if (err == -EEXIST) {
+			printf("Info: counter set {%s} (%s) is already registered\n", gs, reg->name);
+			continue;
+		}
+		if (err == -ENOTUNIQ) {
+			fprintf(stderr,
+				"Error: counter set {%s} (%s) is registered with a different "
+				"definition; run unlodctr /m:%s first\n",
+				gs, reg->name, manifest);
+			code = ERROR_ALREADY_EXISTS;
+			goto out;
+		}
+		if (err) {
+			fprintf(stderr, "Error: counter set {%s} (%s): %s%s\n", gs, reg->name,
+				strerror(-err),
+				err == -EPERM ? " (creating BPF maps needs CAP_BPF: run as root)" : "");
+			code = perflib_win32_error(err);
+			goto out;
+		}
+		printf("Info: registered counter set {%s} (%s) under %s\n", gs, reg->name,
+		       perflib_pin_root());
+	}
+out:
+	if (code)
+		fprintf(stderr,
+			"Error: Unable to install performance counters in %s, error code is %u\n",
+			manifest, code);
+	regman_free(&rm);
+	manifest_free(man);
+	return exit_code(code);
+}

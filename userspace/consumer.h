@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * consumer.h - what the consumer files share (consumer.c, aggregate.c, query.c, reginfo.c):
+ * machine names, the process-wide cache of counter sets opened read-only, snapshots of
+ * the live instances of a counter set, aggregation, and the output-buffer writer.
+ *
+ * Nothing read from a map is trusted: the private info copy (perflib_info_check) gives
+ * every offset used inside a slot, names must end inside name_max units, and an instance
+ * is copied only while its slot word stays LIVE and unchanged (the seqlock protocol of
+ * internal.h).
+ */
+#ifndef PERFLIB_CONSUMER_H
+#define PERFLIB_CONSUMER_H
+
+#include <limits.h>
+#include <sys/types.h>
+
+#include "internal.h"
+
+#define PERFLIB_TOTAL_NAME u"_Total" /* PERF_AGGREGATE_INSTANCE */
+#define PERFLIB_TOTAL_LEN 6	     /* units of "_Total" without NUL */
+#define PERFLIB_MACHINE_MAX 256	     /* units of a machine name we compare */
+
+static inline size_t perflib_round8(size_t v)
+{
+	return (v + 7) & ~(size_t)7;
+}
+
+/* ---- machines (consumer.c) ------------------------------------------------------------- */
+/*
+ * perflib_machine_check - 0 when @machine names this machine (NULL, "", ".", "localhost" or
+ * the host name, case-insensitive, optionally after a leading "\\"), -EHOSTUNREACH for any
+ * other name (nothing goes to the network).
+ */
+int perflib_machine_check(LPCWSTR machine);
+/* this host's name as NUL-terminated UTF-16 into @buf; returns bytes written incl. NUL */
+size_t perflib_machine_name(WCHAR *buf, size_t units);
+
+/* ---- counter sets opened read-only, cached per process (consumer.c) -------------------- */
+struct perflib_cset {
+	struct perflib_set_map *map; /* read-only maps: private info copy, PROT_READ data */
+	char dir[PATH_MAX];	     /* "<root>/<guid>": the cache key */
+	dev_t dev;		     /* identity of the data pin when opened: a re-registered */
+	ino_t ino;		     /* counter set gets new pins (new inodes) */
+	uint32_t nr_counters;	     /* map->info->nr_counters */
+	uint32_t instance_type;	     /* one of the six PERF_COUNTERSET_* values */
+	bool byref;		     /* a counter is by reference (ref area present) */
+	uint64_t *mask;		     /* per position: bits of the value (DWORD, LARGE, ZERO) */
+	uint32_t *data_size;	     /* per position: PERF_COUNTER_DATA.dwDataSize (0, 4, 8) */
+	uint8_t *is_ref;	     /* per position: PERF_ATTRIB_BY_REFERENCE */
+	uint64_t *by_id;	     /* (id << 32 | position), sorted: id lookups */
+	unsigned int refs;	     /* users (cache lock) */
+	bool stale;		     /* replaced in the cache: freed at the last put */
+	uint64_t last_use;	     /* for evicting unused entries */
+	struct perflib_cset *next;   /* cache list */
+};
+
+/*
+ * perflib_cset_get - the counter set @guid under the current root, opened read-only, with
+ * a reference. The cached opening is reused while its pins are the same files.
+ * -ESRCH not registered (ERROR_WMI_GUID_NOT_FOUND), -EACCES no read permission,
+ * -EBADMSG corrupt registration (ERROR_INVALID_DATA), -ENOMEM.
+ */
+int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs);
+void perflib_cset_put(struct perflib_cset *cs);
+/* template position of counter @id, -1 if the counter set has none */
+int perflib_cset_counter(const struct perflib_cset *cs, uint32_t id);
+static inline bool perflib_cset_multi(const struct perflib_cset *cs)
+{
+	return cs->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE;
+}
+
+/* ---- snapshots of the live instances of a counter set (consumer.c) --------------------- */
+struct perflib_snap_inst {
+	uint32_t id;	   /* InstanceId */
+	uint32_t name_len; /* UTF-16 units without NUL */
+	uint32_t name_off; /* units into pool; the name is NUL-terminated there */
+	uint32_t slot;	   /* data map index, UINT32_MAX for an aggregate instance */
+	uint32_t gen;	   /* generation of the slot word while it was read */
+	uint32_t row;	   /* row of vals/nodata */
+};
+
+struct perflib_snap {
+	uint32_t nr_counters;		/* row length */
+	bool values;			/* rows are read (else only ids and names) */
+	struct perflib_snap_inst *inst; /* what consumers see, in slot order, aggregates last */
+	size_t nr, cap;
+	WCHAR *pool;		   /* names */
+	size_t pool_len, pool_cap; /* units */
+	uint64_t *vals;		   /* rows of nr_counters raw values, masked to their size */
+	uint8_t *nodata;	   /* rows: 1 = by-reference address NULL (ERROR_NO_DATA) */
+	size_t nr_rows, rows_cap;
+};
+
+/* per-call cache of owner liveness ((pid, start) -> alive) */
+struct perflib_alive;
+struct perflib_alive *perflib_alive_new(void);
+void perflib_alive_free(struct perflib_alive *ac);
+
+/*
+ * perflib_snap_read - copy every live instance of @cs whose owner runs into @snap (reset
+ * first): ids, names and, when @values, the counter values (by-reference counters from the
+ * ref area). Instances being created or deleted during the copy are left out.
+ */
+int perflib_snap_read(const struct perflib_cset *cs, bool values, struct perflib_snap *snap);
+void perflib_snap_free(struct perflib_snap *snap);
+/* room for one more instance with a name of @len units and a row; -ENOMEM */
+int perflib_snap_add(struct perflib_snap *snap, uint32_t id, const WCHAR *name, size_t len,
+		     struct perflib_snap_inst **ret_inst);
+static inline const WCHAR *perflib_snap_name(const struct perflib_snap *snap,
+					     const struct perflib_snap_inst *in)
+{
+	return snap->pool + in->name_off;
+}
+
+/* ---- aggregation (aggregate.c) --------------------------------------------------------- */
+/*
+ * perflib_snap_aggregate - turn the raw instances of @snap into what a Windows consumer sees
+ * for @cs's instance type: the _Total instance of MULTI_AGGREGATE, the one aggregated
+ * instance of SINGLE_AGGREGATE(_HISTORY), same-named instances merged for
+ * INSTANCE_AGGREGATE. For the history type, the values read are remembered (this process,
+ * until it exits) when @history is set. No-op for the other types.
+ */
+int perflib_snap_aggregate(const struct perflib_cset *cs, struct perflib_snap *snap, bool history);
+/* are raw instances named "_Total" hidden (the computed aggregate takes the name)? */
+bool perflib_aggregate_hides(uint32_t instance_type, const WCHAR *name, size_t len);
+
+/* ---- output buffer --------------------------------------------------------------------- */
+/*
+ * The writer counts every byte and writes only what fits: once a put does not fit, nothing
+ * more is written, and len is the size the caller needs (ERROR_NOT_ENOUGH_MEMORY).
+ */
+struct perflib_obuf {
+	uint8_t *p; /* caller's buffer (may be NULL when cap is 0) */
+	size_t cap; /* bytes of p */
+	size_t len; /* bytes produced so far (written or counted) */
+};
+
+/* room for @n bytes at the end: a pointer to write them to, or NULL (counted only) */
+static inline void *perflib_obuf_put(struct perflib_obuf *o, size_t n)
+{
+	void *r = o->len + n <= o->cap ? o->p + o->len : NULL;
+
+	o->len += n;
+	return r;
+}
+
+/* pointer to bytes [off, off + n) when they were written, else NULL */
+static inline void *perflib_obuf_at(const struct perflib_obuf *o, size_t off, size_t n)
+{
+	return off + n <= o->cap && off + n <= o->len ? o->p + off : NULL;
+}
+
+/* the buffer protocol over an obuf: size to *ret_actual, ERROR_OUTOFMEMORY past 4 GiB */
+ULONG perflib_obuf_result(const struct perflib_obuf *o, DWORD *ret_actual);
+/* one PERF_INSTANCE_HEADER block: header, @name + NUL, zero padding to a multiple of 8 */
+void perflib_obuf_instance(struct perflib_obuf *o, uint32_t id, const WCHAR *name, size_t len);
+
+#endif /* PERFLIB_CONSUMER_H */
