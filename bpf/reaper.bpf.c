@@ -44,10 +44,16 @@ struct reap_ctx {
 	__u32 reaped;  /* slots freed */
 };
 
-/* does a recorded start time (0 = not yet written) fit the exiting process? */
+/*
+ * Is the recorded (pid, start) the exiting process? Only an exact match: a start of 0
+ * (a claimer killed before it wrote its start time, or a process that could not read
+ * /proc) is left to the lazy reaper, which checks the pid alone. Matching on the pid
+ * alone here could free a slot that a process of another pid namespace, with the same
+ * pid, is claiming right now.
+ */
 static __always_inline int start_matches(__u64 recorded, __u64 start)
 {
-	return recorded == 0 || recorded == start;
+	return recorded == start;
 }
 
 /* procs entries checked in straight-line code before bpf_loop takes over (the default 64) */

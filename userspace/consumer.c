@@ -121,7 +121,8 @@ void perflib_obuf_instance(struct perflib_obuf *o, uint32_t id, const WCHAR *nam
 		return;
 	memcpy(p, &h, sizeof(h));
 	memcpy(p + sizeof(h), name, len * 2);
-	memset(p + sizeof(h) + len * 2, 0, size - sizeof(h) - len * 2);
+	memset(p + sizeof(h) + len * 2, 0, 2);
+	perflib_zero_tail(p, sizeof(h) + name_bytes, size);
 }
 
 /* ---- counter sets opened read-only --------------------------------------------------------- */
@@ -710,8 +711,9 @@ static void read_values(const struct perflib_cset *cs, const uint8_t *slot, uint
  * and when @vals is given its values. True only for a consistent copy of a live instance
  * whose owner runs.
  */
-static bool read_slot(const struct reader *r, uint32_t i, struct perflib_alive *ac, WCHAR *name,
-		      uint64_t *vals, uint8_t *nodata, struct slot_copy *ret)
+static inline __attribute__((always_inline)) bool
+read_slot(const struct reader *r, uint32_t i, struct perflib_alive *ac, WCHAR *name, uint64_t *vals,
+	  uint8_t *nodata, struct slot_copy *ret)
 {
 	const struct perflib_cset *cs = r->cs;
 	const struct perflib_info *info = cs->map->info;
@@ -731,7 +733,7 @@ static bool read_slot(const struct reader *r, uint32_t i, struct perflib_alive *
 		start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
 		id = __atomic_load_n(&blk->InstanceId, __ATOMIC_RELAXED);
 		/* bounded by the private info copy, whatever the slot holds */
-		len = perflib_wcsnlen(src, info->name_max);
+		len = perflib_name_len(src, info->name_max);
 		if (len < info->name_max) {
 			memcpy(name, src, len * 2);
 			memcpy(name + len, &nul, sizeof(nul));

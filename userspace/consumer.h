@@ -13,6 +13,7 @@
 #define PERFLIB_CONSUMER_H
 
 #include <limits.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "internal.h"
@@ -24,6 +25,45 @@
 static inline size_t perflib_round8(size_t v)
 {
 	return (v + 7) & ~(size_t)7;
+}
+
+/*
+ * perflib_name_len - units before the first NUL of @s, at most @max: four units at a time.
+ * @s must be 8-aligned and readable up to round8(2 * @max) bytes: in a slot, the name area
+ * is followed by the ASCII rendering (info->ascii_offset = round8(name end)).
+ */
+static inline size_t perflib_name_len(const WCHAR *s, size_t max)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	uint64_t w, zero;
+	size_t i, n;
+
+	for (i = 0; i < max; i += 4) {
+		memcpy(&w, p + 2 * i, 8);
+		/* a set top bit in a 16-bit lane: that lane is 0 (the lowest one exactly) */
+		zero = (w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull;
+		if (zero) {
+			n = i + ((size_t)__builtin_ctzll(zero) >> 4);
+			return n < max ? n : max;
+		}
+	}
+	return max;
+}
+
+/*
+ * perflib_zero_tail - zero the padding [@used, @size) of a block of @size bytes (a multiple
+ * of 8, @size - 8 < @used <= @size) at @p without a call: one 8-byte read-modify-write.
+ */
+static inline void perflib_zero_tail(uint8_t *p, size_t used, size_t size)
+{
+	size_t keep = used + 8 - size;
+	uint64_t tail;
+
+	if (keep >= 8)
+		return;
+	memcpy(&tail, p + size - 8, 8);
+	tail &= (1ull << (8 * keep)) - 1; /* little-endian: the first bytes are the low ones */
+	memcpy(p + size - 8, &tail, 8);
 }
 
 /* ---- machines (consumer.c) ------------------------------------------------------------- */

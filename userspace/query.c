@@ -530,6 +530,26 @@ static void put_value(struct perflib_obuf *o, const struct perflib_cset *cs,
 	memcpy(p + sizeof(d), &v, sizeof(v));
 }
 
+/* the PERF_COUNTER_DATA blocks of every counter of @in, in template order */
+static void put_values(struct perflib_obuf *o, const struct perflib_cset *cs,
+		       const struct perflib_snap *snap, const struct perflib_snap_inst *in)
+{
+	size_t n = cs->nr_counters, k;
+	const uint64_t *v = snap->vals + (size_t)in->row * n;
+	const uint8_t *nd = snap->nodata + (size_t)in->row * n;
+	uint8_t *p = perflib_obuf_put(o, 16 * n);
+	PERF_COUNTER_DATA d = { .dwSize = 16 };
+	uint64_t zero = 0;
+
+	if (!p)
+		return;
+	for (k = 0; k < n; k++, p += 16) {
+		d.dwDataSize = nd[k] ? 0 : cs->data_size[k];
+		memcpy(p, &d, sizeof(d));
+		memcpy(p + sizeof(d), nd[k] ? &zero : &v[k], 8);
+	}
+}
+
 /* PERF_MULTI_COUNTERS: the ids in template order; dwSize rounded up to a multiple of 8 */
 static void put_counter_ids(struct perflib_obuf *o, const struct perflib_cset *cs)
 {
@@ -566,7 +586,6 @@ static PerfCounterDataType put_spec(struct perflib_obuf *o, const struct spec *s
 	size_t mi_off, i;
 	uint8_t *p;
 	int pos = -1;
-	uint32_t k;
 
 	if (sp->counter_id != PERF_WILDCARD_COUNTER) {
 		pos = perflib_cset_counter(cs, sp->counter_id);
@@ -591,8 +610,7 @@ static PerfCounterDataType put_spec(struct perflib_obuf *o, const struct spec *s
 			return PERF_SINGLE_COUNTER;
 		}
 		put_counter_ids(o, cs);
-		for (k = 0; k < cs->nr_counters; k++)
-			put_value(o, cs, snap, in, (int)k);
+		put_values(o, cs, snap, in);
 		return PERF_MULTIPLE_COUNTERS;
 	}
 	if (pos < 0)
@@ -604,12 +622,10 @@ static PerfCounterDataType put_spec(struct perflib_obuf *o, const struct spec *s
 		if (!spec_match(sp, snap, in))
 			continue;
 		perflib_obuf_instance(o, in->id, perflib_snap_name(snap, in), in->name_len);
-		if (pos >= 0) {
+		if (pos >= 0)
 			put_value(o, cs, snap, in, pos);
-		} else {
-			for (k = 0; k < cs->nr_counters; k++)
-				put_value(o, cs, snap, in, (int)k);
-		}
+		else
+			put_values(o, cs, snap, in);
 		mi.dwInstances++;
 	}
 	mi.dwTotalSize = (ULONG)(o->len - mi_off);

@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!manifest) {
-		fputs(usage, stderr);
+		fprintf(stderr, "Error: no manifest given: lodctr /m:MANIFEST (see lodctr --help)\n");
 		return exit_code(ERROR_INVALID_PARAMETER);
 	}
 	err = manifest_load(manifest, &man, stderr);

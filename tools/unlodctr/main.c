@@ -172,7 +172,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!!manifest + !!prov_name + !!prov_guid_str != 1) {
-		fputs(usage, stderr);
+		fprintf(stderr, "Error: give exactly one of /m:MANIFEST, /g:{GUID}, /p:NAME "
+				"(see unlodctr --help)\n");
 		return exit_code(ERROR_INVALID_PARAMETER);
 	}
 	if (prov_guid_str) {
