@@ -207,6 +207,7 @@ tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS)
 check:
 	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory check-abi
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
@@ -248,7 +249,7 @@ uninstall:
 
 # ---- checks -------------------------------------------------------------------------------
 check-abi: $(SO)
-	@exported=$$(nm -D --defined-only $(SO) | awk '{print $$3}' | grep -v '^PERFLIB_' | sort); \
+	@exported=$$(nm -D --defined-only $(SO) | awk '{print $$3}' | sed 's/@.*//' | grep -v '^PERFLIB_' | sort); \
 	listed=$$(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' userspace/perflib.map \
 		| grep -v '^local$$' | sort); \
 	if [ "$$exported" = "$$listed" ]; then echo "check-abi: OK ($$(echo "$$listed" | wc -l) symbols)"; \

@@ -65,24 +65,24 @@ PERFLIB_API perflib_print_fn_t perflib_set_print(perflib_print_fn_t fn);
 /* A counter's registration, as lodctr reads it from a manifest. Strings are UTF-8. */
 struct perflib_counter_reg {
 	ULONG id;
-	ULONG type;		/* winperf.h type */
-	ULONGLONG attrib;	/* PERF_ATTRIB_* */
-	ULONG detail_level;	/* PERF_DETAIL_* */
-	LONG scale;		/* default scale */
-	ULONG base_id;		/* or 0xFFFFFFFF */
-	ULONG perf_time_id;	/* or 0xFFFFFFFF */
-	ULONG perf_freq_id;	/* or 0xFFFFFFFF */
-	ULONG multi_id;		/* or 0xFFFFFFFF */
-	ULONG aggregate;	/* PERF_AGGREGATE_* */
-	const char *name;	/* display name, or NULL */
-	const char *help;	/* help string, or NULL */
+	ULONG type;	    /* winperf.h type */
+	ULONGLONG attrib;   /* PERF_ATTRIB_* */
+	ULONG detail_level; /* PERF_DETAIL_* */
+	LONG scale;	    /* default scale */
+	ULONG base_id;	    /* or 0xFFFFFFFF */
+	ULONG perf_time_id; /* or 0xFFFFFFFF */
+	ULONG perf_freq_id; /* or 0xFFFFFFFF */
+	ULONG multi_id;	    /* or 0xFFFFFFFF */
+	ULONG aggregate;    /* PERF_AGGREGATE_* */
+	const char *name;   /* display name, or NULL */
+	const char *help;   /* help string, or NULL */
 };
 
 struct perflib_counterset_reg {
 	GUID provider_guid;
 	GUID counterset_guid;
-	ULONG instance_type;	/* PERF_COUNTERSET_* */
-	ULONG detail_level;	/* PERF_DETAIL_* */
+	ULONG instance_type; /* PERF_COUNTERSET_* */
+	ULONG detail_level;  /* PERF_DETAIL_* */
 	const char *provider_name;
 	const char *name;
 	const char *help;
@@ -91,11 +91,11 @@ struct perflib_counterset_reg {
 };
 
 struct perflib_pin_opts {
-	mode_t mode;		/* pin file mode, 0 = default (0640) */
-	uid_t uid;		/* owner, (uid_t)-1 = keep */
-	gid_t gid;		/* group, (gid_t)-1 = keep */
-	unsigned int capacity;	/* slots, 0 = default */
-	unsigned int name_max;	/* UTF-16 units incl. NUL, 0 = default */
+	mode_t mode;	       /* pin file mode, 0 = default (0640) */
+	uid_t uid;	       /* owner, (uid_t)-1 = keep */
+	gid_t gid;	       /* group, (gid_t)-1 = keep */
+	unsigned int capacity; /* slots, 0 = default */
+	unsigned int name_max; /* UTF-16 units incl. NUL, 0 = default */
 };
 
 /*

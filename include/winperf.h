@@ -77,7 +77,8 @@
 #define PERF_COUNTER_BULK_COUNT                                                                    \
 	(PERF_SIZE_LARGE | PERF_TYPE_COUNTER | PERF_COUNTER_RATE | PERF_TIMER_TICK |               \
 	 PERF_DELTA_COUNTER | PERF_DISPLAY_PER_SEC)
-#define PERF_COUNTER_TEXT (PERF_SIZE_VARIABLE_LEN | PERF_TYPE_TEXT | PERF_TEXT_UNICODE | PERF_DISPLAY_NO_SUFFIX)
+#define PERF_COUNTER_TEXT                                                                          \
+	(PERF_SIZE_VARIABLE_LEN | PERF_TYPE_TEXT | PERF_TEXT_UNICODE | PERF_DISPLAY_NO_SUFFIX)
 #define PERF_COUNTER_RAWCOUNT                                                                      \
 	(PERF_SIZE_DWORD | PERF_TYPE_NUMBER | PERF_NUMBER_DECIMAL | PERF_DISPLAY_NO_SUFFIX)
 #define PERF_COUNTER_LARGE_RAWCOUNT                                                                \
@@ -87,7 +88,7 @@
 #define PERF_COUNTER_LARGE_RAWCOUNT_HEX                                                            \
 	(PERF_SIZE_LARGE | PERF_TYPE_NUMBER | PERF_NUMBER_HEX | PERF_DISPLAY_NO_SUFFIX)
 #define PERF_SAMPLE_FRACTION                                                                       \
-	(PERF_SIZE_DWORD | PERF_TYPE_COUNTER | PERF_COUNTER_FRACTION | PERF_DELTA_COUNTER |         \
+	(PERF_SIZE_DWORD | PERF_TYPE_COUNTER | PERF_COUNTER_FRACTION | PERF_DELTA_COUNTER |        \
 	 PERF_DELTA_BASE | PERF_DISPLAY_PERCENT)
 #define PERF_SAMPLE_COUNTER                                                                        \
 	(PERF_SIZE_DWORD | PERF_TYPE_COUNTER | PERF_COUNTER_RATE | PERF_TIMER_TICK |               \

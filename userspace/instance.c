@@ -113,8 +113,8 @@ int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
 		return 0;
 	gen = perflib_word_gen(w);
 	/* the pid stays the dead owner's so that a reaper dying here is reaped in turn */
-	if (!perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1,
-							   perflib_word_pid(w))))
+	if (!perflib_slot_cas(
+		    slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, perflib_word_pid(w))))
 		return 0;
 	slot_unindex(map, i);
 	slot_release(map, i, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, 0));
@@ -237,7 +237,7 @@ static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
 		      const struct perflib_index_key *key)
 {
 	struct perflib_set_map *map = set->map;
-	struct perflib_index_val val = { .slot = i, .gen = perflib_word_gen(w) }, cur;
+	struct perflib_index_val val = {.slot = i, .gen = perflib_word_gen(w)}, cur;
 	uint64_t ow;
 	int tries;
 
@@ -343,8 +343,9 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 	atomic_store_explicit(&set->owned[idx], 0, memory_order_release);
 	set->nr_live--;
 	/* hide from readers first, then drop the key, then free */
-	if (!perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1,
-							   perflib_word_pid(w)))) {
+	if (!perflib_slot_cas(
+		    slot, w,
+		    perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, perflib_word_pid(w)))) {
 		pr_warn("slot %u changed under its owner (word %#llx)\n", idx,
 			(unsigned long long)w);
 		return;

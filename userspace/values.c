@@ -36,9 +36,9 @@ static inline uint32_t counter_find(const struct perflib_ctrset *set, ULONG id)
 
 /* the counter's 8-byte slot in @Instance, or NULL with *ret_err set */
 static inline __attribute__((always_inline)) uint8_t *
-counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,
-	     enum want want, ULONG *ret_err, const struct perflib_ctrset **ret_set,
-	     uint32_t *ret_c, uint32_t *ret_idx)
+counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId, enum want want,
+	     ULONG *ret_err, const struct perflib_ctrset **ret_set, uint32_t *ret_c,
+	     uint32_t *ret_idx)
 {
 	struct perflib_provider *prov = perflib_provider_get(Provider);
 	const struct perflib_ctrset *set;
@@ -82,8 +82,8 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 	(void)c;                                                                                   \
 	(void)idx
 
-ULONG PerfSetULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
-			       ULONG CounterId, ULONG Value)
+ULONG PerfSetULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,
+			       ULONG Value)
 {
 	VALUE_FN_PROLOGUE(WANT_DWORD);
 	__atomic_store_n((ULONG *)p, Value, __ATOMIC_RELAXED);
@@ -130,15 +130,14 @@ ULONG PerfDecrementULongLongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTA
 	return ERROR_SUCCESS;
 }
 
-ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
-			     ULONG CounterId, PVOID Address)
+ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,
+			     PVOID Address)
 {
 	VALUE_FN_PROLOGUE(WANT_REF);
 	/* the private copy is what collection dereferences; the slot shows it as on Windows */
 	atomic_store_explicit(&set->refs[(size_t)idx * set->nr_counters +
 					 ((c & 0xFFFF) - sizeof(PERF_COUNTERSET_INSTANCE)) / 8],
-			      Address,
-			      memory_order_release);
+			      Address, memory_order_release);
 	__atomic_store_n((uint64_t *)p, (uint64_t)(uintptr_t)Address, __ATOMIC_RELAXED);
 	return ERROR_SUCCESS;
 }

@@ -111,7 +111,7 @@ int tl_group_teardown(void **state)
 
 GUID tl_guid(unsigned int n)
 {
-	GUID g = { run_id, (uint16_t)n, (uint16_t)(n >> 16), { 0x7e, 0x57, 1, 2, 3, 4, 5, 6 } };
+	GUID g = {run_id, (uint16_t)n, (uint16_t)(n >> 16), {0x7e, 0x57, 1, 2, 3, 4, 5, 6}};
 
 	return g;
 }
@@ -165,7 +165,7 @@ int tl_signal(int fd)
 
 int tl_await(int fd, int timeout_ms)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	char c;
 
 	if (poll(&p, 1, timeout_ms) != 1)

@@ -522,7 +522,7 @@ static void test_stress(void **state)
 	pid_t pids[STRESS_PROCS];
 	struct perflib_set_map *ro;
 	unsigned int r = 1;
-	int i, kills;
+	int i, kills, left = 0;
 	HANDLE h;
 
 	(void)state;
@@ -548,15 +548,26 @@ static void test_stress(void **state)
 		assert_int_equal(kill(pids[i], SIGKILL), 0);
 		assert_int_equal(tl_wait(pids[i], WAIT_MS), 128 + SIGKILL);
 	}
-	/* every slot and key came back, whatever each process was doing when it died */
+	/*
+	 * Every slot and key came back, whatever each process was doing when it died; except
+	 * a slot claimed but without its owner's start time yet (a few instructions of
+	 * PerfCreateInstance, before any key exists), which the exit reaper leaves to the
+	 * lazy one.
+	 */
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < (int)ro->info->capacity; i++)
-		assert_int_equal(
-			perflib_word_state(perflib_slot_word(perflib_slot(ro, (uint32_t)i))),
-			PERFLIB_SLOT_FREE);
+	for (i = 0; i < (int)ro->info->capacity; i++) {
+		const uint8_t *s = perflib_slot(ro, (uint32_t)i);
+		uint64_t w = perflib_slot_word(s);
+
+		if (perflib_word_state(w) == PERFLIB_SLOT_FREE)
+			continue;
+		assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_CLAIMED);
+		assert_int_equal(((const struct perflib_slot_hdr *)s)->owner_start, 0);
+		left++;
+	}
 	assert_int_equal(count_keys(ro), 0);
 	perflib_set_close(ro);
-	assert_int_equal(perflib_reap_counterset(&set), 0);
+	assert_int_equal(perflib_reap_counterset(&set), left);
 }
 
 /* can this machine run the reaper? skip (77) with the reason if not */

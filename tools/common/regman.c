@@ -51,10 +51,10 @@ int regman_build(const struct manifest *man, struct regman *rm)
 				r->detail_level = mc->detail_level;
 				r->scale = mc->default_scale;
 				r->base_id = mc->base_id.set ? mc->base_id.value : 0xFFFFFFFF;
-				r->perf_time_id = mc->perf_time_id.set ? mc->perf_time_id.value
-								       : 0xFFFFFFFF;
-				r->perf_freq_id = mc->perf_freq_id.set ? mc->perf_freq_id.value
-								       : 0xFFFFFFFF;
+				r->perf_time_id =
+					mc->perf_time_id.set ? mc->perf_time_id.value : 0xFFFFFFFF;
+				r->perf_freq_id =
+					mc->perf_freq_id.set ? mc->perf_freq_id.value : 0xFFFFFFFF;
 				r->multi_id = mc->multi_counter_id.set ? mc->multi_counter_id.value
 								       : 0xFFFFFFFF;
 				r->aggregate = mc->aggregate;

@@ -80,7 +80,8 @@ static int query(const char *guid_str)
 	} else {
 		st = PerfEnumerateCounterSet(NULL, NULL, 0, &n);
 		if (st != ERROR_SUCCESS && st != ERROR_NOT_ENOUGH_MEMORY) {
-			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n", st);
+			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n",
+				st);
 			return exit_code(st);
 		}
 		guids = calloc(n ? n : 1, sizeof(GUID));
@@ -88,7 +89,8 @@ static int query(const char *guid_str)
 			return exit_code(ERROR_OUTOFMEMORY);
 		st = PerfEnumerateCounterSet(NULL, guids, n, &n);
 		if (st) {
-			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n", st);
+			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n",
+				st);
 			free(guids);
 			return exit_code(st);
 		}
@@ -107,8 +109,8 @@ static int query(const char *guid_str)
 		if (!PerfQueryCounterSetRegistrationInfo(NULL, &guids[i], PERF_REG_PROVIDER_NAME, 0,
 							 (BYTE *)prov, sizeof(prov), &size))
 			perflib_utf16_to_utf8(prov, 512, prov8, sizeof(prov8));
-		st = PerfQueryCounterSetRegistrationInfo(NULL, &guids[i], PERF_REG_COUNTERSET_STRUCT,
-							 0, buf, sizeof(buf), &size);
+		st = PerfQueryCounterSetRegistrationInfo(
+			NULL, &guids[i], PERF_REG_COUNTERSET_STRUCT, 0, buf, sizeof(buf), &size);
 		printf("{%s}  %s\n", perflib_guid_to_string(&guids[i], gs), name8);
 		printf("    provider:      %s\n", prov8);
 		if (st == ERROR_SUCCESS || st == ERROR_NOT_ENOUGH_MEMORY)
@@ -123,10 +125,10 @@ static int query(const char *guid_str)
 
 int main(int argc, char **argv)
 {
-	struct perflib_pin_opts opts = { .uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644 };
+	struct perflib_pin_opts opts = {.uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644};
 	const char *manifest = NULL, *val, *install = NULL;
 	struct manifest *man = NULL;
-	struct regman rm = { 0 };
+	struct regman rm = {0};
 	ULONG code = ERROR_SUCCESS;
 	size_t i;
 	int err, a;
@@ -184,7 +186,8 @@ int main(int argc, char **argv)
 			}
 		} else if (arg[0] == '/' || arg[0] == '-') {
 			fprintf(stderr,
-				"Error: %s is not supported here: only manifest-based (V2) counters "
+				"Error: %s is not supported here: only manifest-based (V2) "
+				"counters "
 				"exist on Linux; see lodctr --help\n",
 				arg);
 			return exit_code(ERROR_NOT_SUPPORTED);
@@ -192,19 +195,22 @@ int main(int argc, char **argv)
 			install = arg; /* Installation-Path: strings live in the info map */
 		} else {
 			fprintf(stderr,
-				"Error: %s: INI-file (V1) counters are not supported; use /m:MANIFEST\n",
+				"Error: %s: INI-file (V1) counters are not supported; use "
+				"/m:MANIFEST\n",
 				arg);
 			return exit_code(ERROR_NOT_SUPPORTED);
 		}
 	}
 	if (!manifest) {
-		fprintf(stderr, "Error: no manifest given: lodctr /m:MANIFEST (see lodctr --help)\n");
+		fprintf(stderr,
+			"Error: no manifest given: lodctr /m:MANIFEST (see lodctr --help)\n");
 		return exit_code(ERROR_INVALID_PARAMETER);
 	}
 	err = manifest_load(manifest, &man, stderr);
 	if (err) {
-		code = err == -ENOENT ? ERROR_FILE_NOT_FOUND : err == -EINVAL ? ERROR_INVALID_DATA
-									   : perflib_win32_error(err);
+		code = err == -ENOENT	? ERROR_FILE_NOT_FOUND
+		       : err == -EINVAL ? ERROR_INVALID_DATA
+					: perflib_win32_error(err);
 		goto out;
 	}
 	err = regman_build(man, &rm);
@@ -221,7 +227,8 @@ int main(int argc, char **argv)
 		perflib_guid_to_string(&reg->counterset_guid, gs);
 		err = perflib_register_counterset(reg, &opts);
 		if (err == -EEXIST) {
-			printf("Info: counter set {%s} (%s) is already registered\n", gs, reg->name);
+			printf("Info: counter set {%s} (%s) is already registered\n", gs,
+			       reg->name);
 			continue;
 		}
 		if (err == -ENOTUNIQ) {
@@ -235,7 +242,8 @@ int main(int argc, char **argv)
 		if (err) {
 			fprintf(stderr, "Error: counter set {%s} (%s): %s%s\n", gs, reg->name,
 				strerror(-err),
-				err == -EPERM ? " (creating BPF maps needs CAP_BPF: run as root)" : "");
+				err == -EPERM ? " (creating BPF maps needs CAP_BPF: run as root)"
+					      : "");
 			code = perflib_win32_error(err);
 			goto out;
 		}

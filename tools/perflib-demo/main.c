@@ -31,10 +31,10 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
-	static const WCHAR *const names[] = { u"worker-1", u"worker-2" };
+	static const WCHAR *const names[] = {u"worker-1", u"worker-2"};
 	PPERF_COUNTERSET_INSTANCE inst[2];
 	unsigned long ticks = 0, limit = 0;
-	struct timespec tick = { 0, 100 * 1000 * 1000 };
+	struct timespec tick = {0, 100 * 1000 * 1000};
 	ULONG status;
 	int i;
 

@@ -93,14 +93,15 @@ static ULONG remove_provider(const GUID *prov_guid, const char *prov_name, bool 
 		char name[1024] = "";
 
 		if (prov_guid) {
-			st = PerfQueryCounterSetRegistrationInfo(NULL, &guids[i], PERF_REG_PROVIDER_GUID,
-								 0, (BYTE *)&g, sizeof(g), &size);
+			st = PerfQueryCounterSetRegistrationInfo(NULL, &guids[i],
+								 PERF_REG_PROVIDER_GUID, 0,
+								 (BYTE *)&g, sizeof(g), &size);
 			if (st || memcmp(&g, prov_guid, sizeof(g)))
 				continue;
 		} else {
-			st = PerfQueryCounterSetRegistrationInfo(NULL, &guids[i], PERF_REG_PROVIDER_NAME,
-								 0, (BYTE *)wname, sizeof(wname),
-								 &size);
+			st = PerfQueryCounterSetRegistrationInfo(
+				NULL, &guids[i], PERF_REG_PROVIDER_NAME, 0, (BYTE *)wname,
+				sizeof(wname), &size);
 			if (st || perflib_utf16_to_utf8(wname, 512, name, sizeof(name)) < 0 ||
 			    strcmp(name, prov_name))
 				continue;
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
 {
 	const char *manifest = NULL, *prov_name = NULL, *prov_guid_str = NULL, *val;
 	struct manifest *man = NULL;
-	struct regman rm = { 0 };
+	struct regman rm = {0};
 	ULONG code = ERROR_SUCCESS, st;
 	bool force = false;
 	GUID prov_guid;
@@ -191,8 +192,9 @@ int main(int argc, char **argv)
 	}
 	err = manifest_load(manifest, &man, stderr);
 	if (err) {
-		code = err == -ENOENT ? ERROR_FILE_NOT_FOUND : err == -EINVAL ? ERROR_INVALID_DATA
-									   : perflib_win32_error(err);
+		code = err == -ENOENT	? ERROR_FILE_NOT_FOUND
+		       : err == -EINVAL ? ERROR_INVALID_DATA
+					: perflib_win32_error(err);
 		goto done;
 	}
 	if (regman_build(man, &rm)) {
