@@ -27,8 +27,12 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$T/ctrpp" -o "$work/ucs.h" -rc "$work/ucs.rc" "$MAN" >"$work/ctrpp.out" 2>&1 &&
 	ok "ctrpp generated ucs.h" || { fail "ctrpp: $(cat "$work/ctrpp.out")"; exit 1; }
 
-# 2. build the provider against the generated header and the static library
-cc -std=gnu11 -Wall -Wextra -Werror -Iinclude -I"$work" tests/data/e2e/ucs_provider.c \
+# 2. build the provider against the generated header and the static library (with the
+# library's sanitizers when it was built with them)
+san=
+nm "$OUTPUT/libperflib.a" 2>/dev/null | grep -q __asan_init && san="$san -fsanitize=address"
+nm "$OUTPUT/libperflib.a" 2>/dev/null | grep -q __ubsan_handle && san="$san -fsanitize=undefined"
+cc -std=gnu11 -Wall -Wextra -Werror $san -Iinclude -I"$work" tests/data/e2e/ucs_provider.c \
 	"$OUTPUT/libperflib.a" -lbpf -lelf -lz -lpthread -o "$work/ucs_provider" 2>"$work/cc.out" &&
 	ok "provider built with -Wall -Wextra -Werror" || { fail "build: $(cat "$work/cc.out")"; exit 1; }
 
