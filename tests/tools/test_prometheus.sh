@@ -7,14 +7,19 @@
 # temporary directory) scrapes it. The test waits until the target is up, then checks
 # values, names with escaped label values, and the types and units Prometheus learned
 # through OpenMetrics, through /api/v1/query and /api/v1/metadata; then a value changed by
-# the provider shows up. Everything started is stopped and removed at the end.
+# the provider shows up. The kernel counter provider (kcounters: BPF programs on tracepoints
+# filling a registered counter set) is loaded beside the user-space provider, and both
+# counter sets are checked through typeperf, bpftool and Prometheus in the same run.
+# Everything started is stopped and removed at the end.
 # Exit 0 pass, 77 skip (consumer API not built yet, no BPF, no prometheus), 1 fail.
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/data/exporter/lib.sh"
 
 PROM_PID=""
+KC_LOADED=""
 stop_all() {
 	[ -z "$PROM_PID" ] || exp_stop "$PROM_PID" 150
+	[ -z "$KC_LOADED" ] || "$TOOLS/kcounters" unload --force >/dev/null 2>&1
 	exp_cleanup
 }
 
@@ -38,6 +43,9 @@ check() { # description, then a command that must succeed
 }
 
 exp_start_provider
+"$TOOLS/kcounters" load >"$t/kc.out" 2>&1 || exp_fail "kcounters load: $(cat "$t/kc.out")"
+KC_LOADED=1
+KC_SET=df75996b-42f9-4c1e-a30b-9db93f06be49
 exp_start_exporter
 target=${EXP_URL#http://}
 target=${target%/metrics}
@@ -143,6 +151,22 @@ check "a value the provider changes reaches Prometheus within 15 s" \
 exp_provider_cmd "add 0 1 1 1000"
 check "and its rate is positive" exp_wait 150 is_value \
 	'rate(perflib_exporter_test_requests_total{perf_instance="beta"}[1m]) > bool 0' 1
+
+# ---- the BPF-filled and the user-space counter sets, side by side ------------------------
+check "Prometheus: kernel context switches on CPU 0 grow (BPF-filled counter set)" exp_wait 150 \
+	is_value 'perflib_kernel_cpu_context_switches_total{perf_instance="0"} > bool 0' 1
+check "Prometheus: system calls are counted on some CPU" exp_wait 150 \
+	is_value 'sum(perflib_kernel_cpu_system_calls_total) > bool 0' 1
+"$TOOLS/typeperf" "\\Kernel CPU(*)\\Context Switches/sec" \
+	"\\Exporter Test(beta)\\Queue Length" -sc 1 >"$t/tp.csv" 2>&1
+check "typeperf: both counter sets in one sample" sh -c "
+	sed -n 2p '$t/tp.csv' | grep -q 'Kernel CPU(0)' &&
+	sed -n 2p '$t/tp.csv' | grep -q 'Exporter Test(beta)' &&
+	sed -n 3p '$t/tp.csv' | grep -Eq '^\"[0-9/]+ [0-9:.]+\",\"[0-9]+\\.[0-9]{6}\"'"
+bpftool map dump pinned "$PERFLIB_ROOT/$KC_SET/data" >"$t/kc.dump" 2>&1
+check "bpftool: the kernel counter set shows named, growing counters" sh -c "
+	grep -q '\"name\": \"0\"' '$t/kc.dump' &&
+	grep -Eq '\"Context_Switches_sec_[0-9]+\": [1-9]' '$t/kc.dump'"
 
 check "the exporter logged no error" sh -c "! grep -v 'listening on' '$t/exporter.err'"
 exp_stop "$PROM_PID" 150
