@@ -144,6 +144,30 @@ struct perflib_proc {
 
 
 /*
+ * The slot word {seq, owner_pid} (first 8 bytes of a slot, changed only by CAS): state in
+ * bits 0-1, generation in bits 2-31, the claiming pid in the upper half.
+ */
+static inline __u32 perflib_word_state(__u64 w)
+{
+	return (__u32)w & PERFLIB_SLOT_STATE_MASK;
+}
+
+static inline __u32 perflib_word_gen(__u64 w)
+{
+	return (__u32)w >> 2;
+}
+
+static inline __u32 perflib_word_pid(__u64 w)
+{
+	return (__u32)(w >> 32);
+}
+
+static inline __u64 perflib_make_word(__u32 state, __u32 gen, __u32 pid)
+{
+	return (__u64)pid << 32 | (__u32)(gen << 2) | state;
+}
+
+/*
  * Index key hashing, shared by the library and BPF programs (which must compute the same
  * key to delete an index entry). One step per UTF-16 unit; the scope is 0 for machine-wide
  * uniqueness, (pid << 1 | 1) for per-process aggregate counter sets.

@@ -152,25 +152,7 @@ static __always_inline __u64 perflib_slot_word(const void *slot)
 	return *(volatile const __u64 *)slot;
 }
 
-static __always_inline __u32 perflib_word_state(__u64 w)
-{
-	return (__u32)w & PERFLIB_SLOT_STATE_MASK;
-}
-
-static __always_inline __u32 perflib_word_gen(__u64 w)
-{
-	return (__u32)w >> 2;
-}
-
-static __always_inline __u32 perflib_word_pid(__u64 w)
-{
-	return (__u32)(w >> 32);
-}
-
-static __always_inline __u64 perflib_make_word(__u32 state, __u32 gen, __u32 pid)
-{
-	return (__u64)pid << 32 | (__u32)(gen << 2) | state;
-}
+/* perflib_word_state/_gen/_pid and perflib_make_word come from layout.h */
 
 /* 1 if @slot holds a live instance (its name and id are published) */
 static __always_inline int perflib_slot_live(const void *slot)

@@ -354,9 +354,8 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 	slot_release(set->map, idx, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, 0));
 }
 
-/* the counter set of @prov whose slots hold @inst, and the slot index */
-static struct perflib_ctrset *instance_lookup(struct perflib_provider *prov, const void *inst,
-					      uint32_t *ret_idx)
+struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,
+					       uint32_t *ret_idx)
 {
 	struct perflib_ctrset *set;
 	int64_t idx;
@@ -380,7 +379,7 @@ ULONG PerfDeleteInstance(HANDLE Provider, PPERF_COUNTERSET_INSTANCE InstanceBloc
 	if (!prov || !InstanceBlock)
 		return ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&prov->lock);
-	set = instance_lookup(prov, InstanceBlock, &idx);
+	set = perflib_instance_lookup(prov, InstanceBlock, &idx);
 	if (!set) {
 		pthread_mutex_unlock(&prov->lock);
 		return ERROR_INVALID_PARAMETER;

@@ -123,22 +123,7 @@ static inline uint64_t perflib_slot_word(const uint8_t *slot)
 {
 	return __atomic_load_n((const uint64_t *)slot, __ATOMIC_ACQUIRE);
 }
-static inline uint32_t perflib_word_state(uint64_t w)
-{
-	return (uint32_t)w & PERFLIB_SLOT_STATE_MASK;
-}
-static inline uint32_t perflib_word_gen(uint64_t w)
-{
-	return (uint32_t)w >> 2;
-}
-static inline uint32_t perflib_word_pid(uint64_t w)
-{
-	return (uint32_t)(w >> 32);
-}
-static inline uint64_t perflib_make_word(uint32_t state, uint32_t gen, uint32_t pid)
-{
-	return (uint64_t)pid << 32 | (uint32_t)(gen << 2) | state;
-}
+/* perflib_word_state/_gen/_pid and perflib_make_word: layout.h, shared with BPF */
 static inline bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
 {
 	return __atomic_compare_exchange_n((uint64_t *)slot, &old, new, false, __ATOMIC_ACQ_REL,
@@ -151,6 +136,9 @@ static inline bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
  * key). 1 if freed, 0 if not (live, free, or another process won the race).
  */
 int perflib_slot_reap(struct perflib_set_map *map, uint32_t i);
+/* the counter set of @prov whose slots hold its live instance @inst, and the slot index */
+struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,
+					       uint32_t *ret_idx);
 /* retire live slot @idx owned by @set (provider lock held) */
 void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx);
 void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perflib_index_key *key);

@@ -139,23 +139,6 @@ out:
 
 /* ---- kernel-owned instances ------------------------------------------------------------- */
 
-/* the counter set of @prov whose slots hold @inst, and its slot index */
-static struct perflib_ctrset *owned_slot(struct perflib_provider *prov, const void *inst,
-					 uint32_t *ret_idx)
-{
-	struct perflib_ctrset *set;
-	int64_t idx;
-
-	for (set = atomic_load_explicit(&prov->sets, memory_order_acquire); set; set = set->next) {
-		idx = perflib_ctrset_instance_index(set, inst);
-		if (idx >= 0) {
-			*ret_idx = (uint32_t)idx;
-			return set;
-		}
-	}
-	return NULL;
-}
-
 int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst)
 {
 	struct perflib_provider *prov = perflib_provider_get(provider);
@@ -168,7 +151,7 @@ int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst)
 	if (!prov || !inst)
 		return -EINVAL;
 	pthread_mutex_lock(&prov->lock);
-	set = owned_slot(prov, inst, &idx);
+	set = perflib_instance_lookup(prov, inst, &idx);
 	if (!set) {
 		err = -EINVAL;
 		goto out;

@@ -456,6 +456,21 @@ static int btf_load(const struct btf *btf)
 	return fd;
 }
 
+/* load a finished BTF and hand out its fd and the key and value type ids; frees @btf */
+static int btf_finish(struct btf *btf, int key, int value, int *ret_fd, int *ret_key,
+		      int *ret_value)
+{
+	int fd = btf_load(btf);
+
+	btf__free(btf);
+	if (fd < 0)
+		return fd;
+	*ret_fd = fd;
+	*ret_key = key;
+	*ret_value = value;
+	return 0;
+}
+
 struct btf_ids {
 	int u8, u16, u32, u64, chr;
 };
@@ -484,7 +499,7 @@ static int data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, 
 	const struct perflib_info_counter *c = (const void *)(info + 1);
 	struct btf *btf = btf__new_empty();
 	struct btf_ids t;
-	int guid, inst, name16, ascii, slot, err;
+	int guid, inst, name16, ascii, slot;
 	char fname[64];
 	uint32_t i;
 
@@ -530,19 +545,10 @@ static int data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, 
 		ADD(btf, fname, (c[i].type & 0x300) == PERF_SIZE_LARGE ? t.u64 : t.u32,
 		    info->ref_offset + 8 * i);
 	}
-	err = btf_load(btf);
-	if (err < 0)
-		goto fail_err;
-	*ret_fd = err;
-	*ret_key = t.u32;
-	*ret_value = slot;
-	btf__free(btf);
-	return 0;
+	return btf_finish(btf, t.u32, slot, ret_fd, ret_key, ret_value);
 fail:
-	err = -ENOMEM;
-fail_err:
 	btf__free(btf);
-	return err < 0 ? err : -EINVAL;
+	return -ENOMEM;
 }
 
 /* BTF of the info value: the header by name, the rest as bytes */
@@ -550,7 +556,7 @@ static int info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value)
 {
 	struct btf *btf = btf__new_empty();
 	struct btf_ids t;
-	int guid, body, st, err;
+	int guid, body, st;
 
 	if (!btf)
 		return -ENOMEM;
@@ -574,19 +580,10 @@ static int info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value)
 	ADD(btf, "slot_size", t.u32, 64);
 	ADD(btf, "name_max", t.u32, 68);
 	ADD(btf, "body", body, sizeof(struct perflib_info));
-	err = btf_load(btf);
-	if (err < 0)
-		goto fail_err;
-	*ret_fd = err;
-	*ret_key = t.u32;
-	*ret_value = st;
-	btf__free(btf);
-	return 0;
+	return btf_finish(btf, t.u32, st, ret_fd, ret_key, ret_value);
 fail:
-	err = -ENOMEM;
-fail_err:
 	btf__free(btf);
-	return err < 0 ? err : -EINVAL;
+	return -ENOMEM;
 }
 #undef ADD
 
