@@ -2,8 +2,8 @@
 /*
  * bench_exporter.c - how long perflib-exporter takes to scrape 10,000 instances x 8
  * counters, through the code path of its HTTP handler (collector_scrape: the consumer API,
- * exp_parse, exp_render) but in-process, without HTTP. Prints milliseconds per scrape and
- * bytes for both formats, and PerfQueryCounterData alone for comparison.
+ * perfbuf and exp_parse, exp_render) but in-process, without HTTP. Prints milliseconds per
+ * scrape and bytes for both formats, and PerfQueryCounterData alone for comparison.
  *
  * The benchmark rule links one source with the static library, so the exporter's sources
  * are included here rather than linked. Needs BPF (root): prints "skip" and exits 0
@@ -21,6 +21,7 @@
 #include "perflib-linux.h"
 
 #include "exp_format.c"
+#include "perfbuf.c"
 #include "exp_parse.c"
 #include "../../tools/perflib-exporter/collect.c"
 

@@ -751,8 +751,9 @@ int exp_set_finish(struct exp_set *set)
 
 	if (set->strings.err)
 		return set->strings.err;
-	qsort_r(set->instances, set->nr_instances, sizeof(*set->instances), inst_cmp_name,
-		set->strings.data);
+	if (set->nr_instances > 1) /* qsort_r must not see a NULL array */
+		qsort_r(set->instances, set->nr_instances, sizeof(*set->instances), inst_cmp_name,
+			set->strings.data);
 	if (!multi && set->nr_instances > 1) {
 		/* one series per family without labels: the lowest id stands for the set */
 		set->nr_dropped += set->nr_instances - 1;

@@ -1,8 +1,7 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
- * exp_parse.c - read the consumer API's registration and data buffers into exp_set
- * snapshots (see exp_parse.h). Every size and offset is checked against the bytes that
- * are there before it is used.
+ * exp_parse.c - exp_set snapshots built from the consumer API's registration and data
+ * buffers that perfbuf.c reads and checks (see exp_parse.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,364 +9,208 @@
 
 #include "exp_parse.h"
 
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* encode code point @cp as UTF-8 into @dst if @room allows; returns its length or 0 */
-static size_t put_utf8(char *dst, size_t room, uint32_t cp)
-{
-	if (cp < 0x80 && room >= 1) {
-		dst[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800 && room >= 2) {
-		dst[0] = (char)(0xC0 | (cp >> 6));
-		dst[1] = (char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp >= 0x800 && cp < 0x10000 && room >= 3) {
-		dst[0] = (char)(0xE0 | (cp >> 12));
-		dst[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		dst[2] = (char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	if (cp >= 0x10000 && room >= 4) {
-		dst[0] = (char)(0xF0 | (cp >> 18));
-		dst[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		dst[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		dst[3] = (char)(0x80 | (cp & 0x3F));
-		return 4;
-	}
-	return 0;
-}
-
-size_t exp_utf16_to_utf8(const void *src, size_t max_units, char *dst, size_t dst_size)
-{
-	const uint8_t *p = src;
-	size_t i, len = 0;
-
-	for (i = 0; i < max_units; i++) {
-		uint32_t cp = get16(p + 2 * i);
-		size_t n;
-
-		if (!cp)
-			break;
-		if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < max_units) {
-			uint32_t lo = get16(p + 2 * (i + 1));
-
-			if (lo >= 0xDC00 && lo < 0xE000) {
-				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-				i++;
-			}
-		}
-		if (cp >= 0xD800 && cp < 0xE000)
-			cp = 0xFFFD; /* a surrogate left unpaired */
-		n = put_utf8(dst + len, dst_size - 1 - len, cp);
-		if (!n)
-			break;
-		len += n;
-	}
-	dst[len] = '\0';
-	return len;
-}
-
-char *exp_utf16_dup(const void *src, size_t max_units)
-{
-	size_t units = 0, size;
-	char *s;
-
-	while (units < max_units && get16((const uint8_t *)src + 2 * units))
-		units++;
-	size = 3 * units + 1; /* a unit gives at most 3 bytes; a pair of units 4 */
-	s = malloc(size);
-	if (s)
-		exp_utf16_to_utf8(src, units, s, size);
-	return s;
-}
-
 /* ---- registration ----------------------------------------------------------------- */
 
 int exp_parse_reg(const void *buf, size_t len, struct exp_set **ret_set)
 {
-	const uint8_t *p = buf;
+	struct perfbuf_counter r;
+	struct perfbuf_reg reg;
 	struct exp_set *set;
-	uint32_t nr, i;
+	uint32_t i;
+	int err;
 
-	if (len < sizeof(PERF_COUNTERSET_REG_INFO))
-		return -EINVAL;
-	nr = get32(p + offsetof(PERF_COUNTERSET_REG_INFO, NumCounters));
-	if (nr > (len - sizeof(PERF_COUNTERSET_REG_INFO)) / sizeof(PERF_COUNTER_REG_INFO))
-		return -EINVAL;
+	err = perfbuf_reg_parse(buf, len, &reg);
+	if (err)
+		return err;
 	set = calloc(1, sizeof(*set));
 	if (!set)
 		return -ENOMEM;
-	memcpy(&set->guid, p, sizeof(GUID));
-	set->instance_type = get32(p + offsetof(PERF_COUNTERSET_REG_INFO, InstanceType));
-	set->counters = calloc(nr ? nr : 1, sizeof(*set->counters));
+	set->guid = reg.guid;
+	set->instance_type = reg.instance_type;
+	set->counters = calloc(reg.nr_counters ? reg.nr_counters : 1, sizeof(*set->counters));
 	if (!set->counters) {
 		exp_set_free(set);
 		return -ENOMEM;
 	}
-	set->nr_counters = nr;
-	for (i = 0; i < nr; i++) {
-		const uint8_t *q = p + sizeof(PERF_COUNTERSET_REG_INFO) +
-				   (size_t)i * sizeof(PERF_COUNTER_REG_INFO);
+	set->nr_counters = reg.nr_counters;
+	for (i = 0; i < reg.nr_counters; i++) {
 		struct exp_counter *c = &set->counters[i];
 
-		c->id = get32(q + offsetof(PERF_COUNTER_REG_INFO, CounterId));
-		c->type = get32(q + offsetof(PERF_COUNTER_REG_INFO, Type));
-		c->attrib = get64(q + offsetof(PERF_COUNTER_REG_INFO, Attrib));
-		c->base_id = get32(q + offsetof(PERF_COUNTER_REG_INFO, BaseCounterId));
-		c->time_id = get32(q + offsetof(PERF_COUNTER_REG_INFO, PerfTimeId));
-		c->freq_id = get32(q + offsetof(PERF_COUNTER_REG_INFO, PerfFreqId));
-		c->multi_id = get32(q + offsetof(PERF_COUNTER_REG_INFO, MultiId));
-		c->base = c->time = c->freq = -1;
+		perfbuf_reg_counter(&reg, i, &r);
+		c->id = r.id;
+		c->type = r.type;
+		c->attrib = r.attrib;
+		c->base_id = r.base_id;
+		c->time_id = r.time_id;
+		c->freq_id = r.freq_id;
+		c->multi_id = r.multi_id;
+		c->base = c->time = c->freq = -1; /* resolved by exp_prepare */
 	}
 	*ret_set = set;
 	return 0;
 }
 
+/* exp_parse_strings' target */
+struct strings {
+	struct exp_set *set;
+	bool help; /* help strings rather than names */
+};
+
+/* perfbuf_strings_parse callback: the string of the first counter with this id */
+static int set_string(void *ctx, uint32_t id, const void *text, size_t units)
+{
+	const struct strings *s = ctx;
+	struct exp_set *set = s->set;
+	char *str, **slot;
+	size_t c;
+
+	for (c = 0; c < set->nr_counters && set->counters[c].id != id; c++)
+		;
+	if (c == set->nr_counters)
+		return 0;
+	str = perfbuf_utf16_dup(text, units);
+	if (!str)
+		return -ENOMEM;
+	slot = s->help ? &set->counters[c].help : &set->counters[c].name;
+	free(*slot);
+	*slot = str;
+	return 0;
+}
+
 int exp_parse_strings(const void *buf, size_t len, struct exp_set *set, bool help)
 {
-	const uint8_t *p = buf;
-	uint32_t size, nr, i;
+	struct strings s = {.set = set, .help = help};
 
-	if (len < sizeof(PERF_STRING_BUFFER_HEADER))
-		return -EINVAL;
-	size = get32(p);
-	nr = get32(p + 4);
-	if (size > len || size < sizeof(PERF_STRING_BUFFER_HEADER) ||
-	    nr > (size - sizeof(PERF_STRING_BUFFER_HEADER)) / sizeof(PERF_STRING_COUNTER_HEADER))
-		return -EINVAL;
-	for (i = 0; i < nr; i++) {
-		const uint8_t *h = p + sizeof(PERF_STRING_BUFFER_HEADER) +
-				   (size_t)i * sizeof(PERF_STRING_COUNTER_HEADER);
-		uint32_t id = get32(h), off = get32(h + 4);
-		size_t c;
-		char *s, **slot;
-
-		if (off == 0xFFFFFFFFu)
-			continue;
-		if (off >= size)
-			return -EINVAL;
-		for (c = 0; c < set->nr_counters && set->counters[c].id != id; c++)
-			;
-		if (c == set->nr_counters)
-			continue;
-		s = exp_utf16_dup(p + off, (size - off) / 2);
-		if (!s)
-			return -ENOMEM;
-		slot = help ? &set->counters[c].help : &set->counters[c].name;
-		free(*slot);
-		*slot = s;
-	}
-	return 0;
+	return perfbuf_strings_parse(buf, len, set_string, &s);
 }
 
 /* ---- collection ------------------------------------------------------------------- */
 
-/* one PERF_COUNTER_DATA block at @p with @room bytes; false when malformed */
-static bool counter_data(const uint8_t *p, size_t room, uint32_t *ret_size, bool *ret_have,
-			 uint64_t *ret_value)
-{
-	uint32_t data_size, size;
+/* where the values at one position of a block's PERF_MULTI_COUNTERS list go */
+struct slot {
+	uint32_t id; /* the counter id at this position */
+	int index;   /* its index in set->counters, -1 when the set has no such counter */
+};
 
-	if (room < sizeof(PERF_COUNTER_DATA))
+/* one exp_parse_data walk */
+struct collection {
+	struct exp_set *const *by_index;
+	size_t nr_index;
+	int64_t freq;	     /* PerfFreq */
+	size_t bad;	     /* malformed blocks */
+	struct exp_set *set; /* the set of the block being read */
+	size_t before;	     /* its nr_instances when the block started */
+	size_t inst;	     /* the instance values go to */
+	size_t pos;	     /* position of the next value within that instance */
+	struct slot *slots;  /* by position, for the block being read */
+	size_t nr_slots, cap_slots;
+};
+
+static int collect_begin(void *ctx, const struct perfbuf_data_header *hdr)
+{
+	struct collection *c = ctx;
+
+	c->freq = hdr->freq;
+	return 0;
+}
+
+static bool collect_block(void *ctx, uint32_t index, uint32_t status, uint32_t type)
+{
+	struct collection *c = ctx;
+
+	c->set = index < c->nr_index ? c->by_index[index] : NULL;
+	/* PERF_MULTIPLE_INSTANCES and PERF_SINGLE_COUNTER name their counter only in the
+	 * query specification: the exporter asks for whole sets, never these */
+	if (!c->set || status != ERROR_SUCCESS ||
+	    (type != PERF_MULTIPLE_COUNTERS && type != PERF_COUNTERSET))
 		return false;
-	data_size = get32(p);
-	size = get32(p + 4);
-	if (size < sizeof(PERF_COUNTER_DATA) || size > room ||
-	    data_size > size - sizeof(PERF_COUNTER_DATA))
-		return false;
-	*ret_size = size;
-	*ret_have = data_size == 4 || data_size == 8;
-	*ret_value = data_size == 8 ? get64(p + 8) : data_size == 4 ? get32(p + 8) : 0;
+	c->before = c->set->nr_instances;
+	c->nr_slots = 0;
 	return true;
 }
 
-/* the counter indices of a PERF_MULTI_COUNTERS block; -1 for ids the set lacks */
-static int multi_counters(const uint8_t *p, size_t room, const struct exp_set *set, int **ret_idx,
-			  uint32_t *ret_nr, uint32_t *ret_size)
+static int collect_item(void *ctx, uint32_t id, const void *name, size_t units)
 {
-	uint32_t size, nr, i;
-	int *idx;
+	struct collection *c = ctx;
+	char utf8[EXP_NAME_MAX];
 
-	if (room < sizeof(PERF_MULTI_COUNTERS))
-		return -EINVAL;
-	size = get32(p);
-	nr = get32(p + 4);
-	if (size > room || size < sizeof(PERF_MULTI_COUNTERS) ||
-	    nr > (size - sizeof(PERF_MULTI_COUNTERS)) / 4)
-		return -EINVAL;
-	idx = malloc((nr ? nr : 1) * sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		uint32_t id = get32(p + sizeof(PERF_MULTI_COUNTERS) + 4 * (size_t)i);
-		size_t c;
+	c->pos = 0;
+	if (!name)
+		return exp_set_add_instance(c->set, id, NULL, &c->inst);
+	perfbuf_utf16_to_utf8(name, units, utf8, sizeof(utf8));
+	return exp_set_add_instance(c->set, id, utf8, &c->inst);
+}
 
-		for (c = 0; c < set->nr_counters && set->counters[c].id != id; c++)
-			;
-		idx[i] = c < set->nr_counters ? (int)c : -1;
+/* the slot of position @pos for counter @id: looked up in the set, appended or replaced */
+static int find_slot(struct collection *c, size_t pos, uint32_t id)
+{
+	const struct exp_set *set = c->set;
+	struct slot *grown;
+	size_t k;
+
+	if (pos == c->cap_slots) {
+		c->cap_slots = c->cap_slots ? 2 * c->cap_slots : 16;
+		grown = realloc(c->slots, c->cap_slots * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		c->slots = grown;
 	}
-	*ret_idx = idx;
-	*ret_nr = nr;
-	*ret_size = size;
+	for (k = 0; k < set->nr_counters && set->counters[k].id != id; k++)
+		;
+	c->slots[pos] = (struct slot){.id = id, .index = k < set->nr_counters ? (int)k : -1};
+	if (pos == c->nr_slots)
+		c->nr_slots++;
 	return 0;
 }
 
-/* @nr PERF_COUNTER_DATA blocks for instance @inst, counters @idx; returns bytes used */
-static int read_values(struct exp_set *set, size_t inst, const int *idx, uint32_t nr,
-		       const uint8_t *p, size_t room, size_t *ret_used)
+static int collect_value(void *ctx, uint32_t id, uint32_t size, uint64_t value)
 {
-	size_t used = 0;
-	uint32_t j;
-
-	for (j = 0; j < nr; j++) {
-		uint32_t size;
-		uint64_t v;
-		bool have;
-
-		if (!counter_data(p + used, room - used, &size, &have, &v))
-			return -EINVAL;
-		if (have && idx[j] >= 0)
-			exp_set_value(set, inst, (size_t)idx[j], v);
-		used += size;
-	}
-	*ret_used = used;
-	return 0;
-}
-
-/* PERF_MULTI_INSTANCES at @p: each instance a header, then @nr data blocks (or one) */
-static int read_instances(struct exp_set *set, const int *idx, uint32_t nr, const uint8_t *p,
-			  size_t room)
-{
-	char name[EXP_NAME_MAX];
-	uint32_t total, count, k;
-	size_t off = sizeof(PERF_MULTI_INSTANCES);
+	struct collection *c = ctx;
+	size_t pos = c->pos++;
 	int err;
 
-	if (room < sizeof(PERF_MULTI_INSTANCES))
-		return -EINVAL;
-	total = get32(p);
-	count = get32(p + 4);
-	if (total > room || total < sizeof(PERF_MULTI_INSTANCES))
-		return -EINVAL;
-	for (k = 0; k < count; k++) {
-		uint32_t hsize;
-		size_t inst, used;
+	/* the instances of a block share one id list: each id is looked up once */
+	if (pos == c->nr_slots || c->slots[pos].id != id) {
+		err = find_slot(c, pos, id);
+		if (err)
+			return err;
+	}
+	if (size && c->slots[pos].index >= 0)
+		exp_set_value(c->set, c->inst, (size_t)c->slots[pos].index, value);
+	return 0;
+}
 
-		if (total - off < sizeof(PERF_INSTANCE_HEADER))
-			return -EINVAL;
-		hsize = get32(p + off);
-		if (hsize < sizeof(PERF_INSTANCE_HEADER) || hsize > total - off)
-			return -EINVAL;
-		exp_utf16_to_utf8(p + off + sizeof(PERF_INSTANCE_HEADER),
-				  (hsize - sizeof(PERF_INSTANCE_HEADER)) / 2, name, sizeof(name));
-		err = exp_set_add_instance(set, get32(p + off + 4), name, &inst);
-		if (err)
-			return err;
-		off += hsize;
-		err = read_values(set, inst, idx, nr, p + off, total - off, &used);
-		if (err)
-			return err;
-		off += used;
+static int collect_block_end(void *ctx, bool malformed)
+{
+	struct collection *c = ctx;
+
+	if (malformed) {
+		/* a half-read block would show some instances only: show none */
+		c->set->nr_instances = c->before;
+		c->bad++;
 	}
 	return 0;
 }
 
-/* the payload of one PERF_COUNTER_HEADER block for @set */
-static int read_block(struct exp_set *set, uint32_t type, const uint8_t *p, size_t room)
-{
-	uint32_t nr = 0, msize;
-	int *idx = NULL;
-	size_t inst, used;
-	int err;
-
-	switch (type) {
-	case PERF_MULTIPLE_COUNTERS:
-		err = multi_counters(p, room, set, &idx, &nr, &msize);
-		if (!err)
-			err = exp_set_add_instance(set, 0, NULL, &inst);
-		if (!err)
-			err = read_values(set, inst, idx, nr, p + msize, room - msize, &used);
-		break;
-	case PERF_COUNTERSET:
-		err = multi_counters(p, room, set, &idx, &nr, &msize);
-		if (!err)
-			err = read_instances(set, idx, nr, p + msize, room - msize);
-		break;
-	default:
-		/* PERF_MULTIPLE_INSTANCES and PERF_SINGLE_COUNTER name their counter only in
-		 * the query specification: the exporter asks for whole sets, never these */
-		return 0;
-	}
-	free(idx);
-	return err;
-}
+static const struct perfbuf_data_ops collect_ops = {
+	.begin = collect_begin,
+	.block = collect_block,
+	.item = collect_item,
+	.value = collect_value,
+	.block_end = collect_block_end,
+};
 
 int exp_parse_data(const void *buf, size_t len, struct exp_set *const *by_index, size_t nr_index,
 		   int64_t *ret_freq, size_t *ret_bad)
 {
-	const uint8_t *p = buf;
-	uint32_t total, nr, i;
-	size_t off = sizeof(PERF_DATA_HEADER), bad = 0;
+	struct collection c = {.by_index = by_index, .nr_index = nr_index};
 	int err;
 
-	if (len < sizeof(PERF_DATA_HEADER))
-		return -EINVAL;
-	total = get32(p);
-	nr = get32(p + 4);
-	if (total > len || total < sizeof(PERF_DATA_HEADER))
-		return -EINVAL;
-	for (i = 0; i < nr; i++) {
-		struct exp_set *set = i < nr_index ? by_index[i] : NULL;
-		uint32_t status, type, size;
-		size_t before;
-
-		if (total - off < sizeof(PERF_COUNTER_HEADER))
-			return -EINVAL;
-		status = get32(p + off);
-		type = get32(p + off + 4);
-		size = get32(p + off + 8);
-		if (size < sizeof(PERF_COUNTER_HEADER) || size > total - off)
-			return -EINVAL;
-		if (set && status == 0 && type != PERF_ERROR_RETURN) {
-			before = set->nr_instances;
-			err = read_block(set, type, p + off + sizeof(PERF_COUNTER_HEADER),
-					 size - sizeof(PERF_COUNTER_HEADER));
-			if (err == -ENOMEM)
-				return err;
-			if (err) {
-				/* a half-read block would show some instances only: show none */
-				set->nr_instances = before;
-				bad++;
-			}
-		}
-		off += size;
-	}
-	*ret_freq = (int64_t)get64(p + offsetof(PERF_DATA_HEADER, PerfFreq));
-	*ret_bad = bad;
+	err = perfbuf_data_parse(buf, len, NULL, 0, &collect_ops, &c);
+	free(c.slots);
+	if (err)
+		return err;
+	*ret_freq = c.freq;
+	*ret_bad = c.bad;
 	return 0;
 }

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tp_buf.h - decoding the buffers of the Windows consumer API (perflib-api.md 2.9, 3, 7,
- * 8) for typeperf: registration info, counter-name blocks, instance lists and the
- * PerfQueryCounterData block. Nothing in a buffer is trusted: every size, offset and count
- * is checked against the bytes actually returned, navigation follows the size fields (as
- * Microsoft's consumer sample does), and a malformed buffer gives -EBADMSG, never a read
- * out of bounds. Multi-byte fields are read with memcpy (buffers need no alignment).
+ * tp_buf.h - typeperf's view of the consumer-API buffers: registration info, counter-name
+ * blocks and instance lists into a tp_set, and a PerfQueryCounterData block into a tp_data
+ * whose values are looked up by instance name. The bytes are read and checked by
+ * perfbuf.c (shared with perflib-exporter); nothing here touches a buffer. Errors are
+ * perfbuf's: -EBADMSG for a malformed buffer, -ENOMEM.
  */
 #ifndef TP_BUF_H
 #define TP_BUF_H
@@ -13,38 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perflib.h"
+#include "perfbuf.h"
 #include "tp_catalog.h"
 
 /*
- * tp_utf16_to_utf8 - the first @units UTF-16LE units at @src (stopping early at a NUL),
- * as a malloc'd UTF-8 string; unpaired surrogates become U+FFFD. NULL on ENOMEM.
- */
-char *tp_utf16_to_utf8(const void *src, size_t units);
-
-/*
- * tp_utf8_to_utf16 - @src as a malloc'd NUL-terminated UTF-16 string; *@ret_units counts
- * the units including the NUL. -EINVAL for invalid UTF-8, -ENOMEM.
- */
-int tp_utf8_to_utf16(const char *src, WCHAR **ret, size_t *ret_units);
-
-/*
- * tp_string_parse - a NUL-terminated UTF-16 string filling a buffer (registration codes
- * 3, 4, 7, 9). -EBADMSG without a NUL inside @size bytes.
- */
-int tp_string_parse(const void *buf, size_t size, char **ret);
-
-/*
- * tp_reg_parse - PERF_REG_COUNTERSET_STRUCT: PERF_COUNTERSET_REG_INFO and NumCounters
- * PERF_COUNTER_REG_INFO. Fills set->instance_type and set->counters (names NULL).
- * 0, -EBADMSG, -ENOMEM.
+ * tp_reg_parse - PERF_REG_COUNTERSET_STRUCT: fills set->guid, set->instance_type and
+ * set->counters (names NULL). 0, -EBADMSG, -ENOMEM.
  */
 int tp_reg_parse(const void *buf, size_t size, struct tp_set *set);
 
 /*
  * tp_names_parse - a PERF_STRING_BUFFER_HEADER block (codes 5, 10): gives each counter
- * of @set with a string its name. Absent strings (offset 0xFFFFFFFF) and unknown ids are
- * skipped. 0, -EBADMSG (offset outside the block, string without NUL), -ENOMEM.
+ * of @set with a string its name, the first string of an id winning. Absent strings and
+ * unknown ids are skipped. 0, -EBADMSG (names given before the bad string stay), -ENOMEM.
  */
 int tp_names_parse(const void *buf, size_t size, struct tp_set *set);
 

@@ -3,7 +3,8 @@
  * tp_catalog.h - what typeperf knows about the counter sets of one machine (names,
  * counters, instances), how counter paths resolve against it and how -q/-qx list it.
  * Pure data and functions: the consumer-API calls that fill a catalog live in
- * tools/typeperf/, the buffer decoding in tp_buf.c, so everything here is unit-tested.
+ * tools/typeperf/, the buffer decoding in perfbuf.c (through tp_buf.c), so everything here is
+ * unit-tested.
  *
  * Listing and resolution rules (tools.md 4.2, 4.4; choices documented in typeperf's help):
  * - objects are counter-set names, counters the counter names, instances the names of

@@ -20,6 +20,7 @@
 
 #include "collect.h"
 #include "exp_parse.h"
+#include "perfbuf.h"
 
 /* how many times a call is repeated with a bigger buffer before giving up */
 #define GROW_TRIES 8
@@ -149,11 +150,13 @@ static ULONG reg_info(struct collector *c, const GUID *guid, PerfRegInfoType cod
 /* a string request (set name or help) as a malloc'd UTF-8 string, NULL if unavailable */
 static char *reg_string(struct collector *c, const GUID *guid, PerfRegInfoType code)
 {
+	char *s = NULL;
 	size_t len;
 
-	if (reg_info(c, guid, code, &len) != ERROR_SUCCESS)
+	/* a string without its NUL is malformed: treated as absent */
+	if (reg_info(c, guid, code, &len) != ERROR_SUCCESS || perfbuf_string(c->buf, len, &s))
 		return NULL;
-	return exp_utf16_dup(c->buf, len / 2);
+	return s;
 }
 
 /* names and help of a set and its counters; absent strings just stay NULL */
@@ -264,7 +267,7 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 		memcpy(e->reg, c->buf, len);
 		e->reg_len = len;
 		err = exp_parse_reg(e->reg, len, &e->set);
-		if (err == -EINVAL) {
+		if (err == -EBADMSG) {
 			/* a registration we cannot read: leave the counter set out */
 			free(e->reg);
 			memset(e, 0, sizeof(*e));
@@ -465,11 +468,9 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 		exp_set_reset(c->entries[i].set);
 	if (!err) {
 		err = exp_parse_data(c->data, len, c->by_index, c->nr_index, &freq, &st.nr_bad);
-		if (err == -EINVAL) {
+		if (err == -EBADMSG)
 			snprintf(c->error, sizeof(c->error),
 				 "PerfQueryCounterData returned a malformed block");
-			err = -EBADMSG;
-		}
 	}
 	for (i = 0; !err && i < c->nr_entries; i++) {
 		struct exp_set *set = c->entries[i].set;

@@ -5,7 +5,8 @@
  * (PerfQueryCounterSetRegistrationInfo), instances (PerfEnumerateCounterSetInstances).
  * Every buffer is sized by the Windows protocol (call, ERROR_NOT_ENOUGH_MEMORY with the
  * size, call again; retried because the data may change in between) and decoded by
- * tools/common/tp_buf.c, which checks every size against what came back.
+ * tools/common/perfbuf.c (into typeperf's structures by tp_buf.c), which checks every
+ * size against what came back.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "perflib-linux.h"
+#include "perfbuf.h"
 #include "tp_buf.h"
 #include "typeperf.h"
 
@@ -176,7 +178,7 @@ static ULONG load_set(const WCHAR *machine, const GUID *guid, bool instances, st
 		st = fetch(call_reg, &c, &buf, &size);
 	}
 	if (!st) {
-		err = tp_string_parse(buf, size, &set->name);
+		err = perfbuf_string(buf, size, &set->name);
 		free(buf);
 		if (err == -ENOMEM)
 			return ERROR_OUTOFMEMORY;
@@ -221,7 +223,7 @@ int tp_machine_init(struct tp_machine *m, const char *name)
 		m->display = strdup(name);
 		if (!m->name || !m->display)
 			return -ENOMEM;
-		err = tp_utf8_to_utf16(name, &m->wname, &units);
+		err = perfbuf_utf8_to_utf16(name, &m->wname, &units);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
