@@ -450,28 +450,137 @@ PERFLIB_API ULONG PerfDecrementULongLongCounterValue(HANDLE Provider,
 						     ULONG CounterId, ULONGLONG Value);
 
 /*
- * Consumer API. szMachine NULL, empty, ".", "localhost" or this host's name means this
- * machine; any other name gives ERROR_BAD_NETPATH. Buffers follow the Windows protocol:
- * too small (or NULL with size 0) gives ERROR_NOT_ENOUGH_MEMORY with the needed size in
- * the *Actual argument, which is mandatory.
+ * Consumer API (docs/CONSUMER.md). Counter sets are read from their pinned maps, read-only;
+ * nothing is trusted (a slot that is malformed, being created or deleted, or owned by a dead
+ * process is skipped). Common rules:
+ *  - szMachine: NULL, "", ".", "localhost" or this host's name (case-insensitive, with or
+ *    without a leading "\\") is this machine; any other name gives ERROR_BAD_NETPATH at once,
+ *    without network traffic.
+ *  - Buffers (spec 7.1): the *Actual argument is mandatory (NULL: ERROR_INVALID_PARAMETER);
+ *    a NULL buffer is allowed only with size 0. Too small: ERROR_NOT_ENOUGH_MEMORY and the size
+ *    needed in *Actual; the buffer's contents are then unspecified (it may be partly written).
+ *    A result that would exceed 4 GiB: ERROR_OUTOFMEMORY. Output blocks are written with
+ *    memcpy: any buffer alignment works.
+ *  - An unknown counter set is ERROR_WMI_GUID_NOT_FOUND (as Status for PerfAddCounters, WT);
+ *    pins the caller may not read: ERROR_ACCESS_DENIED; a corrupt registration:
+ *    ERROR_INVALID_DATA.
+ *  - Query handles are numbers checked against a list of this process, never reused: NULL,
+ *    closed or forged handles give ERROR_INVALID_HANDLE. A query may be used from several
+ *    threads (calls on one query are serialised).
+ */
+
+/*
+ * PerfOpenQueryHandle - create an empty query. @szMachine: see above. @phQuery: out.
+ * ERROR_INVALID_PARAMETER when @phQuery is NULL (WT), ERROR_BAD_NETPATH, ERROR_OUTOFMEMORY.
  */
 PERFLIB_API ULONG PerfOpenQueryHandle(LPCWSTR szMachine, HANDLE *phQuery);
+
+/*
+ * PerfCloseQueryHandle - close a query; providers with a ControlCallback get
+ * PERF_REMOVE_COUNTER for each specification still in it. ERROR_INVALID_HANDLE for NULL or a
+ * handle that is not an open query of this process.
+ */
 PERFLIB_API ULONG PerfCloseQueryHandle(HANDLE hQuery);
+
+/*
+ * PerfEnumerateCounterSet - the GUIDs of the counter sets registered (pinned) under the pin
+ * root, sorted, each once. Sizes count GUIDs, not bytes: @cCounterSetIds is the room,
+ * *@pcCounterSetIdsActual the number written or needed (ERROR_NOT_ENOUGH_MEMORY). Sets the
+ * caller may not read are listed too.
+ */
 PERFLIB_API ULONG PerfEnumerateCounterSet(LPCWSTR szMachine, LPGUID pCounterSetIds,
 					  DWORD cCounterSetIds, LPDWORD pcCounterSetIdsActual);
+
+/*
+ * PerfEnumerateCounterSetInstances - the active instances of a counter set as packed
+ * PERF_INSTANCE_HEADER blocks (spec 8.1): header, NUL-terminated UTF-16LE name, zero padding
+ * to a multiple of 8. A set without instances gives ERROR_SUCCESS and 0 bytes. Providers with
+ * a ControlCallback get PERF_ENUM_INSTANCES first (buffer: this machine's name, UTF-16LE with
+ * its NUL); a non-zero answer is returned as is. Aggregate types show what a Windows consumer
+ * sees: MULTI_AGGREGATE the instances and "_Total" (InstanceId 0, last); SINGLE_AGGREGATE
+ * and SINGLE_AGGREGATE_HISTORY one instance (InstanceId 0, empty name); INSTANCE_AGGREGATE
+ * one instance per distinct name (the lowest InstanceId of the name) and "_Total".
+ * ERROR_INVALID_PARAMETER for a NULL @pCounterSetId.
+ */
 PERFLIB_API ULONG PerfEnumerateCounterSetInstances(LPCWSTR szMachine, LPCGUID pCounterSetId,
 						   PPERF_INSTANCE_HEADER pInstances,
 						   DWORD cbInstances, LPDWORD pcbInstancesActual);
+
+/*
+ * PerfQueryCounterSetRegistrationInfo - registration of a counter set (spec 2.9, 3.15-3.18):
+ * PERF_REG_COUNTERSET_STRUCT (PERF_COUNTERSET_REG_INFO, CounterSetType 0, then one
+ * PERF_COUNTER_REG_INFO per counter in template order), PERF_REG_COUNTER_STRUCT (the counter
+ * whose id is @requestLangId; ERROR_NOT_FOUND if none), name and help strings (NUL-terminated
+ * UTF-16LE; "" when absent), PERF_STRING_BUFFER_HEADER blocks for counter names and help
+ * (unpadded, spec 8.5; dwOffset 0xFFFFFFFF for an absent string), the provider name and GUID.
+ * Strings are stored once, in the manifest's language: @requestLangId is ignored for string
+ * requests (any LCID, 0 included) and for the codes that take 0. A counter set created on
+ * demand (no manifest) reports its GUID in registry form "{XXXXXXXX-...}" as its name, the
+ * decimal id as each counter's name, and "" for help strings and the provider name.
+ * ERROR_INVALID_PARAMETER for a NULL @pCounterSetId or an unknown @requestCode.
+ */
 PERFLIB_API ULONG PerfQueryCounterSetRegistrationInfo(LPCWSTR szMachine, LPCGUID pCounterSetId,
 						      PerfRegInfoType requestCode,
 						      DWORD requestLangId, LPBYTE pbRegInfo,
 						      DWORD cbRegInfo, LPDWORD pcbRegInfoActual);
+
+/*
+ * PerfAddCounters - add the specifications of @cbCounters bytes of packed
+ * PERF_COUNTER_IDENTIFIER blocks to a query, and write each block's Status. The whole call is
+ * refused with ERROR_INVALID_PARAMETER, before any block is acted on, when @pCounters is NULL,
+ * @cbCounters < 40 (WT), a block's Size is < 40 (WT), not a multiple of 8, or runs past
+ * @cbCounters, or bytes are left over. Otherwise it returns ERROR_SUCCESS and each block's
+ * Status says: 0 added; ERROR_WMI_GUID_NOT_FOUND counter set not registered (WT);
+ * ERROR_NOT_FOUND no counter with CounterId; ERROR_INVALID_PARAMETER name without its NUL
+ * inside the block or longer than PERF_MAX_INSTANCE_NAME, no name for a multiple-instance set,
+ * a name other than "" or "*" for a single-instance set; ERROR_ALREADY_EXISTS the same
+ * specification is in the query (a missing and an empty name are the same); ERROR_ACCESS_DENIED,
+ * ERROR_INVALID_DATA as above; the non-zero answer of a provider's ControlCallback to
+ * PERF_ADD_COUNTER (buffer: PERF_COUNTER_IDENTITY, machine name, instance name, as spec 8.6
+ * without a WNODE_HEADER; NameOffset 0 when the block has no name). A block with a non-zero
+ * Status is not part of the query.
+ */
 PERFLIB_API ULONG PerfAddCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters,
 				  DWORD cbCounters);
+
+/*
+ * PerfDeleteCounters - remove specifications; same input and call-level errors as
+ * PerfAddCounters. Status: 0 removed (providers get PERF_REMOVE_COUNTER; their answer is
+ * ignored), ERROR_NOT_FOUND when the query has no such specification (same counter set,
+ * CounterId, InstanceId and name).
+ */
 PERFLIB_API ULONG PerfDeleteCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters,
 				     DWORD cbCounters);
+
+/*
+ * PerfQueryCounterInfo - the query's specifications as packed PERF_COUNTER_IDENTIFIER blocks
+ * (as added, Status 0, name and padding kept), each with Index = its position in the
+ * PerfQueryCounterData output. Indexes are positions in the query, in the order of addition;
+ * a deletion renumbers the ones after it.
+ */
 PERFLIB_API ULONG PerfQueryCounterInfo(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters,
 				       DWORD cbCounters, LPDWORD pcbCountersActual);
+
+/*
+ * PerfQueryCounterData - read every specification of the query: PERF_DATA_HEADER (PerfTimeStamp
+ * = CLOCK_MONOTONIC in ns, PerfFreq = 1e9, PerfTime100NSec = UTC FILETIME, SystemTime the same
+ * instant) and one PERF_COUNTER_HEADER per specification in Index order (spec 8.2): a single-
+ * instance set gives PERF_SINGLE_COUNTER (one counter) or PERF_MULTIPLE_COUNTERS (wildcard);
+ * a multiple-instance set PERF_MULTIPLE_INSTANCES or PERF_COUNTERSET with the instances that
+ * match InstanceId (0xFFFFFFFF: any) and the name pattern ('*', '?', case-sensitive), possibly
+ * none. PERF_MULTI_COUNTERS.dwSize is rounded up to a multiple of 8 (zero padding after the
+ * ids). Every PERF_COUNTER_DATA block is 16 bytes: dwDataSize 4 or 8 by the counter type's
+ * size class (0 for PERF_SIZE_ZERO and for a by-reference counter whose address is NULL). A
+ * specification that cannot be read gives PERF_ERROR_RETURN (dwSize 16) with dwStatus:
+ * ERROR_WMI_GUID_NOT_FOUND counter set gone; ERROR_NOT_FOUND counter gone (re-registered);
+ * ERROR_WMI_INSTANCE_NOT_FOUND single-instance set without an instance; ERROR_NO_DATA
+ * PERF_SINGLE_COUNTER whose by-reference address is NULL; the non-zero answer of a provider's
+ * ControlCallback to PERF_COLLECT_START (for every specification of that set). Each counter set
+ * of the query is read once per call, between PERF_COLLECT_START and PERF_COLLECT_END (END is
+ * sent even when START was refused), after the providers dereferenced their by-reference
+ * counters. An empty query gives 48 bytes (WT); (q, NULL, 0, NULL) and (q, buf, 48, NULL) are
+ * ERROR_INVALID_PARAMETER (WT).
+ */
 PERFLIB_API ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock,
 				       DWORD cbCounterBlock, LPDWORD pcbCounterBlockActual);
 

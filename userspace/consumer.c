@@ -22,8 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -31,10 +35,18 @@
 
 #include "consumer.h"
 
-#define READ_RETRIES 4 /* copies of one slot before it is skipped as changing */
-#define CACHE_KEEP 64  /* unused counter-set openings kept open */
-#define OPEN_RETRIES 3 /* re-registrations raced while opening */
-#define COPY_CHUNK 256 /* slots per batch copy when a counter set cannot be mapped */
+#define READ_RETRIES 4		 /* copies of one slot before it is skipped as changing */
+#define CACHE_KEEP 64		 /* unused counter-set openings kept open */
+#define OPEN_RETRIES 3		 /* re-registrations raced while opening */
+#define COPY_CHUNK 256		 /* slots per batch copy when a counter set cannot be mapped */
+#define PREFETCH_AHEAD 8	 /* slots between a prefetch and the read */
+#define WATCH_MAX 4		 /* pin roots watched with inotify */
+#define RECHECK_NS 1000000000ull /* an opening is stat()ed at least this often */
+#define OWNERS_MAX 64		 /* provider processes whose pidfd is kept */
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 
 /* ---- machines ---------------------------------------------------------------------------- */
 
@@ -86,18 +98,39 @@ int perflib_machine_check(LPCWSTR machine)
 	return -EHOSTUNREACH;
 }
 
+/* CLOCK_MONOTONIC_COARSE in ns: a vDSO read, for "at least this often" decisions */
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 size_t perflib_machine_name(WCHAR *buf, size_t units)
 {
+	/* looked up at most once a second per thread: every notification carries it */
+	static __thread WCHAR name[PERFLIB_MACHINE_MAX + 1];
+	static __thread size_t name_units;
+	static __thread uint64_t when;
 	char host[PERFLIB_MACHINE_MAX + 1];
+	uint64_t now = coarse_ns();
 	int n = -1;
 
-	if (gethostname(host, sizeof(host)) == 0) {
-		host[sizeof(host) - 1] = 0;
-		n = perflib_utf8_to_utf16(host, buf, units);
+	if (!name_units || now - when > RECHECK_NS) {
+		if (gethostname(host, sizeof(host)) == 0) {
+			host[sizeof(host) - 1] = 0;
+			n = perflib_utf8_to_utf16(host, name, PERFLIB_MACHINE_MAX + 1);
+		}
+		if (n <= 1)
+			n = perflib_utf8_to_utf16("localhost", name, PERFLIB_MACHINE_MAX + 1);
+		name_units = n > 0 ? (size_t)n : 0;
+		when = now;
 	}
-	if (n <= 1)
-		n = perflib_utf8_to_utf16("localhost", buf, units);
-	return n > 0 ? (size_t)n * 2 : 0;
+	if (name_units > units)
+		return 0;
+	memcpy(buf, name, name_units * 2);
+	return name_units * 2;
 }
 
 /* ---- output buffer ----------------------------------------------------------------------- */
@@ -125,11 +158,46 @@ void perflib_obuf_instance(struct perflib_obuf *o, uint32_t id, const WCHAR *nam
 	perflib_zero_tail(p, sizeof(h) + name_bytes, size);
 }
 
+void perflib_obuf_values(struct perflib_obuf *o, const struct perflib_cset *cs,
+			 const uint64_t *vals, const uint8_t *nodata, int pos)
+{
+	size_t first = pos < 0 ? 0 : (size_t)pos, end = pos < 0 ? cs->nr_counters : first + 1;
+	uint8_t *p = perflib_obuf_put(o, 16 * (end - first));
+	PERF_COUNTER_DATA d = {.dwSize = 16};
+	static const uint64_t zero;
+	size_t k;
+
+	if (!p)
+		return;
+	for (k = first; k < end; k++, p += 16) {
+		/* little-endian: a DWORD value fills the first 4 bytes, the rest is zero */
+		d.dwDataSize = nodata[k] ? 0 : cs->data_size[k];
+		memcpy(p, &d, sizeof(d));
+		memcpy(p + sizeof(d), nodata[k] ? &zero : &vals[k], 8);
+	}
+}
+
 /* ---- counter sets opened read-only --------------------------------------------------------- */
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct perflib_cset *cache;
 static uint64_t cache_clock;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Counter sets appear by rename() into the root and go by rmdir() (store.c): an inotify
+ * watch on the root sees both, so a cached opening needs no stat() per call. Without a
+ * watch (no inotify, no permission, too many roots) every call stat()s the pins.
+ */
+static struct {
+	int fd;		  /* inotify instance, -1 = none */
+	bool unavailable; /* inotify_init1 failed: stat() every time */
+	int nr;
+	struct {
+		int wd;
+		char root[PATH_MAX];
+	} w[WATCH_MAX];
+} watch = {.fd = -1};
 
 static bool instance_type_known(uint32_t t)
 {
@@ -372,6 +440,7 @@ static int cset_open(const GUID *guid, const char *dir, struct perflib_cset **re
 		err = -EAGAIN; /* removed meanwhile: the caller looks again */
 	if (err)
 		goto out;
+	cs->checked = coarse_ns();
 	cs->nr_counters = cs->map->info->nr_counters;
 	cs->instance_type = cs->map->info->instance_type;
 	if (!instance_type_known(cs->instance_type)) {
@@ -405,6 +474,131 @@ static int not_registered(const GUID *guid)
 	return err == -ENOENT ? -ESRCH : err;
 }
 
+/* forget the openings of @dir, or of everything under @root when @dir is NULL (lock held) */
+static void cache_invalidate(const char *dir, const char *root)
+{
+	struct perflib_cset **pp = &cache, *cs;
+	size_t len = root ? strlen(root) : 0;
+
+	while (*pp) {
+		cs = *pp;
+		if (dir ? strcmp(cs->dir, dir)
+			: strncmp(cs->dir, root, len) || cs->dir[len] != '/') {
+			pp = &cs->next;
+			continue;
+		}
+		/* the opening goes when its last user is done */
+		*pp = cs->next;
+		cs->stale = true;
+		if (!cs->refs)
+			cset_free(cs);
+	}
+}
+
+static void watch_drop(int i)
+{
+	watch.w[i] = watch.w[--watch.nr];
+}
+
+/* apply the root changes inotify reported since the last call (cache lock held) */
+static void watch_drain(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char dir[PATH_MAX + NAME_MAX + 2];
+	const struct inotify_event *ev;
+	ssize_t n;
+	int i;
+
+	while (watch.fd >= 0 && (n = read(watch.fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				/* events were lost: trust nothing cached */
+				for (i = 0; i < watch.nr; i++)
+					cache_invalidate(NULL, watch.w[i].root);
+				continue;
+			}
+			for (i = 0; i < watch.nr && watch.w[i].wd != ev->wd; i++)
+				;
+			if (i == watch.nr)
+				continue;
+			if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) {
+				cache_invalidate(NULL, watch.w[i].root);
+				if (ev->mask & IN_IGNORED)
+					watch_drop(i);
+			} else if (ev->len) {
+				snprintf(dir, sizeof(dir), "%s/%s", watch.w[i].root, ev->name);
+				cache_invalidate(dir, NULL);
+			}
+		}
+	}
+}
+
+/* is @root watched (watching it from now on if possible)? Cache lock held. */
+static bool watch_root(const char *root)
+{
+	struct perflib_cset *cs;
+	size_t len = strlen(root);
+	int i, wd;
+
+	for (i = 0; i < watch.nr; i++) {
+		if (!strcmp(watch.w[i].root, root))
+			return true;
+	}
+	if (watch.unavailable || watch.nr == WATCH_MAX || len >= PATH_MAX)
+		return false;
+	if (watch.fd < 0) {
+		watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (watch.fd < 0) {
+			watch.unavailable = true;
+			return false;
+		}
+	}
+	wd = inotify_add_watch(watch.fd, root,
+			       IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+				       IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+	if (wd < 0)
+		return false; /* no root yet, or not readable: stat() until it works */
+	watch.w[watch.nr].wd = wd;
+	memcpy(watch.w[watch.nr].root, root, len + 1);
+	watch.nr++;
+	/* what happened before the watch went unseen: check those openings once more */
+	for (cs = cache; cs; cs = cs->next) {
+		if (!strncmp(cs->dir, root, len) && cs->dir[len] == '/')
+			cs->checked = 0;
+	}
+	return true;
+}
+
+/* fork: the child must not read the parent's inotify events (one shared instance) */
+static void cache_prefork(void)
+{
+	pthread_mutex_lock(&cache_lock);
+}
+
+static void cache_postfork_parent(void)
+{
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void cache_postfork_child(void)
+{
+	struct perflib_cset *cs;
+
+	if (watch.fd >= 0)
+		close(watch.fd);
+	watch.fd = -1;
+	watch.nr = 0;
+	for (cs = cache; cs; cs = cs->next)
+		cs->checked = 0;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void cache_atfork(void)
+{
+	pthread_atfork(cache_prefork, cache_postfork_parent, cache_postfork_child);
+}
+
 /* drop the least recently used unused openings beyond CACHE_KEEP (cache lock held) */
 static void cache_trim(void)
 {
@@ -429,6 +623,29 @@ static void cache_trim(void)
 	}
 }
 
+/* a cached opening of @dir still known good without a stat(), with a reference, or NULL */
+static struct perflib_cset *cache_fast(const char *dir)
+{
+	const char *root = perflib_root_path();
+	struct perflib_cset *cs;
+	bool watched;
+
+	pthread_once(&cache_once, cache_atfork);
+	pthread_mutex_lock(&cache_lock);
+	watch_drain();
+	watched = watch_root(root);
+	for (cs = cache; cs && strcmp(cs->dir, dir); cs = cs->next)
+		;
+	if (cs && watched && coarse_ns() - cs->checked < RECHECK_NS) {
+		cs->refs++;
+		cs->last_use = ++cache_clock;
+	} else {
+		cs = NULL;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return cs;
+}
+
 int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 {
 	struct perflib_cset *cs, **pp, *fresh;
@@ -439,6 +656,12 @@ int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 
 	if (perflib_set_dir(guid, dir, sizeof(dir)))
 		return -ENAMETOOLONG;
+	cs = cache_fast(dir);
+	if (cs) {
+		procs_refresh(cs->map);
+		*ret_cs = cs;
+		return 0;
+	}
 	for (tries = 0; tries < OPEN_RETRIES; tries++) {
 		err = pin_identity(dir, &dev, &ino);
 		if (err == -ENOENT || err == -ENOTDIR)
@@ -457,6 +680,7 @@ int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 			if (cs->dev == dev && cs->ino == ino) {
 				cs->refs++;
 				cs->last_use = ++cache_clock;
+				cs->checked = coarse_ns();
 				pthread_mutex_unlock(&cache_lock);
 				procs_refresh(cs->map);
 				*ret_cs = cs;
@@ -563,8 +787,74 @@ static void alive_insert(struct perflib_alive *ac, const struct alive_entry *e)
 	ac->nr++;
 }
 
+/*
+ * Owners across calls. Reading /proc/<pid>/stat costs microseconds, once per provider
+ * process and call; a pidfd, opened once and checked against the owner's start time (so a
+ * reused pid cannot pass), turns that into one poll(): a pidfd becomes readable when its
+ * process exits. An owner found dead stays dead. Under cache_lock (fork handlers).
+ */
+static struct owner {
+	uint64_t start;	   /* owner start time */
+	uint64_t last_use; /* for eviction */
+	uint32_t pid;	   /* 0 = empty entry */
+	int fd;		   /* pidfd, -1 when dead */
+} owners[OWNERS_MAX];
+
+static bool pidfd_exited(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, 0) != 0; /* readable, an error or a hang-up: gone */
+}
+
+static bool owner_check(uint32_t pid, uint64_t start)
+{
+	struct owner *o, *victim = &owners[0];
+	bool alive;
+	int fd;
+
+	pthread_mutex_lock(&cache_lock);
+	for (o = owners; o < owners + OWNERS_MAX; o++) {
+		if (o->pid == pid && o->start == start)
+			break;
+		if (o->last_use < victim->last_use)
+			victim = o;
+	}
+	if (o < owners + OWNERS_MAX) {
+		if (o->fd >= 0 && pidfd_exited(o->fd)) {
+			close(o->fd);
+			o->fd = -1;
+		}
+		o->last_use = ++cache_clock;
+		alive = o->fd >= 0;
+		pthread_mutex_unlock(&cache_lock);
+		return alive;
+	}
+	/* first sight: a pidfd first, then the start time proves whose it is */
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	alive = perflib_proc_alive(pid, start) == 1;
+	if (fd < 0 && alive) {
+		/* no pidfd (old kernel, no fds left): the answer holds for this call only */
+		pthread_mutex_unlock(&cache_lock);
+		return alive;
+	}
+	/* remembered: alive with its pidfd, or dead for good (a start time never returns) */
+	if (victim->pid && victim->fd >= 0)
+		close(victim->fd);
+	if (!alive && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	victim->pid = pid;
+	victim->start = start;
+	victim->fd = alive ? fd : -1;
+	victim->last_use = ++cache_clock;
+	pthread_mutex_unlock(&cache_lock);
+	return alive;
+}
+
 /* is (pid, start) a running process? Each distinct owner is looked up once per call. */
-static bool owner_alive(struct perflib_alive *ac, uint32_t pid, uint64_t start)
+static bool owner_alive_lookup(struct perflib_alive *ac, uint32_t pid, uint64_t start)
 {
 	struct alive_entry e = {.start = start, .pid = pid};
 	uint64_t now;
@@ -575,8 +865,6 @@ static bool owner_alive(struct perflib_alive *ac, uint32_t pid, uint64_t start)
 		return true;
 	if (pid == 0)
 		return false;
-	if (ac->last.pid == pid && ac->last.start == start)
-		return ac->last.alive;
 	for (i = ac->cap ? alive_hash(pid, start, ac->cap) : 0; ac->cap && ac->tab[i].pid;
 	     i = (i + 1) & (ac->cap - 1)) {
 		if (ac->tab[i].pid == pid && ac->tab[i].start == start) {
@@ -586,7 +874,7 @@ static bool owner_alive(struct perflib_alive *ac, uint32_t pid, uint64_t start)
 	}
 	/* start 0: the owner could not read its start time; the pid alone decides */
 	if (start)
-		e.alive = perflib_proc_alive(pid, start) == 1;
+		e.alive = owner_check(pid, start);
 	else
 		e.alive = perflib_proc_start_time((pid_t)pid, &now) == 0;
 	ac->last = e;
@@ -613,6 +901,14 @@ static bool owner_alive(struct perflib_alive *ac, uint32_t pid, uint64_t start)
 	return e.alive;
 }
 
+static inline bool owner_alive(struct perflib_alive *ac, uint32_t pid, uint64_t start)
+{
+	/* one provider owns most slots: the answer for the previous slot usually holds */
+	if (pid && ac->last.pid == pid && ac->last.start == start)
+		return ac->last.alive;
+	return owner_alive_lookup(ac, pid, start);
+}
+
 /* ---- copying instances out of the slots ------------------------------------------------------ */
 
 /*
@@ -623,6 +919,8 @@ struct reader {
 	const struct perflib_cset *cs;
 	const uint8_t *a, *b; /* slot `first` of each */
 	uint32_t first, nr;   /* slots held */
+	uint32_t slot_size;   /* info->slot_size */
+	uint32_t name_offset; /* info->name_offset */
 	uint8_t *copy[2];     /* unmapped: COPY_CHUNK slots each */
 };
 
@@ -632,6 +930,8 @@ static int reader_init(struct reader *r, const struct perflib_cset *cs)
 
 	memset(r, 0, sizeof(*r));
 	r->cs = cs;
+	r->slot_size = cs->map->info->slot_size;
+	r->name_offset = cs->map->info->name_offset;
 	if (cs->map->data)
 		return 0;
 	r->copy[0] = malloc(chunk);
@@ -672,7 +972,24 @@ static int reader_load(struct reader *r, uint32_t first, uint32_t *n)
 
 static inline const uint8_t *reader_slot(const struct reader *r, const uint8_t *base, uint32_t i)
 {
-	return base + (size_t)(i - r->first) * r->cs->map->info->slot_size;
+	return base + (size_t)(i - r->first) * r->slot_size;
+}
+
+/*
+ * Start loading the lines a read of slot @i + PREFETCH_AHEAD touches (word, name, first
+ * values): the reader does enough per slot that the memory can come in meanwhile.
+ */
+static inline void reader_prefetch(const struct reader *r, uint32_t i, bool values)
+{
+	const uint8_t *p;
+
+	if (i + PREFETCH_AHEAD >= r->first + r->nr)
+		return;
+	p = reader_slot(r, r->a, i + PREFETCH_AHEAD);
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + r->name_offset);
+	if (values)
+		__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
 }
 
 struct slot_copy {
@@ -707,13 +1024,14 @@ static void read_values(const struct perflib_cset *cs, const uint8_t *slot, uint
 }
 
 /*
- * read_slot - copy slot @i: its id, its name (with NUL) into @name (name_max units of room),
- * and when @vals is given its values. True only for a consistent copy of a live instance
- * whose owner runs.
+ * read_slot - copy slot @i: its id, its name (with NUL) into @name (room for
+ * round8(2 * name_max) bytes: the name is copied by 8-byte words), and when @vals is given its
+ * values. True only for a consistent copy of a live instance whose owner runs.
  */
-static inline __attribute__((always_inline)) bool
-read_slot(const struct reader *r, uint32_t i, struct perflib_alive *ac, WCHAR *name, uint64_t *vals,
-	  uint8_t *nodata, struct slot_copy *ret)
+static inline __attribute__((always_inline)) bool read_slot(const struct reader *r, uint32_t i,
+							    struct perflib_alive *ac, WCHAR *name,
+							    uint64_t *vals, uint8_t *nodata,
+							    struct slot_copy *ret)
 {
 	const struct perflib_cset *cs = r->cs;
 	const struct perflib_info *info = cs->map->info;
@@ -721,7 +1039,6 @@ read_slot(const struct reader *r, uint32_t i, struct perflib_alive *ac, WCHAR *n
 	const struct perflib_slot_hdr *h = (const void *)slot;
 	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
 	const WCHAR *src = (const WCHAR *)(slot + info->name_offset);
-	static const WCHAR nul;
 	uint64_t w = perflib_slot_word(slot), w2, start;
 	uint32_t id;
 	size_t len;
@@ -732,12 +1049,8 @@ read_slot(const struct reader *r, uint32_t i, struct perflib_alive *ac, WCHAR *n
 			return false;
 		start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
 		id = __atomic_load_n(&blk->InstanceId, __ATOMIC_RELAXED);
-		/* bounded by the private info copy, whatever the slot holds */
-		len = perflib_name_len(src, info->name_max);
-		if (len < info->name_max) {
-			memcpy(name, src, len * 2);
-			memcpy(name + len, &nul, sizeof(nul));
-		}
+		/* bounded by the private info copy, whatever the slot holds; the NUL comes along */
+		len = perflib_name_copy((uint8_t *)name, src, info->name_max);
 		if (vals)
 			read_values(cs, slot, vals, nodata);
 		/* the copy is good only if the word did not move while we copied */
@@ -772,6 +1085,12 @@ void perflib_snap_free(struct perflib_snap *snap)
 	free(snap->vals);
 	free(snap->nodata);
 	memset(snap, 0, sizeof(*snap));
+}
+
+/* pool units of a name of @len units: the NUL and padding to a whole 8-byte word */
+static inline size_t pool_units(size_t len)
+{
+	return (len + 1 + 3) & ~(size_t)3;
 }
 
 /* room for one more instance, @units more name units and one more row */
@@ -827,7 +1146,7 @@ int perflib_snap_add(struct perflib_snap *snap, uint32_t id, const WCHAR *name, 
 	/* a name already in the pool moves with it when the pool grows */
 	if (in_pool)
 		off = (size_t)(name - snap->pool);
-	err = snap_reserve(snap, len + 1);
+	err = snap_reserve(snap, len + 4);
 	if (err)
 		return err;
 	if (in_pool)
@@ -840,8 +1159,9 @@ int perflib_snap_add(struct perflib_snap *snap, uint32_t id, const WCHAR *name, 
 	in->gen = 0;
 	in->row = snap->values ? (uint32_t)snap->nr_rows++ : 0;
 	memmove(snap->pool + snap->pool_len, name, len * 2);
-	snap->pool[snap->pool_len + len] = 0;
-	snap->pool_len += len + 1;
+	/* the NUL, and zeros to the end of its 8-byte word (names are copied by words) */
+	memset(snap->pool + snap->pool_len + len, 0, (pool_units(len) - len) * 2);
+	snap->pool_len += pool_units(len);
 	if (snap->values) {
 		memset(snap->vals + (size_t)in->row * snap->nr_counters, 0,
 		       snap->nr_counters * sizeof(*snap->vals));
@@ -881,17 +1201,16 @@ int perflib_snap_read(const struct perflib_cset *cs, bool values, struct perflib
 			uint64_t *row = NULL;
 			uint8_t *nd = NULL;
 
+			reader_prefetch(&r, i, values);
 			if (perflib_word_state(perflib_slot_word(reader_slot(&r, r.a, i))) !=
 			    PERFLIB_SLOT_LIVE)
 				continue;
-			err = snap_reserve(snap, info->name_max);
+			err = snap_reserve(snap, pool_units(info->name_max));
 			if (err)
 				break;
 			if (values) {
 				row = snap->vals + snap->nr_rows * n;
 				nd = snap->nodata + snap->nr_rows * n;
-				if (!cs->byref)
-					memset(nd, 0, n);
 			}
 			if (!read_slot(&r, i, ac, snap->pool + snap->pool_len, row, nd, &c))
 				continue;
@@ -902,16 +1221,101 @@ int perflib_snap_read(const struct perflib_cset *cs, bool values, struct perflib
 			in->slot = i;
 			in->gen = c.gen;
 			in->row = values ? (uint32_t)snap->nr_rows++ : 0;
-			snap->pool_len += c.len + 1;
+			snap->pool_len += pool_units(c.len);
 			/* a single-instance set has one instance; more can only be garbage */
 			if (cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE)
 				goto done;
 		}
 	}
 done:
+	/* without by-reference counters every value has data (read_values leaves the flags) */
+	if (values && !cs->byref && snap->nr_rows)
+		memset(snap->nodata, 0, snap->nr_rows * n);
 	if (ac)
 		reader_fini(&r);
 	perflib_alive_free(ac);
+	return err;
+}
+
+/* ---- instances straight into an output buffer ---------------------------------------- */
+
+int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filter *f, int pos,
+			struct perflib_obuf *o, uint32_t *ret_nr)
+{
+	const struct perflib_info *info = cs->map->info;
+	bool values = pos != PERFLIB_NO_VALUES, aligned = !((uintptr_t)o->p & 7);
+	bool hides = cs->instance_type == PERF_COUNTERSET_MULTI_AGGREGATE;
+	size_t n = cs->nr_counters, name_room = perflib_round8(2 * (size_t)info->name_max);
+	size_t max_block = sizeof(PERF_INSTANCE_HEADER) + name_room +
+			   16 * (!values   ? 0
+				 : pos < 0 ? n
+					   : 1);
+	uint32_t first, i, chunk, nr = 0;
+	struct perflib_alive *ac;
+	struct slot_copy c;
+	struct reader r;
+	uint64_t *vals;
+	uint8_t *nodata, *scratch;
+	int err;
+
+	/* one instance's values and a name, reused: they stay in L1 */
+	vals = malloc(n * (sizeof(*vals) + 1) + name_room);
+	ac = perflib_alive_new();
+	if (!vals || !ac) {
+		free(vals);
+		perflib_alive_free(ac);
+		return -ENOMEM;
+	}
+	nodata = (uint8_t *)(vals + n);
+	scratch = nodata + n;
+	memset(nodata, 0, n); /* read_values sets the flags of by-reference counters only */
+	err = reader_init(&r, cs);
+	for (first = 0; !err && first < info->capacity; first += chunk) {
+		chunk = info->capacity - first;
+		err = reader_load(&r, first, &chunk);
+		for (i = first; !err && i < first + chunk; i++) {
+			uint8_t *dst = NULL;
+			WCHAR *name = (WCHAR *)scratch;
+			size_t used, size;
+
+			reader_prefetch(&r, i, values);
+			if (perflib_word_state(perflib_slot_word(reader_slot(&r, r.a, i))) !=
+			    PERFLIB_SLOT_LIVE)
+				continue;
+			/* room for the largest block: the name goes in place at once */
+			if (aligned && o->len <= o->cap && o->cap - o->len >= max_block) {
+				dst = o->p + o->len;
+				name = (WCHAR *)(dst + sizeof(PERF_INSTANCE_HEADER));
+			}
+			if (!read_slot(&r, i, ac, name, values ? vals : NULL, nodata, &c) ||
+			    (f && !perflib_filter_match(f, c.id, name, c.len)) ||
+			    (hides && perflib_aggregate_hides(cs->instance_type, name, c.len)))
+				continue;
+			if (dst) {
+				PERF_INSTANCE_HEADER hdr = {.InstanceId = c.id};
+
+				used = sizeof(hdr) + ((size_t)c.len + 1) * 2;
+				size = perflib_round8(used);
+				hdr.Size = (ULONG)size;
+				memcpy(dst, &hdr, sizeof(hdr));
+				perflib_zero_tail(dst, used, size);
+				o->len += size;
+			} else {
+				perflib_obuf_instance(o, c.id, name, c.len);
+			}
+			if (values)
+				perflib_obuf_values(o, cs, vals, nodata, pos);
+			nr++;
+			/* a single-instance set has one instance; more can only be garbage */
+			if (cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE)
+				goto done;
+		}
+	}
+done:
+	reader_fini(&r);
+	perflib_alive_free(ac);
+	free(vals);
+	*ret_nr = nr;
 	return err;
 }
 
@@ -940,7 +1344,8 @@ ULONG PerfEnumerateCounterSet(LPCWSTR szMachine, LPGUID pCounterSetIds, DWORD cC
 	if (err)
 		return perflib_win32_error(err);
 	/* sorted, once each, and only directories that hold a registration */
-	qsort(guids, nr, sizeof(*guids), cmp_guid);
+	if (nr)
+		qsort(guids, nr, sizeof(*guids), cmp_guid);
 	for (i = 0; i < nr; i++) {
 		if (n && !memcmp(&guids[n - 1], &guids[i], sizeof(GUID)))
 			continue;
@@ -964,65 +1369,13 @@ ULONG PerfEnumerateCounterSet(LPCWSTR szMachine, LPGUID pCounterSetIds, DWORD cC
 
 /* ---- PerfEnumerateCounterSetInstances ------------------------------------------------------ */
 
-/*
- * Instances as they stand in the slots (single, multiple, multiple + _Total): copied
- * straight into the caller's buffer when it has room for the longest name, otherwise via
- * a scratch name and only counted once the buffer is full.
- */
+/* instances as they stand in the slots (single, multiple, multiple + _Total) */
 static int enum_direct(const struct perflib_cset *cs, struct perflib_obuf *o)
 {
-	const struct perflib_info *info = cs->map->info;
-	size_t max_block = sizeof(PERF_INSTANCE_HEADER) + 2 * (size_t)info->name_max;
-	WCHAR scratch[PERF_MAX_INSTANCE_NAME + 1];
-	bool aligned = !((uintptr_t)o->p & 1);
-	uint32_t first, i, chunk, nr = 0;
-	struct perflib_alive *ac;
-	struct slot_copy c;
-	struct reader r;
+	uint32_t nr;
 	int err;
 
-	ac = perflib_alive_new();
-	err = ac ? reader_init(&r, cs) : -ENOMEM;
-	for (first = 0; !err && first < info->capacity; first += chunk) {
-		chunk = info->capacity - first;
-		err = reader_load(&r, first, &chunk);
-		for (i = first; !err && i < first + chunk; i++) {
-			uint8_t *dst = NULL;
-			WCHAR *name = scratch;
-			size_t size, used;
-
-			if (perflib_word_state(perflib_slot_word(reader_slot(&r, r.a, i))) !=
-			    PERFLIB_SLOT_LIVE)
-				continue;
-			if (aligned && o->len <= o->cap && o->cap - o->len >= max_block) {
-				dst = o->p + o->len;
-				name = (WCHAR *)(dst + sizeof(PERF_INSTANCE_HEADER));
-			}
-			if (!read_slot(&r, i, ac, name, NULL, NULL, &c))
-				continue;
-			if (perflib_aggregate_hides(cs->instance_type, name, c.len))
-				continue;
-			nr++;
-			if (!dst) {
-				perflib_obuf_instance(o, c.id, name, c.len);
-			} else {
-				PERF_INSTANCE_HEADER hdr = {.InstanceId = c.id};
-
-				used = sizeof(hdr) + ((size_t)c.len + 1) * 2;
-				size = perflib_round8(used);
-				hdr.Size = (ULONG)size;
-				memcpy(dst, &hdr, sizeof(hdr));
-				memset(dst + used, 0, size - used);
-				o->len += size;
-			}
-			if (cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE)
-				goto done;
-		}
-	}
-done:
-	if (ac)
-		reader_fini(&r);
-	perflib_alive_free(ac);
+	err = perflib_obuf_direct(cs, NULL, PERFLIB_NO_VALUES, o, &nr);
 	if (!err && cs->instance_type == PERF_COUNTERSET_MULTI_AGGREGATE && nr)
 		perflib_obuf_instance(o, 0, PERFLIB_TOTAL_NAME, PERFLIB_TOTAL_LEN);
 	return err;
@@ -1040,8 +1393,7 @@ static int enum_aggregated(const struct perflib_cset *cs, struct perflib_obuf *o
 	if (!err)
 		err = perflib_snap_aggregate(cs, &snap, false);
 	for (i = 0; !err && i < snap.nr; i++)
-		perflib_obuf_instance(o, snap.inst[i].id, perflib_snap_name(&snap, &snap.inst[i]),
-				      snap.inst[i].name_len);
+		perflib_obuf_snap_instance(o, &snap, &snap.inst[i]);
 	perflib_snap_free(&snap);
 	return err;
 }

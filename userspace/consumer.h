@@ -28,11 +28,14 @@ static inline size_t perflib_round8(size_t v)
 }
 
 /*
- * perflib_name_len - units before the first NUL of @s, at most @max: four units at a time.
- * @s must be 8-aligned and readable up to round8(2 * @max) bytes: in a slot, the name area
- * is followed by the ASCII rendering (info->ascii_offset = round8(name end)).
+ * perflib_name_copy - copy the name at @s, four units (8 bytes) at a time, into @dst (room
+ * for round8(2 * @max) bytes; NULL: only measure), up to and including the word that holds
+ * its NUL. Returns the units before the NUL, @max when there is none in the first @max.
+ * @s must be readable up to round8(2 * @max) bytes: in a slot, the name area is followed
+ * by the ASCII rendering (info->ascii_offset = round8(name end)). Each word is read once, so
+ * the copy and the length agree even while the slot changes.
  */
-static inline size_t perflib_name_len(const WCHAR *s, size_t max)
+static inline size_t perflib_name_copy(uint8_t *dst, const WCHAR *s, size_t max)
 {
 	const uint8_t *p = (const uint8_t *)s;
 	uint64_t w, zero;
@@ -40,6 +43,8 @@ static inline size_t perflib_name_len(const WCHAR *s, size_t max)
 
 	for (i = 0; i < max; i += 4) {
 		memcpy(&w, p + 2 * i, 8);
+		if (dst)
+			memcpy(dst + 2 * i, &w, 8);
 		/* a set top bit in a 16-bit lane: that lane is 0 (the lowest one exactly) */
 		zero = (w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull;
 		if (zero) {
@@ -48,6 +53,11 @@ static inline size_t perflib_name_len(const WCHAR *s, size_t max)
 		}
 	}
 	return max;
+}
+
+static inline size_t perflib_name_len(const WCHAR *s, size_t max)
+{
+	return perflib_name_copy(NULL, s, max);
 }
 
 /*
@@ -92,6 +102,7 @@ struct perflib_cset {
 	unsigned int refs;	     /* users (cache lock) */
 	bool stale;		     /* replaced in the cache: freed at the last put */
 	uint64_t last_use;	     /* for evicting unused entries */
+	uint64_t checked;	     /* CLOCK_MONOTONIC_COARSE ns of the last stat() of the pins */
 	struct perflib_cset *next;   /* cache list */
 };
 
@@ -153,6 +164,21 @@ static inline const WCHAR *perflib_snap_name(const struct perflib_snap *snap,
 	return snap->pool + in->name_off;
 }
 
+/* which instances a specification wants */
+struct perflib_filter {
+	uint32_t instance_id; /* or 0xFFFFFFFF: any */
+	bool match_all;	      /* name pattern is only stars */
+	const WCHAR *name;    /* NUL-terminated pattern ('*', '?'), or NULL: any */
+};
+
+static inline bool perflib_filter_match(const struct perflib_filter *f, uint32_t id,
+					const WCHAR *name, size_t len)
+{
+	if (f->instance_id != 0xFFFFFFFF && id != f->instance_id)
+		return false;
+	return f->match_all || !f->name || perflib_wildcard_match(f->name, name, len);
+}
+
 /* ---- aggregation (aggregate.c) --------------------------------------------------------- */
 /*
  * perflib_snap_aggregate - turn the raw instances of @snap into what a Windows consumer sees
@@ -195,5 +221,53 @@ static inline void *perflib_obuf_at(const struct perflib_obuf *o, size_t off, si
 ULONG perflib_obuf_result(const struct perflib_obuf *o, DWORD *ret_actual);
 /* one PERF_INSTANCE_HEADER block: header, @name + NUL, zero padding to a multiple of 8 */
 void perflib_obuf_instance(struct perflib_obuf *o, uint32_t id, const WCHAR *name, size_t len);
+
+/*
+ * perflib_obuf_values - the PERF_COUNTER_DATA blocks of one instance: of the counter at
+ * position @pos, or of every counter (template order) when @pos < 0. Each block is 16
+ * bytes: dwDataSize 4 or 8 (0 when the counter is of size zero or its by-reference address
+ * is NULL), the value little-endian, zero padding.
+ */
+void perflib_obuf_values(struct perflib_obuf *o, const struct perflib_cset *cs,
+			 const uint64_t *vals, const uint8_t *nodata, int pos);
+
+#define PERFLIB_NO_VALUES (-2) /* perflib_obuf_direct: instance blocks only */
+
+/*
+ * perflib_obuf_direct - instance blocks written straight from the slots of @cs: for every live
+ * instance that @f accepts (NULL: all), a PERF_INSTANCE_HEADER block followed by the
+ * PERF_COUNTER_DATA blocks of counter @pos (PERF_MULTIPLE_INSTANCES), of every counter when
+ * @pos is -1 (PERF_COUNTERSET), of none when @pos is PERFLIB_NO_VALUES (an enumeration).
+ * A block is kept only when the slot word did not change while it was written and the owner
+ * runs; a provider's own "_Total" of a MULTI_AGGREGATE set is left out, and a single-instance
+ * set gives at most one instance. *ret_nr gets the number of instances. No snapshot: one copy.
+ */
+int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filter *f, int pos,
+			struct perflib_obuf *o, uint32_t *ret_nr);
+
+/*
+ * The same for an instance of a snapshot: its name is stored padded to whole 8-byte words
+ * (perflib_snap_read, perflib_snap_add), so it is copied by words.
+ */
+static inline void perflib_obuf_snap_instance(struct perflib_obuf *o,
+					      const struct perflib_snap *snap,
+					      const struct perflib_snap_inst *in)
+{
+	size_t used = sizeof(PERF_INSTANCE_HEADER) + 2 * ((size_t)in->name_len + 1);
+	size_t size = perflib_round8(used), k;
+	const uint8_t *src = (const uint8_t *)(snap->pool + in->name_off);
+	PERF_INSTANCE_HEADER h = {.Size = (ULONG)size, .InstanceId = in->id};
+	uint8_t *p = perflib_obuf_put(o, size);
+	uint64_t w;
+
+	if (!p)
+		return;
+	memcpy(p, &h, sizeof(h));
+	for (k = sizeof(h); k < size; k += 8) {
+		memcpy(&w, src + k - sizeof(h), 8);
+		memcpy(p + k, &w, 8);
+	}
+	perflib_zero_tail(p, used, size);
+}
 
 #endif /* PERFLIB_CONSUMER_H */

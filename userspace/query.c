@@ -20,14 +20,14 @@
 #define FILETIME_UNIX_EPOCH 116444736000000000ll /* 1970-01-01 in 100 ns since 1601 */
 
 struct spec {
-	GUID guid;	      /* counter set */
-	uint32_t counter_id;  /* or PERF_WILDCARD_COUNTER */
-	uint32_t instance_id; /* or 0xFFFFFFFF */
-	bool has_name;	      /* the identifier carried a name (Size > 40) */
-	bool match_all;	      /* name is "*" (or only stars) */
-	uint32_t name_len;    /* units without NUL */
-	WCHAR *name;	      /* NUL-terminated copy, or NULL */
-	uint32_t set;	      /* index into query->sets */
+	GUID guid;		      /* counter set */
+	uint32_t counter_id;	      /* or PERF_WILDCARD_COUNTER */
+	uint32_t instance_id;	      /* or 0xFFFFFFFF */
+	bool has_name;		      /* the identifier carried a name (Size > 40) */
+	uint32_t name_len;	      /* units without NUL */
+	WCHAR *name;		      /* NUL-terminated copy, or NULL */
+	uint32_t set;		      /* index into query->sets */
+	struct perflib_filter filter; /* instance id and name pattern, for reading */
 };
 
 struct qset {
@@ -35,6 +35,8 @@ struct qset {
 	struct perflib_cset *cs;  /* opening for the current call, NULL when status != 0 */
 	ULONG status;		  /* Win32 status of the whole set for the current call */
 	bool started;		  /* PERF_COLLECT_START sent */
+	bool direct;		  /* read while its one specification is written (no snapshot) */
+	uint32_t nr_specs;	  /* specifications reading it */
 	struct perflib_snap snap; /* its instances; buffers kept between calls */
 };
 
@@ -252,6 +254,7 @@ static int query_index_sets(struct query *q)
 			nr++;
 		}
 		q->specs[i].set = (uint32_t)j;
+		sets[j].nr_specs++;
 	}
 	for (i = 0; i < q->nr_sets; i++)
 		perflib_snap_free(&q->sets[i].snap);
@@ -282,14 +285,17 @@ static ULONG spec_add(struct query *q, struct spec *sp, const WCHAR *name)
 		}
 		memcpy(sp->name, name, (size_t)sp->name_len * 2);
 		sp->name[sp->name_len] = 0;
-		sp->match_all = name_all_stars(sp->name, sp->name_len);
 	}
+	sp->filter.instance_id = sp->instance_id;
+	sp->filter.name = sp->name;
+	sp->filter.match_all = sp->name && name_all_stars(sp->name, sp->name_len);
 	if (sp->counter_id != PERF_WILDCARD_COUNTER && perflib_cset_counter(cs, sp->counter_id) < 0)
 		status = ERROR_NOT_FOUND;
 	else if (perflib_cset_multi(cs) && !sp->has_name)
 		status =
 			ERROR_INVALID_PARAMETER; /* multiple instances: a name filter is required */
-	else if (!perflib_cset_multi(cs) && sp->name_len && !(sp->name_len == 1 && sp->match_all))
+	else if (!perflib_cset_multi(cs) && sp->name_len &&
+		 !(sp->name_len == 1 && sp->filter.match_all))
 		status = ERROR_INVALID_PARAMETER; /* single instance: no name, "" or "*" only */
 	for (i = 0; !status && i < q->nr_specs; i++) {
 		if (spec_same(&q->specs[i], sp))
@@ -508,48 +514,6 @@ static void data_header_times(PERF_DATA_HEADER *h)
 	h->SystemTime.wMilliseconds = (WORD)(real.tv_nsec / 1000000);
 }
 
-/* one PERF_COUNTER_DATA block (always 16 bytes: sizes 4, 8 or 0 for no data) */
-static void put_value(struct perflib_obuf *o, const struct perflib_cset *cs,
-		      const struct perflib_snap *snap, const struct perflib_snap_inst *in, int pos)
-{
-	size_t at = (size_t)in->row * snap->nr_counters + (size_t)pos;
-	uint8_t *p = perflib_obuf_put(o, 16);
-	PERF_COUNTER_DATA d = {.dwSize = 16};
-	uint64_t v;
-
-	if (!p)
-		return;
-	if (snap->nodata[at]) {
-		v = 0;
-	} else {
-		v = snap->vals[at];
-		d.dwDataSize = cs->data_size[pos];
-	}
-	/* little-endian: a DWORD value fills the first 4 bytes, the rest is zero padding */
-	memcpy(p, &d, sizeof(d));
-	memcpy(p + sizeof(d), &v, sizeof(v));
-}
-
-/* the PERF_COUNTER_DATA blocks of every counter of @in, in template order */
-static void put_values(struct perflib_obuf *o, const struct perflib_cset *cs,
-		       const struct perflib_snap *snap, const struct perflib_snap_inst *in)
-{
-	size_t n = cs->nr_counters, k;
-	const uint64_t *v = snap->vals + (size_t)in->row * n;
-	const uint8_t *nd = snap->nodata + (size_t)in->row * n;
-	uint8_t *p = perflib_obuf_put(o, 16 * n);
-	PERF_COUNTER_DATA d = { .dwSize = 16 };
-	uint64_t zero = 0;
-
-	if (!p)
-		return;
-	for (k = 0; k < n; k++, p += 16) {
-		d.dwDataSize = nd[k] ? 0 : cs->data_size[k];
-		memcpy(p, &d, sizeof(d));
-		memcpy(p + sizeof(d), nd[k] ? &zero : &v[k], 8);
-	}
-}
-
 /* PERF_MULTI_COUNTERS: the ids in template order; dwSize rounded up to a multiple of 8 */
 static void put_counter_ids(struct perflib_obuf *o, const struct perflib_cset *cs)
 {
@@ -566,15 +530,6 @@ static void put_counter_ids(struct perflib_obuf *o, const struct perflib_cset *c
 	memset(p + sizeof(mc) + 4 * cs->nr_counters, 0, size - sizeof(mc) - 4 * cs->nr_counters);
 }
 
-static bool spec_match(const struct spec *sp, const struct perflib_snap *snap,
-		       const struct perflib_snap_inst *in)
-{
-	if (sp->instance_id != 0xFFFFFFFF && in->id != sp->instance_id)
-		return false;
-	return sp->match_all ||
-	       perflib_wildcard_match(sp->name, perflib_snap_name(snap, in), in->name_len);
-}
-
 /* the payload of one specification; its type, or PERF_ERROR_RETURN with *ret_status */
 static PerfCounterDataType put_spec(struct perflib_obuf *o, const struct spec *sp,
 				    const struct qset *s, ULONG *ret_status)
@@ -583,9 +538,11 @@ static PerfCounterDataType put_spec(struct perflib_obuf *o, const struct spec *s
 	const struct perflib_snap *snap = &s->snap;
 	const struct perflib_snap_inst *in;
 	PERF_MULTI_INSTANCES mi = {0};
+	const uint64_t *vals;
+	const uint8_t *nodata;
 	size_t mi_off, i;
 	uint8_t *p;
-	int pos = -1;
+	int pos = -1, err;
 
 	if (sp->counter_id != PERF_WILDCARD_COUNTER) {
 		pos = perflib_cset_counter(cs, sp->counter_id);
@@ -601,31 +558,40 @@ static PerfCounterDataType put_spec(struct perflib_obuf *o, const struct spec *s
 			return PERF_ERROR_RETURN;
 		}
 		in = &snap->inst[0];
+		vals = snap->vals + (size_t)in->row * snap->nr_counters;
+		nodata = snap->nodata + (size_t)in->row * snap->nr_counters;
 		if (pos >= 0) {
-			if (snap->nodata[(size_t)in->row * snap->nr_counters + pos]) {
+			if (nodata[pos]) {
 				*ret_status = ERROR_NO_DATA; /* by-reference address NULL */
 				return PERF_ERROR_RETURN;
 			}
-			put_value(o, cs, snap, in, pos);
+			perflib_obuf_values(o, cs, vals, nodata, pos);
 			return PERF_SINGLE_COUNTER;
 		}
 		put_counter_ids(o, cs);
-		put_values(o, cs, snap, in);
+		perflib_obuf_values(o, cs, vals, nodata, -1);
 		return PERF_MULTIPLE_COUNTERS;
 	}
 	if (pos < 0)
 		put_counter_ids(o, cs);
 	mi_off = o->len;
 	perflib_obuf_put(o, sizeof(mi));
-	for (i = 0; i < snap->nr; i++) {
+	if (s->direct) {
+		/* the only reader of its set: from the slots into the buffer */
+		err = perflib_obuf_direct(cs, &sp->filter, pos, o, &mi.dwInstances);
+		if (err) {
+			*ret_status = perflib_win32_error(err);
+			return PERF_ERROR_RETURN;
+		}
+	}
+	for (i = 0; !s->direct && i < snap->nr; i++) {
 		in = &snap->inst[i];
-		if (!spec_match(sp, snap, in))
+		if (!perflib_filter_match(&sp->filter, in->id, perflib_snap_name(snap, in),
+					  in->name_len))
 			continue;
-		perflib_obuf_instance(o, in->id, perflib_snap_name(snap, in), in->name_len);
-		if (pos >= 0)
-			put_value(o, cs, snap, in, pos);
-		else
-			put_values(o, cs, snap, in);
+		perflib_obuf_snap_instance(o, snap, in);
+		perflib_obuf_values(o, cs, snap->vals + (size_t)in->row * snap->nr_counters,
+				    snap->nodata + (size_t)in->row * snap->nr_counters, pos);
 		mi.dwInstances++;
 	}
 	mi.dwTotalSize = (ULONG)(o->len - mi_off);
@@ -652,12 +618,14 @@ static void put_counter_header(struct perflib_obuf *o, const struct spec *sp, co
 		memcpy(p, &h, sizeof(h));
 }
 
-/* open, notify and read every counter set of the query */
-static void query_collect(struct query *q, PERF_DATA_HEADER *dh)
+/*
+ * Open, notify and read every counter set of the query. A set of the plain multiple-instance
+ * type read by a single specification is read later, while that specification is written.
+ */
+static void query_collect(struct query *q, PERF_DATA_HEADER *dh, const WCHAR *machine,
+			  size_t machine_bytes)
 {
-	WCHAR machine[PERFLIB_MACHINE_MAX + 1];
-	size_t machine_bytes = perflib_machine_name(machine, PERFLIB_MACHINE_MAX + 1);
-	ULONG status, ignored;
+	ULONG status;
 	size_t i;
 	int err;
 
@@ -666,6 +634,7 @@ static void query_collect(struct query *q, PERF_DATA_HEADER *dh)
 
 		s->cs = NULL;
 		s->started = false;
+		s->direct = false;
 		err = perflib_cset_get(&s->guid, &s->cs);
 		if (err) {
 			s->status = perflib_win32_error(err);
@@ -693,18 +662,15 @@ static void query_collect(struct query *q, PERF_DATA_HEADER *dh)
 
 		if (s->status)
 			continue;
+		s->direct =
+			s->nr_specs == 1 && s->cs->instance_type == PERF_COUNTERSET_MULTI_INSTANCES;
+		if (s->direct)
+			continue;
 		err = perflib_snap_read(s->cs, true, &s->snap);
 		if (!err)
 			err = perflib_snap_aggregate(s->cs, &s->snap, true);
 		if (err)
 			s->status = perflib_win32_error(err);
-	}
-	for (i = 0; i < q->nr_sets; i++) {
-		struct qset *s = &q->sets[i];
-
-		if (s->started)
-			perflib_notify_providers(s->cs->map, PERF_COLLECT_END, machine,
-						 machine_bytes, &ignored);
 	}
 }
 
@@ -714,8 +680,10 @@ ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock, DWORD
 	struct query *q = query_get(hQuery);
 	struct perflib_obuf o = {.p = (uint8_t *)pCounterBlock,
 				 .cap = pCounterBlock ? cbCounterBlock : 0};
+	WCHAR machine[PERFLIB_MACHINE_MAX + 1];
+	size_t machine_bytes;
 	PERF_DATA_HEADER dh = {0};
-	ULONG ret;
+	ULONG ret, ignored;
 	uint8_t *p;
 	size_t i;
 
@@ -731,11 +699,16 @@ ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock, DWORD
 		query_put(q);
 		return ERROR_OUTOFMEMORY;
 	}
-	query_collect(q, &dh);
+	machine_bytes = perflib_machine_name(machine, PERFLIB_MACHINE_MAX + 1);
+	query_collect(q, &dh, machine, machine_bytes);
 	perflib_obuf_put(&o, sizeof(dh));
 	for (i = 0; i < q->nr_specs; i++)
 		put_counter_header(&o, &q->specs[i], &q->sets[q->specs[i].set]);
+	/* every read is done, the direct ones included: providers may unlock */
 	for (i = 0; i < q->nr_sets; i++) {
+		if (q->sets[i].started)
+			perflib_notify_providers(q->sets[i].cs->map, PERF_COLLECT_END, machine,
+						 machine_bytes, &ignored);
 		perflib_cset_put(q->sets[i].cs);
 		q->sets[i].cs = NULL;
 	}

@@ -29,7 +29,7 @@
 #define NR_COUNTERS 8
 #define NAME_MAX_UNITS 32
 #define TARGET_NS 300000000ull /* per measurement */
-#define ROUNDS 5		/* alternating measurements; the best of each is kept */
+#define ROUNDS 5	       /* alternating measurements; the best of each is kept */
 
 static char root[256];
 
@@ -80,7 +80,7 @@ static HANDLE provide(GUID *set, unsigned int n, unsigned int tag)
 		PERF_COUNTERSET_INFO info;
 		PERF_COUNTER_INFO c[NR_COUNTERS];
 	} t;
-	GUID pg = { 0xbe7c4, 1, 2, { 1, 2, 3, 4, 5, 6, 7, 8 } };
+	GUID pg = {0xbe7c4, 1, 2, {1, 2, 3, 4, 5, 6, 7, 8}};
 	PPERF_COUNTERSET_INSTANCE inst;
 	WCHAR name[NAME_MAX_UNITS];
 	char ascii[NAME_MAX_UNITS];
@@ -89,7 +89,7 @@ static HANDLE provide(GUID *set, unsigned int n, unsigned int tag)
 	ULONG st;
 
 	memset(&t, 0, sizeof(t));
-	*set = (GUID){ 0xbe7c5, (uint16_t)tag, (uint16_t)getpid(), { 9, 9, 9, 9, 9, 9, 9, 9 } };
+	*set = (GUID){0xbe7c5, (uint16_t)tag, (uint16_t)getpid(), {9, 9, 9, 9, 9, 9, 9, 9}};
 	t.info.CounterSetGuid = *set;
 	t.info.ProviderGuid = pg;
 	t.info.NumCounters = NR_COUNTERS;
@@ -148,7 +148,7 @@ static size_t plain_copy(const struct perflib_set_map *map, uint8_t *out, bool v
 }
 
 /* repeat @body until TARGET_NS have passed; keep the lowest ns per call in @result */
-#define MEASURE(result, body)                                                                     \
+#define MEASURE(result, body)                                                                      \
 	do {                                                                                       \
 		uint64_t t0_ = now_ns(), t_;                                                       \
 		unsigned long reps_ = 0;                                                           \

@@ -686,6 +686,12 @@ static void test_data_example_8_2(void **state)
 	assert_int_equal(dh->dwNumCounters, 2);
 	check_times(dh);
 	assert_memory_equal(buf + 48, expect, sizeof(expect));
+	/* the same bytes at an odd address */
+	memset(buf, 0xAA, sizeof(buf));
+	assert_int_equal(PerfQueryCounterData(q, (PPERF_DATA_HEADER)(buf + 1), 300, &n),
+			 ERROR_SUCCESS);
+	assert_int_equal(n, 216);
+	assert_memory_equal(buf + 1 + 48, expect, sizeof(expect));
 	assert_int_equal(PerfCloseQueryHandle(q), ERROR_SUCCESS);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }

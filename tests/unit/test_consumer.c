@@ -666,12 +666,20 @@ static void test_garbage_slots(void **state)
 	assert_true(cons_weq(in[1].name, in[1].len, "ghost"));
 	assert_int_equal(in[1].id, 0xFFFFFFFF);
 	free(buf);
+	/* one specification: read straight from the slots; two: through a snapshot */
 	assert_int_equal(cons_add(q, &k.set, PERF_WILDCARD_COUNTER, CONS_ANY_INSTANCE, "*"), 0);
-	n = query_rows(q, 0, rows, 8, &nc);
-	assert_int_equal(n, 2);
-	assert_int_equal(rows[0].v[0], 3);
-	assert_int_equal(rows[1].v[0], 0xEEEEEEEEll); /* a DWORD: 4 bytes of the slot */
-	assert_int_equal(rows[1].v[1], (long long)0xEEEEEEEEEEEEEEEEull);
+	for (i = 0; i < 2; i++) {
+		n = query_rows(q, 0, rows, 8, &nc);
+		assert_int_equal(n, 2);
+		assert_int_equal(rows[0].v[0], 3);
+		assert_int_equal(rows[1].v[0], 0xEEEEEEEEll); /* a DWORD: 4 bytes of the slot */
+		assert_int_equal(rows[1].v[1], (long long)0xEEEEEEEEEEEEEEEEull);
+		if (i == 0)
+			assert_int_equal(cons_add(q, &k.set, 2, CONS_ANY_INSTANCE, "g*"), 0);
+	}
+	n = query_rows(q, 1, rows, 8, &nc);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].v[0], (long long)0xEEEEEEEEEEEEEEEEull);
 	assert_int_equal(PerfCloseQueryHandle(q), 0);
 	assert_int_equal(PerfStopProvider(k.h), 0);
 }
@@ -888,6 +896,15 @@ static void check_churn(const BYTE *buf, DWORD len)
 	}
 }
 
+static void check_churn_name(const struct cons_row *row)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "churn-%u", row->id);
+	if (row->id >= CHURN_NAMES || strcmp(row->name, name))
+		fail_msg("instance %u named %s", row->id, row->name);
+}
+
 static void test_churn(void **state)
 {
 	struct churn c = {.set = prov_guid()};
@@ -913,15 +930,19 @@ static void test_churn(void **state)
 		seen += len > 0;
 	}
 	assert_true(seen > 0);
-	/* query data under churn: well formed, values equal to the ids */
+	/* query data under churn: well formed, values equal to the ids; one specification
+	 * (read straight from the slots), then two (through a snapshot) */
 	assert_int_equal(cons_add(q, &c.set, PERF_WILDCARD_COUNTER, CONS_ANY_INSTANCE, "churn-*"),
 			 0);
-	for (i = 0; i < 5000; i++) {
+	for (i = 0; i < 10000; i++) {
+		if (i == 5000)
+			assert_int_equal(cons_add(q, &c.set, 1, CONS_ANY_INSTANCE, "*"), 0);
 		assert_int_equal(cons_data(q, &data, &len), 0);
 		assert_int_equal(cons_multi(cons_header(data, 0), rows, 64, &nr, &nc), 0);
 		for (k = 0; k < nr && k < 64; k++) {
 			/* a value is read while the instance lives: created, then set */
 			assert_true(rows[k].v[0] == 0 || rows[k].v[0] == rows[k].id);
+			check_churn_name(&rows[k]);
 		}
 		free(data);
 	}
