@@ -11,7 +11,8 @@ BINDIR ?= $(PREFIX)/bin
 DESTDIR ?=
 CC ?= gcc
 CLANG ?= clang
-BPFTOOL ?= bpftool
+# Debian installs bpftool in /usr/sbin, which a non-login PATH may lack
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 PKG_CONFIG ?= pkg-config
 
 VERSION_MAJOR := 1

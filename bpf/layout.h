@@ -38,25 +38,25 @@
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
 #define PERFLIB_LAYOUT_VERSION 1
-#define PERFLIB_SLOT_ALIGN 64		/* slots start on their own cache line */
-#define PERFLIB_BLOCK_OFFSET 32		/* Windows block inside a slot */
-#define PERFLIB_COUNTERS_OFFSET 64	/* first counter slot inside a slot */
-#define PERFLIB_ASCII_MAX 64		/* bytes of ASCII name rendering, incl. NUL */
-#define PERFLIB_NAME_MAX_DEFAULT 128	/* UTF-16 units incl. NUL */
-#define PERFLIB_CAPACITY_DEFAULT 1024	/* slots per counter set */
-#define PERFLIB_PROCS_DEFAULT 64	/* provider processes per counter set */
-#define PERFLIB_MAX_COUNTERS 4096	/* counters per counter set */
-#define PERFLIB_STR_NONE 0xFFFFFFFFu	/* string offset: absent */
+#define PERFLIB_SLOT_ALIGN 64	      /* slots start on their own cache line */
+#define PERFLIB_BLOCK_OFFSET 32	      /* Windows block inside a slot */
+#define PERFLIB_COUNTERS_OFFSET 64    /* first counter slot inside a slot */
+#define PERFLIB_ASCII_MAX 64	      /* bytes of ASCII name rendering, incl. NUL */
+#define PERFLIB_NAME_MAX_DEFAULT 128  /* UTF-16 units incl. NUL */
+#define PERFLIB_CAPACITY_DEFAULT 1024 /* slots per counter set */
+#define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set */
+#define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */
+#define PERFLIB_STR_NONE 0xFFFFFFFFu  /* string offset: absent */
 
 /* info flags */
-#define PERFLIB_INFO_REGISTERED 0x1	/* created by lodctr from a manifest */
-#define PERFLIB_INFO_HAS_NAMES 0x2	/* names and help strings present */
+#define PERFLIB_INFO_REGISTERED 0x1 /* created by lodctr from a manifest */
+#define PERFLIB_INFO_HAS_NAMES 0x2  /* names and help strings present */
 
 /* slot states (perflib_slot_hdr.state) */
-#define PERFLIB_SLOT_FREE 0		/* unused; may be claimed */
-#define PERFLIB_SLOT_CLAIMED 1		/* being created or deleted by owner_pid */
-#define PERFLIB_SLOT_LIVE 2		/* visible to readers */
-#define PERFLIB_SLOT_STATE_MASK 3	/* low bits of seq */
+#define PERFLIB_SLOT_FREE 0	  /* unused; may be claimed */
+#define PERFLIB_SLOT_CLAIMED 1	  /* being created or deleted by owner_pid */
+#define PERFLIB_SLOT_LIVE 2	  /* visible to readers */
+#define PERFLIB_SLOT_STATE_MASK 3 /* low bits of seq */
 
 /*
  * perflib_slot_hdr.owner_start of a slot owned by the kernel (a BPF program, e.g. kcounters):
@@ -68,80 +68,79 @@
 /* proc states and flags (perflib_proc) */
 #define PERFLIB_PROC_FREE 0
 #define PERFLIB_PROC_LIVE 1
-#define PERFLIB_PROC_CALLBACK 0x1	/* has a ControlCallback */
-#define PERFLIB_PROC_BYREF 0x2		/* has by-reference counters to dereference */
+#define PERFLIB_PROC_CALLBACK 0x1 /* has a ControlCallback */
+#define PERFLIB_PROC_BYREF 0x2	  /* has by-reference counters to dereference */
 
 struct perflib_info {
-	__u32 magic;			/* PERFLIB_INFO_MAGIC */
-	__u32 layout_version;		/* PERFLIB_LAYOUT_VERSION */
-	__u32 info_size;		/* bytes of the whole info value */
-	__u32 flags;			/* PERFLIB_INFO_* */
-	__u8 provider_guid[16];		/* GUID, Windows byte order */
-	__u8 counterset_guid[16];	/* GUID, Windows byte order */
-	__u32 instance_type;		/* PERF_COUNTERSET_* */
-	__u32 nr_counters;		/* entries of perflib_info_counter */
-	__u32 detail_level;		/* PERF_DETAIL_* of the counter set */
-	__u32 capacity;			/* data map entries (slots) */
-	__u32 slot_size;		/* bytes per slot, multiple of PERFLIB_SLOT_ALIGN */
-	__u32 name_max;			/* UTF-16 units per name incl. NUL */
-	__u32 name_offset;		/* slot offset of the UTF-16 name */
-	__u32 ascii_offset;		/* slot offset of the ASCII name */
-	__u32 ref_offset;		/* slot offset of dereferenced values, 0 = none */
-	__u32 nr_procs;			/* procs map entries */
-	__u32 strings_offset;		/* info offset of the UTF-16 string pool */
-	__u32 strings_size;		/* bytes of the string pool */
-	__u32 counterset_name;		/* pool offset, PERFLIB_STR_NONE = absent */
-	__u32 counterset_help;		/* pool offset */
-	__u32 provider_name;		/* pool offset */
-	__u32 reserved;			/* 0 */
+	__u32 magic;		  /* PERFLIB_INFO_MAGIC */
+	__u32 layout_version;	  /* PERFLIB_LAYOUT_VERSION */
+	__u32 info_size;	  /* bytes of the whole info value */
+	__u32 flags;		  /* PERFLIB_INFO_* */
+	__u8 provider_guid[16];	  /* GUID, Windows byte order */
+	__u8 counterset_guid[16]; /* GUID, Windows byte order */
+	__u32 instance_type;	  /* PERF_COUNTERSET_* */
+	__u32 nr_counters;	  /* entries of perflib_info_counter */
+	__u32 detail_level;	  /* PERF_DETAIL_* of the counter set */
+	__u32 capacity;		  /* data map entries (slots) */
+	__u32 slot_size;	  /* bytes per slot, multiple of PERFLIB_SLOT_ALIGN */
+	__u32 name_max;		  /* UTF-16 units per name incl. NUL */
+	__u32 name_offset;	  /* slot offset of the UTF-16 name */
+	__u32 ascii_offset;	  /* slot offset of the ASCII name */
+	__u32 ref_offset;	  /* slot offset of dereferenced values, 0 = none */
+	__u32 nr_procs;		  /* procs map entries */
+	__u32 strings_offset;	  /* info offset of the UTF-16 string pool */
+	__u32 strings_size;	  /* bytes of the string pool */
+	__u32 counterset_name;	  /* pool offset, PERFLIB_STR_NONE = absent */
+	__u32 counterset_help;	  /* pool offset */
+	__u32 provider_name;	  /* pool offset */
+	__u32 reserved;		  /* 0 */
 };
 
 struct perflib_info_counter {
-	__u32 id;			/* CounterId */
-	__u32 type;			/* winperf.h counter type */
-	__u64 attrib;			/* PERF_ATTRIB_* */
-	__u32 detail_level;		/* PERF_DETAIL_* */
-	__s32 scale;			/* default scale, -10..10 */
-	__u32 base_id;			/* base counter id or 0xFFFFFFFF */
-	__u32 perf_time_id;		/* time-stamp counter id or 0xFFFFFFFF */
-	__u32 perf_freq_id;		/* frequency counter id or 0xFFFFFFFF */
-	__u32 multi_id;			/* multi counter id or 0xFFFFFFFF */
-	__u32 aggregate;		/* PERF_AGGREGATE_* */
-	__u32 name;			/* pool offset of the counter name */
-	__u32 help;			/* pool offset of the help string */
-	__u32 reserved;			/* 0 */
+	__u32 id;	    /* CounterId */
+	__u32 type;	    /* winperf.h counter type */
+	__u64 attrib;	    /* PERF_ATTRIB_* */
+	__u32 detail_level; /* PERF_DETAIL_* */
+	__s32 scale;	    /* default scale, -10..10 */
+	__u32 base_id;	    /* base counter id or 0xFFFFFFFF */
+	__u32 perf_time_id; /* time-stamp counter id or 0xFFFFFFFF */
+	__u32 perf_freq_id; /* frequency counter id or 0xFFFFFFFF */
+	__u32 multi_id;	    /* multi counter id or 0xFFFFFFFF */
+	__u32 aggregate;    /* PERF_AGGREGATE_* */
+	__u32 name;	    /* pool offset of the counter name */
+	__u32 help;	    /* pool offset of the help string */
+	__u32 reserved;	    /* 0 */
 };
 
 struct perflib_slot_hdr {
-	__u32 seq;			/* bits 0-1 state (PERFLIB_SLOT_*), 2-31 generation */
-	__u32 owner_pid;		/* claiming process; seq and owner_pid form one CAS word */
-	__u64 owner_start;		/* owner start time, clock ticks since boot; 0 = unknown */
-	__u32 proc_index;		/* owner's entry in procs */
-	__u32 reserved;			/* 0 */
-	__u64 reserved2;		/* 0 */
+	__u32 seq;	   /* bits 0-1 state (PERFLIB_SLOT_*), 2-31 generation */
+	__u32 owner_pid;   /* claiming process; seq and owner_pid form one CAS word */
+	__u64 owner_start; /* owner start time, clock ticks since boot; 0 = unknown */
+	__u32 proc_index;  /* owner's entry in procs */
+	__u32 reserved;	   /* 0 */
+	__u64 reserved2;   /* 0 */
 };
 
 struct perflib_index_key {
-	__u32 id;			/* InstanceId */
-	__u32 name_len;			/* UTF-16 units without NUL */
-	__u64 hash[2];			/* two independent 64-bit hashes of the name */
+	__u32 id;	/* InstanceId */
+	__u32 name_len; /* UTF-16 units without NUL */
+	__u64 hash[2];	/* two independent 64-bit hashes of the name */
 };
 
 struct perflib_index_val {
-	__u32 slot;			/* data map index */
-	__u32 gen;			/* generation of the claim that inserted the key */
+	__u32 slot; /* data map index */
+	__u32 gen;  /* generation of the claim that inserted the key */
 };
 
 struct perflib_proc {
-	__u32 state;			/* PERFLIB_PROC_* */
-	__u32 gen;			/* +1 on every state change */
-	__u32 pid;			/* provider process */
-	__u32 flags;			/* PERFLIB_PROC_CALLBACK | _BYREF */
-	__u64 start;			/* process start time, clock ticks since boot */
-	__u64 token;			/* random socket name component */
-	__u64 reserved[4];		/* 0 */
+	__u32 state;	   /* PERFLIB_PROC_* */
+	__u32 gen;	   /* +1 on every state change */
+	__u32 pid;	   /* provider process */
+	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
+	__u64 start;	   /* process start time, clock ticks since boot */
+	__u64 token;	   /* random socket name component */
+	__u64 reserved[4]; /* 0 */
 };
-
 
 /*
  * The slot word {seq, owner_pid} (first 8 bytes of a slot, changed only by CAS): state in
@@ -182,8 +181,8 @@ static inline __u64 perflib_mix64(__u64 x)
 }
 
 struct perflib_hash_state {
-	__u64 h1;			/* FNV-1a */
-	__u64 h2;			/* mixed running sum */
+	__u64 h1; /* FNV-1a */
+	__u64 h2; /* mixed running sum */
 };
 
 static inline void perflib_hash_init(struct perflib_hash_state *st, __u64 scope)
@@ -198,8 +197,8 @@ static inline void perflib_hash_step(struct perflib_hash_state *st, __u16 unit)
 	st->h2 = perflib_mix64(st->h2 + unit + 0x9e3779b97f4a7c15ULL);
 }
 
-static inline void perflib_hash_final(const struct perflib_hash_state *st, __u32 id,
-				      __u32 name_len, struct perflib_index_key *key)
+static inline void perflib_hash_final(const struct perflib_hash_state *st, __u32 id, __u32 name_len,
+				      struct perflib_index_key *key)
 {
 	key->id = id;
 	key->name_len = name_len;

@@ -6,6 +6,8 @@
 # Environment: OUTPUT (build dir, absolute), SHARED (../shared, absolute).
 : "${OUTPUT:?}"
 export OUTPUT SHARED TOOLS="$OUTPUT/tools"
+# bpftool, mount and su live in /usr/sbin and /sbin on Debian
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 passed=0 failed=0 skipped=0 failures=""
 # the tests pin maps under /sys/fs/bpf: mount bpffs when root and it is missing
 if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/fs/bpf 2>/dev/null; then

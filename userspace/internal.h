@@ -62,16 +62,16 @@ void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
 
 /* ---- store: pin root, maps, mappings (store.c) ----------------------------------------- */
 struct perflib_set_map {
-	GUID guid;			/* counter set */
-	bool writable;			/* opened read-write */
+	GUID guid;     /* counter set */
+	bool writable; /* opened read-write */
 	int info_fd, data_fd, index_fd, procs_fd;
-	struct perflib_info *info;	/* validated private copy of the info value */
+	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
-	size_t info_size;		/* bytes of info */
-	uint8_t *data;			/* mapping of the data map (slots) */
-	size_t data_len;		/* capacity * slot_size */
-	struct perflib_proc *procs;	/* mapping of the procs map */
-	size_t procs_len;		/* nr_procs * sizeof(struct perflib_proc) */
+	size_t info_size;			     /* bytes of info */
+	uint8_t *data;				     /* mapping of the data map (slots) */
+	size_t data_len;			     /* capacity * slot_size */
+	struct perflib_proc *procs;		     /* mapping of the procs map */
+	size_t procs_len;			     /* nr_procs * sizeof(struct perflib_proc) */
 };
 
 const char *perflib_root_path(void);
@@ -148,12 +148,12 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 #define PERFLIB_PROVIDER_DEAD 0x44454144u  /* "DEAD" */
 
 struct perflib_counter {
-	uint32_t id;			/* CounterId */
-	uint32_t type;			/* winperf.h type */
-	uint32_t offset;		/* from the instance block: 32 + 8 * position */
-	uint8_t size;			/* 4 or 8 (value size class), 0 for ZERO */
-	uint8_t byref;			/* PERF_ATTRIB_BY_REFERENCE */
-	uint16_t pos;			/* position in the template */
+	uint32_t id;	 /* CounterId */
+	uint32_t type;	 /* winperf.h type */
+	uint32_t offset; /* from the instance block: 32 + 8 * position */
+	uint8_t size;	 /* 4 or 8 (value size class), 0 for ZERO */
+	uint8_t byref;	 /* PERF_ATTRIB_BY_REFERENCE */
+	uint16_t pos;	 /* position in the template */
 };
 
 struct perflib_provider;
@@ -169,24 +169,24 @@ static inline uint32_t perflib_counter_pack(const struct perflib_counter *c)
 }
 
 struct perflib_ctrset {
-	struct perflib_ctrset *next;	/* provider's list; append-only until stop */
-	struct perflib_provider *prov;	/* owner */
-	struct perflib_set_map *map;	/* opened pins */
-	GUID guid;			/* counter set */
-	uint8_t *base;			/* map->data + PERFLIB_BLOCK_OFFSET: slot 0's block */
-	uint64_t div_magic;		/* fast division by slot_size (Lemire) */
-	uint32_t slot_size;		/* map->info->slot_size */
-	uint32_t capacity;		/* slots */
+	struct perflib_ctrset *next;   /* provider's list; append-only until stop */
+	struct perflib_provider *prov; /* owner */
+	struct perflib_set_map *map;   /* opened pins */
+	GUID guid;		       /* counter set */
+	uint8_t *base;		       /* map->data + PERFLIB_BLOCK_OFFSET: slot 0's block */
+	uint64_t div_magic;	       /* fast division by slot_size (Lemire) */
+	uint32_t slot_size;	       /* map->info->slot_size */
+	uint32_t capacity;	       /* slots */
 	uint32_t nr_counters;
-	uint32_t max_dense_id;		/* ids below this use dense[] */
-	uint32_t *dense;		/* id -> perflib_counter_pack() of the counter, 0 = none */
+	uint32_t max_dense_id; /* ids below this use dense[] */
+	uint32_t *dense;       /* id -> perflib_counter_pack() of the counter, 0 = none */
 	struct perflib_counter *counters; /* sorted by id after the dense range */
-	_Atomic uint8_t *owned;		/* per slot: 1 = a live instance of this provider */
-	uint32_t alloc_hint;		/* next slot to try */
-	uint32_t instance_type;		/* PERF_COUNTERSET_* */
-	int proc_index;			/* this process's procs entry, -1 = none */
-	uint32_t nr_live;		/* live instances of this provider */
-	bool has_byref;			/* a counter is by reference */
+	_Atomic uint8_t *owned;		  /* per slot: 1 = a live instance of this provider */
+	uint32_t alloc_hint;		  /* next slot to try */
+	uint32_t instance_type;		  /* PERF_COUNTERSET_* */
+	int proc_index;			  /* this process's procs entry, -1 = none */
+	uint32_t nr_live;		  /* live instances of this provider */
+	bool has_byref;			  /* a counter is by reference */
 	/*
 	 * by-reference addresses, private to the process (capacity * nr_counters, indexed by
 	 * slot and template position): collection dereferences these, never the copy in the
@@ -196,12 +196,12 @@ struct perflib_ctrset {
 };
 
 struct perflib_provider {
-	_Atomic uint32_t magic;		/* PERFLIB_PROVIDER_MAGIC while started */
-	GUID guid;			/* provider id */
-	PERF_PROVIDER_CONTEXT ctx;	/* callback and memory routines */
-	pthread_mutex_t lock;		/* serialises set info, create, delete, stop */
+	_Atomic uint32_t magic;		     /* PERFLIB_PROVIDER_MAGIC while started */
+	GUID guid;			     /* provider id */
+	PERF_PROVIDER_CONTEXT ctx;	     /* callback and memory routines */
+	pthread_mutex_t lock;		     /* serialises set info, create, delete, stop */
 	struct perflib_ctrset *_Atomic sets; /* registered counter sets */
-	struct perflib_provider *next;	/* process-wide list (providers_lock) */
+	struct perflib_provider *next;	     /* process-wide list (providers_lock) */
 };
 
 /* perflib_provider_get - the provider behind a handle, or NULL if not a started provider */
@@ -285,30 +285,30 @@ void perflib_cb_ctrset_added(struct perflib_ctrset *set);
  * struct perflib_cb_request followed by `len` bytes of ControlCallback buffer, the provider
  * answers with one struct perflib_cb_reply and closes. Little-endian, host layout.
  */
-#define PERFLIB_CB_MAGIC 0x51424350u	/* "PCBQ" */
-#define PERFLIB_CB_OP_CALLBACK 1	/* run ControlCallback(request_code, buffer) */
-#define PERFLIB_CB_OP_COLLECT 2		/* dereference by-reference counters now */
-#define PERFLIB_CB_MAX_BUFFER 8192	/* bytes of callback buffer in one request */
+#define PERFLIB_CB_MAGIC 0x51424350u /* "PCBQ" */
+#define PERFLIB_CB_OP_CALLBACK 1     /* run ControlCallback(request_code, buffer) */
+#define PERFLIB_CB_OP_COLLECT 2	     /* dereference by-reference counters now */
+#define PERFLIB_CB_MAX_BUFFER 8192   /* bytes of callback buffer in one request */
 
 struct perflib_cb_request {
-	uint32_t magic;			/* PERFLIB_CB_MAGIC */
-	uint32_t op;			/* PERFLIB_CB_OP_* */
-	uint64_t seq;			/* consumer's number, echoed in the reply */
-	GUID counterset;		/* counter set the request is about */
-	uint32_t request_code;		/* RequestCode for OP_CALLBACK, 0 for OP_COLLECT */
-	uint32_t timeout_ms;		/* consumer's wait; the provider drops the request after */
-	uint32_t len;			/* bytes of buffer that follow this header */
-	uint32_t reserved;		/* 0 */
+	uint32_t magic;	       /* PERFLIB_CB_MAGIC */
+	uint32_t op;	       /* PERFLIB_CB_OP_* */
+	uint64_t seq;	       /* consumer's number, echoed in the reply */
+	GUID counterset;       /* counter set the request is about */
+	uint32_t request_code; /* RequestCode for OP_CALLBACK, 0 for OP_COLLECT */
+	uint32_t timeout_ms;   /* consumer's wait; the provider drops the request after */
+	uint32_t len;	       /* bytes of buffer that follow this header */
+	uint32_t reserved;     /* 0 */
 };
 
 struct perflib_cb_reply {
-	uint32_t magic;			/* PERFLIB_CB_MAGIC */
-	uint32_t op;			/* the request's op */
-	uint64_t seq;			/* the request's seq */
-	uint32_t status;		/* first non-zero ControlCallback result, else 0 */
-	int32_t err;			/* 0, or a positive errno: why nothing ran (CALLBACKS.md) */
-	uint32_t count;			/* callbacks run, or instances collected */
-	uint32_t reserved;		/* 0 */
+	uint32_t magic;	   /* PERFLIB_CB_MAGIC */
+	uint32_t op;	   /* the request's op */
+	uint64_t seq;	   /* the request's seq */
+	uint32_t status;   /* first non-zero ControlCallback result, else 0 */
+	int32_t err;	   /* 0, or a positive errno: why nothing ran (CALLBACKS.md) */
+	uint32_t count;	   /* callbacks run, or instances collected */
+	uint32_t reserved; /* 0 */
 };
 
 /* the abstract socket address of the service of process @pid with @token */
@@ -321,9 +321,8 @@ int perflib_cb_sockname(uint32_t pid, uint64_t token, struct sockaddr_un *ret_ad
  * malloc'd (caller frees); -EINVAL for NULL @set/@machine or a result over
  * PERFLIB_CB_MAX_BUFFER, -ENOMEM.
  */
-int perflib_cb_identity(const GUID *set, ULONG counter_id, ULONG instance_id,
-			const WCHAR *machine, const WCHAR *instance, void **ret_buf,
-			size_t *ret_len);
+int perflib_cb_identity(const GUID *set, ULONG counter_id, ULONG instance_id, const WCHAR *machine,
+			const WCHAR *instance, void **ret_buf, size_t *ret_len);
 
 /*
  * perflib_cb_buffer_check - is @buf (@len bytes) the documented ControlCallback buffer for

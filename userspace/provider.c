@@ -110,7 +110,7 @@ void perflib_prov_free(struct perflib_provider *prov, void *p)
 ULONG PerfStartProviderEx(GUID *ProviderGuid, PERF_PROVIDER_CONTEXT *ProviderContext,
 			  HANDLE *Provider)
 {
-	PERF_PROVIDER_CONTEXT ctx = { .ContextSize = sizeof(ctx) };
+	PERF_PROVIDER_CONTEXT ctx = {.ContextSize = sizeof(ctx)};
 	struct perflib_provider *prov;
 	int err;
 
@@ -241,7 +241,8 @@ static bool info_matches(const struct perflib_info *info, const PERF_COUNTERSET_
 		return false;
 	for (i = 0; i < tmpl->NumCounters; i++) {
 		if (ic[i].id != c[i].CounterId || ic[i].type != c[i].Type ||
-		    (ic[i].attrib & PERF_ATTRIB_BY_REFERENCE) != (c[i].Attrib & PERF_ATTRIB_BY_REFERENCE))
+		    (ic[i].attrib & PERF_ATTRIB_BY_REFERENCE) !=
+			    (c[i].Attrib & PERF_ATTRIB_BY_REFERENCE))
 			return false;
 	}
 	return true;
@@ -270,7 +271,9 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 		set->counters[i].id = c[i].CounterId;
 		set->counters[i].type = c[i].Type;
 		set->counters[i].offset = (uint32_t)sizeof(PERF_COUNTERSET_INSTANCE) + 8 * i;
-		set->counters[i].size = size == PERF_SIZE_LARGE ? 8 : size == PERF_SIZE_DWORD ? 4 : 0;
+		set->counters[i].size = size == PERF_SIZE_LARGE	  ? 8
+					: size == PERF_SIZE_DWORD ? 4
+								  : 0;
 		set->counters[i].byref = !!(c[i].Attrib & PERF_ATTRIB_BY_REFERENCE);
 		set->counters[i].pos = (uint16_t)i;
 		if (set->counters[i].byref)

@@ -19,8 +19,8 @@ static bool same_registration(const struct perflib_info *a, const struct perflib
 		return false;
 	/* counters and strings are laid out identically for identical registrations */
 	return !memcmp(a + 1, b + 1, ca) &&
-	       !memcmp((const uint8_t *)a + a->strings_offset, (const uint8_t *)b + b->strings_offset,
-		       a->strings_size);
+	       !memcmp((const uint8_t *)a + a->strings_offset,
+		       (const uint8_t *)b + b->strings_offset, a->strings_size);
 }
 
 int perflib_register_counterset(const struct perflib_counterset_reg *reg,

@@ -29,7 +29,7 @@
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static char root_path[PATH_MAX / 2];
 static bool root_set;
-static mode_t pin_mode;		/* 0 = default */
+static mode_t pin_mode; /* 0 = default */
 static gid_t pin_gid = (gid_t)-1;
 static bool access_set;
 static unsigned int def_capacity, def_name_max;
@@ -88,7 +88,8 @@ int perflib_set_pin_access(mode_t mode, gid_t gid)
 
 int perflib_set_capacity(unsigned int nr_slots, unsigned int name_max)
 {
-	if (nr_slots > (1u << 24) || (name_max && (name_max < 2 || name_max > PERF_MAX_INSTANCE_NAME + 1)))
+	if (nr_slots > (1u << 24) ||
+	    (name_max && (name_max < 2 || name_max > PERF_MAX_INSTANCE_NAME + 1)))
 		return -EINVAL;
 	pthread_mutex_lock(&store_lock);
 	if (nr_slots)
@@ -99,8 +100,7 @@ int perflib_set_capacity(unsigned int nr_slots, unsigned int name_max)
 	return 0;
 }
 
-static unsigned int env_uint(const char *name, unsigned int def, unsigned int min,
-			     unsigned int max)
+static unsigned int env_uint(const char *name, unsigned int def, unsigned int min, unsigned int max)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -153,14 +153,16 @@ void perflib_pin_defaults(struct perflib_pin_opts *opts)
 				if (gr)
 					opts->gid = gr->gr_gid;
 				else
-					pr_warn("ignoring PERFLIB_PIN_GROUP=%s (no such group)\n", s);
+					pr_warn("ignoring PERFLIB_PIN_GROUP=%s (no such group)\n",
+						s);
 			}
 		}
 	}
 	if (!opts->mode)
 		opts->mode = 0640;
 	if (!opts->capacity)
-		opts->capacity = env_uint("PERFLIB_CAPACITY", PERFLIB_CAPACITY_DEFAULT, 1, 1u << 24);
+		opts->capacity =
+			env_uint("PERFLIB_CAPACITY", PERFLIB_CAPACITY_DEFAULT, 1, 1u << 24);
 	if (!opts->name_max)
 		opts->name_max = env_uint("PERFLIB_NAME_MAX", PERFLIB_NAME_MAX_DEFAULT, 2,
 					  PERF_MAX_INSTANCE_NAME + 1);
@@ -195,7 +197,8 @@ static int check_bpffs(const char *path)
 		*slash = 0;
 	}
 	if ((unsigned long)st.f_type != BPF_FS_MAGIC) {
-		pr_warn("%s is not on a bpffs mount; mount one with: mount -t bpf bpf /sys/fs/bpf\n",
+		pr_warn("%s is not on a bpffs mount; mount one with: mount -t bpf bpf "
+			"/sys/fs/bpf\n",
 			path);
 		return -ENODEV;
 	}
@@ -230,9 +233,8 @@ static uint32_t round_up(uint32_t v, uint32_t a)
 }
 
 /* the slot geometry that follows from the counters and the name capacity */
-static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref,
-			  uint32_t *ret_name, uint32_t *ret_ascii, uint32_t *ret_ref,
-			  uint32_t *ret_size)
+static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref, uint32_t *ret_name,
+			  uint32_t *ret_ascii, uint32_t *ret_ref, uint32_t *ret_size)
 {
 	uint32_t name = PERFLIB_COUNTERS_OFFSET + 8 * nr_counters;
 	uint32_t ascii = round_up(name + 2 * name_max, 8);
@@ -344,7 +346,7 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 
 	if (!reg->nr_counters || reg->nr_counters > PERFLIB_MAX_COUNTERS)
 		return -EINVAL;
-	/* worst case: every UTF-8 byte becomes one UTF-16 unit, plus the NUL */
+		/* worst case: every UTF-8 byte becomes one UTF-16 unit, plus the NUL */
 #define STRCOST(s) ((s) ? (strlen(s) + 1) * 2 : 0)
 	strings += STRCOST(reg->provider_name) + STRCOST(reg->name) + STRCOST(reg->help);
 	for (i = 0; i < reg->nr_counters; i++)
@@ -487,9 +489,9 @@ static int btf_base(struct btf *btf, struct btf_ids *t)
 	return 0;
 }
 
-#define ADD(btf, name, type, byte_off)                                                           \
+#define ADD(btf, name, type, byte_off)                                                             \
 	do {                                                                                       \
-		if (btf__add_field(btf, name, type, (byte_off) * 8, 0))                            \
+		if (btf__add_field(btf, name, type, (byte_off)*8, 0))                              \
 			goto fail;                                                                 \
 	} while (0)
 
@@ -589,7 +591,7 @@ fail:
 
 /* ---- create, pin, open ------------------------------------------------------------------ */
 
-static const char *const pin_names[] = { "info", "data", "index", "procs" };
+static const char *const pin_names[] = {"info", "data", "index", "procs"};
 
 void perflib_set_close(struct perflib_set_map *map)
 {
@@ -854,9 +856,9 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	}
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
-	map->index_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index",
-				       sizeof(struct perflib_index_key),
-				       sizeof(struct perflib_index_val), info->capacity, &mopts);
+	map->index_fd =
+		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
+			       sizeof(struct perflib_index_val), info->capacity, &mopts);
 	if (map->index_fd < 0) {
 		err = -errno;
 		goto out;

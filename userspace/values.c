@@ -82,53 +82,22 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 	(void)c;                                                                                   \
 	(void)idx
 
-ULONG PerfSetULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,
-			       ULONG Value)
-{
-	VALUE_FN_PROLOGUE(WANT_DWORD);
-	__atomic_store_n((ULONG *)p, Value, __ATOMIC_RELAXED);
-	return ERROR_SUCCESS;
-}
+/* the six numeric value functions differ only in value type, size class and operation */
+#define VALUE_FN(name, type, want, atomic_op)                                                      \
+	ULONG name(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,           \
+		   type Value)                                                                     \
+	{                                                                                          \
+		VALUE_FN_PROLOGUE(want);                                                           \
+		atomic_op((type *)p, Value, __ATOMIC_RELAXED);                                     \
+		return ERROR_SUCCESS;                                                              \
+	}
 
-ULONG PerfSetULongLongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
-				   ULONG CounterId, ULONGLONG Value)
-{
-	VALUE_FN_PROLOGUE(WANT_LARGE);
-	__atomic_store_n((ULONGLONG *)p, Value, __ATOMIC_RELAXED);
-	return ERROR_SUCCESS;
-}
-
-ULONG PerfIncrementULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
-				     ULONG CounterId, ULONG Value)
-{
-	VALUE_FN_PROLOGUE(WANT_DWORD);
-	__atomic_fetch_add((ULONG *)p, Value, __ATOMIC_RELAXED);
-	return ERROR_SUCCESS;
-}
-
-ULONG PerfIncrementULongLongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
-					 ULONG CounterId, ULONGLONG Value)
-{
-	VALUE_FN_PROLOGUE(WANT_LARGE);
-	__atomic_fetch_add((ULONGLONG *)p, Value, __ATOMIC_RELAXED);
-	return ERROR_SUCCESS;
-}
-
-ULONG PerfDecrementULongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
-				     ULONG CounterId, ULONG Value)
-{
-	VALUE_FN_PROLOGUE(WANT_DWORD);
-	__atomic_fetch_sub((ULONG *)p, Value, __ATOMIC_RELAXED);
-	return ERROR_SUCCESS;
-}
-
-ULONG PerfDecrementULongLongCounterValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance,
-					 ULONG CounterId, ULONGLONG Value)
-{
-	VALUE_FN_PROLOGUE(WANT_LARGE);
-	__atomic_fetch_sub((ULONGLONG *)p, Value, __ATOMIC_RELAXED);
-	return ERROR_SUCCESS;
-}
+VALUE_FN(PerfSetULongCounterValue, ULONG, WANT_DWORD, __atomic_store_n)
+VALUE_FN(PerfSetULongLongCounterValue, ULONGLONG, WANT_LARGE, __atomic_store_n)
+VALUE_FN(PerfIncrementULongCounterValue, ULONG, WANT_DWORD, __atomic_fetch_add)
+VALUE_FN(PerfIncrementULongLongCounterValue, ULONGLONG, WANT_LARGE, __atomic_fetch_add)
+VALUE_FN(PerfDecrementULongCounterValue, ULONG, WANT_DWORD, __atomic_fetch_sub)
+VALUE_FN(PerfDecrementULongLongCounterValue, ULONGLONG, WANT_LARGE, __atomic_fetch_sub)
 
 ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,
 			     PVOID Address)

@@ -4,6 +4,7 @@
 # watch its live counters with typeperf for a few samples, show one slot with bpftool, and
 # clean up (provider stopped, counter set unregistered, pins removed).
 set -e
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 OUTPUT=${OUTPUT:-$(pwd)/.output}
 T=$OUTPUT/tools
 MAN=tools/perflib-demo/demo.man
