@@ -272,7 +272,7 @@ static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
 PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid,
 					     const WCHAR *Name, ULONG Id)
 {
-	struct perflib_provider *prov = perflib_provider_get(ProviderHandle);
+	struct perflib_provider *prov = perflib_provider_lookup(ProviderHandle);
 	struct perflib_index_key key;
 	struct perflib_ctrset *set;
 	uint64_t start, w;
@@ -372,7 +372,7 @@ struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, co
 
 ULONG PerfDeleteInstance(HANDLE Provider, PPERF_COUNTERSET_INSTANCE InstanceBlock)
 {
-	struct perflib_provider *prov = perflib_provider_get(Provider);
+	struct perflib_provider *prov = perflib_provider_lookup(Provider);
 	struct perflib_ctrset *set;
 	uint32_t idx;
 
@@ -392,7 +392,7 @@ ULONG PerfDeleteInstance(HANDLE Provider, PPERF_COUNTERSET_INSTANCE InstanceBloc
 PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid,
 					    const WCHAR *Name, ULONG Id)
 {
-	struct perflib_provider *prov = perflib_provider_get(ProviderHandle);
+	struct perflib_provider *prov = perflib_provider_lookup(ProviderHandle);
 	struct perflib_ctrset *set;
 	const struct perflib_info *info;
 	PERF_COUNTERSET_INSTANCE *blk;

@@ -217,6 +217,12 @@ static inline struct perflib_provider *perflib_provider_get(HANDLE h)
 		return NULL;
 	return prov;
 }
+/*
+ * perflib_provider_lookup - the started provider of this process behind @h, checked against
+ * the process's list (a stale or forged handle gives NULL, not a read of freed memory);
+ * for every provider function but the value functions, which use perflib_provider_get.
+ */
+struct perflib_provider *perflib_provider_lookup(HANDLE h);
 /* find a registered counter set of @prov by GUID (NULL if none) */
 struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid);
 /* memory through the provider's routines when given */

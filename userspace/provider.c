@@ -71,7 +71,7 @@ struct perflib_provider *perflib_providers_first(void)
 }
 
 /* a started provider of this process, checked against the list (safe for stale handles) */
-static struct perflib_provider *provider_lookup(HANDLE h)
+struct perflib_provider *perflib_provider_lookup(HANDLE h)
 {
 	struct perflib_provider *p;
 
@@ -382,7 +382,7 @@ static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER
 ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Template,
 			    ULONG TemplateSize)
 {
-	struct perflib_provider *prov = provider_lookup(ProviderHandle);
+	struct perflib_provider *prov = perflib_provider_lookup(ProviderHandle);
 	PERF_COUNTER_INFO *c;
 	struct perflib_ctrset *set = NULL;
 	ULONG i, n;

@@ -141,7 +141,7 @@ out:
 
 int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst)
 {
-	struct perflib_provider *prov = perflib_provider_get(provider);
+	struct perflib_provider *prov = perflib_provider_lookup(provider);
 	struct perflib_ctrset *set;
 	struct perflib_slot_hdr *h;
 	uint64_t w, start;
@@ -178,7 +178,7 @@ out:
 
 int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 {
-	struct perflib_provider *prov = perflib_provider_get(provider);
+	struct perflib_provider *prov = perflib_provider_lookup(provider);
 	struct perflib_ctrset *set;
 	struct perflib_slot_hdr *h;
 	uint64_t w, start;

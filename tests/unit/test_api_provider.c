@@ -1367,10 +1367,41 @@ static void test_msdoc_provider(void **state)
 	assert_null(MyProvider);
 }
 
+/* a stopped provider's handle, and a forged one, are refused by the non-hot-path calls */
+static void test_stale_handle(void **state)
+{
+	struct {
+		uint32_t magic; /* looks like a provider at first glance */
+		char rest[252];
+	} forged = {0x50524f56u, {0}};
+	PPERF_COUNTERSET_INSTANCE inst;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	inst = PerfCreateInstance(h, &set, u"stale", 1);
+	assert_non_null(inst);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	SetLastError(0);
+	assert_null(PerfCreateInstance(h, &set, u"stale", 2));
+	assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);
+	SetLastError(0);
+	assert_null(PerfQueryInstance(h, &set, u"stale", 1));
+	assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfDeleteInstance(h, inst), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfSetCounterSetInfo(h, NULL, 0), ERROR_INVALID_PARAMETER);
+	SetLastError(0);
+	assert_null(PerfCreateInstance(&forged, &set, u"forged", 1));
+	assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfStopProvider(&forged), ERROR_INVALID_PARAMETER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_null_guid),
+		cmocka_unit_test(test_stale_handle),
 		cmocka_unit_test(test_start_null_handle),
 		cmocka_unit_test(test_start_success),
 		cmocka_unit_test(test_startex_context_size),
