@@ -394,8 +394,8 @@ PERFLIB_API ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_I
 /*
  * PerfCreateInstance - create an instance of a counter set. Returns the instance block
  * (PERF_COUNTERSET_INSTANCE, 8-byte counter slots, name), which lives in the mapped BPF
- * data map, or NULL with the last error set: ERROR_INVALID_PARAMETER (NULL provider,
- * GUID or name, a name longer than the counter set's name capacity, or a second instance
+ * data map, or NULL with the last error set: ERROR_INVALID_PARAMETER (a NULL, stopped or
+ * unknown provider handle, a NULL GUID or name, a name longer than the counter set's name capacity, or a second instance
  * of a single-instance counter set), ERROR_NOT_FOUND (counter set not registered on this
  * provider), ERROR_ALREADY_EXISTS (same counter set, name and id already live, in any
  * process; names compare case-sensitively), ERROR_NOT_ENOUGH_MEMORY (every slot of the
