@@ -42,7 +42,7 @@
 #define PERFLIB_BLOCK_OFFSET 32	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 64    /* first counter slot inside a slot */
 #define PERFLIB_ASCII_MAX 64	      /* bytes of ASCII name rendering, incl. NUL */
-#define PERFLIB_NAME_MAX_DEFAULT 128  /* UTF-16 units incl. NUL */
+#define PERFLIB_NAME_MAX_DEFAULT 1025 /* UTF-16 units incl. NUL: PERF_MAX_INSTANCE_NAME + 1 */
 #define PERFLIB_CAPACITY_DEFAULT 1024 /* slots per counter set */
 #define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set */
 #define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */

@@ -41,7 +41,8 @@ PERFLIB_API int perflib_set_pin_access(mode_t mode, gid_t gid);
 
 /*
  * perflib_set_capacity - slots (instances) and name capacity (UTF-16 units including the
- * NUL) of counter sets this process creates from now on. Defaults 1024 and 128, or the
+ * NUL) of counter sets this process creates from now on. Defaults 1024 and 1025 (names of
+ * up to PERF_MAX_INSTANCE_NAME characters, as on Windows), or the
  * environment variables PERFLIB_CAPACITY and PERFLIB_NAME_MAX. 0 keeps the current value.
  * -EINVAL when @nr_slots exceeds 16M or @name_max is outside 2..PERF_MAX_INSTANCE_NAME+1.
  */

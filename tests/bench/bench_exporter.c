@@ -217,7 +217,7 @@ int main(void)
 		return skip("cannot create a pin root under /sys/fs/bpf");
 	setenv("PERFLIB_ROOT", root, 1);
 	perflib_set_pin_root(root);
-	perflib_set_capacity(NR_INSTANCES, 0);
+	perflib_set_capacity(NR_INSTANCES, 64); /* 63-character names: compact slots */
 	perflib_guid_from_string("{b3c4e7a0-0001-4e5f-8a6b-0000000000b1}", &set);
 	perflib_guid_from_string("{b3c4e7a0-0000-4e5f-8a6b-0000000000b0}", &pg);
 

@@ -288,7 +288,7 @@ int main(void)
 			 PerfDeleteInstance,
 			 PerfIncrementULongLongCounterValue};
 	struct api sh;
-	struct cd_result cd33, cd128;
+	struct cd_result cd33, cddef;
 	double bare_st, api_st, bare_sh = 0, api_sh = 0;
 	char root[128];
 	void *so;
@@ -317,7 +317,7 @@ int main(void)
 		sets[i] = bench_guid((unsigned int)i);
 
 	if (bench_hot(&st, &sets[0], &bare_st, &api_st) || bench_instances(&sets[1], 33, &cd33) ||
-	    bench_instances(&sets[2], 0, &cd128)) {
+	    bench_instances(&sets[2], 0, &cddef)) {
 		fprintf(stderr, "bench_provider: a provider call failed (last error %u)\n",
 			GetLastError());
 		err = 1;
@@ -344,12 +344,12 @@ int main(void)
 	       (32 + 8 * NR_COUNTERS + 66 + 7) / 8 * 8);
 	printf("  %-56s %10u\n", "perflib slot (data map value), name capacity 33 units",
 	       cd33.slot_size);
-	printf("  %-56s %10u\n", "perflib slot (data map value), default capacity 128 units",
-	       cd128.slot_size);
+	printf("  %-56s %10u\n", "perflib slot (data map value), default capacity 1025 units",
+	       cddef.slot_size);
 	printf("  %-56s %10.0f\n", "all four maps, kernel memlock / slots (capacity 33 units)",
 	       cd33.memlock);
-	printf("  %-56s %10.0f\n", "all four maps, kernel memlock / slots (capacity 128 units)",
-	       cd128.memlock);
+	printf("  %-56s %10.0f\n", "all four maps, kernel memlock / slots (capacity 1025 units)",
+	       cddef.memlock);
 	printf("  (%u slots per counter set; the slot holds a 32-byte perflib header, the Windows\n"
 	       "   block, an ASCII copy of the name for bpftool, and starts a 64-byte line)\n",
 	       cd33.capacity);

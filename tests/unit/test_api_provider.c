@@ -696,22 +696,20 @@ static void test_create_name_too_long(void **state)
 	int i;
 
 	(void)state;
-	/* the default capacity is 128 units including the NUL */
+	/* the default capacity is PERF_MAX_INSTANCE_NAME characters plus the NUL */
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
 	for (i = 0; i < PERF_MAX_INSTANCE_NAME + 1; i++)
 		name[i] = u'n';
 	SetLastError(0);
 	assert_null(PerfCreateInstance(h, &set, name, 1));
 	assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);
-	name[128] = 0;
-	SetLastError(0);
-	assert_null(PerfCreateInstance(h, &set, name, 1));
-	assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);
-	name[127] = 0; /* 127 units + NUL: exactly fits */
+	name[PERF_MAX_INSTANCE_NAME] = 0; /* 1024 units + NUL: exactly fits */
 	inst = PerfCreateInstance(h, &set, name, 1);
 	assert_non_null(inst);
-	assert_int_equal(inst->InstanceNameSize, 256);
-	assert_memory_equal((BYTE *)inst + inst->InstanceNameOffset, name, 256);
+	assert_int_equal(inst->InstanceNameSize, 2 * (PERF_MAX_INSTANCE_NAME + 1));
+	assert_memory_equal((BYTE *)inst + inst->InstanceNameOffset, name,
+			    2 * (PERF_MAX_INSTANCE_NAME + 1));
+	assert_int_equal(inst->dwSize % 8, 0);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 

@@ -39,6 +39,7 @@ struct child {
 	int nr;		    /* instances */
 	bool thread;	    /* end the main thread, keep a second one */
 	bool give;	    /* hand the instances to the kernel, then exit */
+	bool long_names;    /* names of PERF_MAX_INSTANCE_NAME characters */
 	int ready[2];	    /* child -> parent */
 	int go[2];	    /* parent -> child */
 	pid_t pid;
@@ -69,8 +70,20 @@ static int child_provider(void *p)
 	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
 		return 2;
 	for (j = 0; j < c->nr; j++) {
-		inst = PerfCreateInstance(h, &c->set, prov_wname(name, 64, "%s%d", c->prefix, j),
-					  (ULONG)(100 + j));
+		static WCHAR longname[PERF_MAX_INSTANCE_NAME + 1];
+		const WCHAR *n = prov_wname(name, 64, "%s%d", c->prefix, j);
+		size_t k;
+
+		if (c->long_names) {
+			/* the whole capacity: the kernel must hash all 1024 units as user space does */
+			for (k = 0; k < PERF_MAX_INSTANCE_NAME; k++)
+				longname[k] = (WCHAR)(u'a' + (k + (size_t)j) % 26);
+			longname[PERF_MAX_INSTANCE_NAME] = 0;
+			for (k = 0; k < 64 && name[k]; k++)
+				longname[k] = name[k];
+			n = longname;
+		}
+		inst = PerfCreateInstance(h, &c->set, n, (ULONG)(100 + j));
 		if (!inst) {
 			fprintf(stderr, "child: create %d: error %u\n", j, GetLastError());
 			return 3;
@@ -169,9 +182,13 @@ static bool pinned(const GUID *set, const char *name)
  * Kill a child holding NR_INST instances of a set of @type and check, right after waitpid,
  * that every slot is FREE two generations on, zeroed, and that no index key is left.
  */
-static void kill_and_check(ULONG type, int nr)
+static void kill_and_check_names(ULONG type, int nr, bool long_names)
 {
-	struct child c = {.set = prov_guid(), .type = type, .prefix = "reap", .nr = nr};
+	struct child c = {.set = prov_guid(),
+			  .type = type,
+			  .prefix = "reap",
+			  .nr = nr,
+			  .long_names = long_names};
 	struct perflib_set_map *ro;
 	uint32_t gens[NR_INST], idx[NR_INST], i, n = 0;
 	uint64_t w;
@@ -226,6 +243,11 @@ static void kill_and_check(ULONG type, int nr)
 	child_close(&c);
 }
 
+static void kill_and_check(ULONG type, int nr)
+{
+	kill_and_check_names(type, nr, false);
+}
+
 static void test_sigkill_multi(void **state)
 {
 	(void)state;
@@ -233,6 +255,13 @@ static void test_sigkill_multi(void **state)
 }
 
 /* the other key shapes: the singleton key, per-process scopes, the aggregate set */
+/* the longest names (1024 units) are hashed identically by the kernel: no key left over */
+static void test_sigkill_long_names(void **state)
+{
+	(void)state;
+	kill_and_check_names(PERF_COUNTERSET_MULTI_INSTANCES, NR_INST, true);
+}
+
 static void test_sigkill_single(void **state)
 {
 	(void)state;
@@ -618,6 +647,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigkill_multi),
+		cmocka_unit_test(test_sigkill_long_names),
 		cmocka_unit_test(test_sigkill_single),
 		cmocka_unit_test(test_sigkill_single_aggregate),
 		cmocka_unit_test(test_sigkill_instance_aggregate),
