@@ -45,7 +45,7 @@ static const char usage[] =
 	"                            (default and maximum 1025: names of up to\n"
 	"                            PERF_MAX_INSTANCE_NAME characters; a smaller value\n"
 	"                            saves map memory: 33 gives a 320-byte slot for 8\n"
-	"                            counters instead of 2,240)\n"
+	"                            counters instead of 2,304)\n"
 	"  --root PATH               pin root (overrides $PERFLIB_ROOT)\n"
 	"  -q, /q[:GUID]             list registered counter sets (all, or one)\n"
 	"  -h, --help, /?            show this help\n"
