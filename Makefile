@@ -88,7 +88,7 @@ tools: $(TOOL_BINS)
 # ---- dependencies -------------------------------------------------------------------------
 deps-check:
 	@missing=""; \
-	for m in libbpf libelf zlib libxml-2.0 cmocka; do \
+	for m in libbpf libelf zlib libxml-2.0 cmocka libmicrohttpd; do \
 		$(PKG_CONFIG) --exists $$m 2>/dev/null || missing="$$missing $$m"; done; \
 	for c in $(CLANG) $(BPFTOOL); do command -v $$c >/dev/null 2>&1 || \
 		[ -x /usr/sbin/$$c ] || missing="$$missing $$c"; done; \
