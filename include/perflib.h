@@ -88,7 +88,12 @@ typedef struct _SYSTEMTIME {
 #define DECLSPEC_SELECTANY __attribute__((weak)) /* one definition across translation units */
 #endif
 #ifndef FORCEINLINE
+#ifdef __cplusplus
+/* C++: an inline function may have C linkage (EXTERN_C FORCEINLINE), one copy per program */
+#define FORCEINLINE inline __attribute__((always_inline))
+#else
 #define FORCEINLINE static inline __attribute__((always_inline, unused))
+#endif
 #endif
 #ifndef ZeroMemory
 #define ZeroMemory(Destination, Length) memset((Destination), 0, (Length))

@@ -285,6 +285,20 @@ check_build() {
 		fi
 		ok "$(basename "$man"): $cc, $(wc -l <"$b/sets") counter set(s)${prov:+, provider $prov}"
 	done
+	# C++ providers (Windows services often are): two C++ units agree on the variables.
+	if [ -n "$prov" ] && command -v g++ >/dev/null 2>&1; then
+		printf '#include "gen.h"\n#include "gen.h"\nconst void *other();\nint main()\n{\n\treturn other() == (const void *)&%s ? 0 : 1;\n}\n' \
+			"$prov" >"$b/main.cpp"
+		printf '#include "gen.h"\nconst void *other();\nconst void *other()\n{\n\treturn &%s;\n}\n' \
+			"$prov" >"$b/other.cpp"
+		if g++ -std=gnu++17 -Wall -Wextra -Werror -I "$inc" -I "$b" "$b/main.cpp" \
+			"$b/other.cpp" -o "$b/cxx" 2>"$b/cc.err" && "$b/cxx"; then
+			ok "$(basename "$man"): g++, two C++ units"
+		else
+			fail "$(basename "$man"): g++ cannot build it"
+			sed 's/^/      /' "$b/cc.err" | head -8
+		fi
+	fi
 	# With the library built, CounterInitialize/CounterCleanup must link too.
 	if [ -n "$prov" ] && [ -n "$lib" ]; then
 		args=

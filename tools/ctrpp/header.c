@@ -243,7 +243,15 @@ static void put_banner(const struct ctrpp *c, FILE *out, const char *what)
 	fputs(" by ctrpp */\n", out);
 	if (what)
 		fprintf(out, "/* %s */\n", what);
-	fputs("\n#pragma once\n\n#include <perflib.h>\n\n\n", out);
+	fputs("\n#pragma once\n\n#include <perflib.h>\n\n", out);
+	/*
+	 * g++ warns that EXTERN_C DECLSPEC_SELECTANY variables are "initialized and declared
+	 * extern" (MSVC takes them silently); marking the header a system header keeps C++
+	 * providers building with -Werror. C sees nothing of it.
+	 */
+	fputs("#if defined(__cplusplus) && defined(__GNUC__)\n#pragma GCC system_header\n"
+	      "#endif\n\n\n",
+	      out);
 }
 
 /* "#define SYMBOL (id)" for each counter with a symbol, then a blank line. */
