@@ -2,11 +2,14 @@
 /*
  * header.c - the user-mode header (-o) and the consumer symbol header (-ch).
  *
- * The -o layout is the Windows 7+ CTRPP one (tools.md 2.3, 2.7) with three changes so that
- * it compiles as C with -Wall -Wextra -Werror against perflib.h: it includes <perflib.h>,
- * GUID initializers brace Data4 ({ d1, d2, d3, { b0, ..., b7 } }) because -Wmissing-braces
- * rejects the flat form, and a negative scale is written (LONG)4294967293 rather than a bare
- * 4294967293, which does not fit the LONG Scale field.
+ * The -o layout is the Windows 7+ CTRPP one (tools.md 2.3, 2.7), text for text, with three
+ * changes: it includes <perflib.h>; it declares itself a system header to GCC and clang,
+ * because Windows' own text (flat GUID initializers, EXTERN_C DECLSPEC_SELECTANY
+ * definitions) draws -Wmissing-braces and, in C++, "initialized and declared extern"
+ * warnings that are not the user's to fix; and a negative scale is written
+ * (LONG)4294967293 rather than a bare 4294967293, which C++ refuses as a narrowing
+ * conversion even in a system header. The -ch header is included by consumers' own code and
+ * uses the braced GUID form, which needs no such help.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -215,15 +218,28 @@ void ctrpp_release(struct ctrpp *c)
 	c->prov_symbol = NULL;
 }
 
-/* "{ 0x4b1d6c3e, 0x2f7a, 0x4c55, { 0x9e, 0x10, ... } }": lower case, no zero padding. */
-static void put_guid(FILE *out, const GUID *g)
+/*
+ * "{ 0x4b1d6c3e, 0x2f7a, 0x4c55, 0x9e, 0x10, ... }" (CTRPP's flat form, @braced false) or
+ * "{ 0x4b1d6c3e, 0x2f7a, 0x4c55, { 0x9e, 0x10, ... } }": lower case, no zero padding.
+ */
+static void put_guid_form(FILE *out, const GUID *g, bool braced)
 {
 	int i;
 
-	fprintf(out, "{ 0x%x, 0x%x, 0x%x, {", g->Data1, g->Data2, g->Data3);
+	fprintf(out, "{ 0x%x, 0x%x, 0x%x,%s", g->Data1, g->Data2, g->Data3, braced ? " {" : "");
 	for (i = 0; i < 8; i++)
 		fprintf(out, " 0x%x%s", g->Data4[i], i < 7 ? "," : "");
-	fputs(" } }", out);
+	fputs(braced ? " } }" : " }", out);
+}
+
+static void put_guid(FILE *out, const GUID *g)
+{
+	put_guid_form(out, g, false);
+}
+
+static void put_guid_braced(FILE *out, const GUID *g)
+{
+	put_guid_form(out, g, true);
 }
 
 /* Text inside a comment: a "*\/" in it would end the comment early. */
@@ -244,14 +260,8 @@ static void put_banner(const struct ctrpp *c, FILE *out, const char *what)
 	if (what)
 		fprintf(out, "/* %s */\n", what);
 	fputs("\n#pragma once\n\n#include <perflib.h>\n\n", out);
-	/*
-	 * g++ warns that EXTERN_C DECLSPEC_SELECTANY variables are "initialized and declared
-	 * extern" (MSVC takes them silently); marking the header a system header keeps C++
-	 * providers building with -Werror. C sees nothing of it.
-	 */
-	fputs("#if defined(__cplusplus) && defined(__GNUC__)\n#pragma GCC system_header\n"
-	      "#endif\n\n\n",
-	      out);
+	/* Windows' text draws warnings that are not the user's to fix: see the top of the file */
+	fputs("#ifdef __GNUC__\n#pragma GCC system_header\n#endif\n\n\n", out);
 }
 
 /* "#define SYMBOL (id)" for each counter with a symbol, then a blank line. */
@@ -513,7 +523,7 @@ void ctrpp_write_symbols(const struct ctrpp *c, FILE *out)
 	}
 	put_counter_ids(c, out);
 	fprintf(out, "#define %s%s_GUID ", c->prefix, c->prov_symbol);
-	put_guid(out, &c->prov->guid);
+	put_guid_braced(out, &c->prov->guid);
 	fputs("\n", out);
 	for (i = 0; i < c->prov->nr_sets; i++) {
 		const struct manifest_counterset *set = &c->prov->sets[i];
@@ -521,7 +531,7 @@ void ctrpp_write_symbols(const struct ctrpp *c, FILE *out)
 		fprintf(out, "\n#define %s%s_NAME u\"", c->prefix, c->set_symbols[i]);
 		put_c_string(out, set->name);
 		fprintf(out, "\"\n#define %s%s_GUID ", c->prefix, c->set_symbols[i]);
-		put_guid(out, &set->guid);
+		put_guid_braced(out, &set->guid);
 		fputs("\n", out);
 	}
 }
