@@ -40,7 +40,9 @@ echo "== typeperf (${SAMPLES} samples, one per second)"
 	-si 1 -sc "$SAMPLES"
 echo
 echo "== bpftool map dump pinned $PERFLIB_ROOT/$SET/data (first slot)"
-bpftool map dump pinned "$PERFLIB_ROOT/$SET/data" | sed -n '1,/"name"/p' | grep -v InstanceName
+# the UTF-16 InstanceName array is long: show its ASCII rendering ("name") instead
+bpftool map dump pinned "$PERFLIB_ROOT/$SET/data" |
+	awk '/"InstanceName":/ { skip = 1; next } skip { skip = 0; next } { print } /"name"/ { exit }'
 echo "..."
 echo
 echo "== cleaning up"
