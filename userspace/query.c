@@ -328,7 +328,13 @@ out:
 	return status;
 }
 
-ULONG PerfAddCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWORD cbCounters)
+/*
+ * The frame of PerfAddCounters and PerfDeleteCounters: validate every block first (a bad
+ * one fails the whole call and touches nothing), then apply @op to each parsed
+ * specification under the query lock and write its Status.
+ */
+static ULONG blocks_apply(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWORD cbCounters,
+			  ULONG (*op)(struct query *q, struct spec *sp, const WCHAR *name))
 {
 	struct query *q = query_get(hQuery);
 	uint8_t *p = (uint8_t *)pCounters;
@@ -348,12 +354,17 @@ ULONG PerfAddCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWORD c
 		memcpy(&size, p + off + offsetof(PERF_COUNTER_IDENTIFIER, Size), sizeof(size));
 		status = block_parse(p + off, &sp, &name);
 		if (!status)
-			status = spec_add(q, &sp, name);
+			status = op(q, &sp, name);
 		block_status(p + off, status);
 	}
 	pthread_mutex_unlock(&q->lock);
 	query_put(q);
 	return ERROR_SUCCESS;
+}
+
+ULONG PerfAddCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWORD cbCounters)
+{
+	return blocks_apply(hQuery, pCounters, cbCounters, spec_add);
 }
 
 /* remove specification @i of @q; the provider hears of it, its answer does not matter */
@@ -372,40 +383,24 @@ static void spec_remove(struct query *q, size_t i)
 	q->dirty = true;
 }
 
+/* PerfDeleteCounters' operation: remove the same specification, or ERROR_NOT_FOUND */
+static ULONG spec_delete(struct query *q, struct spec *sp, const WCHAR *name)
+{
+	size_t i;
+
+	/* compared with memcmp only: the caller's name may be unaligned */
+	sp->name = (WCHAR *)name;
+	for (i = 0; i < q->nr_specs && !spec_same(&q->specs[i], sp); i++)
+		;
+	if (i == q->nr_specs)
+		return ERROR_NOT_FOUND;
+	spec_remove(q, i);
+	return ERROR_SUCCESS;
+}
+
 ULONG PerfDeleteCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWORD cbCounters)
 {
-	struct query *q = query_get(hQuery);
-	uint8_t *p = (uint8_t *)pCounters;
-	const WCHAR *name;
-	struct spec sp;
-	ULONG status, size;
-	size_t off, i;
-
-	if (!q)
-		return ERROR_INVALID_HANDLE;
-	if (!blocks_valid(p, cbCounters)) {
-		query_put(q);
-		return ERROR_INVALID_PARAMETER;
-	}
-	pthread_mutex_lock(&q->lock);
-	for (off = 0; off < cbCounters; off += size) {
-		memcpy(&size, p + off + offsetof(PERF_COUNTER_IDENTIFIER, Size), sizeof(size));
-		status = block_parse(p + off, &sp, &name);
-		if (!status) {
-			/* compared with memcmp only: the caller's name may be unaligned */
-			sp.name = (WCHAR *)name;
-			for (i = 0; i < q->nr_specs && !spec_same(&q->specs[i], &sp); i++)
-				;
-			if (i < q->nr_specs)
-				spec_remove(q, i);
-			else
-				status = ERROR_NOT_FOUND;
-		}
-		block_status(p + off, status);
-	}
-	pthread_mutex_unlock(&q->lock);
-	query_put(q);
-	return ERROR_SUCCESS;
+	return blocks_apply(hQuery, pCounters, cbCounters, spec_delete);
 }
 
 ULONG PerfCloseQueryHandle(HANDLE hQuery)
