@@ -108,6 +108,41 @@ struct perflib_pin_opts {
 PERFLIB_API int perflib_register_counterset(const struct perflib_counterset_reg *reg,
 					    const struct perflib_pin_opts *opts);
 
+#define PERFLIB_FIELD_NAME_MAX 64
+
+/* Where a counter lives in a slot of the data map, and the BTF names bpftool shows. */
+struct perflib_counter_layout {
+	ULONG id;
+	unsigned int offset;			/* 8-byte counter slot, from the slot start */
+	unsigned int ref_offset;		/* dereferenced value, 0 = not by reference */
+	char field[PERFLIB_FIELD_NAME_MAX];	/* BTF name of the counter slot */
+	char ref_field[PERFLIB_FIELD_NAME_MAX]; /* BTF name of the dereferenced value, or "" */
+};
+
+/* The layout of one slot (instance) of a counter set's data map (see bpf/layout.h). */
+struct perflib_layout {
+	unsigned int slot_size;	   /* bytes per slot, a multiple of 64 */
+	unsigned int capacity;	   /* slots */
+	unsigned int name_max;	   /* UTF-16 units per name, incl. the NUL */
+	unsigned int block_offset; /* PERF_COUNTERSET_INSTANCE */
+	unsigned int name_offset;  /* UTF-16 name */
+	unsigned int ascii_offset; /* ASCII rendering of the name */
+	unsigned int ref_offset;   /* dereferenced values, 0 = none */
+	unsigned int nr_counters;
+	struct perflib_counter_layout *counters; /* template order */
+};
+
+/*
+ * perflib_counterset_layout - the slot layout @reg would get with @opts (NULL = the
+ * defaults), without creating anything: what lodctr --dump prints. Free *ret_layout with
+ * perflib_layout_free(). -EINVAL for bad input, -E2BIG when capacity * slot size exceeds
+ * 4 GiB, -ENOMEM.
+ */
+PERFLIB_API int perflib_counterset_layout(const struct perflib_counterset_reg *reg,
+					  const struct perflib_pin_opts *opts,
+					  struct perflib_layout *ret_layout);
+PERFLIB_API void perflib_layout_free(struct perflib_layout *layout);
+
 /*
  * perflib_unregister_counterset - remove the pins of a counter set. -EBUSY when live
  * instances exist and @force is false; -ENOENT when it is not registered.

@@ -473,6 +473,72 @@ static int btf_finish(struct btf *btf, int key, int value, int *ret_fd, int *ret
 	return 0;
 }
 
+int perflib_counterset_layout(const struct perflib_counterset_reg *reg,
+			      const struct perflib_pin_opts *opts,
+			      struct perflib_layout *ret_layout)
+{
+	const struct perflib_info_counter *c;
+	struct perflib_counter_layout *cl;
+	struct perflib_pin_opts defaults;
+	struct perflib_info *info;
+	size_t size;
+	uint32_t i;
+	int err;
+
+	if (!reg || !reg->counters || !ret_layout)
+		return -EINVAL;
+	perflib_pin_defaults(&defaults);
+	if (opts && opts->capacity)
+		defaults.capacity = opts->capacity;
+	if (opts && opts->name_max)
+		defaults.name_max = opts->name_max;
+	if (defaults.capacity > (1u << 24) || defaults.name_max < 2 ||
+	    defaults.name_max > PERF_MAX_INSTANCE_NAME + 1)
+		return -EINVAL;
+	err = perflib_info_build(reg, PERFLIB_INFO_HAS_NAMES, &defaults, &info, &size);
+	if (err)
+		return err;
+	cl = calloc(info->nr_counters, sizeof(*cl));
+	if (!cl) {
+		free(info);
+		return -ENOMEM;
+	}
+	c = (const struct perflib_info_counter *)(info + 1);
+	for (i = 0; i < info->nr_counters; i++) {
+		bool byref = c[i].attrib & PERF_ATTRIB_BY_REFERENCE;
+
+		/* the names data_btf() gives the fields */
+		cl[i].id = c[i].id;
+		cl[i].offset = PERFLIB_COUNTERS_OFFSET + 8 * i;
+		field_name(info, &c[i], byref ? "_ptr" : "", cl[i].field, sizeof(cl[i].field));
+		if (byref) {
+			cl[i].ref_offset = info->ref_offset + 8 * i;
+			field_name(info, &c[i], "", cl[i].ref_field, sizeof(cl[i].ref_field));
+		}
+	}
+	memset(ret_layout, 0, sizeof(*ret_layout));
+	ret_layout->slot_size = info->slot_size;
+	ret_layout->capacity = info->capacity;
+	ret_layout->name_max = info->name_max;
+	ret_layout->block_offset = PERFLIB_BLOCK_OFFSET;
+	ret_layout->name_offset = info->name_offset;
+	ret_layout->ascii_offset = info->ascii_offset;
+	ret_layout->ref_offset = info->ref_offset;
+	ret_layout->nr_counters = info->nr_counters;
+	ret_layout->counters = cl;
+	free(info);
+	return 0;
+}
+
+void perflib_layout_free(struct perflib_layout *layout)
+{
+	if (!layout)
+		return;
+	free(layout->counters);
+	layout->counters = NULL;
+	layout->nr_counters = 0;
+}
+
 struct btf_ids {
 	int u8, u16, u32, u64, chr;
 };

@@ -49,6 +49,22 @@ expect 50 "lodctr /c: (V1 counters) refused" "$T/lodctr" /c:counters.ini
 expect 50 "lodctr of an .ini file refused" "$T/lodctr" counters.ini
 expect 87 "lodctr --mode with a bad value" "$T/lodctr" /m:$DEMO --mode 0999
 
+# --dump prints the slot layout (golden files) and registers nothing; the layout is the
+# one the maps then get
+expect 0 "lodctr --dump demo.man" "$T/lodctr" --dump "/m:$DEMO" --capacity 16 --name-max 33
+diff -u tests/data/lodctr/demo.dump.golden "$work/out" >"$work/diff" &&
+	ok "demo layout matches tests/data/lodctr/demo.dump.golden" || fail "layout: $(cat "$work/diff")"
+expect 0 "lodctr --dump ucs.man (by-reference counters)" "$T/lodctr" --dump \
+	"/m:$SHARED/manifests/microsoft_Windows-classic-samples_ucs.man" --capacity 1024 --name-max 1025
+diff -u tests/data/lodctr/ucs.dump.golden "$work/out" >"$work/diff" &&
+	ok "ucs layout matches tests/data/lodctr/ucs.dump.golden" || fail "layout: $(cat "$work/diff")"
+[ -z "$(ls -A "$PERFLIB_ROOT" 2>/dev/null)" ] && ok "--dump pinned nothing" || fail "--dump pinned: $(ls "$PERFLIB_ROOT")"
+expect 0 "lodctr demo.man with the dumped geometry" "$T/lodctr" "/m:$DEMO" --capacity 16 --name-max 33
+bpftool map show pinned "$PERFLIB_ROOT/$SET/data" | grep -q 'value 256B  max_entries 16' &&
+	ok "the data map has the dumped slot size and capacity" ||
+	fail "data map: $(bpftool map show pinned "$PERFLIB_ROOT/$SET/data")"
+expect 0 "unlodctr demo.man" "$T/unlodctr" "/m:$DEMO"
+
 # every real manifest registers, lists and unregisters
 for m in "$SHARED"/manifests/*.man; do
 	expect 0 "lodctr $(basename "$m")" "$T/lodctr" "/m:$m"

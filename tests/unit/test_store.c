@@ -66,6 +66,44 @@ static struct perflib_info *build(size_t *ret_size)
 	return info;
 }
 
+/* ---- the layout lodctr --dump prints ------------------------------------------------- */
+
+static void test_layout(void **state)
+{
+	struct perflib_pin_opts opts = small_opts;
+	struct perflib_layout l;
+	struct perflib_info *info;
+	size_t size;
+
+	(void)state;
+	assert_int_equal(perflib_counterset_layout(NULL, NULL, &l), -EINVAL);
+	assert_int_equal(perflib_counterset_layout(make_reg(), NULL, NULL), -EINVAL);
+	opts.name_max = PERF_MAX_INSTANCE_NAME + 2;
+	assert_int_equal(perflib_counterset_layout(make_reg(), &opts, &l), -EINVAL);
+	/* the same geometry the info map gets, and the field names the BTF gets */
+	assert_int_equal(perflib_counterset_layout(make_reg(), &small_opts, &l), 0);
+	info = build(&size);
+	assert_int_equal(l.slot_size, info->slot_size);
+	assert_int_equal(l.capacity, 16);
+	assert_int_equal(l.name_max, 32);
+	assert_int_equal(l.block_offset, PERFLIB_BLOCK_OFFSET);
+	assert_int_equal(l.name_offset, info->name_offset);
+	assert_int_equal(l.ascii_offset, info->ascii_offset);
+	assert_int_equal(l.ref_offset, info->ref_offset);
+	assert_int_equal(l.nr_counters, 3);
+	assert_int_equal(l.counters[0].offset, PERFLIB_COUNTERS_OFFSET);
+	assert_string_equal(l.counters[0].field, "Reads_1");
+	assert_int_equal(l.counters[0].ref_offset, 0);
+	assert_string_equal(l.counters[1].field, "Bytes_2_ptr");
+	assert_string_equal(l.counters[1].ref_field, "Bytes_2");
+	assert_int_equal(l.counters[1].ref_offset, info->ref_offset + 8);
+	assert_string_equal(l.counters[2].field, "counter_3");
+	free(info);
+	perflib_layout_free(&l);
+	assert_null(l.counters);
+	perflib_layout_free(NULL);
+}
+
 /* ---- the info value ------------------------------------------------------------------- */
 
 static void test_info_build(void **state)
@@ -690,6 +728,7 @@ static void test_capacity_setting(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_info_build),
 		cmocka_unit_test(test_info_build_limits),
 		cmocka_unit_test(test_info_check_rejects),

@@ -48,6 +48,10 @@ static const char usage[] =
 	"                            counters instead of 2,304)\n"
 	"  --root PATH               pin root (overrides $PERFLIB_ROOT)\n"
 	"  -q, /q[:GUID]             list registered counter sets (all, or one)\n"
+	"  --dump                    register nothing: print the slot layout each\n"
+	"                            counter set of MANIFEST would get (offsets, sizes\n"
+	"                            and the field names bpftool shows), with the\n"
+	"                            --capacity and --name-max given\n"
 	"  -h, --help, /?            show this help\n"
 	"\n"
 	"Needs CAP_BPF (root) to create maps. Exit status 0 on success; otherwise the\n"
@@ -60,6 +64,56 @@ static const char usage[] =
 static int exit_code(ULONG code)
 {
 	return code == 0 ? 0 : code <= 255 ? (int)code : 1;
+}
+
+/* --dump: the layout of one counter set's slots, as bpf/layout.h describes it */
+static int dump_layout(const struct perflib_counterset_reg *reg,
+		       const struct perflib_pin_opts *opts)
+{
+	struct perflib_layout l;
+	unsigned int i;
+	char gs[37];
+	int err;
+
+	err = perflib_counterset_layout(reg, opts, &l);
+	if (err)
+		return err;
+	printf("counter set {%s} (%s)\n", perflib_guid_to_string(&reg->counterset_guid, gs),
+	       reg->name ? reg->name : "");
+	printf("  data map: %u slots of %u bytes; names up to %u UTF-16 units with the NUL\n",
+	       l.capacity, l.slot_size, l.name_max);
+	printf("  %6s %6s  %s\n", "offset", "bytes", "field");
+	printf("  %6u %6u  %s\n", 0u, 4u, "seq (state, generation)");
+	printf("  %6u %6u  %s\n", 4u, 4u, "owner_pid");
+	printf("  %6u %6u  %s\n", 8u, 8u, "owner_start");
+	printf("  %6u %6u  %s\n", 16u, 4u, "proc_index");
+	printf("  %6u %6u  %s\n", l.block_offset, 32u, "instance (PERF_COUNTERSET_INSTANCE)");
+	for (i = 0; i < l.nr_counters; i++) {
+		const struct manifest_counter_type *t =
+			manifest_counter_type_by_value(reg->counters[i].type);
+
+		unsigned int bytes = manifest_counter_type_size(reg->counters[i].type);
+
+		/* a by-reference slot holds an address; a DWORD value the low half of its slot */
+		if (l.counters[i].ref_offset || !bytes)
+			bytes = 8;
+		printf("  %6u %6u  %s (counter %u, %s)\n", l.counters[i].offset, bytes,
+		       l.counters[i].field, l.counters[i].id, t ? t->macro : "?");
+	}
+	printf("  %6u %6u  %s\n", l.name_offset, 2 * l.name_max, "InstanceName (UTF-16LE)");
+	printf("  %6u %6u  %s\n", l.ascii_offset, 64u, "name (ASCII rendering)");
+	for (i = 0; i < l.nr_counters; i++) {
+		if (l.counters[i].ref_offset)
+			printf("  %6u %6u  %s (dereferenced value of counter %u)\n",
+			       l.counters[i].ref_offset,
+			       manifest_counter_type_size(reg->counters[i].type) == 8 ? 8u : 4u,
+			       l.counters[i].ref_field, l.counters[i].id);
+	}
+	if (l.ref_offset)
+		printf("  %6u %6u  %s\n", l.ref_offset + 8 * l.nr_counters,
+		       8 * ((l.nr_counters + 63) / 64), "NULL-address bitmap");
+	perflib_layout_free(&l);
+	return 0;
 }
 
 /* list registered counter sets through the consumer API */
@@ -133,6 +187,7 @@ int main(int argc, char **argv)
 	struct manifest *man = NULL;
 	struct regman rm = {0};
 	ULONG code = ERROR_SUCCESS;
+	bool dump = false;
 	size_t i;
 	int err, a;
 
@@ -152,6 +207,8 @@ int main(int argc, char **argv)
 				val = argv[++a];
 			}
 			manifest = val;
+		} else if (win_switch(arg, "dump", &val)) {
+			dump = true;
 		} else if (win_switch(arg, "q", &val)) {
 			return query(val && *val ? val : (a + 1 < argc ? argv[a + 1] : NULL));
 		} else if (win_switch(arg, "mode", &val) || win_switch(arg, "group", &val) ||
@@ -223,7 +280,16 @@ int main(int argc, char **argv)
 	}
 	if (!rm.nr_sets)
 		printf("Info: %s declares no counter sets\n", manifest);
-	for (i = 0; i < rm.nr_sets; i++) {
+	for (i = 0; dump && i < rm.nr_sets; i++) {
+		err = dump_layout(&rm.sets[i], &opts);
+		if (err) {
+			fprintf(stderr, "Error: counter set %s: %s\n", rm.sets[i].name,
+				strerror(-err));
+			code = perflib_win32_error(err);
+			goto out;
+		}
+	}
+	for (i = 0; !dump && i < rm.nr_sets; i++) {
 		const struct perflib_counterset_reg *reg = &rm.sets[i];
 		char gs[37];
 
