@@ -39,32 +39,19 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 	index_key_scoped(name, len, id, 0, key);
 }
 
-/* the uniqueness scope of a counter set: machine-wide, or per process for aggregation */
-static uint64_t set_scope(uint32_t instance_type, uint32_t pid)
-{
-	if (instance_type == PERF_COUNTERSET_SINGLE_AGGREGATE ||
-	    instance_type == PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY ||
-	    instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE)
-		return (uint64_t)pid << 1 | 1;
-	return 0;
-}
-
-static bool single_instance(uint32_t instance_type)
-{
-	return !(instance_type & PERF_COUNTERSET_FLAG_MULTIPLE);
-}
-
-/* the index key for an instance of @info, or the singleton key of a single-instance set */
+/*
+ * The index key for an instance of @info: the key shape (singleton for single-instance
+ * sets, per-process scope for the aggregated ones) comes from layout.h, so that the BPF
+ * exit reaper computes exactly the same key.
+ */
 static void slot_key(const struct perflib_info *info, const WCHAR *name, size_t len, uint32_t id,
 		     uint32_t pid, struct perflib_index_key *key)
 {
-	uint64_t scope = set_scope(info->instance_type, pid);
+	uint64_t scope = perflib_key_scope(info->instance_type, pid);
 
-	if (single_instance(info->instance_type)) {
+	if (perflib_key_singleton(info->instance_type)) {
 		memset(key, 0, sizeof(*key));
-		key->id = 0xFFFFFFFF;
-		key->name_len = 0xFFFFFFFF;
-		key->hash[0] = scope;
+		perflib_singleton_key(scope, key);
 		return;
 	}
 	index_key_scoped(name, len, id, scope, key);
@@ -315,7 +302,7 @@ PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *
 	if (err) {
 		slot_release(set->map, idx, w);
 		/* a second instance of a single-instance set is a bad parameter, as for .NET */
-		if (err == -EEXIST && single_instance(set->instance_type))
+		if (err == -EEXIST && perflib_key_singleton(set->instance_type))
 			err = -EINVAL;
 		goto out;
 	}
