@@ -24,7 +24,6 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/inotify.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -314,106 +313,6 @@ static int copy_entries(int fd, uint32_t first, uint32_t n, uint32_t value_size,
 	return 0;
 }
 
-/*
- * An unmapped counter set's procs map is a private anonymous mapping (so that
- * perflib_set_close unmaps it like a real one) holding a copy, refreshed at every use:
- * what collect.c needs to find the providers to notify.
- */
-static void procs_refresh(const struct perflib_set_map *map)
-{
-	if (map->data || !map->procs)
-		return;
-	if (copy_entries(map->procs_fd, 0, map->info->nr_procs, sizeof(struct perflib_proc),
-			 (uint8_t *)map->procs))
-		memset(map->procs, 0, map->procs_len); /* unknown: notify nobody */
-}
-
-/* map type and sizes of an opened map; -EBADMSG when not as the layout says */
-static int map_shape(int fd, __u32 value_size, __u32 entries, __u32 *ret_value_size)
-{
-	struct bpf_map_info mi;
-	__u32 len = sizeof(mi);
-
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
-		return -errno;
-	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 || mi.max_entries != entries ||
-	    (value_size && mi.value_size != value_size))
-		return -EBADMSG;
-	*ret_value_size = mi.value_size;
-	return 0;
-}
-
-/*
- * The info and data maps of a counter set this process may read but not map (no write
- * permission on the pins): read-only fds, the info copied and checked, data left unmapped
- * (map->data NULL) for the batch copies of struct reader.
- */
-static int open_unmapped(const GUID *guid, const char *dir, struct perflib_set_map **ret_map)
-{
-	LIBBPF_OPTS(bpf_obj_get_opts, gopts, .file_flags = BPF_F_RDONLY);
-	char path[PATH_MAX + 8];
-	struct perflib_set_map *map;
-	__u32 key = 0, size;
-	int err;
-
-	map = calloc(1, sizeof(*map));
-	if (!map)
-		return -ENOMEM;
-	map->guid = *guid;
-	map->info_fd = map->data_fd = map->index_fd = map->procs_fd = -1;
-	snprintf(path, sizeof(path), "%s/info", dir);
-	map->info_fd = bpf_obj_get_opts(path, &gopts);
-	if (map->info_fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = map_shape(map->info_fd, 0, 1, &size);
-	if (err)
-		goto out;
-	map->info = malloc(size);
-	if (!map->info) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (bpf_map_lookup_elem(map->info_fd, &key, map->info)) {
-		err = -errno;
-		goto out;
-	}
-	err = perflib_info_check(map->info, size);
-	if (err)
-		goto out;
-	map->info_size = size;
-	map->counters = (const struct perflib_info_counter *)(map->info + 1);
-	snprintf(path, sizeof(path), "%s/data", dir);
-	map->data_fd = bpf_obj_get_opts(path, &gopts);
-	if (map->data_fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = map_shape(map->data_fd, map->info->slot_size, map->info->capacity, &size);
-	if (err)
-		goto out;
-	map->data_len = (size_t)map->info->capacity * map->info->slot_size;
-	/* providers are found through procs; without it nobody is notified */
-	snprintf(path, sizeof(path), "%s/procs", dir);
-	map->procs_fd = bpf_obj_get_opts(path, &gopts);
-	if (map->procs_fd >= 0 &&
-	    !map_shape(map->procs_fd, sizeof(struct perflib_proc), map->info->nr_procs, &size)) {
-		void *p;
-
-		map->procs_len = (size_t)map->info->nr_procs * sizeof(struct perflib_proc);
-		p = mmap(NULL, map->procs_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
-		map->procs = p == MAP_FAILED ? NULL : p;
-	}
-	*ret_map = map;
-	return 0;
-out:
-	perflib_set_close(map);
-	return err;
-}
-
 static int cset_open(const GUID *guid, const char *dir, struct perflib_cset **ret_cs)
 {
 	struct perflib_cset *cs;
@@ -426,11 +325,9 @@ static int cset_open(const GUID *guid, const char *dir, struct perflib_cset **re
 		return -ENOMEM;
 	snprintf(cs->dir, sizeof(cs->dir), "%s", dir);
 	err = pin_identity(dir, &cs->dev, &cs->ino);
+	/* readable but not mappable (read permission only): map->data NULL, slots are copied */
 	if (!err)
 		err = perflib_set_open(guid, false, &cs->map);
-	/* readable but not mappable: copy instead (an -EACCES here means no read permission) */
-	if (err == -EACCES)
-		err = open_unmapped(guid, dir, &cs->map);
 	/* the pins must still be those we identified: else a re-registration raced us */
 	if (!err)
 		err = pin_identity(dir, &dev2, &ino2);
@@ -658,7 +555,6 @@ int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 		return -ENAMETOOLONG;
 	cs = cache_fast(dir);
 	if (cs) {
-		procs_refresh(cs->map);
 		*ret_cs = cs;
 		return 0;
 	}
@@ -682,7 +578,6 @@ int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 				cs->last_use = ++cache_clock;
 				cs->checked = coarse_ns();
 				pthread_mutex_unlock(&cache_lock);
-				procs_refresh(cs->map);
 				*ret_cs = cs;
 				return 0;
 			}
@@ -706,7 +601,6 @@ int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 		cache = fresh;
 		cache_trim();
 		pthread_mutex_unlock(&cache_lock);
-		procs_refresh(fresh->map);
 		*ret_cs = fresh;
 		return 0;
 	}

@@ -68,9 +68,12 @@ struct perflib_set_map {
 	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
-	uint8_t *data;				     /* mapping of the data map (slots) */
+	uint8_t *data;				     /* mapping of the data map (slots), or NULL
+						      * for a reader without write permission
+						      * (read-only fds cannot be mmapped) */
 	size_t data_len;			     /* capacity * slot_size */
-	struct perflib_proc *procs;		     /* mapping of the procs map */
+	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
+						      * data is (lookups instead) */
 	size_t procs_len;			     /* nr_procs * sizeof(struct perflib_proc) */
 };
 
@@ -78,9 +81,10 @@ const char *perflib_root_path(void);
 /* "<root>/<guid>" into @buf */
 int perflib_set_dir(const GUID *guid, char *buf, size_t size);
 /*
- * perflib_set_open - open a pinned counter set; read-only opens use BPF_F_RDONLY and
- * PROT_READ. -ENOENT not registered, -EACCES no permission, -EBADMSG corrupt info,
- * -ENODEV bpffs not mounted at the root.
+ * perflib_set_open - open a pinned counter set. Providers (@writable) map it read-write;
+ * readers map it PROT_READ, or, with read permission only, get it unmapped (data and
+ * procs NULL: read them with lookups). -ENOENT not registered, -EACCES no
+ * permission, -EBADMSG corrupt info, -ENODEV bpffs not mounted at the root.
  */
 int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **ret_map);
 /*

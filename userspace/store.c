@@ -707,18 +707,12 @@ static int map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32
 	return (int)mi.value_size;
 }
 
-/* -errno of a failed mmap; EINVAL is a read-only fd (see perflib_set_open): no permission */
-static int map_mmap_error(void)
-{
-	if (errno != EINVAL)
-		return -errno;
-	pr_debug("cannot map a counter set through a read-only fd; reading it needs write "
-		 "permission on its data and procs pins\n");
-	return -EACCES;
-}
-
-/* map the data and procs arrays and read the info value; fds are open */
-static int map_attach(struct perflib_set_map *map)
+/*
+ * Read the info value and map the data and procs arrays; fds are open. @unmapped: a reader
+ * whose fds are read-only, which the kernel will not let mmap the maps (see
+ * perflib_set_open): data and procs stay NULL, and readers use lookup syscalls.
+ */
+static int map_attach(struct perflib_set_map *map, bool unmapped)
 {
 	int prot = PROT_READ | (map->writable ? PROT_WRITE : 0);
 	struct perflib_info *info;
@@ -756,14 +750,16 @@ static int map_attach(struct perflib_set_map *map)
 	if (err < 0)
 		return err;
 	map->data_len = (size_t)info->capacity * info->slot_size;
+	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
+	if (unmapped)
+		return 0;
 	p = mmap(NULL, map->data_len, prot, MAP_SHARED, map->data_fd, 0);
 	if (p == MAP_FAILED)
-		return map_mmap_error();
+		return -errno;
 	map->data = p;
-	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
 	p = mmap(NULL, map->procs_len, prot, MAP_SHARED, map->procs_fd, 0);
 	if (p == MAP_FAILED)
-		return map_mmap_error();
+		return -errno;
 	map->procs = p;
 	return 0;
 }
@@ -773,6 +769,7 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
 	struct perflib_set_map *map;
 	char dir[PATH_MAX], path[PATH_MAX + 8];
+	bool unmapped = false;
 	int *fds[4];
 	int err, i;
 
@@ -786,21 +783,23 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	fds[1] = &map->data_fd;
 	fds[2] = &map->index_fd;
 	fds[3] = &map->procs_fd;
-	/* the kernel checks the pin's file mode: read for readers, read-write for providers */
-	gopts.file_flags = writable ? 0 : BPF_F_RDONLY;
+	/*
+	 * The kernel checks the pin's file mode: read for readers, read-write for providers.
+	 * info is frozen: always opened read-only. The kernel cannot mmap a BPF_F_RDONLY fd
+	 * (mmap drops VM_SHARED for a file not open for writing and bpf_map_mmap() refuses
+	 * private mappings), so readers open data and procs read-write when the pins allow it
+	 * and map them PROT_READ all the same; a reader with read permission only opens them
+	 * read-only and gets an unmapped set (map_attach).
+	 */
 	for (i = 0; i < 4; i++) {
 		bool mmapped = i == 1 || i == 3; /* data, procs */
 
 		snprintf(path, sizeof(path), "%s/%s", dir, pin_names[i]);
-		/*
-		 * info is frozen: always opened read-only. The kernel cannot mmap a BPF_F_RDONLY
-		 * fd (mmap drops VM_SHARED for a file not open for writing and bpf_map_mmap()
-		 * refuses private mappings), so readers open data and procs read-write when the
-		 * pin allows it, and map them PROT_READ all the same.
-		 */
-		gopts.file_flags = i == 0 || (!writable && !mmapped) ? BPF_F_RDONLY : 0;
+		gopts.file_flags =
+			i == 0 || (!writable && (!mmapped || unmapped)) ? BPF_F_RDONLY : 0;
 		*fds[i] = bpf_obj_get_opts(path, &gopts);
 		if (*fds[i] < 0 && !writable && mmapped && errno == EACCES) {
+			unmapped = true;
 			gopts.file_flags = BPF_F_RDONLY;
 			*fds[i] = bpf_obj_get_opts(path, &gopts);
 		}
@@ -815,7 +814,7 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 			goto out;
 		}
 	}
-	err = map_attach(map);
+	err = map_attach(map, unmapped);
 	if (err)
 		goto out;
 	*ret_map = map;
@@ -968,7 +967,7 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		remove_dir(tmp);
 		goto out;
 	}
-	err = map_attach(map);
+	err = map_attach(map, false);
 	if (err)
 		goto out;
 	*ret_map = map;

@@ -665,41 +665,22 @@ static void pins_chmod(GUID set, mode_t mode, uid_t uid, gid_t gid)
 }
 
 /*
- * A reader's view of a counter set opened through the pins with read permission only:
- * read-only fds and the info value, nothing mapped (the consumer side then reads the procs
- * entries with lookups). NULL when the pins refuse.
+ * A reader's view of a counter set it may read but not write: perflib_set_open gives it
+ * unmapped (read-only fds cannot be mmapped), so the consumer side reads the procs entries
+ * with lookups. NULL when the pins refuse.
  */
 static struct perflib_set_map *reader_open(GUID set)
 {
-	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = BPF_F_RDONLY);
-	char dir[PATH_MAX], path[PATH_MAX + 8];
 	struct perflib_set_map *map;
-	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key = 0;
 
-	map = calloc(1, sizeof(*map));
-	map->guid = set;
-	map->index_fd = -1;
-	perflib_set_dir(&set, dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/info", dir);
-	map->info_fd = bpf_obj_get_opts(path, &o);
-	snprintf(path, sizeof(path), "%s/data", dir);
-	map->data_fd = bpf_obj_get_opts(path, &o);
-	snprintf(path, sizeof(path), "%s/procs", dir);
-	map->procs_fd = bpf_obj_get_opts(path, &o);
-	memset(&mi, 0, sizeof(mi));
-	if (map->info_fd < 0 || map->data_fd < 0 || map->procs_fd < 0 ||
-	    bpf_obj_get_info_by_fd(map->info_fd, &mi, &len))
-		goto fail;
-	map->info = malloc(mi.value_size);
-	if (bpf_map_lookup_elem(map->info_fd, &key, map->info) ||
-	    perflib_info_check(map->info, mi.value_size))
-		goto fail;
-	map->info_size = mi.value_size;
+	if (perflib_set_open(&set, false, &map))
+		return NULL;
+	/* runs in a child: a mapped view here would be a failure (the caller sees NULL) */
+	if (map->data || map->procs) {
+		perflib_set_close(map);
+		return NULL;
+	}
 	return map;
-fail:
-	perflib_set_close(map);
-	return NULL;
 }
 
 /* a by-reference value read with a lookup (the reader has no mapping) */
