@@ -171,8 +171,9 @@ PERFLIB_API int perflib_utf8_to_utf16(const char *src, WCHAR *dst, size_t dst_un
 
 /*
  * perflib_utf16_to_utf8 - convert at most @src_units units of UTF-16LE @src (stopping at a
- * NUL) into NUL-terminated UTF-8 in @dst; lone surrogates become U+FFFD. Returns the bytes
- * written without the NUL, or -ENOSPC when @dst is too small.
+ * NUL) into NUL-terminated UTF-8 in @dst; lone surrogates become U+FFFD; @src need not be
+ * aligned. Returns the bytes written without the NUL, or -ENOSPC when @dst is too small
+ * (@dst then holds what fits, cut at a character boundary, NUL-terminated).
  */
 PERFLIB_API int perflib_utf16_to_utf8(const WCHAR *src, size_t src_units, char *dst,
 				      size_t dst_size);

@@ -415,7 +415,8 @@ static void field_name(const struct perflib_info *info, const struct perflib_inf
 	size_t units, i, n = 0;
 	const WCHAR *s = perflib_info_string(info, c->name, &units);
 
-	if (!s || perflib_utf16_to_utf8(s, units, utf8, sizeof(utf8)) <= 0) {
+	/* a long name is cut (-ENOSPC leaves what fits): only 48 characters are kept anyway */
+	if (!s || (perflib_utf16_to_utf8(s, units, utf8, sizeof(utf8)), !utf8[0])) {
 		snprintf(buf, size, "counter_%u%s", c->id, suffix);
 		return;
 	}

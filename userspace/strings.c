@@ -102,20 +102,28 @@ int perflib_utf8_to_utf16(const char *src, WCHAR *dst, size_t dst_units)
 	return (int)n;
 }
 
+/* unit @i of @src, which may be unaligned (it often lies inside a packed buffer) */
+static uint32_t unit_at(const WCHAR *src, size_t i)
+{
+	WCHAR u;
+
+	memcpy(&u, (const char *)src + 2 * i, sizeof(u));
+	return u;
+}
+
 int perflib_utf16_to_utf8(const WCHAR *src, size_t src_units, char *dst, size_t dst_size)
 {
 	size_t i, n = 0;
-	uint32_t cp;
+	uint32_t cp, lo;
 	char enc[4];
 	int len, k;
 
 	if (!dst_size)
 		return -ENOSPC;
-	for (i = 0; i < src_units && src[i]; i++) {
-		cp = src[i];
-		if (cp >= 0xD800 && cp <= 0xDBFF && i + 1 < src_units && src[i + 1] >= 0xDC00 &&
-		    src[i + 1] <= 0xDFFF) {
-			cp = 0x10000 + ((cp - 0xD800) << 10) + (src[i + 1] - 0xDC00);
+	for (i = 0; i < src_units && (cp = unit_at(src, i)); i++) {
+		lo = cp >= 0xD800 && cp <= 0xDBFF && i + 1 < src_units ? unit_at(src, i + 1) : 0;
+		if (lo >= 0xDC00 && lo <= 0xDFFF) {
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 			i++;
 		} else if (cp >= 0xD800 && cp <= 0xDFFF) {
 			cp = 0xFFFD; /* lone surrogate */
@@ -139,8 +147,11 @@ int perflib_utf16_to_utf8(const WCHAR *src, size_t src_units, char *dst, size_t 
 			enc[3] = (char)(0x80 | (cp & 0x3F));
 			len = 4;
 		}
-		if (n + len >= dst_size)
+		if (n + len >= dst_size) {
+			/* no room: what fits, cut at a character boundary */
+			dst[n] = 0;
 			return -ENOSPC;
+		}
 		for (k = 0; k < len; k++)
 			dst[n++] = enc[k];
 	}

@@ -183,12 +183,26 @@ static void test_utf16_buffer(void **state)
 	assert_int_equal(perflib_utf16_to_utf8(u"abc", 3, out, 4), 3);
 	assert_string_equal(out, "abc");
 	assert_int_equal(perflib_utf16_to_utf8(u"abc", 3, out, 3), -ENOSPC);
+	assert_string_equal(out, "ab"); /* what fits, terminated */
 	assert_int_equal(perflib_utf16_to_utf8(u"", 1, out, 0), -ENOSPC);
 	assert_int_equal(perflib_utf16_to_utf8(u"", 1, out, 1), 0);
 	/* a multi-byte character is never split */
 	assert_int_equal(perflib_utf16_to_utf8(u"\U0001F600", 2, out, 5), 4);
 	assert_int_equal(perflib_utf16_to_utf8(u"\U0001F600", 2, out, 4), -ENOSPC);
 	assert_int_equal(perflib_utf16_to_utf8(u"a\u20ac", 2, out, 4), -ENOSPC);
+	assert_string_equal(out, "a"); /* cut before the 3-byte character */
+}
+
+/* a UTF-16 string inside a packed buffer may be unaligned */
+static void test_utf16_unaligned(void **state)
+{
+	static const WCHAR text[] = u"h\u00e9!";
+	char buf[1 + sizeof(text)], out[8];
+
+	(void)state;
+	memcpy(buf + 1, text, sizeof(text));
+	assert_int_equal(perflib_utf16_to_utf8((const WCHAR *)(buf + 1), 4, out, sizeof(out)), 4);
+	assert_string_equal(out, "h\xc3\xa9!");
 }
 
 /* every code point survives UTF-16 -> UTF-8 -> UTF-16 */
@@ -363,6 +377,7 @@ static void test_guid_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_utf16_unaligned),
 		cmocka_unit_test(test_wcs),
 		cmocka_unit_test(test_guid_equal),
 		cmocka_unit_test(test_utf8_to_utf16),

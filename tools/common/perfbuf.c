@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <perflib-linux.h>
+
 #include "perfbuf.h"
 
 /* a 32- or 64-bit field of a Windows structure at @p */
@@ -47,51 +49,12 @@ static uint64_t get_u64(const uint8_t *p)
 
 /* ---- text ------------------------------------------------------------------------------ */
 
-/* the UTF-8 encoding of @cp into @dst when @room bytes allow; its length, or 0 */
-static size_t put_utf8(char *dst, size_t room, uint32_t cp)
-{
-	static const uint8_t lead[] = {0, 0, 0xC0, 0xE0, 0xF0}; /* by sequence length */
-	size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4, i;
-
-	if (n > room)
-		return 0;
-	if (n == 1) {
-		dst[0] = (char)cp;
-		return 1;
-	}
-	/* continuation bytes carry 6 bits each, from the last one backwards */
-	for (i = n - 1; i > 0; i--, cp >>= 6)
-		dst[i] = (char)(0x80 | (cp & 0x3F));
-	dst[0] = (char)(lead[n] | cp);
-	return n;
-}
-
+/* the conversions are the library's (perflib-linux.h); these add cut and allocation rules */
 size_t perfbuf_utf16_to_utf8(const void *src, size_t max_units, char *dst, size_t dst_size)
 {
-	const uint8_t *p = src;
-	size_t i, n, len = 0;
-	uint32_t cp, lo;
-
-	for (i = 0; i < max_units; i++) {
-		cp = get_u16(p + 2 * i);
-		if (!cp)
-			break;
-		if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < max_units) {
-			lo = get_u16(p + 2 * (i + 1));
-			if (lo >= 0xDC00 && lo < 0xE000) {
-				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-				i++;
-			}
-		}
-		if (cp >= 0xD800 && cp < 0xE000)
-			cp = 0xFFFD; /* a surrogate left unpaired */
-		n = put_utf8(dst + len, dst_size - 1 - len, cp);
-		if (!n)
-			break; /* no room: cut before this character */
-		len += n;
-	}
-	dst[len] = '\0';
-	return len;
+	/* -ENOSPC leaves what fits, cut at a character boundary: the rule here */
+	perflib_utf16_to_utf8(src, max_units, dst, dst_size);
+	return strlen(dst);
 }
 
 char *perfbuf_utf16_dup(const void *src, size_t max_units)
@@ -104,70 +67,26 @@ char *perfbuf_utf16_dup(const void *src, size_t max_units)
 	size = 3 * units + 1; /* a unit gives at most 3 bytes; a pair of units 4 */
 	s = malloc(size);
 	if (s)
-		perfbuf_utf16_to_utf8(src, units, s, size);
+		perflib_utf16_to_utf8(src, units, s, size);
 	return s;
-}
-
-/* one code point from UTF-8 at *@ps; -1 when invalid */
-static long get_utf8(const unsigned char **ps)
-{
-	const unsigned char *s = *ps;
-	long cp;
-	int n, i;
-
-	if (s[0] < 0x80) {
-		*ps = s + 1;
-		return s[0];
-	}
-	if ((s[0] & 0xE0) == 0xC0)
-		n = 1, cp = s[0] & 0x1F;
-	else if ((s[0] & 0xF0) == 0xE0)
-		n = 2, cp = s[0] & 0x0F;
-	else if ((s[0] & 0xF8) == 0xF0)
-		n = 3, cp = s[0] & 0x07;
-	else
-		return -1;
-	/* a NUL is not a continuation byte: a truncated sequence stops here */
-	for (i = 1; i <= n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return -1;
-		cp = cp << 6 | (s[i] & 0x3F);
-	}
-	/* overlong forms, surrogates and values past U+10FFFF are invalid */
-	if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-	    (cp >= 0xD800 && cp < 0xE000) || cp > 0x10FFFF)
-		return -1;
-	*ps = s + n + 1;
-	return cp;
 }
 
 int perfbuf_utf8_to_utf16(const char *src, WCHAR **ret, size_t *ret_units)
 {
-	const unsigned char *s = (const unsigned char *)src;
-	size_t n = 0;
-	WCHAR *out;
-	long cp;
-
 	/* never more units than bytes, plus the NUL */
-	out = calloc(strlen(src) + 1, sizeof(*out));
+	size_t cap = strlen(src) + 1;
+	WCHAR *out = calloc(cap, sizeof(*out));
+	int n;
+
 	if (!out)
 		return -ENOMEM;
-	while (*s) {
-		cp = get_utf8(&s);
-		if (cp < 0) {
-			free(out);
-			return -EINVAL;
-		}
-		if (cp >= 0x10000) {
-			out[n++] = (WCHAR)(0xD800 + ((cp - 0x10000) >> 10));
-			out[n++] = (WCHAR)(0xDC00 + ((cp - 0x10000) & 0x3FF));
-		} else {
-			out[n++] = (WCHAR)cp;
-		}
+	n = perflib_utf8_to_utf16(src, out, cap);
+	if (n < 0) {
+		free(out);
+		return -EINVAL;
 	}
-	out[n++] = 0;
 	*ret = out;
-	*ret_units = n;
+	*ret_units = (size_t)n;
 	return 0;
 }
 
