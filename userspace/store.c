@@ -416,7 +416,9 @@ static void field_name(const struct perflib_info *info, const struct perflib_inf
 	const WCHAR *s = perflib_info_string(info, c->name, &units);
 
 	/* a long name is cut (-ENOSPC leaves what fits): only 48 characters are kept anyway */
-	if (!s || (perflib_utf16_to_utf8(s, units, utf8, sizeof(utf8)), !utf8[0])) {
+	if (s)
+		perflib_utf16_to_utf8(s, units, utf8, sizeof(utf8));
+	if (!s || !utf8[0]) {
 		snprintf(buf, size, "counter_%u%s", c->id, suffix);
 		return;
 	}
