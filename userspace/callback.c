@@ -145,14 +145,6 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 /* the provider whose ControlCallback this thread is running (PerfStopProvider from inside) */
 static __thread const struct perflib_provider *cb_current;
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void job_free(struct cb_job *job)
 {
 	if (job->fd >= 0)
@@ -515,7 +507,7 @@ static void *svc_worker(void *arg)
 		svc.queue[0].fd = -1;
 		svc.queue[0].buf = NULL;
 		queue_remove(0);
-		if (now_ms() >= job.deadline || peer_gone(job.fd)) {
+		if (perflib_now_ms() >= job.deadline || peer_gone(job.fd)) {
 			/* its consumer has given up: do not run the callback late */
 			pthread_mutex_unlock(&svc.lock);
 			job_free(&job);
@@ -559,7 +551,7 @@ static int svc_enqueue(int fd, const struct perflib_cb_request *req, uint8_t *bu
 		goto out;
 	}
 	/* a callback already late will not let this one start in time: say so at once */
-	if ((svc.cb_running && now_ms() > svc.cb_deadline) || svc.nr_queued == SVC_QUEUE) {
+	if ((svc.cb_running && perflib_now_ms() > svc.cb_deadline) || svc.nr_queued == SVC_QUEUE) {
 		err = -EBUSY;
 		goto out;
 	}
@@ -620,7 +612,7 @@ static bool svc_handle(int fd, uint8_t *rbuf, uint32_t epoch)
 	timeout = req.timeout_ms ? req.timeout_ms : 1;
 	if (timeout > SVC_MAX_TIMEOUT_MS)
 		timeout = SVC_MAX_TIMEOUT_MS;
-	deadline = now_ms() + timeout;
+	deadline = perflib_now_ms() + timeout;
 	err = peer_may_read(fd, &req.counterset);
 	if (err) {
 		reply_send(fd, &req, ERROR_SUCCESS, -err, 0);
@@ -724,7 +716,7 @@ static void *svc_io(void *arg)
 		pthread_mutex_lock(&svc.lock);
 		if (svc.epoch != epoch)
 			break;
-		now = now_ms();
+		now = perflib_now_ms();
 		next = svc_expire(now);
 		nfd = 0;
 		pfd[nfd++] = (struct pollfd){.fd = wfd, .events = POLLIN};
@@ -770,7 +762,7 @@ static void *svc_io(void *arg)
 				fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 				if (fd < 0)
 					break;
-				svc.conn_deadline[svc.nr_conns] = now_ms() + SVC_IDLE_MS;
+				svc.conn_deadline[svc.nr_conns] = perflib_now_ms() + SVC_IDLE_MS;
 				svc.conns[svc.nr_conns++] = fd;
 			}
 			pthread_mutex_unlock(&svc.lock);
@@ -799,7 +791,8 @@ static int svc_listen(int *ret_fd, uint64_t *ret_token)
 		return -errno;
 	for (tries = 0; tries < 4; tries++) {
 		if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != sizeof(token))
-			token = now_ms() * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)pid << 32) ^ start;
+			token = perflib_now_ms() * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)pid << 32) ^
+				start;
 		if (!token)
 			continue;
 		perflib_cb_sockname(pid, token, &addr, &len);

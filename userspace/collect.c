@@ -140,14 +140,6 @@ int perflib_cb_buffer_check(ULONG request, const GUID *set, const void *buf, siz
 	}
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 struct peer {
 	uint32_t pid;	/* from the procs entry */
 	uint64_t start; /* process start time, from the entry */
@@ -292,7 +284,7 @@ static void peers_wait(struct peer *peers, size_t n, const struct perflib_cb_req
 			pfd[nr] = (struct pollfd){.fd = peers[i].fd, .events = POLLIN};
 			which[nr++] = i;
 		}
-		now = now_ms();
+		now = perflib_now_ms();
 		if (!nr || now >= deadline)
 			break;
 		if (poll(pfd, nr, (int)(deadline - now)) < 0 && errno != EINTR)
@@ -329,7 +321,7 @@ static int exchange(const struct perflib_set_map *map, uint32_t op, uint32_t fla
 {
 	static _Atomic uint64_t seq;
 	unsigned int timeout = perflib_cb_timeout_ms();
-	uint64_t deadline = now_ms() + timeout;
+	uint64_t deadline = perflib_now_ms() + timeout;
 	struct perflib_cb_request req;
 	struct peer *peers;
 	size_t n, i;

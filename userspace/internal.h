@@ -57,6 +57,8 @@ int perflib_proc_start_time(pid_t pid, uint64_t *ret_start);
  * start == PERFLIB_OWNER_KERNEL (a slot owned by a BPF program, layout.h)
  */
 int perflib_proc_alive(uint32_t pid, uint64_t start);
+/* CLOCK_MONOTONIC in milliseconds: deadlines of waits on providers and consumers */
+uint64_t perflib_now_ms(void);
 /* this process: pid and start time, refreshed after fork() */
 void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -96,4 +97,12 @@ void perflib_self(uint32_t *ret_pid, uint64_t *ret_start)
 	*ret_pid = self_pid;
 	*ret_start = self_start;
 	pthread_mutex_unlock(&self_lock);
+}
+
+uint64_t perflib_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
