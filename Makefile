@@ -212,10 +212,13 @@ check:
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
-$(OUTPUT)bench/%: tests/bench/%.c $(A) | skeletons
+# a bench links the library, tools/common and what it names here beside them
+BENCH_OBJS_bench_exporter := $(OUTPUT)tools-obj/perflib-exporter/collect.o
+$(OUTPUT)bench/%: tests/bench/%.c $(A) $(COMMON_OBJS) $$(BENCH_OBJS_$$*) | skeletons
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace $(ALL_LDFLAGS) $< $(A) $(LIB_LIBS) -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -Itools/perflib-exporter $(XML_CFLAGS) $(ALL_LDFLAGS) $< \
+		$(BENCH_OBJS_$*) $(COMMON_OBJS) $(A) $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
 bench: lib $(BENCH_BINS)
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

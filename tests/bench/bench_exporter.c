@@ -20,10 +20,7 @@
 #include "perflib.h"
 #include "perflib-linux.h"
 
-#include "exp_format.c"
-#include "perfbuf.c"
-#include "exp_parse.c"
-#include "../../tools/perflib-exporter/collect.c"
+#include "collect.h"
 
 #define NR_INSTANCES 10000
 #define NR_COUNTERS 8
