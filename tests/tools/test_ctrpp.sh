@@ -330,6 +330,34 @@ for man in "$m"/*.man "$data"/demo.man "$data"/good_*.man; do
 	check_build "$man"
 done
 
+echo "== counter limit (PERFLIB_MAX_COUNTERS, the library's and lodctr's)"
+# big N: a manifest with one counter set of N counters in $tmp/big.man (<counterSet> on line 3)
+big() {
+	{
+		echo '<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events"><instrumentation><counters xmlns="http://schemas.microsoft.com/win/2005/12/counters" schemaVersion="1.1">'
+		echo '<provider symbol="BigProvider" applicationIdentity="big.exe" providerType="userMode" providerGuid="{4B1D6C3E-2F7A-4C55-9E10-8A2B3C4D5E60}">'
+		echo '<counterSet symbol="BigSet" guid="{0A1B2C3D-4E5F-4061-8273-94A5B6C7D8E0}" uri="Big.Set" name="Big Set" description="d" instances="multiple">'
+		i=1
+		while [ "$i" -le "$1" ]; do
+			echo "<counter id=\"$i\" uri=\"Big.C$i\" name=\"C$i\" description=\"d\" type=\"perf_counter_rawcount\" detailLevel=\"standard\"/>"
+			i=$((i + 1))
+		done
+		echo '</counterSet></provider></counters></instrumentation></instrumentationManifest>'
+	} >"$tmp/big.man"
+}
+big 4096
+run "$tmp" -o "$tmp/big.h" big.man
+expect_rc 0 "4,096 counters accepted"
+big 4097
+rm -f "$tmp/big.h"
+run "$tmp" -o "$tmp/big.h" big.man
+expect_rc 1 "4,097 counters refused"
+expect_err "big.man:3: error: <counterSet> has 4097 counters; at most 4096 are allowed" \
+	"4,097 counters: FILE:LINE error"
+if [ -e "$tmp/big.h" ]; then
+	fail "4,097 counters: wrote a header"
+fi
+
 echo
 if [ "$failures" -ne 0 ]; then
 	echo "$failures check(s) failed"

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "layout.h"
 #include "manifest.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -600,6 +601,66 @@ static const struct bad_case bad_cases[] = {
 				   "'http://schemas.microsoft.com/win/2005/12/counters'"),
 };
 
+/* a manifest file with one counter set of @nr raw counters; its <counterSet> is on line 8 */
+static void write_big(const char *path, unsigned int nr)
+{
+	FILE *f = fopen(path, "w");
+	unsigned int i;
+
+	assert_non_null(f);
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+		   "<instrumentationManifest "
+		   "xmlns=\"http://schemas.microsoft.com/win/2004/08/events\">\n"
+		   "<instrumentation>\n"
+		   "<counters xmlns=\"http://schemas.microsoft.com/win/2005/12/counters\" "
+		   "schemaVersion=\"1.1\">\n"
+		   "<provider symbol=\"BigProvider\" applicationIdentity=\"big.exe\"\n"
+		   " providerType=\"userMode\" "
+		   "providerGuid=\"{4B1D6C3E-2F7A-4C55-9E10-8A2B3C4D5E60}\">\n"
+		   "<!-- the counter set -->\n"
+		   "<counterSet symbol=\"BigSet\" guid=\"{0A1B2C3D-4E5F-4061-8273-94A5B6C7D8E0}\" "
+		   "uri=\"Big.Set\" name=\"Big Set\" description=\"d\" instances=\"multiple\">\n");
+	for (i = 1; i <= nr; i++)
+		fprintf(f,
+			"<counter id=\"%u\" uri=\"Big.C%u\" name=\"C%u\" description=\"d\" "
+			"type=\"perf_counter_rawcount\" detailLevel=\"standard\"/>\n",
+			i, i, i);
+	fprintf(f, "</counterSet>\n</provider>\n</counters>\n</instrumentation>\n"
+		   "</instrumentationManifest>\n");
+	assert_int_equal(fclose(f), 0);
+}
+
+/* the library's limit (PERFLIB_MAX_COUNTERS) is the manifest's: 4,096 load, 4,097 do not */
+static void test_counter_limit(void **state)
+{
+	char path[] = "/tmp/test_manifest_big.XXXXXX", want[256], *diag;
+	struct manifest *man = NULL;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_big(path, PERFLIB_MAX_COUNTERS);
+	assert_int_equal(load(path, &man, &diag), 0);
+	assert_non_null(man);
+	assert_int_equal(man->providers[0].sets[0].nr_counters, PERFLIB_MAX_COUNTERS);
+	manifest_free(man);
+	free(diag);
+	man = NULL;
+
+	write_big(path, PERFLIB_MAX_COUNTERS + 1);
+	assert_int_equal(load(path, &man, &diag), -EINVAL);
+	assert_null(man);
+	snprintf(want, sizeof(want),
+		 "%s:8: error: <counterSet> has %d counters; at most %d are "
+		 "allowed\n",
+		 path, PERFLIB_MAX_COUNTERS + 1, PERFLIB_MAX_COUNTERS);
+	assert_string_equal(diag, want);
+	free(diag);
+	unlink(path);
+}
+
 static void test_bad(void **state)
 {
 	const struct bad_case *bc = *state;
@@ -894,6 +955,7 @@ int main(void)
 		cmocka_unit_test(test_two_providers),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_utf16),
+		cmocka_unit_test(test_counter_limit),
 		cmocka_unit_test(test_foreign_namespaces),
 		cmocka_unit_test(test_counter_types),
 		cmocka_unit_test(test_enums),

@@ -21,6 +21,8 @@
 
 #include <perflib.h>
 
+#include "layout.h"
+
 /* The namespace of <counters> and its children (elementFormDefault qualified). */
 #define MANIFEST_COUNTERS_NS "http://schemas.microsoft.com/win/2005/12/counters"
 /* The namespace of <instrumentationManifest>, <instrumentation> and <localization>. */
@@ -33,7 +35,9 @@
 
 /* Limits from the schema. */
 #define MANIFEST_MAX_NAME 1023	    /* characters in a counterSet or counter name */
-#define MANIFEST_MAX_COUNTERS 65536 /* counters in one counterSet */
+/* counters in one counterSet: the library's limit (the schema allows 65,536), so that ctrpp,
+ * lodctr and PerfSetCounterSetInfo refuse the same manifests, the first one with FILE:LINE */
+#define MANIFEST_MAX_COUNTERS PERFLIB_MAX_COUNTERS
 #define MANIFEST_MIN_SCALE (-10)    /* defaultScale range */
 #define MANIFEST_MAX_SCALE 10
 
