@@ -70,6 +70,50 @@ struct perflib_provider *perflib_providers_first(void)
 	return providers;
 }
 
+/*
+ * Provider structures are never given back to the allocator. The value functions check a
+ * handle by its magic alone (no lock, no list walk: the hot path), so a handle kept after
+ * PerfStopProvider must still point at a structure, one whose magic is DEAD. Stopped
+ * providers wait in a FIFO and are reused only once more than PROV_QUARANTINE wait: a stale
+ * handle reads DEAD (ERROR_INVALID_PARAMETER) for at least the next PROV_QUARANTINE starts,
+ * and is never a write into memory that the application or the allocator reuses. They
+ * come from malloc, never from the provider's MemAllocRoutine, since they outlive it.
+ * Under providers_mutex.
+ */
+#define PROV_QUARANTINE 64
+static struct perflib_provider *dead_head, *dead_tail;
+static unsigned int nr_dead;
+
+static struct perflib_provider *prov_new(void)
+{
+	struct perflib_provider *prov = NULL;
+
+	pthread_mutex_lock(&providers_mutex);
+	if (nr_dead > PROV_QUARANTINE) {
+		prov = dead_head;
+		dead_head = prov->next;
+		nr_dead--;
+	}
+	pthread_mutex_unlock(&providers_mutex);
+	if (!prov)
+		prov = malloc(sizeof(*prov));
+	return prov;
+}
+
+/* @prov (magic DEAD, no counter sets, lock destroyed) joins the quarantine */
+static void prov_retire(struct perflib_provider *prov)
+{
+	pthread_mutex_lock(&providers_mutex);
+	prov->next = NULL;
+	if (dead_head)
+		dead_tail->next = prov;
+	else
+		dead_head = prov;
+	dead_tail = prov;
+	nr_dead++;
+	pthread_mutex_unlock(&providers_mutex);
+}
+
 /* a started provider of this process, checked against the list (safe for stale handles) */
 struct perflib_provider *perflib_provider_lookup(HANDLE h)
 {
@@ -125,10 +169,7 @@ ULONG PerfStartProviderEx(GUID *ProviderGuid, PERF_PROVIDER_CONTEXT *ProviderCon
 		ctx = *ProviderContext;
 		ctx.ContextSize = sizeof(ctx);
 	}
-	if (ctx.MemAllocRoutine)
-		prov = ctx.MemAllocRoutine(sizeof(*prov), ctx.pMemContext);
-	else
-		prov = malloc(sizeof(*prov));
+	prov = prov_new();
 	if (!prov)
 		return ERROR_OUTOFMEMORY;
 	memset(prov, 0, sizeof(*prov));
@@ -140,7 +181,7 @@ ULONG PerfStartProviderEx(GUID *ProviderGuid, PERF_PROVIDER_CONTEXT *ProviderCon
 	if (err) {
 		atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
 		pthread_mutex_destroy(&prov->lock);
-		perflib_prov_free(prov, prov);
+		prov_retire(prov);
 		return perflib_win32_error(err);
 	}
 	pthread_mutex_lock(&providers_mutex);
@@ -207,7 +248,7 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 		ctrset_free(prov, set);
 	}
 	pthread_mutex_destroy(&prov->lock);
-	perflib_prov_free(prov, prov);
+	prov_retire(prov);
 	return ERROR_SUCCESS;
 }
 
