@@ -65,6 +65,32 @@
  */
 #define PERFLIB_OWNER_KERNEL 0xFFFFFFFFFFFFFFFFULL
 
+/*
+ * Owner identity across pid namespaces (docs/ARCHITECTURE.md, "Process identity"): a slot's
+ * owner_pid and a procs entry's pid are the owner's pid in its own pid namespace (its
+ * getpid()); owner_start and start are its "stamp": the start time in clock ticks since
+ * boot (/proc/<pid>/stat field 22) in bits 0-39, and in bits 40-63 a tag of the owner's pid
+ * namespace, 0 for the initial one, else 1 + (namespace inode - 0xF0000000) mod 0xFFFFFF.
+ * The kernel's exit reaper computes the same stamp from the task; readers in another
+ * namespace find the owner among the processes their /proc shows.
+ */
+#define PERFLIB_START_BITS 40
+#define PERFLIB_START_MASK ((1ULL << PERFLIB_START_BITS) - 1)
+#define PERFLIB_PIDNS_INIT_INO 0xEFFFFFFCu /* PROC_PID_INIT_INO */
+
+static inline __u64 perflib_pidns_tag(__u32 pidns_ino)
+{
+	if (pidns_ino == PERFLIB_PIDNS_INIT_INO)
+		return 0;
+	return (__u64)((pidns_ino - 0xF0000000u) % 0xFFFFFFu) + 1;
+}
+
+static inline __u64 perflib_owner_stamp(__u64 start_ticks, __u32 pidns_ino)
+{
+	return (start_ticks & PERFLIB_START_MASK) | perflib_pidns_tag(pidns_ino)
+						      << PERFLIB_START_BITS;
+}
+
 /* proc states and flags (perflib_proc) */
 #define PERFLIB_PROC_FREE 0
 #define PERFLIB_PROC_LIVE 1
@@ -115,7 +141,7 @@ struct perflib_info_counter {
 struct perflib_slot_hdr {
 	__u32 seq;	   /* bits 0-1 state (PERFLIB_SLOT_*), 2-31 generation */
 	__u32 owner_pid;   /* claiming process; seq and owner_pid form one CAS word */
-	__u64 owner_start; /* owner start time, clock ticks since boot; 0 = unknown */
+	__u64 owner_start; /* owner stamp (start time, pid namespace, above); 0 = unknown */
 	__u32 proc_index;  /* owner's entry in procs */
 	__u32 reserved;	   /* 0 */
 	__u64 reserved2;   /* 0 */
@@ -137,7 +163,7 @@ struct perflib_proc {
 	__u32 gen;	   /* +1 on every state change */
 	__u32 pid;	   /* provider process */
 	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
-	__u64 start;	   /* process start time, clock ticks since boot */
+	__u64 start;	   /* process stamp (start time, pid namespace, above) */
 	__u64 token;	   /* random socket name component */
 	__u64 reserved[4]; /* 0 */
 };

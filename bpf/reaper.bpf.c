@@ -8,9 +8,10 @@
  * becomes a zombie. The process is gone when its last thread exits: do_exit() decrements
  * signal->live before the tracepoint, so live == 0 means "this is the last thread" on
  * every kernel (the group_dead argument exists only from 6.16 on). Owners are recorded
- * with the pid and start time the provider sees (getpid(), /proc/<pid>/stat starttime),
- * so the exiting process is identified the same way: its tgid in its own pid namespace
- * and its group leader's start_boottime in clock ticks.
+ * with the pid the provider sees (getpid()) and its stamp (layout.h: /proc/self/stat
+ * starttime and a tag of its pid namespace), so the exiting process is identified the same
+ * way: its tgid in its own pid namespace, its group leader's start_boottime in clock
+ * ticks and the inode of that namespace.
  *
  * Per exit: the procs map first (fast path: no entry for this process, nothing to do),
  * then every slot (bpf_loop). A slot whose word names the process is taken by CAS to
@@ -39,7 +40,7 @@ __u64 nr_reaped = 0;
 struct reap_ctx {
 	__u32 tgid;    /* exiting process, in its own pid namespace */
 	__u32 nr_live; /* LIVE procs entries seen */
-	__u64 start;   /* its start time, clock ticks since boot */
+	__u64 start;   /* its stamp: start time in clock ticks since boot, namespace tag */
 	__u32 found;   /* it has a procs entry */
 	__u32 reaped;  /* slots freed */
 };
@@ -146,13 +147,17 @@ static long slot_cb(__u32 i, void *c)
 	return 0;
 }
 
-/* the tgid of @p in its own pid namespace: what getpid() returned to it */
-static __always_inline __u32 task_ns_tgid(struct task_struct *p)
+/*
+ * The tgid of @p in its own pid namespace (what getpid() returned to it), and that
+ * namespace's inode in *ret_ns_ino: the owner identity user space records (layout.h).
+ */
+static __always_inline __u32 task_ns_tgid(struct task_struct *p, __u32 *ret_ns_ino)
 {
 	struct pid *pid = BPF_CORE_READ(p, signal, pids[PIDTYPE_TGID]);
 	unsigned int level;
 	struct upid up;
 
+	*ret_ns_ino = PERFLIB_PIDNS_INIT_INO;
 	if (!pid)
 		return BPF_CORE_READ(p, tgid);
 	level = BPF_CORE_READ(pid, level);
@@ -162,6 +167,7 @@ static __always_inline __u32 task_ns_tgid(struct task_struct *p)
 			  (void *)pid + bpf_core_field_offset(struct pid, numbers) +
 				  level * bpf_core_type_size(struct upid)))
 		return 0;
+	*ret_ns_ino = BPF_CORE_READ(up.ns, ns.inum);
 	return up.nr;
 }
 
@@ -169,17 +175,17 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(perflib_reaper, struct task_struct *p)
 {
 	struct reap_ctx r = {};
+	__u32 i, ns_ino;
 	__u64 boot;
-	__u32 i;
 
 	/* not the last thread: the process lives on */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	r.tgid = task_ns_tgid(p);
+	r.tgid = task_ns_tgid(p, &ns_ino);
 	if (!r.tgid || !clk_tck)
 		return 0;
 	boot = BPF_CORE_READ(p, group_leader, start_boottime);
-	r.start = boot / (1000000000ULL / clk_tck);
+	r.start = perflib_owner_stamp(boot / (1000000000ULL / clk_tck), ns_ino);
 	for (i = 0; i < PROCS_INLINE; i++) {
 		if (i >= perflib_geo.nr_procs)
 			break;

@@ -219,10 +219,11 @@ static void peer_send(struct peer *p, const struct perflib_cb_request *req, cons
 	struct sockaddr_un addr;
 	struct ucred cred;
 	socklen_t alen, clen = sizeof(cred);
+	pid_t local;
 	int fd;
 
-	/* dead processes cost nothing: no connect, no wait */
-	if (!perflib_proc_alive(p->pid, p->start))
+	/* dead processes cost nothing: no connect, no wait (nor unseen ones: another container) */
+	if (perflib_proc_local_pid(p->pid, p->start, &local))
 		return;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -234,7 +235,7 @@ static void peer_send(struct peer *p, const struct perflib_cb_request *req, cons
 		goto fail;
 	}
 	/* the name is public: only the process the entry names may answer */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || (uint32_t)cred.pid != p->pid) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.pid != local) {
 		pr_debug("provider %u: socket owned by another process\n", p->pid);
 		goto fail;
 	}

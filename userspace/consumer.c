@@ -704,8 +704,8 @@ static bool pidfd_exited(int fd)
 static bool owner_check(uint32_t pid, uint64_t start)
 {
 	struct owner *o, *victim = &owners[0];
+	int fd, alive_int;
 	bool alive;
-	int fd;
 
 	pthread_mutex_lock(&cache_lock);
 	for (o = owners; o < owners + OWNERS_MAX; o++) {
@@ -725,8 +725,8 @@ static bool owner_check(uint32_t pid, uint64_t start)
 		return alive;
 	}
 	/* first sight: a pidfd first, then the start time proves whose it is */
-	fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	alive = perflib_proc_alive(pid, start) == 1;
+	fd = perflib_proc_pidfd(pid, start, &alive_int);
+	alive = alive_int;
 	if (fd < 0 && alive) {
 		/* no pidfd (old kernel, no fds left): the answer holds for this call only */
 		pthread_mutex_unlock(&cache_lock);

@@ -53,13 +53,27 @@ bool perflib_wildcard_match(const WCHAR *pattern, const WCHAR *s, size_t s_len);
 /* start time of @pid in clock ticks since boot; -ESRCH if the process does not exist */
 int perflib_proc_start_time(pid_t pid, uint64_t *ret_start);
 /*
- * 1 if (pid, start) is a running (non-zombie) process, 0 if gone; always 1 for
- * start == PERFLIB_OWNER_KERNEL (a slot owned by a BPF program, layout.h)
+ * 1 if owner (pid, start) is running, 0 if gone. @pid is the owner's pid in its own pid
+ * namespace and @start its stamp (start time and namespace tag, layout.h): owners of other
+ * namespaces are found through /proc, and one this process cannot see (a sibling
+ * container) counts as running. A zombie leader with live threads is running. Always 1 for
+ * start == PERFLIB_OWNER_KERNEL (a slot owned by a BPF program, layout.h).
  */
 int perflib_proc_alive(uint32_t pid, uint64_t start);
+/*
+ * perflib_proc_local_pid - the pid of running owner (pid, start) as this process's /proc
+ * numbers it (what SO_PEERCRED reports here): 0, -ESRCH when gone, -EHOSTUNREACH when
+ * this process cannot see the owner's namespace
+ */
+int perflib_proc_local_pid(uint32_t pid, uint64_t start, pid_t *ret_local);
+/*
+ * perflib_proc_pidfd - a pidfd of running owner (pid, start), proved to be that process
+ * after it was opened; -1 when there is none. *ret_alive: the perflib_proc_alive verdict.
+ */
+int perflib_proc_pidfd(uint32_t pid, uint64_t start, int *ret_alive);
 /* CLOCK_MONOTONIC in milliseconds: deadlines of waits on providers and consumers */
 uint64_t perflib_now_ms(void);
-/* this process: pid and start time, refreshed after fork() */
+/* this process: pid in its own namespace and stamp (layout.h), refreshed after fork() */
 void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
 
 /* ---- store: pin root, maps, mappings (store.c) ----------------------------------------- */
