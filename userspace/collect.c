@@ -145,7 +145,10 @@ struct peer {
 	uint64_t start; /* process start time, from the entry */
 	uint64_t token; /* socket name component, from the entry */
 	int fd;		/* connection, -1 when done */
-	bool answered;	/* reply holds a valid answer */
+	bool retry;	/* connect found the backlog full: try again at next_try */
+	uint64_t next_try;
+	unsigned int tries;
+	bool answered; /* reply holds a valid answer */
 	struct perflib_cb_reply reply;
 };
 
@@ -208,7 +211,17 @@ static size_t procs_snapshot(const struct perflib_set_map *map, uint32_t flag, s
 	return n;
 }
 
-/* connect to @p's service and send the request; on any failure @p is skipped */
+/* the provider's refusal at accept of a peer that may read none of its counter sets */
+static bool refusal(const struct perflib_cb_reply *r)
+{
+	return r->magic == PERFLIB_CB_MAGIC && !r->op && !r->seq && r->err == EACCES;
+}
+
+/*
+ * Connect to @p's service and send the request. A full backlog (EAGAIN: other peers,
+ * perhaps a flood of them, are queued) sets p->retry: peers_wait tries again until the
+ * deadline. On any other failure @p is skipped.
+ */
 static void peer_send(struct peer *p, const struct perflib_cb_request *req, const void *buf)
 {
 	struct iovec iov[2] = {
@@ -230,8 +243,16 @@ static void peer_send(struct peer *p, const struct perflib_cb_request *req, cons
 		return;
 	perflib_cb_sockname(p->pid, p->token, &addr, &alen);
 	/* non-blocking: a full backlog fails with EAGAIN instead of waiting */
+	p->retry = false;
 	if (connect(fd, (struct sockaddr *)&addr, alen)) {
-		pr_debug("provider %u: connect: %s\n", p->pid, strerror(errno));
+		if (errno == EAGAIN) {
+			/* 1, 2, 4, 8 ms, then every 8 ms */
+			p->retry = true;
+			p->next_try = perflib_now_ms() + (1u << (p->tries < 3 ? p->tries : 3));
+			p->tries++;
+		} else {
+			pr_debug("provider %u: connect: %s\n", p->pid, strerror(errno));
+		}
 		goto fail;
 	}
 	/* the name is public: only the process the entry names may answer */
@@ -241,6 +262,10 @@ static void peer_send(struct peer *p, const struct perflib_cb_request *req, cons
 	}
 	if (sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(sizeof(*req) + req->len)) {
 		pr_debug("provider %u: send: %s\n", p->pid, strerror(errno));
+		/* refused at accept, before the request went out: the refusal is there */
+		if (recv(fd, &p->reply, sizeof(p->reply), MSG_DONTWAIT) == sizeof(p->reply) &&
+		    refusal(&p->reply))
+			p->answered = true;
 		goto fail;
 	}
 	p->fd = fd;
@@ -260,15 +285,16 @@ static bool peer_recv(struct peer *p, const struct perflib_cb_request *req, shor
 		return revents & (POLLHUP | POLLERR);
 	if (n == (ssize_t)sizeof(p->reply)) {
 		memcpy(&p->reply, buf, sizeof(p->reply));
-		p->answered = p->reply.magic == PERFLIB_CB_MAGIC && p->reply.op == req->op &&
-			      p->reply.seq == req->seq;
+		p->answered = p->reply.magic == PERFLIB_CB_MAGIC &&
+			      ((p->reply.op == req->op && p->reply.seq == req->seq) ||
+			       refusal(&p->reply));
 	}
 	return true;
 }
 
-/* wait for the replies of the peers with a connection until @deadline */
+/* wait for the replies of the peers with a connection (and connect the retrying) until @deadline */
 static void peers_wait(struct peer *peers, size_t n, const struct perflib_cb_request *req,
-		       uint64_t deadline)
+		       const void *buf, uint64_t deadline)
 {
 	struct pollfd *pfd;
 	size_t *which, i, nr;
@@ -279,16 +305,27 @@ static void peers_wait(struct peer *peers, size_t n, const struct perflib_cb_req
 	if (!pfd || !which)
 		goto out;
 	for (;;) {
+		uint64_t wake = deadline;
+		bool retrying = false;
+
+		now = perflib_now_ms();
 		for (i = 0, nr = 0; i < n; i++) {
+			if (peers[i].retry && now < deadline && now >= peers[i].next_try)
+				peer_send(&peers[i], req, buf);
+			if (peers[i].retry && now < deadline) {
+				retrying = true;
+				if (peers[i].next_try < wake)
+					wake = peers[i].next_try;
+			}
 			if (peers[i].fd < 0)
 				continue;
 			pfd[nr] = (struct pollfd){.fd = peers[i].fd, .events = POLLIN};
 			which[nr++] = i;
 		}
 		now = perflib_now_ms();
-		if (!nr || now >= deadline)
+		if ((!nr && !retrying) || now >= deadline)
 			break;
-		if (poll(pfd, nr, (int)(deadline - now)) < 0 && errno != EINTR)
+		if (poll(pfd, nr, wake > now ? (int)(wake - now) : 0) < 0 && errno != EINTR)
 			break;
 		for (i = 0; i < nr; i++) {
 			struct peer *p = &peers[which[i]];
@@ -302,6 +339,8 @@ static void peers_wait(struct peer *peers, size_t n, const struct perflib_cb_req
 out:
 	/* the rest did not answer in time: skipped */
 	for (i = 0; i < n; i++) {
+		if (peers[i].retry)
+			pr_debug("provider %u: backlog full until the deadline\n", peers[i].pid);
 		if (peers[i].fd >= 0) {
 			pr_debug("provider %u did not answer in time\n", peers[i].pid);
 			close(peers[i].fd);
@@ -344,7 +383,7 @@ static int exchange(const struct perflib_set_map *map, uint32_t op, uint32_t fla
 	/* all requests out first, then one wait: N stuck providers cost one timeout */
 	for (i = 0; i < n; i++)
 		peer_send(&peers[i], &req, buf);
-	peers_wait(peers, n, &req, deadline);
+	peers_wait(peers, n, &req, buf, deadline);
 	*ret_peers = peers;
 	*ret_nr = n;
 	return 0;
