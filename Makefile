@@ -67,6 +67,8 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)tests/helpers/%,$(HELPER_SRCS))
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 TESTLIB_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)tests/lib/%.o,$(TESTLIB_SRCS))
+STRESS_SRCS := $(wildcard tests/stress/*.c)
+STRESS_BINS := $(patsubst tests/stress/%.c,$(OUTPUT)stress/%,$(STRESS_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUTPUT)bench/%,$(BENCH_SRCS))
 
@@ -75,7 +77,7 @@ A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
 .PHONY: all lib tools tests check bench install uninstall clean deps deps-check demo \
-	check-abi format-check dupcheck
+	check-abi format-check dupcheck stress
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -203,7 +205,19 @@ $(OUTPUT)tests/helpers/%: tests/helpers/%.c $(A) $(TESTLIB_OBJS)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(ALL_LDFLAGS) $< $(TESTLIB_OBJS) $(A) $(LIB_LIBS) \
 		-lm -o $@
 
-tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS)
+# the stress program uses the public API and the pins' layout only (tests/stress/stress.c)
+$(OUTPUT)stress/%: tests/stress/%.c $(A) | skeletons
+	$(call msg,STRESS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(A) $(LIB_LIBS) -lm -o $@
+
+tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS) $(STRESS_BINS)
+
+# the reliability soak at full count (1,000 kills per reaper mode, 200 corruption rounds,
+# 40 claim/reap rounds); `make check` runs a short one (tests/tools/test_stress.sh)
+stress:
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)TOOLS=$(abspath $(OUTPUT))/tools $(OUTPUT)stress/stress --strict $(STRESS_ARGS)
 
 check:
 	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps

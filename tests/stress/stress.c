@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stress.c - the reliability soak of issue 13, for a fixed count, with one summary:
+ *
+ *   kill soak      providers that start, create, set, delete and stop in a loop are
+ *                  SIGKILLed at random moments (mid-create, mid-delete, mid-stop), with the
+ *                  kernel's exit reaper on and with it off (PERFLIB_KERNEL_REAPER=0); once
+ *                  they are all gone: ghosts (instances a consumer still lists), slots not
+ *                  free, index keys and procs entries left; then again after a lazy reap
+ *                  (perflib_reap_counterset);
+ *   corruption     random bytes written into the data, index and procs maps of a counter
+ *                  set a provider is using, while the consumer API, typeperf, the exporter
+ *                  and bpftool read it: crashes (death by a signal) and hangs;
+ *   claim/reap     many providers creating instances into a set full of dead owners' slots
+ *                  while many processes reap it, then SIGKILLs: instances overwritten by
+ *                  another process, reaps beyond the dead slots there were (one slot freed
+ *                  twice), index keys left behind (a name that cannot be created again),
+ *                  slots not free after the last reap, crashes.
+ *
+ * Uses only the public API (perflib.h, perflib-linux.h) and reads the pins the layout
+ * describes (bpf/layout.h) to count what is left, so it keeps working whatever the
+ * library does inside. Runs as root (it pins maps and attaches the exit reaper) in a
+ * private pin root under /sys/fs/bpf, removed at the end.
+ *
+ *   stress [--kills N] [--corrupt N] [--race N] [--strict] [--tools DIR] [--bpftool PATH]
+ *
+ * Exit: 0 when the gated figures are all 0, 1 otherwise, 77 when it cannot run here.
+ * Without --strict, figures that depend on the slot protocol rework (issue 13 items 3
+ * and 6: slots and keys left by the kernel reaper, overwritten instances, double reaps,
+ * stale keys) are printed but do not fail; crashes, hangs and ghosts always do.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "layout.h"
+#include "perflib.h"
+#include "perflib-linux.h"
+
+#define TIMEOUT_MS 20000
+#define NR_COUNTERS 3
+
+static char root[PATH_MAX];
+static char tools[PATH_MAX];
+static const char *bpftool = "/usr/sbin/bpftool";
+static unsigned int seed;
+static GUID provider_guid = {0x5a1e0b7e, 0x5757, 0x4d2c, {0x9a, 0x3b, 0, 0, 0, 0, 0, 0x57}};
+
+static const struct perflib_counter_reg counters[NR_COUNTERS] = {
+	{1, PERF_COUNTER_RAWCOUNT, 0, PERF_DETAIL_NOVICE, 0, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF,
+	 0xFFFFFFFF, PERF_AGGREGATE_TOTAL, "Items", "Items"},
+	{2, PERF_COUNTER_LARGE_RAWCOUNT, 0, PERF_DETAIL_NOVICE, 0, 0xFFFFFFFF, 0xFFFFFFFF,
+	 0xFFFFFFFF, 0xFFFFFFFF, PERF_AGGREGATE_TOTAL, "Signature", "Owner signature"},
+	{3, PERF_COUNTER_COUNTER, 0, PERF_DETAIL_NOVICE, 0, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF,
+	 0xFFFFFFFF, PERF_AGGREGATE_TOTAL, "Ops/sec", "Operations"},
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint32_t rnd(void)
+{
+	return (uint32_t)rand_r(&seed);
+}
+
+static GUID set_guid(unsigned int n)
+{
+	GUID g = {0x5a1e0b7e, 0x5757, 0x4d2c, {0x9a, 0x3b, 0, 0, 0, 0, 0, 0}};
+
+	g.Data4[6] = (unsigned char)(n >> 8);
+	g.Data4[7] = (unsigned char)n;
+	return g;
+}
+
+static void wname(WCHAR *dst, size_t units, const char *fmt, unsigned int a, unsigned int b)
+{
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), fmt, a, b);
+	perflib_utf8_to_utf16(tmp, dst, units);
+}
+
+/* register counter set @set named @name with @capacity slots (the kernel reaper per env) */
+static int register_set(const GUID *set, const char *name, unsigned int capacity)
+{
+	struct perflib_counterset_reg reg;
+	struct perflib_pin_opts opts;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.provider_guid = provider_guid;
+	reg.counterset_guid = *set;
+	reg.instance_type = PERF_COUNTERSET_MULTI_INSTANCES;
+	reg.provider_name = "stress";
+	reg.name = name;
+	reg.help = name;
+	reg.nr_counters = NR_COUNTERS;
+	reg.counters = counters;
+	memset(&opts, 0, sizeof(opts));
+	opts.mode = 0644;
+	opts.uid = (uid_t)-1;
+	opts.gid = (gid_t)-1;
+	opts.capacity = capacity;
+	opts.name_max = 33;
+	return perflib_register_counterset(&reg, &opts);
+}
+
+/* start a provider of @set; NULL on failure */
+static HANDLE provider(const GUID *set)
+{
+	struct {
+		PERF_COUNTERSET_INFO set;
+		PERF_COUNTER_INFO c[NR_COUNTERS];
+	} t;
+	HANDLE h;
+	int i;
+
+	memset(&t, 0, sizeof(t));
+	t.set.CounterSetGuid = *set;
+	t.set.ProviderGuid = provider_guid;
+	t.set.NumCounters = NR_COUNTERS;
+	t.set.InstanceType = PERF_COUNTERSET_MULTI_INSTANCES;
+	for (i = 0; i < NR_COUNTERS; i++) {
+		t.c[i].CounterId = counters[i].id;
+		t.c[i].Type = counters[i].type;
+		t.c[i].Size = (counters[i].type & 0x300) == PERF_SIZE_LARGE ? 8 : 4;
+		t.c[i].DetailLevel = PERF_DETAIL_NOVICE;
+	}
+	if (PerfStartProvider(&provider_guid, NULL, &h))
+		return NULL;
+	if (PerfSetCounterSetInfo(h, &t.set, sizeof(t))) {
+		PerfStopProvider(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* ---- what is left, read from the pins (layout.h) ------------------------------------------ */
+
+struct left {
+	unsigned int ghosts;  /* instances a consumer lists */
+	unsigned int live;    /* slots LIVE */
+	unsigned int claimed; /* slots CLAIMED */
+	unsigned int keys;    /* index entries */
+	unsigned int procs;   /* procs entries LIVE */
+};
+
+static int pin_open(const GUID *set, const char *name)
+{
+	char path[PATH_MAX + 64], g[37];
+
+	snprintf(path, sizeof(path), "%s/%s/%s", root, perflib_guid_to_string(set, g), name);
+	return bpf_obj_get(path);
+}
+
+static uint32_t value_size(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.value_size;
+}
+
+static unsigned int listed(const GUID *set)
+{
+	DWORD need = 0, got = 0;
+	BYTE *buf = NULL;
+	unsigned int n = 0;
+	ULONG st;
+	size_t off;
+
+	st = PerfEnumerateCounterSetInstances(NULL, set, NULL, 0, &need);
+	if (st == ERROR_NOT_ENOUGH_MEMORY && need) {
+		buf = malloc(need);
+		if (buf && !PerfEnumerateCounterSetInstances(NULL, set, (PPERF_INSTANCE_HEADER)buf,
+							     need, &got)) {
+			for (off = 0; off + sizeof(PERF_INSTANCE_HEADER) <= got; n++) {
+				ULONG size = ((PPERF_INSTANCE_HEADER)(buf + off))->Size;
+
+				if (!size)
+					break;
+				off += size;
+			}
+		}
+		free(buf);
+	}
+	return n;
+}
+
+static int count_left(const GUID *set, struct left *l)
+{
+	int info_fd, data_fd, index_fd, procs_fd, err = -1;
+	uint8_t *val = NULL, key[256], next[256];
+	struct perflib_info *info;
+	uint32_t i, vs, zero = 0;
+
+	memset(l, 0, sizeof(*l));
+	l->ghosts = listed(set);
+	info_fd = pin_open(set, "info");
+	data_fd = pin_open(set, "data");
+	index_fd = pin_open(set, "index");
+	procs_fd = pin_open(set, "procs");
+	if (info_fd < 0 || data_fd < 0 || index_fd < 0 || procs_fd < 0)
+		goto out;
+	vs = value_size(info_fd);
+	val = malloc(vs > 65536 ? vs : 65536);
+	if (!val || vs < sizeof(*info) || bpf_map_lookup_elem(info_fd, &zero, val))
+		goto out;
+	info = (struct perflib_info *)val;
+	{
+		uint32_t capacity = info->capacity, nr_procs = info->nr_procs;
+
+		if (value_size(data_fd) > 65536)
+			goto out;
+		for (i = 0; i < capacity; i++) {
+			if (bpf_map_lookup_elem(data_fd, &i, val))
+				continue;
+			switch (((struct perflib_slot_hdr *)val)->seq & PERFLIB_SLOT_STATE_MASK) {
+			case PERFLIB_SLOT_LIVE:
+				l->live++;
+				break;
+			case PERFLIB_SLOT_CLAIMED:
+				l->claimed++;
+				break;
+			}
+		}
+		for (i = 0; i < nr_procs; i++) {
+			if (!bpf_map_lookup_elem(procs_fd, &i, val) &&
+			    ((struct perflib_proc *)val)->state == PERFLIB_PROC_LIVE)
+				l->procs++;
+		}
+	}
+	if (!bpf_map_get_next_key(index_fd, NULL, key)) {
+		l->keys++;
+		while (!bpf_map_get_next_key(index_fd, key, next)) {
+			memcpy(key, next, sizeof(key));
+			l->keys++;
+		}
+	}
+	err = 0;
+out:
+	free(val);
+	if (info_fd >= 0)
+		close(info_fd);
+	if (data_fd >= 0)
+		close(data_fd);
+	if (index_fd >= 0)
+		close(index_fd);
+	if (procs_fd >= 0)
+		close(procs_fd);
+	return err;
+}
+
+/* ---- children ---------------------------------------------------------------------------- */
+
+/* wait for @pid at most @ms; its status, or -1 after killing it on timeout */
+static int wait_child(pid_t pid, int ms, bool *ret_hung)
+{
+	uint64_t end = now_ms() + (uint64_t)ms;
+	int st;
+
+	*ret_hung = false;
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return st;
+		if (r < 0)
+			return -1;
+		if (now_ms() >= end) {
+			*ret_hung = true;
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return st;
+		}
+		usleep(1000);
+	}
+}
+
+/* a crash: death by a signal we did not send */
+static bool crashed(int st, int sent)
+{
+	return WIFSIGNALED(st) && WTERMSIG(st) != sent;
+}
+
+/* ---- kill soak --------------------------------------------------------------------------- */
+
+/* a provider's life, over and over: start, create, set, delete, stop */
+static void churn(const GUID *set, unsigned int k)
+{
+	PPERF_COUNTERSET_INSTANCE inst[8];
+	WCHAR name[40];
+	unsigned int round, j;
+	HANDLE h;
+
+	for (round = 0;; round++) {
+		h = provider(set);
+		if (!h)
+			continue;
+		for (j = 0; j < 8; j++) {
+			wname(name, 40, "k%u-%u", k, j + 8 * (round & 1));
+			inst[j] = PerfCreateInstance(h, set, name, j);
+			if (inst[j])
+				PerfSetULongLongCounterValue(h, inst[j], 2, k);
+		}
+		for (j = 0; j < 8; j += 2) {
+			if (inst[j])
+				PerfDeleteInstance(h, inst[j]);
+		}
+		PerfStopProvider(h);
+	}
+}
+
+struct soak {
+	struct left gone, reaped; /* after the kills; after a lazy reap */
+	unsigned int crashes, errors;
+};
+
+static void kill_soak(unsigned int kills, bool reaper, unsigned int n, struct soak *s)
+{
+	GUID set = set_guid(n);
+	unsigned int k;
+	bool hung;
+	int st;
+
+	memset(s, 0, sizeof(*s));
+	if (reaper)
+		unsetenv("PERFLIB_KERNEL_REAPER");
+	else
+		setenv("PERFLIB_KERNEL_REAPER", "0", 1);
+	if (register_set(&set, reaper ? "Stress Kill Reaper" : "Stress Kill Lazy", 1024)) {
+		s->errors++;
+		return;
+	}
+	for (k = 0; k < kills; k++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			s->errors++;
+			break;
+		}
+		if (!pid) {
+			seed ^= (unsigned int)getpid();
+			churn(&set, k);
+			_exit(0);
+		}
+		/* 0 to 6 ms: start, creates, deletes and stop all get hit */
+		usleep(rnd() % 6000);
+		kill(pid, SIGKILL);
+		st = wait_child(pid, TIMEOUT_MS, &hung);
+		if (crashed(st, SIGKILL))
+			s->crashes++;
+	}
+	count_left(&set, &s->gone);
+	perflib_reap_counterset(&set);
+	count_left(&set, &s->reaped);
+	perflib_unregister_counterset(&set, true);
+	unsetenv("PERFLIB_KERNEL_REAPER");
+}
+
+/* ---- corruption -------------------------------------------------------------------------- */
+
+/* random bytes into an entry of @fd (an array map of @nr entries) */
+static void corrupt_array(int fd, uint32_t nr)
+{
+	uint32_t vs = value_size(fd), i, k, n;
+	uint8_t *v;
+
+	if (!vs || !nr)
+		return;
+	v = malloc(vs);
+	if (!v)
+		return;
+	i = rnd() % nr;
+	if (!bpf_map_lookup_elem(fd, &i, v)) {
+		n = 1 + rnd() % 16;
+		for (k = 0; k < n; k++) {
+			/* mostly the header and the first counters, sometimes anywhere */
+			uint32_t off = rnd() % 4 ? rnd() % (vs < 128 ? vs : 128) : rnd() % vs;
+
+			v[off] = (uint8_t)rnd();
+		}
+		bpf_map_update_elem(fd, &i, v, BPF_EXIST);
+	}
+	free(v);
+}
+
+/* a random key in, or a random value for an existing key */
+static void corrupt_index(int fd)
+{
+	struct perflib_index_key key;
+	struct perflib_index_val val;
+	uint8_t *p = (uint8_t *)&key;
+	size_t i;
+
+	if (rnd() % 2 && !bpf_map_get_next_key(fd, NULL, &key)) {
+		val.slot = rnd() % 4 ? rnd() % 64 : rnd();
+		val.gen = rnd();
+		bpf_map_update_elem(fd, &key, &val, BPF_ANY);
+		return;
+	}
+	for (i = 0; i < sizeof(key); i++)
+		p[i] = (uint8_t)rnd();
+	key.name_len = rnd() % 40;
+	val.slot = rnd() % 64;
+	val.gen = rnd();
+	bpf_map_update_elem(fd, &key, &val, BPF_ANY);
+}
+
+/* run @argv with stdout and stderr to /dev/null; crash / hang counted */
+static void run_reader(char *const argv[], unsigned int *crashes, unsigned int *hangs)
+{
+	bool hung;
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	st = wait_child(pid, TIMEOUT_MS, &hung);
+	if (hung)
+		(*hangs)++;
+	else if (crashed(st, 0))
+		(*crashes)++;
+}
+
+/* the consumer API, in a child: enumerate, add every counter of every instance, query */
+static int api_reader(const GUID *set)
+{
+	struct {
+		PERF_COUNTER_IDENTIFIER id;
+		WCHAR name[4];
+	} spec;
+	DWORD need = 0;
+	HANDLE q;
+	BYTE *buf;
+	int i;
+
+	listed(set);
+	if (PerfOpenQueryHandle(NULL, &q))
+		return 1;
+	memset(&spec, 0, sizeof(spec));
+	spec.id.CounterSetGuid = *set;
+	spec.id.Size = sizeof(spec);
+	spec.id.CounterId = PERF_WILDCARD_COUNTER;
+	spec.id.InstanceId = PERF_WILDCARD_COUNTER;
+	spec.name[0] = '*';
+	PerfAddCounters(q, &spec.id, sizeof(spec));
+	for (i = 0; i < 3; i++) {
+		need = 0;
+		if (PerfQueryCounterData(q, NULL, 0, &need) == ERROR_NOT_ENOUGH_MEMORY && need) {
+			buf = malloc(need);
+			if (buf)
+				PerfQueryCounterData(q, (PPERF_DATA_HEADER)buf, need, &need);
+			free(buf);
+		}
+	}
+	PerfCloseQueryHandle(q);
+	return 0;
+}
+
+struct corrupt {
+	unsigned int rounds, crashes, hangs, errors;
+	unsigned int by_api, by_typeperf, by_exporter, by_bpftool, by_provider;
+};
+
+static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
+{
+	char typeperf[PATH_MAX + 16], exporter[PATH_MAX + 24], dir[PATH_MAX + 64], g[37];
+	char data[PATH_MAX + 80], index[PATH_MAX + 80], procs[PATH_MAX + 80];
+	GUID set = set_guid(n);
+	int fds[3], stop[2];
+	unsigned int r, i, before;
+	bool hung;
+	pid_t prov;
+	int st;
+
+	memset(c, 0, sizeof(*c));
+	if (register_set(&set, "Stress Corrupt", 64) || pipe(stop)) {
+		c->errors++;
+		return;
+	}
+	/* a provider using the set all along: 8 instances, values changing */
+	prov = fork();
+	if (prov < 0) {
+		c->errors++;
+		return;
+	}
+	if (!prov) {
+		PPERF_COUNTERSET_INSTANCE inst[8];
+		struct pollfd p = {.fd = stop[0], .events = POLLIN};
+		WCHAR name[40];
+		HANDLE h = provider(&set);
+
+		close(stop[1]);
+		if (!h)
+			_exit(2);
+		for (i = 0; i < 8; i++) {
+			wname(name, 40, "c%u-%u", 0, i);
+			inst[i] = PerfCreateInstance(h, &set, name, i);
+		}
+		while (poll(&p, 1, 1) == 0) {
+			for (i = 0; i < 8; i++) {
+				if (inst[i])
+					PerfIncrementULongCounterValue(h, inst[i], 1, 1);
+			}
+		}
+		PerfStopProvider(h);
+		_exit(0);
+	}
+	close(stop[0]);
+	usleep(100000);
+	snprintf(typeperf, sizeof(typeperf), "%s/typeperf", tools);
+	snprintf(exporter, sizeof(exporter), "%s/perflib-exporter", tools);
+	snprintf(dir, sizeof(dir), "%s/%s", root, perflib_guid_to_string(&set, g));
+	snprintf(data, sizeof(data), "%s/data", dir);
+	snprintf(index, sizeof(index), "%s/index", dir);
+	snprintf(procs, sizeof(procs), "%s/procs", dir);
+	fds[0] = bpf_obj_get(data);
+	fds[1] = bpf_obj_get(index);
+	fds[2] = bpf_obj_get(procs);
+	for (r = 0; r < rounds && fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0; r++) {
+		char *tp_q[] = {typeperf, "-qx", NULL};
+		char *tp[] = {typeperf, "\\Stress Corrupt(*)\\*", "-sc", "1", NULL};
+		char *ex[] = {exporter, "--once", NULL};
+		char *bt_data[] = {(char *)bpftool, "map", "dump", "pinned", data, NULL};
+		char *bt_index[] = {(char *)bpftool, "map", "dump", "pinned", index, NULL};
+		char *bt_procs[] = {(char *)bpftool, "map", "dump", "pinned", procs, NULL};
+		pid_t pid;
+
+		for (i = 0; i < 1 + rnd() % 4; i++) {
+			switch (rnd() % 3) {
+			case 0:
+				corrupt_array(fds[0], 64);
+				break;
+			case 1:
+				corrupt_index(fds[1]);
+				break;
+			default:
+				corrupt_array(fds[2], PERFLIB_PROCS_DEFAULT);
+				break;
+			}
+		}
+		before = c->crashes + c->hangs;
+		pid = fork();
+		if (!pid)
+			_exit(api_reader(&set));
+		if (pid > 0) {
+			st = wait_child(pid, TIMEOUT_MS, &hung);
+			c->hangs += hung;
+			c->crashes += !hung && crashed(st, 0);
+		}
+		c->by_api += c->crashes + c->hangs - before;
+		before = c->crashes + c->hangs;
+		run_reader(tp_q, &c->crashes, &c->hangs);
+		run_reader(tp, &c->crashes, &c->hangs);
+		c->by_typeperf += c->crashes + c->hangs - before;
+		before = c->crashes + c->hangs;
+		run_reader(ex, &c->crashes, &c->hangs);
+		c->by_exporter += c->crashes + c->hangs - before;
+		before = c->crashes + c->hangs;
+		run_reader(bt_data, &c->crashes, &c->hangs);
+		run_reader(bt_index, &c->crashes, &c->hangs);
+		run_reader(bt_procs, &c->crashes, &c->hangs);
+		c->by_bpftool += c->crashes + c->hangs - before;
+		c->rounds++;
+	}
+	for (i = 0; i < 3; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	close(stop[1]);
+	st = wait_child(prov, TIMEOUT_MS, &hung);
+	if (hung || crashed(st, 0)) {
+		c->crashes += !hung;
+		c->hangs += hung;
+		c->by_provider++;
+	}
+	perflib_unregister_counterset(&set, true);
+}
+
+/* ---- claim / reap race -------------------------------------------------------------------- */
+
+#define RACE_CAPACITY 64
+#define RACE_DEAD 40 /* slots of dead owners at the start of a round */
+#define RACE_PROVIDERS 4
+#define RACE_INSTANCES 5 /* per provider */
+#define RACE_REAPERS 6
+
+struct race {
+	unsigned int rounds, overwritten, double_reaps, stale_keys, keys_left, not_free;
+	unsigned int crashes, errors;
+};
+
+/* a provider of the race: create, sign, check its signatures; exit code = overwritten */
+static int race_provider(const GUID *set, unsigned int round, unsigned int p, int go)
+{
+	PPERF_COUNTERSET_INSTANCE inst[RACE_INSTANCES];
+	uint64_t sig = (uint64_t)getpid() << 20;
+	unsigned int j, bad = 0, spin;
+	WCHAR name[40];
+	char b;
+	HANDLE h = provider(set);
+
+	if (!h || read(go, &b, 1) != 1)
+		return 100;
+	for (j = 0; j < RACE_INSTANCES; j++) {
+		wname(name, 40, "r%u-%u", round, p * RACE_INSTANCES + j);
+		inst[j] = PerfCreateInstance(h, set, name, j);
+		if (inst[j])
+			PerfSetULongLongCounterValue(h, inst[j], 2, sig + j);
+	}
+	/* the reapers are busy meanwhile; then every instance must still be ours */
+	for (spin = 0; spin < 20; spin++) {
+		usleep(1000);
+		for (j = 0; j < RACE_INSTANCES; j++) {
+			ULONGLONG *v;
+
+			if (!inst[j])
+				continue;
+			v = (ULONGLONG *)((BYTE *)inst[j] + sizeof(PERF_COUNTERSET_INSTANCE) + 8);
+			if (__atomic_load_n(v, __ATOMIC_RELAXED) != sig + j ||
+			    inst[j]->InstanceId != j) {
+				bad++;
+				inst[j] = NULL;
+			}
+		}
+	}
+	return (int)bad;
+}
+
+static void race_round(const GUID *set, unsigned int round, struct race *r)
+{
+	pid_t provs[RACE_PROVIDERS], reapers[RACE_REAPERS], pid;
+	int go[2], sums[2], st;
+	unsigned int i, j, dead;
+	struct left l;
+	bool hung;
+	long total = 0, v;
+
+	/* dead owners: a process that creates RACE_DEAD instances and is killed */
+	pid = fork();
+	if (!pid) {
+		WCHAR name[40];
+		HANDLE h = provider(set);
+
+		for (i = 0; h && i < RACE_DEAD; i++) {
+			wname(name, 40, "dead%u-%u", round, i);
+			PerfCreateInstance(h, set, name, i);
+		}
+		raise(SIGKILL);
+		_exit(1);
+	}
+	if (pid < 0 || (st = wait_child(pid, TIMEOUT_MS, &hung), !WIFSIGNALED(st))) {
+		r->errors++;
+		return;
+	}
+	count_left(set, &l);
+	dead = l.live + l.claimed;
+	if (pipe(go) || pipe(sums)) {
+		r->errors++;
+		return;
+	}
+	for (i = 0; i < RACE_PROVIDERS; i++) {
+		provs[i] = fork();
+		if (!provs[i]) {
+			close(go[1]);
+			_exit(race_provider(set, round, i, go[0]));
+		}
+	}
+	for (i = 0; i < RACE_REAPERS; i++) {
+		reapers[i] = fork();
+		if (!reapers[i]) {
+			char b;
+			long sum = 0;
+			int k, n;
+
+			close(go[1]);
+			if (read(go[0], &b, 1) != 1)
+				_exit(1);
+			for (k = 0; k < 50; k++) {
+				n = perflib_reap_counterset(set);
+				if (n > 0)
+					sum += n;
+			}
+			_exit(write(sums[1], &sum, sizeof(sum)) == sizeof(sum) ? 0 : 1);
+		}
+	}
+	close(go[0]);
+	usleep(20000);
+	for (i = 0; i < RACE_PROVIDERS + RACE_REAPERS; i++)
+		(void)!write(go[1], "g", 1);
+	close(go[1]);
+	for (i = 0; i < RACE_REAPERS; i++) {
+		st = wait_child(reapers[i], TIMEOUT_MS, &hung);
+		r->crashes += crashed(st, 0) || hung;
+	}
+	close(sums[1]);
+	while (read(sums[0], &v, sizeof(v)) == sizeof(v))
+		total += v;
+	close(sums[0]);
+	if (total > (long)dead)
+		r->double_reaps += (unsigned int)(total - dead);
+	/* half the providers are killed (mid-check or done), the others exit with their count */
+	for (i = 0; i < RACE_PROVIDERS; i++) {
+		if (i % 2)
+			kill(provs[i], SIGKILL);
+		st = wait_child(provs[i], TIMEOUT_MS, &hung);
+		if (crashed(st, SIGKILL) || hung)
+			r->crashes++;
+		else if (WIFEXITED(st) && WEXITSTATUS(st) < 100)
+			r->overwritten += WEXITSTATUS(st);
+	}
+	/* everyone is gone: one reap, then every name must be creatable again */
+	perflib_reap_counterset(set);
+	count_left(set, &l);
+	r->keys_left += l.keys;
+	r->not_free += l.live + l.claimed;
+	pid = fork();
+	if (!pid) {
+		unsigned int stale = 0;
+		WCHAR name[40];
+		HANDLE h = provider(set);
+
+		if (!h)
+			_exit(255);
+		for (j = 0; j < RACE_PROVIDERS * RACE_INSTANCES; j++) {
+			PPERF_COUNTERSET_INSTANCE inst;
+
+			wname(name, 40, "r%u-%u", round, j);
+			inst = PerfCreateInstance(h, set, name, j % RACE_INSTANCES);
+			if (!inst)
+				stale++;
+			else
+				PerfDeleteInstance(h, inst);
+		}
+		PerfStopProvider(h);
+		_exit((int)(stale > 250 ? 250 : stale));
+	}
+	st = wait_child(pid, TIMEOUT_MS, &hung);
+	if (WIFEXITED(st) && WEXITSTATUS(st) <= 250)
+		r->stale_keys += WEXITSTATUS(st);
+	else
+		r->crashes++;
+	perflib_reap_counterset(set);
+	r->rounds++;
+}
+
+static void race(unsigned int rounds, unsigned int n, struct race *r)
+{
+	GUID set = set_guid(n);
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	/* dead owners must stay until the reapers come: no kernel reaper here */
+	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
+	if (register_set(&set, "Stress Race", RACE_CAPACITY)) {
+		r->errors++;
+		return;
+	}
+	for (i = 0; i < rounds; i++)
+		race_round(&set, i, r);
+	perflib_unregister_counterset(&set, true);
+	unsetenv("PERFLIB_KERNEL_REAPER");
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static void rm_root(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (!root[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	(void)!system(cmd);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: stress [--kills N] [--corrupt N] [--race N] [--strict] [--tools DIR] "
+		"[--bpftool PATH]\n");
+	exit(2);
+}
+
+static void print_left(const char *what, const struct left *l)
+{
+	printf("    %-30s ghosts %u, slots not free %u (live %u, claimed %u), index keys %u, "
+	       "procs entries %u\n",
+	       what, l->ghosts, l->live + l->claimed, l->live, l->claimed, l->keys, l->procs);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int kills = 1000, corrupt_rounds = 200, race_rounds = 40, gate = 0, known = 0;
+	struct soak on, off;
+	struct corrupt c;
+	struct race r;
+	bool strict = false;
+	char self[PATH_MAX];
+	ssize_t n;
+	int i;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	snprintf(tools, sizeof(tools), "%s/../tools", n > 0 ? dirname(self) : ".");
+	if (getenv("TOOLS"))
+		snprintf(tools, sizeof(tools), "%s", getenv("TOOLS"));
+	if (access(bpftool, X_OK))
+		bpftool = "/usr/bin/bpftool";
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--kills") && i + 1 < argc)
+			kills = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--corrupt") && i + 1 < argc)
+			corrupt_rounds = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--race") && i + 1 < argc)
+			race_rounds = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tools") && i + 1 < argc)
+			snprintf(tools, sizeof(tools), "%s", argv[++i]);
+		else if (!strcmp(argv[i], "--bpftool") && i + 1 < argc)
+			bpftool = argv[++i];
+		else if (!strcmp(argv[i], "--strict"))
+			strict = true;
+		else
+			usage();
+	}
+	if (getuid() != 0) {
+		printf("stress: needs root (pins maps, attaches the exit reaper)\n");
+		return 77;
+	}
+	seed = (unsigned int)getpid() ^ (unsigned int)now_ms();
+	snprintf(root, sizeof(root), "/sys/fs/bpf/perflib-stress-%d", (int)getpid());
+	if (mkdir(root, 0755) || perflib_set_pin_root(root)) {
+		printf("stress: cannot use %s: %s\n", root, strerror(errno));
+		return 77;
+	}
+	setenv("PERFLIB_ROOT", root, 1);
+	atexit(rm_root);
+	printf("stress: %u kills per reaper mode, %u corruption rounds, %u claim/reap rounds "
+	       "(seed %u)\n",
+	       kills, corrupt_rounds, race_rounds, seed);
+	fflush(stdout);
+
+	kill_soak(kills, true, 1, &on);
+	kill_soak(kills, false, 2, &off);
+	corruption(corrupt_rounds, 3, &c);
+	race(race_rounds, 4, &r);
+
+	printf("\n== stress summary\n");
+	printf("  kill soak, kernel reaper on (%u SIGKILLs): crashes %u, errors %u\n", kills,
+	       on.crashes, on.errors);
+	print_left("providers gone:", &on.gone);
+	print_left("after a lazy reap:", &on.reaped);
+	printf("  kill soak, kernel reaper off (%u SIGKILLs): crashes %u, errors %u\n", kills,
+	       off.crashes, off.errors);
+	print_left("providers gone:", &off.gone);
+	print_left("after a lazy reap:", &off.reaped);
+	printf("  corruption (%u rounds of data/index/procs while API, typeperf, exporter, bpftool "
+	       "read): crashes %u, hangs %u (API %u, typeperf %u, exporter %u, bpftool %u, "
+	       "provider %u), errors %u\n",
+	       c.rounds, c.crashes, c.hangs, c.by_api, c.by_typeperf, c.by_exporter, c.by_bpftool,
+	       c.by_provider, c.errors);
+	printf("  claim/reap race (%u rounds, %d providers, %d reapers, SIGKILLs): overwritten "
+	       "instances %u, double reaps %u, names blocked by stale keys %u, index keys left %u, "
+	       "slots not free %u, crashes %u, errors %u\n",
+	       r.rounds, RACE_PROVIDERS, RACE_REAPERS, r.overwritten, r.double_reaps, r.stale_keys,
+	       r.keys_left, r.not_free, r.crashes, r.errors);
+
+	/* always: no crash, no hang, no ghost once reaped, nothing left after a lazy reap */
+	gate = on.crashes + off.crashes + c.crashes + c.hangs + r.crashes + on.errors + off.errors +
+	       c.errors + r.errors + on.gone.ghosts + off.gone.ghosts + on.reaped.live +
+	       on.reaped.claimed + off.reaped.live + off.reaped.claimed + on.reaped.keys +
+	       off.reaped.keys;
+	/* the slot protocol (issue 13 items 3 and 6) */
+	known = on.gone.live + on.gone.claimed + on.gone.keys + r.overwritten + r.double_reaps +
+		r.stale_keys + r.keys_left + r.not_free;
+	printf("  total: %u failures%s, %u slot-protocol failures (issue 13 items 3, 6)%s\n", gate,
+	       gate ? "" : " (crashes, hangs, ghosts, leftovers after a reap)", known,
+	       strict ? "" : ", not gating without --strict");
+	return gate || (strict && known) ? 1 : 0;
+}
