@@ -184,6 +184,30 @@ PERFLIB_API char *perflib_guid_to_string(const GUID *guid, char buf[37]);
 /* perflib_guid_from_string - parse with or without braces. -EINVAL on bad syntax. */
 PERFLIB_API int perflib_guid_from_string(const char *str, GUID *ret_guid);
 
+/*
+ * Kernel-owned instances (PERFLIB_1.1). A kernel provider (BPF programs, docs/BPF.md) owns
+ * instances that no process owns: owner pid 0 and PERFLIB_OWNER_KERNEL in the slot, so no
+ * reaper frees them and consumers show them while the provider is loaded. Its loader creates
+ * the fixed ones (one per CPU, _Total, ...) here; BPF programs create and delete their own
+ * with perflib_instance_create() / perflib_instance_delete() of perflib_bpf.h.
+ *
+ * perflib_kernel_instance_create - create instance (@name, @id) of counter set
+ * @counterset_guid, registered by started provider @provider (PerfSetCounterSetInfo), and hand
+ * it to the kernel. Returns its slot index (>= 0: the index BPF programs use with
+ * perflib_slot()), or -EINVAL, -EEXIST (name and id taken), -ENOSPC (no free slot), -ENOENT
+ * (counter set not registered by @provider), -EIO.
+ */
+PERFLIB_API int perflib_kernel_instance_create(HANDLE provider, const GUID *counterset_guid,
+					       const WCHAR *name, ULONG id);
+
+/*
+ * perflib_kernel_instances_delete - delete every kernel-owned instance of counter set
+ * @counterset_guid (whoever created it: a loader or a BPF program), and every instance
+ * @provider itself holds in it. Detach the programs that create instances first. Returns
+ * the number of kernel-owned instances deleted, -EINVAL, -ENOENT.
+ */
+PERFLIB_API int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid);
+
 #ifdef __cplusplus
 }
 #endif
