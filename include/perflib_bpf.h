@@ -541,19 +541,42 @@ static __always_inline __u64 perflib_gcounter_read(void *slot,
 	return c ? *(volatile __u64 *)c : 0;
 }
 
+/*
+ * The loops of this section are open-coded iterators (bpf_iter_num): the verifier checks
+ * their body once instead of once per iteration, which keeps programs that create instances
+ * quick to load. Every index they produce is bounded again before use.
+ */
+#define perflib__for(_it, _k, _n)                                                                  \
+	for (bpf_iter_num_new(&(_it), 0, (int)(_n)); ((_k) = bpf_iter_num_next(&(_it)));)
+
 /* the index key of @len UTF-16 units at @name and @id, shaped for geometry @g (kernel scope) */
 static __always_inline void perflib__gkey(const volatile struct perflib_bpf_geometry *g,
 					  const __u16 *name, __u32 len, __u32 id,
 					  struct perflib_index_key *key)
 {
 	__u64 scope = perflib_key_scope(g->instance_type, 0);
+	struct perflib_hash_state st;
+	struct bpf_iter_num it;
+	int *k;
 
+	__builtin_memset(key, 0, sizeof(*key));
 	if (perflib_key_singleton(g->instance_type)) {
-		__builtin_memset(key, 0, sizeof(*key));
 		perflib_singleton_key(scope, key);
 		return;
 	}
-	perflib_key_utf16(key, name, len, id, scope);
+	if (len > PERFLIB_BPF_CREATE_NAME_MAX)
+		len = PERFLIB_BPF_CREATE_NAME_MAX;
+	perflib_hash_init(&st, scope);
+	perflib__for(it, k, len)
+	{
+		__u32 i = (__u32)*k;
+
+		if (i >= PERFLIB_BPF_CREATE_NAME_MAX)
+			break;
+		perflib_hash_step(&st, name[i]);
+	}
+	bpf_iter_num_destroy(&it);
+	perflib_hash_final(&st, id, len, key);
 }
 
 /* store 0 in bytes [@from, slot_size) of @slot, 8 at a time (slot_size is a multiple of 64) */
@@ -563,8 +586,8 @@ perflib__gzero(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 
 	struct bpf_iter_num it;
 	int *k;
 
-	bpf_iter_num_new(&it, 0, (int)((g->slot_size - from) / 8));
-	while ((k = bpf_iter_num_next(&it))) {
+	perflib__for(it, k, (g->slot_size - from) / 8)
+	{
 		__u64 off = from + 8 * (__u64)(__u32)*k;
 
 		if (off + 8 > g->slot_size)
@@ -589,8 +612,8 @@ static __always_inline __s64 perflib__gclaim(void *data_map,
 
 	if (hint >= cap)
 		hint = 0;
-	bpf_iter_num_new(&it, 0, (int)cap);
-	while ((k = bpf_iter_num_next(&it))) {
+	perflib__for(it, k, cap)
+	{
 		__u32 i = hint + (__u32)*k;
 		__u64 w, nw;
 		void *slot;
@@ -647,11 +670,12 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 	struct perflib_index_key key;
 	struct perflib_index_val val;
 	struct perflib_slot_hdr *h;
+	struct bpf_iter_num it;
 	__u32 k, name_bytes, blk_size;
-	__u64 w, live;
+	__u64 w, live, ascii;
 	__s64 idx;
 	void *slot;
-	int err;
+	int err, *kp;
 
 	if (len > PERFLIB_BPF_CREATE_NAME_MAX || len + 1 > g->name_max)
 		return -22; /* -EINVAL */
@@ -673,23 +697,25 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 20) = id;
 	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 24) = blk_size;
 	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 28) = name_bytes;
-	/* the name (a FREE slot is all zero past its header: the NUL and padding are there) */
-	for (k = 0; k < PERFLIB_BPF_CREATE_NAME_MAX; k++) {
+	/*
+	 * the name (a FREE slot is all zero past its header: the NUL and padding are there) and
+	 * the ASCII rendering bpftool shows (ascii_offset: name end rounded up to 8, layout.h)
+	 */
+	ascii = (g->name_offset + 2 * (__u64)g->name_max + 7) & ~7ULL;
+	perflib__for(it, kp, len)
+	{
+		__u32 k = (__u32)*kp;
 		__u64 off = g->name_offset + 2 * (__u64)k;
+		__u16 c;
 
-		if (k >= len || off + 2 > g->slot_size)
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || off + 2 > g->slot_size)
 			break;
-		*(__u16 *)(slot + off) = name[k];
+		c = name[k];
+		*(__u16 *)(slot + off) = c;
+		if (k < PERFLIB_ASCII_MAX - 1 && ascii + k < g->slot_size)
+			*(__u8 *)(slot + ascii + k) = c >= 0x20 && c < 0x7f ? (__u8)c : '?';
 	}
-	/* the ASCII rendering bpftool shows (ascii_offset: name end rounded up to 8, layout.h) */
-	for (k = 0; k < PERFLIB_BPF_CREATE_NAME_MAX; k++) {
-		__u64 off = ((g->name_offset + 2 * (__u64)g->name_max + 7) & ~7ULL) + k;
-		__u16 c = name[k];
-
-		if (k >= len || k >= PERFLIB_ASCII_MAX - 1 || off + 1 > g->slot_size)
-			break;
-		*(__u8 *)(slot + off) = c >= 0x20 && c < 0x7f ? (__u8)c : '?';
-	}
+	bpf_iter_num_destroy(&it);
 	perflib__gkey(g, name, len, id, &key);
 	val.slot = (__u32)idx;
 	val.gen = perflib_word_gen(w);
@@ -707,24 +733,33 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 
 /*
  * perflib_instance_create_ascii - perflib_instance_create() with an ASCII name (NUL-terminated,
- * at most PERFLIB_BPF_CREATE_NAME_MAX characters; each byte one UTF-16 unit), e.g. a task's
- * comm read with bpf_probe_read_kernel_str().
+ * at most PERFLIB_BPF_CREATE_NAME_MAX characters; each byte one UTF-16 unit) in a buffer of
+ * PERFLIB_BPF_KEY_MAX bytes (the verifier checks reads up to its end), e.g. a stack buffer
+ * holding a task's comm read with bpf_probe_read_kernel_str().
  */
 static __always_inline __s64 perflib_instance_create_ascii(
 	void *data_map, void *index_map, const volatile struct perflib_bpf_geometry *g,
 	const volatile __u8 *guid, const char *name, __u32 id, __u32 hint)
 {
 	__u16 units[PERFLIB_BPF_KEY_MAX] = {};
-	__u32 k, len = 0;
+	struct bpf_iter_num it;
+	__u32 len = 0;
+	int *kp;
 
-	for (k = 0; k < PERFLIB_BPF_CREATE_NAME_MAX; k++) {
-		__u8 c = name[k];
+	perflib__for(it, kp, PERFLIB_BPF_CREATE_NAME_MAX)
+	{
+		__u32 k = (__u32)*kp;
+		__u8 c;
 
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX)
+			break;
+		c = name[k];
 		if (!c)
 			break;
 		units[k] = c;
-		len++;
+		len = k + 1;
 	}
+	bpf_iter_num_destroy(&it);
 	return perflib_instance_create(data_map, index_map, g, guid, units, len, id, hint);
 }
 
@@ -734,20 +769,26 @@ static __always_inline void perflib__gslot_key(const void *slot,
 					       struct perflib_index_key *key)
 {
 	__u16 units[PERFLIB_BPF_KEY_MAX] = {};
-	__u32 k, len = 0;
+	struct bpf_iter_num it;
+	__u32 len = 0;
+	int *kp;
 
-	for (k = 0; k < PERFLIB_BPF_CREATE_NAME_MAX; k++) {
+	perflib__for(it, kp, PERFLIB_BPF_CREATE_NAME_MAX)
+	{
+		__u32 k = (__u32)*kp;
 		__u64 off = g->name_offset + 2 * (__u64)k;
 		__u16 c;
 
-		if (k + 1 >= g->name_max || off + 2 > g->slot_size)
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || k + 1 >= g->name_max ||
+		    off + 2 > g->slot_size)
 			break;
 		c = *(const __u16 *)(slot + off);
 		if (!c)
 			break;
 		units[k] = c;
-		len++;
+		len = k + 1;
 	}
+	bpf_iter_num_destroy(&it);
 	perflib__gkey(g, units, len, perflib_slot_id(slot), key);
 }
 
