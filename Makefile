@@ -177,6 +177,7 @@ $(OUTPUT)tools-obj/perflib-demo/main.o: $(OUTPUT)gen/demo_counters.h
 
 # kcounters embeds its manifest (.incbin), which -MMD does not see
 $(OUTPUT)tools-obj/kcounters/main.o: tools/kcounters/kcounters.man
+$(OUTPUT)tools-obj/perflib-sysd/main.o: tools/perflib-sysd/system.man
 
 # ---- tests --------------------------------------------------------------------------------
 $(OUTPUT)tests/lib/%.o: tests/lib/%.c
