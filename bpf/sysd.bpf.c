@@ -89,9 +89,9 @@ struct {
 /* System's gauges and the loader's clock handshake */
 __s64 nr_processes = 0;
 __s64 nr_threads = 0;
-__u64 attach_ns = 0;	   /* CLOCK_MONOTONIC when the fork and exit programs were attached */
-__u32 iter_done = 0;	   /* the task iterator has run */
-__u32 ps_hint = 0;	   /* where the next Process slot is looked for */
+__u64 attach_ns = 0;	    /* CLOCK_MONOTONIC when the fork and exit programs were attached */
+__u32 iter_done = 0;	    /* the task iterator has run */
+__u32 ps_hint = 0;	    /* where the next Process slot is looked for */
 __s64 ps_create_errors = 0; /* creations that failed (no slot, ...), for status */
 
 static __always_inline struct cpu_state *state(void)
@@ -127,9 +127,10 @@ static __always_inline void ps_gauges(struct task_struct *t)
 	mm = BPF_CORE_READ(t, mm);
 	if (!mm)
 		return;
-	perflib_gcounter_set(slot, &geo_ps, PS_WS,
-			     (rss(mm, MM_FILEPAGES) + rss(mm, MM_ANONPAGES) + rss(mm, MM_SHMEMPAGES)) *
-				     SD_PAGE_SIZE);
+	perflib_gcounter_set(
+		slot, &geo_ps, PS_WS,
+		(rss(mm, MM_FILEPAGES) + rss(mm, MM_ANONPAGES) + rss(mm, MM_SHMEMPAGES)) *
+			SD_PAGE_SIZE);
 	perflib_gcounter_set(slot, &geo_ps, PS_PRIVATE,
 			     (rss(mm, MM_ANONPAGES) + rss(mm, MM_SWAPENTS)) * SD_PAGE_SIZE);
 }

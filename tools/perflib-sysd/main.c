@@ -84,7 +84,8 @@ static const char usage_text[] =
 	"    all are, 3 when none is, 1 otherwise.\n"
 	"\n"
 	"    Read them as on Windows:\n"
-	"        typeperf \"\\Processor(_Total)\\% Processor Time\" \"\\Process(*)\\% Processor Time\" \\\n"
+	"        typeperf \"\\Processor(_Total)\\% Processor Time\" \"\\Process(*)\\% Processor "
+	"Time\" \\\n"
 	"                 \"\\Memory\\Available Bytes\" \"\\System\\Context Switches/sec\"\n"
 	"\n"
 	"OPTIONS\n"
@@ -202,7 +203,8 @@ static ULONG sd_provider(struct sd *sd)
 	st = PerfStartProvider(&provider, NULL, &sd->prov);
 	for (k = 0; !st && k < NR_SETS; k++) {
 		const struct perflib_counterset_reg *r = sd->reg[k];
-		size_t size = sizeof(PERF_COUNTERSET_INFO) + r->nr_counters * sizeof(PERF_COUNTER_INFO);
+		size_t size =
+			sizeof(PERF_COUNTERSET_INFO) + r->nr_counters * sizeof(PERF_COUNTER_INFO);
 		PERF_COUNTERSET_INFO *tmpl = calloc(1, size);
 		PERF_COUNTER_INFO *c = (PERF_COUNTER_INFO *)(tmpl + 1);
 		unsigned int i;
@@ -479,13 +481,12 @@ static void publish_memory(struct sd *sd, PPERF_COUNTERSET_INSTANCE mem)
 	PerfSetULongLongCounterValue(sd->prov, mem, 0, proc_field(mi, "MemAvailable", true));
 	PerfSetULongLongCounterValue(sd->prov, mem, 1, proc_field(mi, "Committed_AS", true));
 	PerfSetULongLongCounterValue(sd->prov, mem, 2, proc_field(mi, "CommitLimit", true));
-	PerfSetULongLongCounterValue(sd->prov, mem, 3,
-				     proc_field(mi, "Cached", true) +
-					     proc_field(mi, "Buffers", true));
+	PerfSetULongLongCounterValue(
+		sd->prov, mem, 3, proc_field(mi, "Cached", true) + proc_field(mi, "Buffers", true));
 	PerfSetULongCounterValue(sd->prov, mem, 4, (ULONG)proc_field(vm, "pgfault", false));
-	PerfSetULongCounterValue(sd->prov, mem, 5,
-				 (ULONG)(proc_field(vm, "pswpin", false) +
-					 proc_field(vm, "pswpout", false)));
+	PerfSetULongCounterValue(
+		sd->prov, mem, 5,
+		(ULONG)(proc_field(vm, "pswpin", false) + proc_field(vm, "pswpout", false)));
 	(void)g;
 }
 
