@@ -32,7 +32,7 @@ endif
 
 CFLAGS ?= -O2 -g -Werror
 ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
-	-Itools/common -I$(OUTPUT)gen
+	-Icommon -Itools/common -I$(OUTPUT)gen
 ALL_LDFLAGS := $(LDFLAGS)
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
@@ -47,9 +47,11 @@ XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread
 HTTP_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 
-LIB_SRCS := $(wildcard userspace/*.c)
-LIB_SHARED_OBJS := $(patsubst userspace/%.c,$(OUTPUT)shared/%.o,$(LIB_SRCS))
-LIB_STATIC_OBJS := $(patsubst userspace/%.c,$(OUTPUT)static/%.o,$(LIB_SRCS))
+# common/: sources compiled into more than one binary (libperflib, libpdh), hidden in each
+SHARED_SRCS := $(wildcard common/*.c)
+LIB_SRCS := $(wildcard userspace/*.c) $(SHARED_SRCS)
+LIB_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)shared/%.o,$(LIB_SRCS))
+LIB_STATIC_OBJS := $(patsubst %.c,$(OUTPUT)static/%.o,$(LIB_SRCS))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)bpf/%.skel.h,$(BPF_SRCS))
 
@@ -125,12 +127,12 @@ $(OUTPUT)bpf/%.skel.h: $(OUTPUT)bpf/%.bpf.o
 skeletons: $(SKELS)
 
 # ---- library ------------------------------------------------------------------------------
-$(OUTPUT)shared/%.o: userspace/%.c | skeletons
+$(OUTPUT)shared/%.o: %.c | skeletons
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(OUTPUT)static/%.o: userspace/%.c | skeletons
+$(OUTPUT)static/%.o: %.c | skeletons
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
