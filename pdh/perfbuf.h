@@ -57,6 +57,7 @@ struct perfbuf_counter {
 	uint32_t type;	   /* winperf.h counter type */
 	uint64_t attrib;   /* PERF_ATTRIB_* */
 	int32_t scale;	   /* DefaultScale, a decimal exponent */
+	uint32_t detail_level; /* DetailLevel: PERF_DETAIL_NOVICE, PERF_DETAIL_ADVANCED */
 	uint32_t base_id;  /* BaseCounterId, 0xFFFFFFFF for none */
 	uint32_t time_id;  /* PerfTimeId, 0xFFFFFFFF for none */
 	uint32_t freq_id;  /* PerfFreqId, 0xFFFFFFFF for none */
