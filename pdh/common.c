@@ -15,7 +15,7 @@
 
 #include "perflib-linux.h"
 #include "perfbuf.h"
-#include "internal.h"
+#include "pdh_internal.h"
 
 #define SIZE_RETRIES 8 /* data growing between the sizing call and the real one */
 

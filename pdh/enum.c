@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ctrtype.h"
-#include "internal.h"
+#include "pdh_internal.h"
 
 static DWORD set_level(const struct tp_set *set)
 {

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "internal.h"
+#include "pdh_internal.h"
 
 #define FILETIME_UNIX_OFFSET 11644473600LL
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ctrtype.h"
-#include "internal.h"
+#include "pdh_internal.h"
 
 /* ---- making and parsing ---------------------------------------------------------------- */
 

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "ctrtype.h"
-#include "internal.h"
+#include "pdh_internal.h"
 
 #define DATA_RETRIES 8
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ctrtype.h"
-#include "internal.h"
+#include "pdh_internal.h"
 
 #define DEFAULT_FREQ 1000000000LL /* this port's PerfFreq (CLOCK_MONOTONIC ns) */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h - what the files of libpdh share: the query, counter and log objects behind
+ * pdh_internal.h - what the files of libpdh share: the query, counter and log objects behind
  * the opaque handles, the handle table, string conversion for the W/A variants, the buffer
  * protocols of pdh.md 4.3 and the catalog loader. Everything is UTF-8 inside; W functions
  * convert at the boundary.
