@@ -89,7 +89,8 @@ typedef struct _FILETIME {
 #define PDH_PATH_WBEM_NONE ((DWORD)0x00000000)
 #define PDH_PATH_WBEM_RESULT ((DWORD)0x00000001)
 #define PDH_PATH_WBEM_INPUT ((DWORD)0x00000002)
-#define PDH_PATH_LANG_FLAGS(LangId, Flags) ((DWORD)(((LangId & 0x0000FFFF) << 16) | (Flags & 0x0000FFFF)))
+#define PDH_PATH_LANG_FLAGS(LangId, Flags)                                                         \
+	((DWORD)(((LangId & 0x0000FFFF) << 16) | (Flags & 0x0000FFFF)))
 #define DATA_SOURCE_REGISTRY ((DWORD)0x00000001)
 #define DATA_SOURCE_LOGFILE ((DWORD)0x00000002)
 #define DATA_SOURCE_WBEM ((DWORD)0x00000004)
@@ -287,12 +288,11 @@ PDH_FUNCTION PdhRemoveCounter(PDH_HCOUNTER hCounter);
 /* Collection. */
 PDH_FUNCTION PdhCollectQueryData(PDH_HQUERY hQuery);
 PDH_FUNCTION PdhCollectQueryDataWithTime(PDH_HQUERY hQuery, LONGLONG *pllTimeStamp);
-PDH_FUNCTION PdhCollectQueryDataEx(PDH_HQUERY hQuery, DWORD dwIntervalTime,
-				   HANDLE hNewDataEvent);
+PDH_FUNCTION PdhCollectQueryDataEx(PDH_HQUERY hQuery, DWORD dwIntervalTime, HANDLE hNewDataEvent);
 
 /* Values. */
-PDH_FUNCTION PdhGetFormattedCounterValue(PDH_HCOUNTER hCounter, DWORD dwFormat,
-					 LPDWORD lpdwType, PPDH_FMT_COUNTERVALUE pValue);
+PDH_FUNCTION PdhGetFormattedCounterValue(PDH_HCOUNTER hCounter, DWORD dwFormat, LPDWORD lpdwType,
+					 PPDH_FMT_COUNTERVALUE pValue);
 PDH_FUNCTION PdhGetFormattedCounterArrayW(PDH_HCOUNTER hCounter, DWORD dwFormat,
 					  LPDWORD lpdwBufferSize, LPDWORD lpdwItemCount,
 					  PPDH_FMT_COUNTERVALUE_ITEM_W ItemBuffer);
@@ -308,15 +308,14 @@ PDH_FUNCTION PdhGetRawCounterArrayA(PDH_HCOUNTER hCounter, LPDWORD lpdwBufferSiz
 
 /* Computation. */
 PDH_FUNCTION PdhCalculateCounterFromRawValue(PDH_HCOUNTER hCounter, DWORD dwFormat,
-					     PPDH_RAW_COUNTER rawValue1,
-					     PPDH_RAW_COUNTER rawValue2,
+					     PPDH_RAW_COUNTER rawValue1, PPDH_RAW_COUNTER rawValue2,
 					     PPDH_FMT_COUNTERVALUE fmtValue);
 PDH_FUNCTION PdhFormatFromRawValue(DWORD dwCounterType, DWORD dwFormat, LONGLONG *pTimeBase,
 				   PPDH_RAW_COUNTER pRawValue1, PPDH_RAW_COUNTER pRawValue2,
 				   PPDH_FMT_COUNTERVALUE pFmtValue);
-PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat,
-					 DWORD dwFirstEntry, DWORD dwNumEntries,
-					 PPDH_RAW_COUNTER lpRawValueArray, PPDH_STATISTICS data);
+PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat, DWORD dwFirstEntry,
+					 DWORD dwNumEntries, PPDH_RAW_COUNTER lpRawValueArray,
+					 PPDH_STATISTICS data);
 PDH_FUNCTION PdhGetCounterTimeBase(PDH_HCOUNTER hCounter, LONGLONG *pTimeBase);
 PDH_FUNCTION PdhSetCounterScaleFactor(PDH_HCOUNTER hCounter, LONG lFactor);
 
@@ -369,57 +368,48 @@ PDH_FUNCTION PdhEnumObjectsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPWSTR
 			     LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh);
 PDH_FUNCTION PdhEnumObjectsA(LPCSTR szDataSource, LPCSTR szMachineName, LPSTR mszObjectList,
 			     LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh);
-PDH_FUNCTION PdhEnumObjectsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName,
-			      LPWSTR mszObjectList, LPDWORD pcchBufferSize, DWORD dwDetailLevel,
-			      BOOL bRefresh);
+PDH_FUNCTION PdhEnumObjectsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName, LPWSTR mszObjectList,
+			      LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh);
 PDH_FUNCTION PdhEnumObjectsHA(PDH_HLOG hDataSource, LPCSTR szMachineName, LPSTR mszObjectList,
 			      LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh);
-PDH_FUNCTION PdhEnumObjectItemsW(LPCWSTR szDataSource, LPCWSTR szMachineName,
-				 LPCWSTR szObjectName, LPWSTR mszCounterList,
-				 LPDWORD pcchCounterListLength, LPWSTR mszInstanceList,
-				 LPDWORD pcchInstanceListLength, DWORD dwDetailLevel,
-				 DWORD dwFlags);
+PDH_FUNCTION PdhEnumObjectItemsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPCWSTR szObjectName,
+				 LPWSTR mszCounterList, LPDWORD pcchCounterListLength,
+				 LPWSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				 DWORD dwDetailLevel, DWORD dwFlags);
 PDH_FUNCTION PdhEnumObjectItemsA(LPCSTR szDataSource, LPCSTR szMachineName, LPCSTR szObjectName,
 				 LPSTR mszCounterList, LPDWORD pcchCounterListLength,
 				 LPSTR mszInstanceList, LPDWORD pcchInstanceListLength,
 				 DWORD dwDetailLevel, DWORD dwFlags);
-PDH_FUNCTION PdhEnumObjectItemsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName,
-				  LPCWSTR szObjectName, LPWSTR mszCounterList,
-				  LPDWORD pcchCounterListLength, LPWSTR mszInstanceList,
-				  LPDWORD pcchInstanceListLength, DWORD dwDetailLevel,
-				  DWORD dwFlags);
-PDH_FUNCTION PdhEnumObjectItemsHA(PDH_HLOG hDataSource, LPCSTR szMachineName,
-				  LPCSTR szObjectName, LPSTR mszCounterList,
-				  LPDWORD pcchCounterListLength, LPSTR mszInstanceList,
-				  LPDWORD pcchInstanceListLength, DWORD dwDetailLevel,
-				  DWORD dwFlags);
-PDH_FUNCTION PdhEnumMachinesW(LPCWSTR szDataSource, LPWSTR mszMachineList,
-			      LPDWORD pcchBufferSize);
+PDH_FUNCTION PdhEnumObjectItemsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName, LPCWSTR szObjectName,
+				  LPWSTR mszCounterList, LPDWORD pcchCounterListLength,
+				  LPWSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				  DWORD dwDetailLevel, DWORD dwFlags);
+PDH_FUNCTION PdhEnumObjectItemsHA(PDH_HLOG hDataSource, LPCSTR szMachineName, LPCSTR szObjectName,
+				  LPSTR mszCounterList, LPDWORD pcchCounterListLength,
+				  LPSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				  DWORD dwDetailLevel, DWORD dwFlags);
+PDH_FUNCTION PdhEnumMachinesW(LPCWSTR szDataSource, LPWSTR mszMachineList, LPDWORD pcchBufferSize);
 PDH_FUNCTION PdhEnumMachinesA(LPCSTR szDataSource, LPSTR mszMachineList, LPDWORD pcchBufferSize);
-PDH_FUNCTION PdhEnumMachinesHW(PDH_HLOG hDataSource, LPWSTR mszMachineList,
-			       LPDWORD pcchBufferSize);
-PDH_FUNCTION PdhEnumMachinesHA(PDH_HLOG hDataSource, LPSTR mszMachineList,
-			       LPDWORD pcchBufferSize);
+PDH_FUNCTION PdhEnumMachinesHW(PDH_HLOG hDataSource, LPWSTR mszMachineList, LPDWORD pcchBufferSize);
+PDH_FUNCTION PdhEnumMachinesHA(PDH_HLOG hDataSource, LPSTR mszMachineList, LPDWORD pcchBufferSize);
 PDH_FUNCTION PdhConnectMachineW(LPCWSTR szMachineName);
 PDH_FUNCTION PdhConnectMachineA(LPCSTR szMachineName);
 
 /* Name indexes. */
 PDH_FUNCTION PdhLookupPerfNameByIndexW(LPCWSTR szMachineName, DWORD dwNameIndex,
 				       LPWSTR szNameBuffer, LPDWORD pcchNameBufferSize);
-PDH_FUNCTION PdhLookupPerfNameByIndexA(LPCSTR szMachineName, DWORD dwNameIndex,
-				       LPSTR szNameBuffer, LPDWORD pcchNameBufferSize);
+PDH_FUNCTION PdhLookupPerfNameByIndexA(LPCSTR szMachineName, DWORD dwNameIndex, LPSTR szNameBuffer,
+				       LPDWORD pcchNameBufferSize);
 PDH_FUNCTION PdhLookupPerfIndexByNameW(LPCWSTR szMachineName, LPCWSTR szNameBuffer,
 				       LPDWORD pdwIndex);
-PDH_FUNCTION PdhLookupPerfIndexByNameA(LPCSTR szMachineName, LPCSTR szNameBuffer,
-				       LPDWORD pdwIndex);
+PDH_FUNCTION PdhLookupPerfIndexByNameA(LPCSTR szMachineName, LPCSTR szNameBuffer, LPDWORD pdwIndex);
 
 /* Logs (CSV and TSV). */
 PDH_FUNCTION PdhOpenLogW(LPCWSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdwLogType,
 			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCWSTR szUserCaption,
 			 PDH_HLOG *phLog);
 PDH_FUNCTION PdhOpenLogA(LPCSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdwLogType,
-			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCSTR szUserCaption,
-			 PDH_HLOG *phLog);
+			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCSTR szUserCaption, PDH_HLOG *phLog);
 PDH_FUNCTION PdhUpdateLogW(PDH_HLOG hLog, LPCWSTR szUserString);
 PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString);
 PDH_FUNCTION PdhUpdateLogFileCatalog(PDH_HLOG hLog);

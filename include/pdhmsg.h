@@ -16,7 +16,8 @@
 
 /* the top two bits of a code: 00 success, 01 informational, 10 warning, 11 error */
 #define IsSuccessSeverity(ErrorCode) ((((unsigned int)(ErrorCode)) & 0xC0000000u) == 0x00000000u)
-#define IsInformationalSeverity(ErrorCode) ((((unsigned int)(ErrorCode)) & 0xC0000000u) == 0x40000000u)
+#define IsInformationalSeverity(ErrorCode)                                                         \
+	((((unsigned int)(ErrorCode)) & 0xC0000000u) == 0x40000000u)
 #define IsWarningSeverity(ErrorCode) ((((unsigned int)(ErrorCode)) & 0xC0000000u) == 0x80000000u)
 #define IsErrorSeverity(ErrorCode) ((((unsigned int)(ErrorCode)) & 0xC0000000u) == 0xC0000000u)
 

@@ -448,7 +448,7 @@ static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 }
 
 ULONG tp_catalog_load(struct tp_catalog *cat, bool instances,
-		       void (*warn)(const GUID *set, ULONG code))
+		      void (*warn)(const GUID *set, ULONG code))
 {
 	struct tp_set *sets;
 	DWORD size = 0, nr, i;

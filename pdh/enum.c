@@ -99,9 +99,8 @@ PDH_FUNCTION PdhEnumObjectsA(LPCSTR szDataSource, LPCSTR szMachineName, LPSTR ms
 	return st;
 }
 
-PDH_FUNCTION PdhEnumObjectsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName,
-			      LPWSTR mszObjectList, LPDWORD pcchBufferSize, DWORD dwDetailLevel,
-			      BOOL bRefresh)
+PDH_FUNCTION PdhEnumObjectsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName, LPWSTR mszObjectList,
+			      LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh)
 {
 	PDH_STATUS st = 0;
 	char *m = pdh_w2u(szMachineName, &st);
@@ -141,9 +140,9 @@ PDH_FUNCTION PdhEnumObjectsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPWSTR
 	return st;
 }
 
-static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char *object,
-			       void *ctrs, LPDWORD ctrs_len, void *insts, LPDWORD insts_len,
-			       DWORD level, DWORD flags, bool wide)
+static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char *object, void *ctrs,
+			       LPDWORD ctrs_len, void *insts, LPDWORD insts_len, DWORD level,
+			       DWORD flags, bool wide)
 {
 	struct pdh_strs c = {0}, in = {0};
 	struct tp_catalog cat;
@@ -199,11 +198,10 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 	return st;
 }
 
-PDH_FUNCTION PdhEnumObjectItemsHA(PDH_HLOG hDataSource, LPCSTR szMachineName,
-				  LPCSTR szObjectName, LPSTR mszCounterList,
-				  LPDWORD pcchCounterListLength, LPSTR mszInstanceList,
-				  LPDWORD pcchInstanceListLength, DWORD dwDetailLevel,
-				  DWORD dwFlags)
+PDH_FUNCTION PdhEnumObjectItemsHA(PDH_HLOG hDataSource, LPCSTR szMachineName, LPCSTR szObjectName,
+				  LPSTR mszCounterList, LPDWORD pcchCounterListLength,
+				  LPSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				  DWORD dwDetailLevel, DWORD dwFlags)
 {
 	return items_common(hDataSource, szMachineName, szObjectName, mszCounterList,
 			    pcchCounterListLength, mszInstanceList, pcchInstanceListLength,
@@ -222,11 +220,10 @@ PDH_FUNCTION PdhEnumObjectItemsA(LPCSTR szDataSource, LPCSTR szMachineName, LPCS
 			    dwDetailLevel, dwFlags, false);
 }
 
-PDH_FUNCTION PdhEnumObjectItemsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName,
-				  LPCWSTR szObjectName, LPWSTR mszCounterList,
-				  LPDWORD pcchCounterListLength, LPWSTR mszInstanceList,
-				  LPDWORD pcchInstanceListLength, DWORD dwDetailLevel,
-				  DWORD dwFlags)
+PDH_FUNCTION PdhEnumObjectItemsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName, LPCWSTR szObjectName,
+				  LPWSTR mszCounterList, LPDWORD pcchCounterListLength,
+				  LPWSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				  DWORD dwDetailLevel, DWORD dwFlags)
 {
 	PDH_STATUS st = 0;
 	char *m = pdh_w2u(szMachineName, &st), *o = pdh_w2u(szObjectName, &st);
@@ -240,17 +237,16 @@ PDH_FUNCTION PdhEnumObjectItemsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName,
 	return st;
 }
 
-PDH_FUNCTION PdhEnumObjectItemsW(LPCWSTR szDataSource, LPCWSTR szMachineName,
-				 LPCWSTR szObjectName, LPWSTR mszCounterList,
-				 LPDWORD pcchCounterListLength, LPWSTR mszInstanceList,
-				 LPDWORD pcchInstanceListLength, DWORD dwDetailLevel,
-				 DWORD dwFlags)
+PDH_FUNCTION PdhEnumObjectItemsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPCWSTR szObjectName,
+				 LPWSTR mszCounterList, LPDWORD pcchCounterListLength,
+				 LPWSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				 DWORD dwDetailLevel, DWORD dwFlags)
 {
 	if (szDataSource)
 		return PDH_NOT_IMPLEMENTED;
 	return PdhEnumObjectItemsHW(NULL, szMachineName, szObjectName, mszCounterList,
-				    pcchCounterListLength, mszInstanceList,
-				    pcchInstanceListLength, dwDetailLevel, dwFlags);
+				    pcchCounterListLength, mszInstanceList, pcchInstanceListLength,
+				    dwDetailLevel, dwFlags);
 }
 
 /* ---- machines ---------------------------------------------------------------------- */
@@ -273,22 +269,19 @@ PDH_FUNCTION PdhEnumMachinesA(LPCSTR szDataSource, LPSTR mszMachineList, LPDWORD
 	return machines_common(mszMachineList, pcchBufferSize, false);
 }
 
-PDH_FUNCTION PdhEnumMachinesW(LPCWSTR szDataSource, LPWSTR mszMachineList,
-			      LPDWORD pcchBufferSize)
+PDH_FUNCTION PdhEnumMachinesW(LPCWSTR szDataSource, LPWSTR mszMachineList, LPDWORD pcchBufferSize)
 {
 	(void)szDataSource;
 	return machines_common(mszMachineList, pcchBufferSize, true);
 }
 
-PDH_FUNCTION PdhEnumMachinesHA(PDH_HLOG hDataSource, LPSTR mszMachineList,
-			       LPDWORD pcchBufferSize)
+PDH_FUNCTION PdhEnumMachinesHA(PDH_HLOG hDataSource, LPSTR mszMachineList, LPDWORD pcchBufferSize)
 {
 	(void)hDataSource;
 	return machines_common(mszMachineList, pcchBufferSize, false);
 }
 
-PDH_FUNCTION PdhEnumMachinesHW(PDH_HLOG hDataSource, LPWSTR mszMachineList,
-			       LPDWORD pcchBufferSize)
+PDH_FUNCTION PdhEnumMachinesHW(PDH_HLOG hDataSource, LPWSTR mszMachineList, LPDWORD pcchBufferSize)
 {
 	(void)hDataSource;
 	return machines_common(mszMachineList, pcchBufferSize, true);
@@ -352,8 +345,7 @@ static char *name_of(DWORD index, const char *want, PDH_STATUS *st)
 	return r;
 }
 
-static PDH_STATUS name_by_index(const char *machine, DWORD index, void *buf, LPDWORD len,
-				bool wide)
+static PDH_STATUS name_by_index(const char *machine, DWORD index, void *buf, LPDWORD len, bool wide)
 {
 	PDH_STATUS st;
 	char *name;
@@ -387,8 +379,8 @@ static PDH_STATUS index_by_name(const char *machine, const char *name, LPDWORD i
 	return 0;
 }
 
-PDH_FUNCTION PdhLookupPerfNameByIndexA(LPCSTR szMachineName, DWORD dwNameIndex,
-				       LPSTR szNameBuffer, LPDWORD pcchNameBufferSize)
+PDH_FUNCTION PdhLookupPerfNameByIndexA(LPCSTR szMachineName, DWORD dwNameIndex, LPSTR szNameBuffer,
+				       LPDWORD pcchNameBufferSize)
 {
 	return name_by_index(szMachineName, dwNameIndex, szNameBuffer, pcchNameBufferSize, false);
 }
@@ -405,8 +397,7 @@ PDH_FUNCTION PdhLookupPerfNameByIndexW(LPCWSTR szMachineName, DWORD dwNameIndex,
 	return st;
 }
 
-PDH_FUNCTION PdhLookupPerfIndexByNameA(LPCSTR szMachineName, LPCSTR szNameBuffer,
-				       LPDWORD pdwIndex)
+PDH_FUNCTION PdhLookupPerfIndexByNameA(LPCSTR szMachineName, LPCSTR szNameBuffer, LPDWORD pdwIndex)
 {
 	return index_by_name(szMachineName, szNameBuffer, pdwIndex);
 }

@@ -436,9 +436,9 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			char *inst = NULL;
 
 			if (c->multi) {
-				inst = tp_instance_display(c->pattern,
-							   c->path.index > 0 ? (unsigned)c->path.index
-									     : 0);
+				inst = tp_instance_display(
+					c->pattern,
+					c->path.index > 0 ? (unsigned)c->path.index : 0);
 				if (!inst)
 					return -ENOMEM;
 			}
@@ -454,8 +454,9 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			const struct pdh_item *it = &c->cur.items[k];
 			char *inst = tp_instance_display(it->name, it->dup);
 
-			if (!inst || add_column(log, c, it->name, it->dup,
-						tp_path_format(pdh_host(), object, inst, counter))) {
+			if (!inst ||
+			    add_column(log, c, it->name, it->dup,
+				       tp_path_format(pdh_host(), object, inst, counter))) {
 				free(inst);
 				return -ENOMEM;
 			}
@@ -505,8 +506,8 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 	if (!log->f)
 		goto fail;
 	st = PDH_LOG_FILE_CREATE_ERROR;
-	if (!append && (tp_out_header(log->f, log->fmt, log->col_path, log->nr_cols) ||
-			fflush(log->f)))
+	if (!append &&
+	    (tp_out_header(log->f, log->fmt, log->col_path, log->nr_cols) || fflush(log->f)))
 		goto fail;
 	st = PDH_MEMORY_ALLOCATION_FAILURE;
 	if (pdh_handle_add(log))
@@ -522,8 +523,7 @@ out:
 }
 
 PDH_FUNCTION PdhOpenLogA(LPCSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdwLogType,
-			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCSTR szUserCaption,
-			 PDH_HLOG *phLog)
+			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCSTR szUserCaption, PDH_HLOG *phLog)
 {
 	struct pdh_log *log;
 	PDH_STATUS st;
@@ -555,8 +555,7 @@ PDH_FUNCTION PdhOpenLogA(LPCSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdw
 }
 
 PDH_FUNCTION PdhOpenLogW(LPCWSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdwLogType,
-			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCWSTR szUserCaption,
-			 PDH_HLOG *phLog)
+			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCWSTR szUserCaption, PDH_HLOG *phLog)
 {
 	PDH_STATUS st = 0;
 	char *name = pdh_w2u(szLogFileName, &st), *cap = pdh_w2u(szUserCaption, &st);

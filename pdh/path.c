@@ -335,8 +335,8 @@ static char *instance_text(const struct tp_path *p)
 {
 	char *r;
 
-	if (asprintf(&r, "%s%s%s%s", p->parent ? p->parent : "", p->parent ? "/" : "",
-		     p->instance, p->index == TP_INDEX_ANY ? "#*" : "") < 0)
+	if (asprintf(&r, "%s%s%s%s", p->parent ? p->parent : "", p->parent ? "/" : "", p->instance,
+		     p->index == TP_INDEX_ANY ? "#*" : "") < 0)
 		return NULL;
 	if (p->index >= 0) {
 		char *r2;
@@ -383,8 +383,16 @@ static PDH_STATUS expand(const char *text, DWORD flags, struct pdh_strs *out)
 	if (p.instance && !multi)
 		goto out_cat;
 	st = PDH_MEMORY_ALLOCATION_FAILURE;
-	if (tp_resolve(&cat, &p, &targets, &nr) < 0)
-		goto out_cat;
+	/* object wildcards ("pro*") too: each matching set in turn */
+	for (i = 0; i < cat.nr_sets; i++) {
+		struct tp_path one = p;
+
+		if (!tp_match(p.object, cat.sets[i].name))
+			continue;
+		one.object = cat.sets[i].name;
+		if (tp_resolve(&cat, &one, &targets, &nr) < 0)
+			goto out_targets;
+	}
 	for (i = 0; i < nr; i++) {
 		const struct tp_set *set = &cat.sets[targets[i].set];
 		const struct tp_counter *ctr = &set->counters[targets[i].counter];
@@ -396,8 +404,9 @@ static PDH_STATUS expand(const char *text, DWORD flags, struct pdh_strs *out)
 		if (targets[i].instance != TP_NO_INSTANCE) {
 			const struct tp_instance *in = &set->instances[targets[i].instance];
 
-			inst = (flags & PDH_NOEXPANDINSTANCES) ? instance_text(&p)
-							       : tp_instance_display(in->name, in->dup);
+			inst = (flags & PDH_NOEXPANDINSTANCES)
+				       ? instance_text(&p)
+				       : tp_instance_display(in->name, in->dup);
 			if (!inst)
 				goto out_targets;
 		}
@@ -481,8 +490,7 @@ PDH_FUNCTION PdhExpandWildCardPathHW(PDH_HLOG hDataSource, LPCWSTR szWildCardPat
 
 	if (st)
 		return st;
-	st = expand_common(hDataSource, s, mszExpandedPathList, pcchPathListLength, dwFlags,
-			   true);
+	st = expand_common(hDataSource, s, mszExpandedPathList, pcchPathListLength, dwFlags, true);
 	free(s);
 	return st;
 }
@@ -544,13 +552,13 @@ PDH_FUNCTION PdhExpandWildCardPathW(LPCWSTR szDataSource, LPCWSTR szWildCardPath
 PDH_FUNCTION PdhExpandCounterPathA(LPCSTR szWildCardPath, LPSTR mszExpandedPathList,
 				   LPDWORD pcchPathListLength)
 {
-	return PdhExpandWildCardPathA(NULL, szWildCardPath, mszExpandedPathList,
-				      pcchPathListLength, 0);
+	return PdhExpandWildCardPathA(NULL, szWildCardPath, mszExpandedPathList, pcchPathListLength,
+				      0);
 }
 
 PDH_FUNCTION PdhExpandCounterPathW(LPCWSTR szWildCardPath, LPWSTR mszExpandedPathList,
 				   LPDWORD pcchPathListLength)
 {
-	return PdhExpandWildCardPathW(NULL, szWildCardPath, mszExpandedPathList,
-				      pcchPathListLength, 0);
+	return PdhExpandWildCardPathW(NULL, szWildCardPath, mszExpandedPathList, pcchPathListLength,
+				      0);
 }

@@ -50,23 +50,23 @@ struct pdh_counter {
 	enum pdh_kind kind;
 	struct pdh_query *q;
 	DWORD_PTR user;
-	char *full_path;      /* as given */
-	struct tp_path path;  /* parsed */
-	char *pattern;	      /* instance name pattern (tp_path_instance_pattern), NULL: none */
-	bool wildcard;	      /* the instance part matches many */
-	GUID guid;	      /* counter set */
-	bool multi;	      /* set has instances */
+	char *full_path;       /* as given */
+	struct tp_path path;   /* parsed */
+	char *pattern;	       /* instance name pattern (tp_path_instance_pattern), NULL: none */
+	bool wildcard;	       /* the instance part matches many */
+	GUID guid;	       /* counter set */
+	bool multi;	       /* set has instances */
 	struct tp_counter ctr; /* registration (name not owned) */
-	uint32_t base_id;     /* ctrtype's base rule, TP_NO_ID */
-	int32_t def_scale;    /* DefaultScale */
-	LONG scale;	      /* PdhSetCounterScaleFactor */
-	char *explain;	      /* cached help text */
-	size_t log_col;	      /* log replay: first column */
-	size_t *log_cols;     /* log replay: matching columns */
+	uint32_t base_id;      /* ctrtype's base rule, TP_NO_ID */
+	int32_t def_scale;     /* DefaultScale */
+	LONG scale;	       /* PdhSetCounterScaleFactor */
+	char *explain;	       /* cached help text */
+	size_t log_col;	       /* log replay: first column */
+	size_t *log_cols;      /* log replay: matching columns */
 	size_t nr_log_cols;
 	struct pdh_sample cur, old;
-	DWORD status;	 /* CStatus of the newest sample for a non-wildcard counter */
-	bool changed;	 /* new data since the last read */
+	DWORD status;	  /* CStatus of the newest sample for a non-wildcard counter */
+	bool changed;	  /* new data since the last read */
 	int64_t timebase; /* ticks per second of the newest sample, 0 = none */
 };
 
@@ -77,10 +77,10 @@ struct pdh_query {
 	struct pdh_log *source; /* log replay, NULL for real time */
 	struct tp_catalog cat;	/* this machine's counter sets (instances not loaded) */
 	bool have_cat;
-	HANDLE perf;		/* perflib query, NULL before the first collection */
-	bool specs_dirty;	/* counters changed: rebuild perf */
-	GUID *sets;		/* per spec Index: the counter set */
-	uint32_t *spec_ids;	/* per spec Index: CounterId */
+	HANDLE perf;	    /* perflib query, NULL before the first collection */
+	bool specs_dirty;   /* counters changed: rebuild perf */
+	GUID *sets;	    /* per spec Index: the counter set */
+	uint32_t *spec_ids; /* per spec Index: CounterId */
 	size_t nr_specs;
 	void *buf;
 	DWORD buf_size;
@@ -114,11 +114,11 @@ struct pdh_log {
 	/* reading: the whole file */
 	char **paths; /* per column */
 	size_t nr_paths;
-	char **stamps;	    /* per record */
-	char ***values;	    /* per record, per column; " " or "" = no value */
+	char **stamps;	/* per record */
+	char ***values; /* per record, per column; " " or "" = no value */
 	size_t nr_records;
-	size_t next;	    /* replay position */
-	size_t limit;	    /* replay ends before this record (PdhSetQueryTimeRange) */
+	size_t next;  /* replay position */
+	size_t limit; /* replay ends before this record (PdhSetQueryTimeRange) */
 };
 
 /* handles: register, look up (NULL if not a live handle of @kind), forget */
@@ -185,7 +185,7 @@ PDH_HIDDEN PDH_STATUS pdh_format_item(const struct pdh_counter *c, DWORD fmt,
 				      const struct pdh_item *cur, const struct pdh_item *old,
 				      PDH_FMT_COUNTERVALUE *ret);
 PDH_HIDDEN const struct pdh_item *pdh_item_find(const struct pdh_sample *s, const char *name,
-						 unsigned int dup);
+						unsigned int dup);
 PDH_HIDDEN PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user,
 				      PDH_HCOUNTER *ret);
 

@@ -579,15 +579,15 @@ static int sample_add(struct pdh_sample *s, const char *name, unsigned int dup,
 	return 0;
 }
 
-const struct pdh_item *pdh_item_find(const struct pdh_sample *s, const char *name,
-				     unsigned int dup)
+const struct pdh_item *pdh_item_find(const struct pdh_sample *s, const char *name, unsigned int dup)
 {
 	size_t i;
 
 	for (i = 0; i < s->nr; i++) {
 		const struct pdh_item *it = &s->items[i];
 
-		if (it->dup == dup && (!name ? !it->name : it->name && tp_name_equal(name, it->name)))
+		if (it->dup == dup &&
+		    (!name ? !it->name : it->name && tp_name_equal(name, it->name)))
 			return it;
 	}
 	return NULL;
@@ -640,11 +640,11 @@ static int counter_sample(struct pdh_query *q, struct pdh_counter *c)
 		if (!item->raw.CStatus) {
 			const struct pdh_item *o = pdh_item_find(&c->old, item->name, item->dup);
 
-			item->raw.CStatus = o && !o->raw.CStatus &&
-						    o->raw.FirstValue == item->raw.FirstValue &&
-						    o->raw.SecondValue == item->raw.SecondValue
-						    ? (DWORD)PDH_CSTATUS_VALID_DATA
-						    : (DWORD)PDH_CSTATUS_NEW_DATA;
+			item->raw.CStatus =
+				o && !o->raw.CStatus && o->raw.FirstValue == item->raw.FirstValue &&
+						o->raw.SecondValue == item->raw.SecondValue
+					? (DWORD)PDH_CSTATUS_VALID_DATA
+					: (DWORD)PDH_CSTATUS_NEW_DATA;
 		}
 		c->status = 0;
 		if (!c->wildcard)
@@ -769,7 +769,7 @@ PDH_FUNCTION PdhCollectQueryDataWithTime(PDH_HQUERY hQuery, LONGLONG *pllTimeSta
 
 	if (!pllTimeStamp)
 		return hQuery && !pdh_handle_get(hQuery, PDH_KIND_QUERY) ? PDH_INVALID_HANDLE
-									  : PDH_INVALID_ARGUMENT;
+									 : PDH_INVALID_ARGUMENT;
 	q = pdh_query_lock(hQuery);
 	if (!q)
 		return PDH_INVALID_HANDLE;

@@ -33,16 +33,16 @@
 #define TP_NO_INSTANCE SIZE_MAX /* tp_target.instance of a single-instance set */
 
 struct tp_counter {
-	uint32_t id;	   /* CounterId */
-	uint32_t type;	   /* winperf.h counter type */
-	uint64_t attrib;   /* PERF_ATTRIB_* */
-	int32_t scale;	   /* DefaultScale (typeperf does not apply it) */
+	uint32_t id;	       /* CounterId */
+	uint32_t type;	       /* winperf.h counter type */
+	uint64_t attrib;       /* PERF_ATTRIB_* */
+	int32_t scale;	       /* DefaultScale (typeperf does not apply it) */
 	uint32_t detail_level; /* DetailLevel */
-	uint32_t base_id;  /* BaseCounterId or TP_NO_ID */
-	uint32_t time_id;  /* PerfTimeId or TP_NO_ID */
-	uint32_t freq_id;  /* PerfFreqId or TP_NO_ID */
-	uint32_t multi_id; /* MultiId or TP_NO_ID */
-	char *name;	   /* UTF-8 display name; tp_set_finish() fills missing ones */
+	uint32_t base_id;      /* BaseCounterId or TP_NO_ID */
+	uint32_t time_id;      /* PerfTimeId or TP_NO_ID */
+	uint32_t freq_id;      /* PerfFreqId or TP_NO_ID */
+	uint32_t multi_id;     /* MultiId or TP_NO_ID */
+	char *name;	       /* UTF-8 display name; tp_set_finish() fills missing ones */
 };
 
 struct tp_instance {

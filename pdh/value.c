@@ -16,7 +16,7 @@
 #define DEFAULT_FREQ 1000000000LL /* this port's PerfFreq (CLOCK_MONOTONIC ns) */
 
 /* the layouts of pdh.md 2 (x86-64) */
-#define LAYOUT(type, size, field, off)                                                           \
+#define LAYOUT(type, size, field, off)                                                             \
 	_Static_assert(sizeof(type) == (size) && offsetof(type, field) == (off), #type)
 LAYOUT(PDH_RAW_COUNTER, 40, MultiCount, 32);
 LAYOUT(PDH_RAW_COUNTER, 40, FirstValue, 16);
@@ -58,8 +58,7 @@ static bool format_ok(DWORD fmt)
 }
 
 /* a PDH_RAW_COUNTER as the inputs of cook_value() (the inverse of pdh.md 6.5) */
-static void to_cook(uint32_t type, int64_t timebase, const PDH_RAW_COUNTER *r,
-		    struct cook_raw *ret)
+static void to_cook(uint32_t type, int64_t timebase, const PDH_RAW_COUNTER *r, struct cook_raw *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->value = (uint64_t)r->FirstValue;
@@ -218,12 +217,11 @@ PDH_FUNCTION PdhGetFormattedCounterValue(PDH_HCOUNTER hCounter, DWORD dwFormat, 
 		goto out;
 	}
 	cur = &c->cur.items[0];
-	st = pdh_format_item(c, dwFormat, cur, pdh_item_find(&c->old, cur->name, cur->dup),
-			     pValue);
+	st = pdh_format_item(c, dwFormat, cur, pdh_item_find(&c->old, cur->name, cur->dup), pValue);
 	if (!st) {
 		/* a read clears the data-changed flag (D-FmtValue) */
-		pValue->CStatus = c->changed ? (DWORD)PDH_CSTATUS_NEW_DATA
-					     : (DWORD)PDH_CSTATUS_VALID_DATA;
+		pValue->CStatus =
+			c->changed ? (DWORD)PDH_CSTATUS_NEW_DATA : (DWORD)PDH_CSTATUS_VALID_DATA;
 		c->changed = false;
 	}
 out:
@@ -235,7 +233,8 @@ out:
 static PDH_STATUS get_array(PDH_HCOUNTER h, DWORD fmt, bool raw, bool wide, LPDWORD size,
 			    LPDWORD count, void *buf)
 {
-	size_t item_size = raw ? sizeof(PDH_RAW_COUNTER_ITEM_W) : sizeof(PDH_FMT_COUNTERVALUE_ITEM_W);
+	size_t item_size =
+		raw ? sizeof(PDH_RAW_COUNTER_ITEM_W) : sizeof(PDH_FMT_COUNTERVALUE_ITEM_W);
 	size_t need, i, off, unit = wide ? 2 : 1;
 	struct pdh_counter *c;
 	PDH_STATUS st = PDH_INVALID_ARGUMENT;
@@ -317,8 +316,7 @@ PDH_FUNCTION PdhGetRawCounterArrayA(PDH_HCOUNTER hCounter, LPDWORD lpdwBufferSiz
 	return get_array(hCounter, 0, true, false, lpdwBufferSize, lpdwItemCount, ItemBuffer);
 }
 
-PDH_FUNCTION PdhGetRawCounterValue(PDH_HCOUNTER hCounter, LPDWORD lpdwType,
-				   PPDH_RAW_COUNTER pValue)
+PDH_FUNCTION PdhGetRawCounterValue(PDH_HCOUNTER hCounter, LPDWORD lpdwType, PPDH_RAW_COUNTER pValue)
 {
 	struct pdh_counter *c = pdh_counter_lock(hCounter);
 
@@ -340,8 +338,7 @@ PDH_FUNCTION PdhGetRawCounterValue(PDH_HCOUNTER hCounter, LPDWORD lpdwType,
 }
 
 PDH_FUNCTION PdhCalculateCounterFromRawValue(PDH_HCOUNTER hCounter, DWORD dwFormat,
-					     PPDH_RAW_COUNTER rawValue1,
-					     PPDH_RAW_COUNTER rawValue2,
+					     PPDH_RAW_COUNTER rawValue1, PPDH_RAW_COUNTER rawValue2,
 					     PPDH_FMT_COUNTERVALUE fmtValue)
 {
 	struct pdh_counter *c;
@@ -379,9 +376,9 @@ PDH_FUNCTION PdhFormatFromRawValue(DWORD dwCounterType, DWORD dwFormat, LONGLONG
 	return calc(dwCounterType, tb, 0, dwFormat, pRawValue1, pRawValue2, pFmtValue);
 }
 
-PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat,
-					 DWORD dwFirstEntry, DWORD dwNumEntries,
-					 PPDH_RAW_COUNTER lpRawValueArray, PPDH_STATISTICS data)
+PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat, DWORD dwFirstEntry,
+					 DWORD dwNumEntries, PPDH_RAW_COUNTER lpRawValueArray,
+					 PPDH_STATISTICS data)
 {
 	double min = 0, max = 0, sum = 0;
 	DWORD i, n = 0, two;
@@ -403,9 +400,9 @@ PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat,
 			two ? &lpRawValueArray[(dwFirstEntry + i - 1) % dwNumEntries] : NULL;
 		PDH_FMT_COUNTERVALUE v;
 
-		if (calc(c->ctr.type, timebase_of(c), c->scale, PDH_FMT_DOUBLE | PDH_FMT_NOCAP100 |
-							       (dwFormat & PDH_FMT_NOSCALE) |
-							       (dwFormat & PDH_FMT_1000),
+		if (calc(c->ctr.type, timebase_of(c), c->scale,
+			 PDH_FMT_DOUBLE | PDH_FMT_NOCAP100 | (dwFormat & PDH_FMT_NOSCALE) |
+				 (dwFormat & PDH_FMT_1000),
 			 cur, prev, &v))
 			continue; /* invalid entries are skipped */
 		if (!n || v.doubleValue < min)

@@ -17,7 +17,6 @@
 #include "tp_buf.h"
 #include "typeperf.h"
 
-
 void tp_warn(const char *fmt, ...)
 {
 	va_list ap;
