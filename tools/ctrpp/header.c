@@ -124,7 +124,7 @@ static int check_counters(const struct ctrpp *c)
 		for (j = 0; j < p->sets[i].nr_counters; j++) {
 			const struct manifest_counter *ctr = &p->sets[i].counters[j];
 
-			if (manifest_counter_type_size(ctr->type->value))
+			if (ctrtype_size(ctr->type->value))
 				continue;
 			fprintf(stderr,
 				"%s:%u: error: counter %u: type %s has no fixed size; perflib "
@@ -322,7 +322,7 @@ static void put_template(const struct ctrpp *c, FILE *out, size_t idx)
 		fprintf(out, INDENT "{ %u, %s, ", ctr->id, ctr->type->macro);
 		put_attrib(out, ctr->attrib);
 		fprintf(out, ", sizeof(%s), %s, ",
-			manifest_counter_type_size(ctr->type->value) == 8 ? "ULONGLONG" : "ULONG",
+			ctrtype_size(ctr->type->value) == 8 ? "ULONGLONG" : "ULONG",
 			manifest_detail_by_value(ctr->detail_level)->macro);
 		/* CTRPP prints a negative scale as its unsigned 32-bit value. */
 		if (ctr->default_scale < 0)

@@ -168,8 +168,7 @@ static int kc_open(struct kc *kc, const char *path)
 			if (kc->reg->counters[i].id == progs[p].id)
 				kc->pos[p] = (int)i;
 		}
-		if (kc->pos[p] < 0 ||
-		    (kc->reg->counters[kc->pos[p]].type & 0x300) != PERF_SIZE_LARGE) {
+		if (kc->pos[p] < 0 || ctrtype_size(kc->reg->counters[kc->pos[p]].type) != 8) {
 			kc_err("the manifest needs a 64-bit counter with id %u (%s)", progs[p].id,
 			       progs[p].tp);
 			return -EINVAL;
@@ -214,7 +213,7 @@ static ULONG kc_provider(const struct kc *kc, HANDLE *ret_h)
 		c[i].CounterId = r->id;
 		c[i].Type = r->type;
 		c[i].Attrib = r->attrib;
-		c[i].Size = (r->type & 0x300) == PERF_SIZE_LARGE ? 8 : 4;
+		c[i].Size = ctrtype_size(r->type) == 8 ? 8 : 4;
 		c[i].DetailLevel = r->detail_level;
 		c[i].Scale = r->scale;
 	}
