@@ -253,9 +253,9 @@ uninstall:
 
 # ---- checks -------------------------------------------------------------------------------
 check-abi: $(SO)
-	@exported=$$(nm -D --defined-only $(SO) | awk '{print $$3}' | sed 's/@.*//' | grep -v '^PERFLIB_' | sort); \
+	@exported=$$(nm -D --defined-only $(SO) | awk '{print $$3}' | sed 's/@.*//' | grep -v '^PERFLIB_' | sort -u); \
 	listed=$$(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' userspace/perflib.map \
-		| grep -v '^local$$' | sort); \
+		| grep -v '^local$$' | sort -u); \
 	if [ "$$exported" = "$$listed" ]; then echo "check-abi: OK ($$(echo "$$listed" | wc -l) symbols)"; \
 	else echo "check-abi: exported symbols differ from perflib.map"; \
 		diff <(echo "$$exported") <(echo "$$listed"); exit 1; fi
