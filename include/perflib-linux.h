@@ -123,7 +123,7 @@ struct perflib_pin_opts {
 };
 
 /* every field at its default */
-#define PERFLIB_PIN_OPTS_INIT                                                                     \
+#define PERFLIB_PIN_OPTS_INIT                                                                      \
 	{                                                                                          \
 		sizeof(struct perflib_pin_opts), 0, (uid_t)-1, (gid_t)-1, 0, 0                     \
 	}
@@ -221,7 +221,7 @@ PERFLIB_API int perflib_guid_from_string(const char *str, GUID *ret_guid);
 /* C++ with -fshort-wchar: the converters take char16_t buffers too (see perflib.h) */
 template <typename T>
 inline typename perflib_char16_only<T, int>::type perflib_utf8_to_utf16(const char *src, T *dst,
-									 size_t dst_units)
+									size_t dst_units)
 {
 	return perflib_utf8_to_utf16(src, reinterpret_cast<WCHAR *>(dst), dst_units);
 }

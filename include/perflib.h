@@ -647,9 +647,8 @@ PerfEnumerateCounterSetInstances(const T *szMachine, LPCGUID pCounterSetId,
 				 PPERF_INSTANCE_HEADER pInstances, DWORD cbInstances,
 				 LPDWORD pcbInstancesActual)
 {
-	return PerfEnumerateCounterSetInstances(reinterpret_cast<LPCWSTR>(szMachine),
-						pCounterSetId, pInstances, cbInstances,
-						pcbInstancesActual);
+	return PerfEnumerateCounterSetInstances(reinterpret_cast<LPCWSTR>(szMachine), pCounterSetId,
+						pInstances, cbInstances, pcbInstancesActual);
 }
 template <typename T>
 inline typename perflib_char16_only<T, ULONG>::type

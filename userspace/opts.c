@@ -28,7 +28,7 @@ int perflib_pin_opts_read(const struct perflib_pin_opts *user, struct perflib_pi
 		known = user->sz;
 #define OPT(field)                                                                                 \
 	do {                                                                                       \
-		if (offsetof(struct perflib_pin_opts, field) + sizeof(ret->field) <= known)       \
+		if (offsetof(struct perflib_pin_opts, field) + sizeof(ret->field) <= known)        \
 			ret->field = user->field;                                                  \
 	} while (0)
 	OPT(mode);
@@ -86,7 +86,7 @@ struct perflib_pin_opts_1_0 {
 };
 
 static const struct perflib_pin_opts *pin_opts_from_1_0(const struct perflib_pin_opts_1_0 *old,
-							 struct perflib_pin_opts *buf)
+							struct perflib_pin_opts *buf)
 {
 	if (!old)
 		return NULL;

@@ -92,10 +92,10 @@ struct perflib__pollfd {
 #error "perflib/win32compat.h supports LP64 Linux only"
 #endif
 extern int perflib__clock_gettime(int clk, struct perflib__timespec *ts) __asm__("clock_gettime");
-extern int perflib__nanosleep(const struct perflib__timespec *req, struct perflib__timespec *rem)
-	__asm__("nanosleep");
-extern int perflib__poll(struct perflib__pollfd *fds, unsigned long nfds, int timeout)
-	__asm__("poll");
+extern int perflib__nanosleep(const struct perflib__timespec *req,
+			      struct perflib__timespec *rem) __asm__("nanosleep");
+extern int perflib__poll(struct perflib__pollfd *fds, unsigned long nfds,
+			 int timeout) __asm__("poll");
 extern int perflib__pause(void) __asm__("pause");
 #define PERFLIB__CLOCK_MONOTONIC 1
 #define PERFLIB__CLOCK_BOOTTIME 7
@@ -361,8 +361,7 @@ template <size_t N> inline int perflib_wcscpy_s(WCHAR (&dst)[N], const WCHAR *sr
 {
 	return perflib_wcscpy_s(dst, N, src);
 }
-template <size_t N>
-inline int perflib_wcsncpy_s(WCHAR (&dst)[N], const WCHAR *src, size_t count)
+template <size_t N> inline int perflib_wcsncpy_s(WCHAR (&dst)[N], const WCHAR *src, size_t count)
 {
 	return perflib_wcsncpy_s(dst, N, src, count);
 }
