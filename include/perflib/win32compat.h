@@ -59,7 +59,9 @@ extern "C" {
 typedef const BYTE *LPCBYTE;
 typedef const char *LPCSTR;
 typedef struct perflib_hmodule__ *HMODULE; /* a dlopen() handle */
-typedef intptr_t(WINAPI *FARPROC)(void);
+/* Windows returns INT_PTR; void (*)(void) is the type GCC's -Wcast-function-type lets any
+ * function-pointer cast from, so "(PerfStartProviderExFunc)GetProcAddress(...)" builds clean */
+typedef void(WINAPI *FARPROC)(void);
 
 /* LARGE_INTEGER: a 64-bit value, also seen as its two 32-bit halves (little-endian) */
 typedef union _LARGE_INTEGER {

@@ -163,13 +163,13 @@ const WCHAR *p = u\"x\", *q = PERF_AGGREGATE_INSTANCE;"
 static_assert(std::is_same<WCHAR, wchar_t>::value && sizeof(WCHAR) == 2, \"WCHAR\");
 wchar_t inst[8];
 const WCHAR *p = L\"x\", *q = inst, *r = PERF_WILDCARD_INSTANCE;
-std::wstring w(L\"abc\");
+const wchar_t wide[] = L\"abc\";
 void f(HANDLE h, GUID *g, HANDLE *q2, char16_t *d);
 void f(HANDLE h, GUID *g, HANDLE *q2, char16_t *d)
 {
 	(void)PerfCreateInstance(h, g, u\"u16\", 1);
 	(void)PerfCreateInstance(h, g, L\"wide\", 1);
-	(void)PerfCreateInstance(h, g, w.c_str(), 1);
+	(void)PerfCreateInstance(h, g, wide, 1);
 	(void)PerfQueryInstance(h, g, u\"u16\", 1);
 	(void)PerfOpenQueryHandle(NULL, q2);
 	(void)PerfOpenQueryHandle(nullptr, q2);
