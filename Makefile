@@ -81,17 +81,30 @@ BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUTPUT)bench/%,$(BENCH_SRCS))
 
 SO := $(OUTPUT)libperflib.so.$(VERSION)
+# LoadLibrary("advapi32.dll") (perflib/win32compat.h) dlopens this name
+ADVAPI_ALIAS := libadvapi32.so
+# installed as $(INCLUDEDIR)/perflib/*.h (include/perflib/ holds them, or links to them), and
+# the old spellings <perflib.h>, <winperf.h>, ... as one-line headers including those
+HEADERS := $(wildcard include/perflib/*.h)
+OLD_HEADERS := perflib.h winperf.h perflib-linux.h perflib_bpf.h
+COMPAT_HEADERS := $(addprefix $(OUTPUT)include-compat/,$(OLD_HEADERS))
 A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
 .PHONY: all lib tools tests check bench install uninstall clean deps deps-check demo \
-	check-abi format-check dupcheck
+	check-abi check-headers format-check dupcheck
 .DELETE_ON_ERROR:
 .SECONDARY:
 
 all: deps-check lib tools
 
-lib: $(SO) $(A) $(PC) $(PDH_SO) $(PDH_A) $(PDH_PC)
+lib: $(SO) $(A) $(PC) $(PDH_SO) $(PDH_A) $(PDH_PC) $(COMPAT_HEADERS)
+
+$(OUTPUT)include-compat/%.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '/* SPDX-License-Identifier: MIT */\n/* %s - the old spelling of <perflib/%s> */\n#include "perflib/%s"\n' \
+		$*.h $*.h $*.h > $@
 
 tools: $(TOOL_BINS)
 
@@ -152,6 +165,7 @@ $(SO): $(LIB_SHARED_OBJS) userspace/perflib.map
 		$(LIB_SHARED_OBJS) $(LIB_LIBS) -o $@
 	$(Q)ln -sf libperflib.so.$(VERSION) $(OUTPUT)libperflib.so.$(VERSION_MAJOR)
 	$(Q)ln -sf libperflib.so.$(VERSION_MAJOR) $(OUTPUT)libperflib.so
+	$(Q)ln -sf libperflib.so.$(VERSION_MAJOR) $(OUTPUT)$(ADVAPI_ALIAS)
 
 $(A): $(LIB_STATIC_OBJS)
 	$(call msg,AR,$@)
@@ -260,11 +274,9 @@ demo:
 
 # ---- install ------------------------------------------------------------------------------
 install: all
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
-	install -m 644 include/perflib.h include/winperf.h include/perflib-linux.h \
-		include/pdh.h include/pdhmsg.h $(DESTDIR)$(INCLUDEDIR)/
-	[ ! -f include/perflib_bpf.h ] || install -m 644 include/perflib_bpf.h bpf/layout.h \
-		$(DESTDIR)$(INCLUDEDIR)/
+	install -d $(DESTDIR)$(INCLUDEDIR)/perflib $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/perflib/
+	install -m 644 $(COMPAT_HEADERS) include/pdh.h include/pdhmsg.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(A) $(PDH_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(PDH_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libpdh.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libpdh.so.$(VERSION_MAJOR)
@@ -274,25 +286,33 @@ install: all
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
 	ln -sf libperflib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR)
 	ln -sf libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so
+	ln -sf libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/$(ADVAPI_ALIAS)
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' userspace/perflib.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	for t in $(TOOL_BINS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
 
+# everything install put there, and nothing else
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/perflib.h $(DESTDIR)$(INCLUDEDIR)/winperf.h \
-		$(DESTDIR)$(INCLUDEDIR)/perflib-linux.h $(DESTDIR)$(INCLUDEDIR)/perflib_bpf.h \
-		$(DESTDIR)$(LIBDIR)/libperflib.* $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc \
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/perflib/,$(notdir $(HEADERS))) \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(OLD_HEADERS)) \
+		$(DESTDIR)$(LIBDIR)/libperflib.a $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so \
+		$(DESTDIR)$(LIBDIR)/$(ADVAPI_ALIAS) $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc \
 		$(DESTDIR)$(INCLUDEDIR)/pdh.h $(DESTDIR)$(INCLUDEDIR)/pdhmsg.h \
 		$(DESTDIR)$(LIBDIR)/libpdh.* $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
+	rmdir $(DESTDIR)$(INCLUDEDIR)/perflib 2>/dev/null || true
 	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+
+check-headers: lib
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/tools/test_headers.sh
 
 # ---- checks -------------------------------------------------------------------------------
 # exported symbols of a shared library = the names of its version script
 abi_check = exported=$$(nm -D --defined-only $(1) | awk '{print $$3}' | sed 's/@.*//' | \
-		grep -v '^$(3)' | sort); \
+		grep -v '^$(3)' | sort -u); \
 	listed=$$(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' $(2) \
-		| grep -v '^local$$' | sort); \
+		| grep -v '^local$$' | sort -u); \
 	if [ "$$exported" = "$$listed" ]; then \
 		echo "check-abi: $(notdir $(1)) OK ($$(echo "$$listed" | wc -l) symbols)"; \
 	else echo "check-abi: exported symbols of $(1) differ from $(2)"; \

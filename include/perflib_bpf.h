@@ -831,7 +831,7 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 #else /* !__bpf__: loaders */
 
 #include <errno.h>
-#include <limits.h>
+#include <linux/limits.h> /* PATH_MAX, which <limits.h> hides under -std=c11 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -920,7 +920,7 @@ static inline int perflib_bpf_counterset_open(const char *root, const char *guid
 	err = -EBADMSG;
 	if (mi.value_size < sizeof(*info))
 		goto fail;
-	info = calloc(1, mi.value_size);
+	info = (struct perflib_info *)calloc(1, mi.value_size);
 	if (!info) {
 		err = -ENOMEM;
 		goto fail;

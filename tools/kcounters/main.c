@@ -593,7 +593,8 @@ static int cmd_status(struct kc *kc)
 
 int main(int argc, char **argv)
 {
-	struct perflib_pin_opts opts = {.mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1};
+	struct perflib_pin_opts opts = {
+		.sz = sizeof(opts), .mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	const char *cmd = NULL, *manifest = NULL, *v;
 	bool force = false;
 	struct kc kc;

@@ -181,7 +181,8 @@ static int query(const char *guid_str)
 
 int main(int argc, char **argv)
 {
-	struct perflib_pin_opts opts = {.uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644};
+	struct perflib_pin_opts opts = {
+		.sz = sizeof(opts), .uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644};
 	const char *manifest = NULL, *val, *install = NULL;
 	struct manifest *man = NULL;
 	struct regman rm = {0};
