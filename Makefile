@@ -32,7 +32,7 @@ endif
 
 CFLAGS ?= -O2 -g -Werror
 ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
-	-Itools/common -I$(OUTPUT)gen
+	-Icommon -Ipdh -Itools/common -I$(OUTPUT)gen
 ALL_LDFLAGS := $(LDFLAGS)
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
@@ -47,11 +47,21 @@ XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread
 HTTP_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 
-LIB_SRCS := $(wildcard userspace/*.c)
-LIB_SHARED_OBJS := $(patsubst userspace/%.c,$(OUTPUT)shared/%.o,$(LIB_SRCS))
-LIB_STATIC_OBJS := $(patsubst userspace/%.c,$(OUTPUT)static/%.o,$(LIB_SRCS))
+# common/: sources compiled into more than one binary (libperflib, libpdh), hidden in each
+SHARED_SRCS := $(wildcard common/*.c)
+LIB_SRCS := $(wildcard userspace/*.c) $(SHARED_SRCS)
+LIB_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)shared/%.o,$(LIB_SRCS))
+LIB_STATIC_OBJS := $(patsubst %.c,$(OUTPUT)static/%.o,$(LIB_SRCS))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)bpf/%.skel.h,$(BPF_SRCS))
+
+# libpdh: pdh/ (and common/ in the shared object; libperflib.a carries it for static links)
+PDH_SRCS := $(wildcard pdh/*.c)
+PDH_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)shared/%.o,$(PDH_SRCS) $(SHARED_SRCS))
+PDH_STATIC_OBJS := $(patsubst %.c,$(OUTPUT)static/%.o,$(PDH_SRCS))
+PDH_SO := $(OUTPUT)libpdh.so.$(VERSION)
+PDH_A := $(OUTPUT)libpdh.a
+PDH_PC := $(OUTPUT)pdh.pc
 
 COMMON_SRCS := $(wildcard tools/common/*.c)
 COMMON_OBJS := $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(COMMON_SRCS))
@@ -73,17 +83,30 @@ BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUTPUT)bench/%,$(BENCH_SRCS))
 
 SO := $(OUTPUT)libperflib.so.$(VERSION)
+# LoadLibrary("advapi32.dll") (perflib/win32compat.h) dlopens this name
+ADVAPI_ALIAS := libadvapi32.so
+# installed as $(INCLUDEDIR)/perflib/*.h (include/perflib/ holds them, or links to them), and
+# the old spellings <perflib.h>, <winperf.h>, ... as one-line headers including those
+HEADERS := $(wildcard include/perflib/*.h)
+OLD_HEADERS := perflib.h winperf.h perflib-linux.h perflib_bpf.h
+COMPAT_HEADERS := $(addprefix $(OUTPUT)include-compat/,$(OLD_HEADERS))
 A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
 .PHONY: all lib tools tests check bench install uninstall clean deps deps-check demo \
-	check-abi format-check dupcheck stress
+	check-abi check-headers format-check dupcheck stress
 .DELETE_ON_ERROR:
 .SECONDARY:
 
 all: deps-check lib tools
 
-lib: $(SO) $(A) $(PC)
+lib: $(SO) $(A) $(PC) $(PDH_SO) $(PDH_A) $(PDH_PC) $(COMPAT_HEADERS)
+
+$(OUTPUT)include-compat/%.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '/* SPDX-License-Identifier: MIT */\n/* %s - the old spelling of <perflib/%s> */\n#include "perflib/%s"\n' \
+		$*.h $*.h $*.h > $@
 
 tools: $(TOOL_BINS)
 
@@ -127,12 +150,12 @@ $(OUTPUT)bpf/%.skel.h: $(OUTPUT)bpf/%.bpf.o
 skeletons: $(SKELS)
 
 # ---- library ------------------------------------------------------------------------------
-$(OUTPUT)shared/%.o: userspace/%.c | skeletons
+$(OUTPUT)shared/%.o: %.c | skeletons
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -c $< -o $@
 
-$(OUTPUT)static/%.o: userspace/%.c | skeletons
+$(OUTPUT)static/%.o: %.c | skeletons
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
@@ -144,10 +167,29 @@ $(SO): $(LIB_SHARED_OBJS) userspace/perflib.map
 		$(LIB_SHARED_OBJS) $(LIB_LIBS) -o $@
 	$(Q)ln -sf libperflib.so.$(VERSION) $(OUTPUT)libperflib.so.$(VERSION_MAJOR)
 	$(Q)ln -sf libperflib.so.$(VERSION_MAJOR) $(OUTPUT)libperflib.so
+	$(Q)ln -sf libperflib.so.$(VERSION_MAJOR) $(OUTPUT)$(ADVAPI_ALIAS)
 
 $(A): $(LIB_STATIC_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(PDH_SO): $(PDH_SHARED_OBJS) pdh/pdh.map $(SO)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=pdh/pdh.map \
+		-Wl,-soname,libpdh.so.$(VERSION_MAJOR) -Wl,--no-undefined \
+		$(PDH_SHARED_OBJS) -L$(OUTPUT) -lperflib -lpthread -lm -o $@
+	$(Q)ln -sf libpdh.so.$(VERSION) $(OUTPUT)libpdh.so.$(VERSION_MAJOR)
+	$(Q)ln -sf libpdh.so.$(VERSION_MAJOR) $(OUTPUT)libpdh.so
+
+$(PDH_A): $(PDH_STATIC_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(PDH_PC): pdh/pdh.pc.in Makefile
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(PC): userspace/perflib.pc.in Makefile
 	$(call msg,GEN,$@)
@@ -164,10 +206,10 @@ $(OUTPUT)tools-obj/%.o: tools/%.c | skeletons
 .SECONDEXPANSION:
 tool_objs = $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(wildcard tools/$(1)/*.c))
 $(OUTPUT)tools/%: $$(call tool_objs,$$*) \
-		$(COMMON_OBJS) $(A)
+		$(COMMON_OBJS) $(PDH_A) $(A)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_LDFLAGS) $(filter %.o,$^) $(A) $(LIB_LIBS) $(XML_LIBS) \
+	$(Q)$(CC) $(ALL_LDFLAGS) $(filter %.o,$^) $(PDH_A) $(A) $(LIB_LIBS) $(XML_LIBS) \
 		$(if $(filter exporter perflib-exporter,$*),$(HTTP_LIBS)) -lm -o $@
 
 # the demo provider's header comes from its manifest, through ctrpp
@@ -179,6 +221,7 @@ $(OUTPUT)tools-obj/perflib-demo/main.o: $(OUTPUT)gen/demo_counters.h
 
 # kcounters embeds its manifest (.incbin), which -MMD does not see
 $(OUTPUT)tools-obj/kcounters/main.o: tools/kcounters/kcounters.man
+$(OUTPUT)tools-obj/perflib-sysd/main.o: tools/perflib-sysd/system.man
 
 # ---- tests --------------------------------------------------------------------------------
 $(OUTPUT)tests/lib/%.o: tests/lib/%.c
@@ -186,11 +229,11 @@ $(OUTPUT)tests/lib/%.o: tests/lib/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUTPUT)tests/%: tests/unit/%.c $(A) $(COMMON_OBJS) $(TESTLIB_OBJS) | skeletons
+$(OUTPUT)tests/%: tests/unit/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TESTLIB_OBJS) | skeletons
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) $< \
-		$(TESTLIB_OBJS) $(COMMON_OBJS) $(A) -lcmocka $(LIB_LIBS) $(XML_LIBS) -lm -o $@
+		$(TESTLIB_OBJS) $(COMMON_OBJS) $(PDH_A) $(A) -lcmocka $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
 $(OUTPUT)tests/%.so-test: tests/unit/%.c $(SO) $(TESTLIB_OBJS)
 	$(call msg,TEST,$@)
@@ -228,11 +271,11 @@ check:
 # ---- benchmarks ---------------------------------------------------------------------------
 # a bench links the library, tools/common and what it names here beside them
 BENCH_OBJS_bench_exporter := $(OUTPUT)tools-obj/perflib-exporter/collect.o
-$(OUTPUT)bench/%: tests/bench/%.c $(A) $(COMMON_OBJS) $$(BENCH_OBJS_$$*) | skeletons
+$(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $$(BENCH_OBJS_$$*) | skeletons
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -Itools/perflib-exporter $(XML_CFLAGS) $(ALL_LDFLAGS) $< \
-		$(BENCH_OBJS_$*) $(COMMON_OBJS) $(A) $(LIB_LIBS) $(XML_LIBS) -lm -o $@
+		$(BENCH_OBJS_$*) $(COMMON_OBJS) $(PDH_A) $(A) $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
 bench: lib $(BENCH_BINS)
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
@@ -245,34 +288,53 @@ demo:
 
 # ---- install ------------------------------------------------------------------------------
 install: all
-	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
-	install -m 644 include/perflib.h include/winperf.h include/perflib-linux.h \
-		$(DESTDIR)$(INCLUDEDIR)/
-	[ ! -f include/perflib_bpf.h ] || install -m 644 include/perflib_bpf.h bpf/layout.h \
-		$(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 $(A) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(INCLUDEDIR)/perflib $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/perflib/
+	install -m 644 $(COMPAT_HEADERS) include/pdh.h include/pdhmsg.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(A) $(PDH_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SO) $(PDH_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libpdh.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libpdh.so.$(VERSION_MAJOR)
+	ln -sf libpdh.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libpdh.so
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' pdh/pdh.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
 	ln -sf libperflib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR)
 	ln -sf libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so
+	ln -sf libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/$(ADVAPI_ALIAS)
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' userspace/perflib.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	for t in $(TOOL_BINS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
 
+# everything install put there, and nothing else
 uninstall:
-	rm -f $(DESTDIR)$(INCLUDEDIR)/perflib.h $(DESTDIR)$(INCLUDEDIR)/winperf.h \
-		$(DESTDIR)$(INCLUDEDIR)/perflib-linux.h $(DESTDIR)$(INCLUDEDIR)/perflib_bpf.h \
-		$(DESTDIR)$(LIBDIR)/libperflib.* $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/perflib/,$(notdir $(HEADERS))) \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(OLD_HEADERS)) \
+		$(DESTDIR)$(LIBDIR)/libperflib.a $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION) \
+		$(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so \
+		$(DESTDIR)$(LIBDIR)/$(ADVAPI_ALIAS) $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc \
+		$(DESTDIR)$(INCLUDEDIR)/pdh.h $(DESTDIR)$(INCLUDEDIR)/pdhmsg.h \
+		$(DESTDIR)$(LIBDIR)/libpdh.* $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
+	rmdir $(DESTDIR)$(INCLUDEDIR)/perflib 2>/dev/null || true
 	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
 
+check-headers: lib
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/tools/test_headers.sh
+
 # ---- checks -------------------------------------------------------------------------------
-check-abi: $(SO)
-	@exported=$$(nm -D --defined-only $(SO) | awk '{print $$3}' | sed 's/@.*//' | grep -v '^PERFLIB_' | sort); \
-	listed=$$(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' userspace/perflib.map \
-		| grep -v '^local$$' | sort); \
-	if [ "$$exported" = "$$listed" ]; then echo "check-abi: OK ($$(echo "$$listed" | wc -l) symbols)"; \
-	else echo "check-abi: exported symbols differ from perflib.map"; \
+# exported symbols of a shared library = the names of its version script
+abi_check = exported=$$(nm -D --defined-only $(1) | awk '{print $$3}' | sed 's/@.*//' | \
+		grep -v '^$(3)' | sort -u); \
+	listed=$$(sed -n 's/^[[:space:]]*\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' $(2) \
+		| grep -v '^local$$' | sort -u); \
+	if [ "$$exported" = "$$listed" ]; then \
+		echo "check-abi: $(notdir $(1)) OK ($$(echo "$$listed" | wc -l) symbols)"; \
+	else echo "check-abi: exported symbols of $(1) differ from $(2)"; \
 		diff <(echo "$$exported") <(echo "$$listed"); exit 1; fi
+
+check-abi: $(SO) $(PDH_SO)
+	@$(call abi_check,$(SO),userspace/perflib.map,PERFLIB_)
+	@$(call abi_check,$(PDH_SO),pdh/pdh.map,PDH_1)
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')

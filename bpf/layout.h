@@ -260,7 +260,8 @@ static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *
 	key->hash[1] = 0;
 }
 
-#ifndef __bpf__
+/* (C11 and C++11 have static_assert; a C99 includer skips these, the library checks them) */
+#if !defined(__bpf__) && (defined(__cplusplus) || __STDC_VERSION__ >= 201112L)
 static_assert(sizeof(struct perflib_info) == 112, "info header size");
 static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");
 static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot header size");

@@ -27,7 +27,19 @@ extern "C" {
  */
 PERFLIB_API int perflib_set_pin_root(const char *path);
 
-/* perflib_pin_root - the root in use (never NULL; owned by the library). */
+/*
+ * perflib_get_pin_root - copy the root in use (NUL-terminated) into @buf of @size bytes.
+ * Returns its length without the NUL, -EINVAL for a NULL @buf, -ENOSPC when @size is too
+ * small (@buf untouched). PATH_MAX bytes always suffice. Safe against a concurrent
+ * perflib_set_pin_root().
+ */
+PERFLIB_API int perflib_get_pin_root(char *buf, size_t size);
+
+/*
+ * perflib_pin_root - the root in use (never NULL), in a static buffer of the library that
+ * the next perflib_set_pin_root() or root lookup rewrites: not for threaded programs, and
+ * copy it before changing the root. Prefer perflib_get_pin_root().
+ */
 PERFLIB_API const char *perflib_pin_root(void);
 
 /*
@@ -91,13 +103,30 @@ struct perflib_counterset_reg {
 	const struct perflib_counter_reg *counters;
 };
 
+/*
+ * Options of the registration calls. As libbpf's opts, the struct may grow at its end in
+ * later releases: set sz to sizeof(struct perflib_pin_opts) as you compiled it (the library
+ * then reads only the fields you know of, and takes the defaults for the others), and
+ * zero-initialise what you do not set. The library refuses (-EINVAL) an sz smaller than
+ * the sz field or larger than its own struct with non-zero bytes past the fields it knows.
+ *
+ *	struct perflib_pin_opts opts = PERFLIB_PIN_OPTS_INIT;
+ *	opts.mode = 0664;
+ */
 struct perflib_pin_opts {
+	size_t sz;	       /* sizeof(struct perflib_pin_opts) */
 	mode_t mode;	       /* pin file mode, 0 = default (0640) */
 	uid_t uid;	       /* owner, (uid_t)-1 = keep */
 	gid_t gid;	       /* group, (gid_t)-1 = keep */
 	unsigned int capacity; /* slots, 0 = default */
 	unsigned int name_max; /* UTF-16 units incl. NUL, 0 = default */
 };
+
+/* every field at its default */
+#define PERFLIB_PIN_OPTS_INIT                                                                      \
+	{                                                                                          \
+		sizeof(struct perflib_pin_opts), 0, (uid_t)-1, (gid_t)-1, 0, 0                     \
+	}
 
 /*
  * perflib_register_counterset - create and pin the maps of a counter set from a full
@@ -184,7 +213,48 @@ PERFLIB_API char *perflib_guid_to_string(const GUID *guid, char buf[37]);
 /* perflib_guid_from_string - parse with or without braces. -EINVAL on bad syntax. */
 PERFLIB_API int perflib_guid_from_string(const char *str, GUID *ret_guid);
 
+/*
+ * Kernel-owned instances (PERFLIB_1.1). A kernel provider (BPF programs, docs/BPF.md) owns
+ * instances that no process owns: owner pid 0 and PERFLIB_OWNER_KERNEL in the slot, so no
+ * reaper frees them and consumers show them while the provider is loaded. Its loader creates
+ * the fixed ones (one per CPU, _Total, ...) here; BPF programs create and delete their own
+ * with perflib_instance_create() / perflib_instance_delete() of perflib_bpf.h.
+ *
+ * perflib_kernel_instance_create - create instance (@name, @id) of counter set
+ * @counterset_guid, registered by started provider @provider (PerfSetCounterSetInfo), and hand
+ * it to the kernel. Returns its slot index (>= 0: the index BPF programs use with
+ * perflib_slot()), or -EINVAL, -EEXIST (name and id taken), -ENOSPC (no free slot), -ENOENT
+ * (counter set not registered by @provider), -EIO.
+ */
+PERFLIB_API int perflib_kernel_instance_create(HANDLE provider, const GUID *counterset_guid,
+					       const WCHAR *name, ULONG id);
+
+/*
+ * perflib_kernel_instances_delete - delete every kernel-owned instance of counter set
+ * @counterset_guid (whoever created it: a loader or a BPF program), and every instance
+ * @provider itself holds in it. Detach the programs that create instances first. Returns
+ * the number of kernel-owned instances deleted, -EINVAL, -ENOENT.
+ */
+PERFLIB_API int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid);
+
 #ifdef __cplusplus
+}
+#endif
+
+#if defined(__cplusplus) && PERFLIB_WCHAR_IS_WCHAR_T
+/* C++ with -fshort-wchar: the converters take char16_t buffers too (see perflib.h) */
+template <typename T>
+inline typename perflib_char16_only<T, int>::type perflib_utf8_to_utf16(const char *src, T *dst,
+									size_t dst_units)
+{
+	return perflib_utf8_to_utf16(src, reinterpret_cast<WCHAR *>(dst), dst_units);
+}
+template <typename T>
+inline typename perflib_char16_only<T, int>::type
+perflib_utf16_to_utf8(const T *src, size_t src_units, char *dst, size_t dst_size)
+{
+	return perflib_utf16_to_utf8(reinterpret_cast<const WCHAR *>(src), src_units, dst,
+				     dst_size);
 }
 #endif
 

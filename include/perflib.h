@@ -4,9 +4,11 @@
  *
  * Names, values and byte layouts are those of the Windows SDK: code written for Windows
  * builds with few changes. ULONG/DWORD are 32 bits (not unsigned long), WCHAR is a 16-bit
- * UTF-16LE code unit (char16_t), so u"name" literals work; code built with -fshort-wchar
- * may keep L"name". Functions return Win32 error codes (ERROR_*); the two that return a
- * pointer report failures through GetLastError(). Layouts are asserted in userspace/.
+ * UTF-16LE code unit: char16_t, so u"name" literals work, or, in C++ built with -fshort-wchar,
+ * wchar_t as on Windows, so L"name" and wchar_t arrays work (README "Wide strings"). Functions
+ * return Win32 error codes (ERROR_*); the two that return a pointer report failures through
+ * GetLastError(). Layouts are asserted in userspace/. Compiles as C99 and later and as C++11
+ * and later. SAL annotations (__in, _In_, ...) are not defined here: <perflib/sal.h>.
  */
 #ifndef PERFLIB_H
 #define PERFLIB_H
@@ -36,7 +38,28 @@ typedef uint64_t ULONGLONG;
 typedef uint64_t ULONG64;
 typedef int64_t LONGLONG;
 typedef int32_t BOOL;
-typedef char16_t WCHAR; /* UTF-16LE code unit; wchar_t is 32 bits here */
+/*
+ * WCHAR: one UTF-16LE code unit, 16 bits in every mode (the ABI does not change). In C,
+ * char16_t and a -fshort-wchar wchar_t are the same type (unsigned short), so u"" and, with
+ * -fshort-wchar, L"" both convert. In C++ they are distinct types: WCHAR is wchar_t when
+ * wchar_t is 16 bits (-fshort-wchar), as on Windows, so that L"", wchar_t arrays and
+ * std::wstring data pass as PCWSTR; u"" then goes through the char16_t overloads at the end
+ * of this file. Without -fshort-wchar WCHAR is char16_t and u"" is the only wide literal.
+ */
+#if defined(__cplusplus) && defined(__SIZEOF_WCHAR_T__) && __SIZEOF_WCHAR_T__ == 2
+#define PERFLIB_WCHAR_IS_WCHAR_T 1
+typedef wchar_t WCHAR;
+#else
+#define PERFLIB_WCHAR_IS_WCHAR_T 0
+typedef char16_t WCHAR;
+#endif
+/* PERFLIB_WTEXT("x") - a WCHAR string literal: L"x" when wchar_t is 16 bits, else u"x" */
+#if defined(__SIZEOF_WCHAR_T__) && __SIZEOF_WCHAR_T__ == 2
+#define PERFLIB_WTEXT(s) PERFLIB__WTEXT(L, s)
+#else
+#define PERFLIB_WTEXT(s) PERFLIB__WTEXT(u, s)
+#endif
+#define PERFLIB__WTEXT(p, s) p##s
 typedef WCHAR *PWSTR, *LPWSTR;
 typedef const WCHAR *PCWSTR, *LPCWSTR;
 typedef void VOID;
@@ -108,20 +131,6 @@ typedef struct _SYSTEMTIME {
 #define TRUE 1
 #define FALSE 0
 #endif
-/* SAL annotations carry no meaning here. */
-#define __in
-#define __in_opt
-#define __out
-#define __out_opt
-#define __inout
-#define __inout_opt
-#define _In_
-#define _In_opt_
-#define _Out_
-#define _Out_opt_
-#define _Inout_
-#define _Inout_opt_
-
 /* Win32 error codes used by this API (Windows' values). */
 #define ERROR_SUCCESS 0
 #define ERROR_FILE_NOT_FOUND 2
@@ -182,8 +191,8 @@ typedef struct _SYSTEMTIME {
 
 /* Wildcards, special names, limits. */
 #define PERF_WILDCARD_COUNTER 0xFFFFFFFF
-#define PERF_WILDCARD_INSTANCE u"*"
-#define PERF_AGGREGATE_INSTANCE u"_Total"
+#define PERF_WILDCARD_INSTANCE PERFLIB_WTEXT("*")
+#define PERF_AGGREGATE_INSTANCE PERFLIB_WTEXT("_Total")
 #define PERF_MAX_INSTANCE_NAME 1024
 
 /* ControlCallback request codes. */
@@ -590,6 +599,66 @@ PERFLIB_API ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounter
 				       DWORD cbCounterBlock, LPDWORD pcbCounterBlockActual);
 
 #ifdef __cplusplus
+}
+#endif
+
+#if defined(__cplusplus) && PERFLIB_WCHAR_IS_WCHAR_T
+/*
+ * C++ with -fshort-wchar: WCHAR is wchar_t, and these overloads take u"" (char16_t) strings
+ * too. They are templates so that a NULL or nullptr machine name still picks the function
+ * above, unambiguously; only T = char16_t instantiates them.
+ */
+template <typename T, typename R> struct perflib_char16_only {
+};
+template <typename R> struct perflib_char16_only<char16_t, R> {
+	typedef R type;
+};
+template <typename T>
+inline typename perflib_char16_only<T, PPERF_COUNTERSET_INSTANCE>::type
+PerfCreateInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid, const T *Name, ULONG Id)
+{
+	return PerfCreateInstance(ProviderHandle, CounterSetGuid,
+				  reinterpret_cast<const WCHAR *>(Name), Id);
+}
+template <typename T>
+inline typename perflib_char16_only<T, PPERF_COUNTERSET_INSTANCE>::type
+PerfQueryInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid, const T *Name, ULONG Id)
+{
+	return PerfQueryInstance(ProviderHandle, CounterSetGuid,
+				 reinterpret_cast<const WCHAR *>(Name), Id);
+}
+template <typename T>
+inline typename perflib_char16_only<T, ULONG>::type PerfOpenQueryHandle(const T *szMachine,
+									HANDLE *phQuery)
+{
+	return PerfOpenQueryHandle(reinterpret_cast<LPCWSTR>(szMachine), phQuery);
+}
+template <typename T>
+inline typename perflib_char16_only<T, ULONG>::type
+PerfEnumerateCounterSet(const T *szMachine, LPGUID pCounterSetIds, DWORD cCounterSetIds,
+			LPDWORD pcCounterSetIdsActual)
+{
+	return PerfEnumerateCounterSet(reinterpret_cast<LPCWSTR>(szMachine), pCounterSetIds,
+				       cCounterSetIds, pcCounterSetIdsActual);
+}
+template <typename T>
+inline typename perflib_char16_only<T, ULONG>::type
+PerfEnumerateCounterSetInstances(const T *szMachine, LPCGUID pCounterSetId,
+				 PPERF_INSTANCE_HEADER pInstances, DWORD cbInstances,
+				 LPDWORD pcbInstancesActual)
+{
+	return PerfEnumerateCounterSetInstances(reinterpret_cast<LPCWSTR>(szMachine), pCounterSetId,
+						pInstances, cbInstances, pcbInstancesActual);
+}
+template <typename T>
+inline typename perflib_char16_only<T, ULONG>::type
+PerfQueryCounterSetRegistrationInfo(const T *szMachine, LPCGUID pCounterSetId,
+				    PerfRegInfoType requestCode, DWORD requestLangId,
+				    LPBYTE pbRegInfo, DWORD cbRegInfo, LPDWORD pcbRegInfoActual)
+{
+	return PerfQueryCounterSetRegistrationInfo(reinterpret_cast<LPCWSTR>(szMachine),
+						   pCounterSetId, requestCode, requestLangId,
+						   pbRegInfo, cbRegInfo, pcbRegInfoActual);
 }
 #endif
 

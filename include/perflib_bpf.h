@@ -437,10 +437,401 @@ static __always_inline int perflib__slot_matches(const void *slot, const struct 
  */
 #define perflib_find_instance(map, id, name, flags) map##__perflib_find(id, name, flags)
 
+/* ==== kernel-owned instances: geometry per counter set, create and delete from BPF ========== */
+/*
+ * Everything in this section takes the counter set's geometry explicitly, so that one BPF
+ * object can serve several counter sets (declare one PERFLIB_GEOMETRY per set, each filled
+ * by the loader from perflib_bpf_counterset_open()). The geometry must still live in .rodata:
+ * the verifier bounds every slot access with its (frozen, hence constant) values.
+ *
+ * perflib_instance_create() and perflib_instance_delete() give an instance created by a BPF
+ * program the guarantees PerfCreateInstance / PerfDeleteInstance give (ARCHITECTURE.md,
+ * "Lifetime"): a FREE slot is claimed by CAS, the Windows block and the name are written,
+ * the index key (name, id) is inserted with BPF_NOEXIST (so the pair is unique across every
+ * provider of the counter set, kernel and user space alike), and only then is the slot
+ * published LIVE. The instance belongs to the kernel: owner pid 0 and owner_start
+ * PERFLIB_OWNER_KERNEL, so no reaper frees it; its loader deletes it (from BPF with
+ * perflib_instance_delete, or from user space with perflib_kernel_instances_delete()).
+ * While a slot is being created or deleted its word carries PERFLIB_KERNEL_CLAIM_PID (pid 1,
+ * always alive), so user-space reapers leave it alone.
+ *
+ * Program types: tracing (tp_btf, fentry, iter/...), raw tracepoints and syscall programs
+ * (all tested); anything that may use atomics on map values and the bpf_iter_num kfuncs
+ * (kernel 6.4 and later).
+ */
+
+/* the pid a kernel claim shows while the slot is CLAIMED (create or delete in progress) */
+#define PERFLIB_KERNEL_CLAIM_PID 1
+/* longest name perflib_instance_create() takes, in UTF-16 units without the NUL */
+#define PERFLIB_BPF_CREATE_NAME_MAX (PERFLIB_BPF_KEY_MAX - 1)
+/* most slots one scan visits (the kfunc iterator's limit) */
+#define PERFLIB_BPF_SCAN_MAX (1U << 23)
+
+/* PERFLIB_GEOMETRY - declare the geometry of one counter set, set by the loader before load */
+#define PERFLIB_GEOMETRY(_name) const volatile struct perflib_bpf_geometry _name = {}
+
+#ifndef PERFLIB_BPF_NO_ITER_KFUNCS
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __weak __ksym;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __weak __ksym;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
+#endif
+
+/* perflib_gslot - slot @idx of @data_map with geometry @g, or NULL past the capacity */
+static __always_inline void *perflib_gslot(void *data_map,
+					   const volatile struct perflib_bpf_geometry *g, __u32 idx)
+{
+	if (idx >= g->capacity)
+		return NULL;
+	return bpf_map_lookup_elem(data_map, &idx);
+}
+
+/* the 8-byte counter at position @pos of @slot (geometry @g), or NULL */
+static __always_inline __u64 *
+perflib_gcounter(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos)
+{
+	if (!slot || pos >= g->nr_counters)
+		return NULL;
+	return (__u64 *)(slot + PERFLIB_COUNTERS_OFFSET + 8 * (__u64)pos);
+}
+
+/* perflib_gcounter_add - atomically add @v to the 64-bit counter @pos; 0 or -1 */
+static __always_inline int
+perflib_gcounter_add(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
+{
+	__u64 *c = perflib_gcounter(slot, g, pos);
+
+	if (!c)
+		return -1;
+	__sync_fetch_and_add(c, v);
+	return 0;
+}
+
+/* perflib_gcounter_set - store @v in the 64-bit counter @pos; 0 or -1 */
+static __always_inline int
+perflib_gcounter_set(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
+{
+	__u64 *c = perflib_gcounter(slot, g, pos);
+
+	if (!c)
+		return -1;
+	*(volatile __u64 *)c = v;
+	return 0;
+}
+
+/* perflib_gcounter_set32 - store @v in the DWORD counter @pos; 0 or -1 */
+static __always_inline int perflib_gcounter_set32(void *slot,
+						  const volatile struct perflib_bpf_geometry *g,
+						  __u32 pos, __u32 v)
+{
+	__u64 *c = perflib_gcounter(slot, g, pos);
+
+	if (!c)
+		return -1;
+	*(volatile __u32 *)c = v;
+	return 0;
+}
+
+/* perflib_gcounter_read - the 64-bit counter @pos, 0 when out of range */
+static __always_inline __u64 perflib_gcounter_read(void *slot,
+						   const volatile struct perflib_bpf_geometry *g,
+						   __u32 pos)
+{
+	__u64 *c = perflib_gcounter(slot, g, pos);
+
+	return c ? *(volatile __u64 *)c : 0;
+}
+
+/*
+ * The loops of this section are open-coded iterators (bpf_iter_num): the verifier checks
+ * their body once instead of once per iteration, which keeps programs that create instances
+ * quick to load. Every index they produce is bounded again before use.
+ */
+#define perflib__for(_it, _k, _n)                                                                  \
+	for (bpf_iter_num_new(&(_it), 0, (int)(_n)); ((_k) = bpf_iter_num_next(&(_it)));)
+
+/* the index key of @len UTF-16 units at @name and @id, shaped for geometry @g (kernel scope) */
+static __always_inline void perflib__gkey(const volatile struct perflib_bpf_geometry *g,
+					  const __u16 *name, __u32 len, __u32 id,
+					  struct perflib_index_key *key)
+{
+	__u64 scope = perflib_key_scope(g->instance_type, 0);
+	struct perflib_hash_state st;
+	struct bpf_iter_num it;
+	int *k;
+
+	__builtin_memset(key, 0, sizeof(*key));
+	if (perflib_key_singleton(g->instance_type)) {
+		perflib_singleton_key(scope, key);
+		return;
+	}
+	if (len > PERFLIB_BPF_CREATE_NAME_MAX)
+		len = PERFLIB_BPF_CREATE_NAME_MAX;
+	perflib_hash_init(&st, scope);
+	perflib__for(it, k, len)
+	{
+		__u32 i = (__u32)*k;
+
+		if (i >= PERFLIB_BPF_CREATE_NAME_MAX)
+			break;
+		perflib_hash_step(&st, name[i]);
+	}
+	bpf_iter_num_destroy(&it);
+	perflib_hash_final(&st, id, len, key);
+}
+
+/* store 0 in bytes [@from, slot_size) of @slot, 8 at a time (slot_size is a multiple of 64) */
+static __always_inline void
+perflib__gzero(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 from)
+{
+	struct bpf_iter_num it;
+	int *k;
+
+	perflib__for(it, k, (g->slot_size - from) / 8)
+	{
+		__u64 off = from + 8 * (__u64)(__u32)*k;
+
+		if (off + 8 > g->slot_size)
+			break;
+		*(volatile __u64 *)(slot + off) = 0;
+	}
+	bpf_iter_num_destroy(&it);
+}
+
+/*
+ * claim a FREE slot of @data_map by CAS, scanning from @hint; the slot index, or -ENOSPC.
+ * *ret_word gets the claimed word.
+ */
+static __always_inline __s64 perflib__gclaim(void *data_map,
+					     const volatile struct perflib_bpf_geometry *g,
+					     __u32 hint, __u64 *ret_word)
+{
+	__u32 cap = g->capacity < PERFLIB_BPF_SCAN_MAX ? g->capacity : PERFLIB_BPF_SCAN_MAX;
+	struct bpf_iter_num it;
+	__s64 found = -28; /* -ENOSPC */
+	int *k;
+
+	if (hint >= cap)
+		hint = 0;
+	perflib__for(it, k, cap)
+	{
+		__u32 i = hint + (__u32)*k;
+		__u64 w, nw;
+		void *slot;
+
+		if (i >= cap)
+			i -= cap;
+		slot = perflib_gslot(data_map, g, i);
+		if (!slot)
+			break;
+		w = perflib_slot_word(slot);
+		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
+			continue;
+		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_word_gen(w) + 1,
+				       PERFLIB_KERNEL_CLAIM_PID);
+		if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) == w) {
+			*ret_word = nw;
+			found = i;
+			break;
+		}
+	}
+	bpf_iter_num_destroy(&it);
+	return found;
+}
+
+/* give claimed slot @slot (word @w) back: zero what the claim wrote, then FREE */
+static __always_inline void
+perflib__grelease(void *slot, const volatile struct perflib_bpf_geometry *g, __u64 w)
+{
+	struct perflib_slot_hdr *h = slot;
+
+	perflib__gzero(slot, g, PERFLIB_BLOCK_OFFSET);
+	h->owner_start = 0;
+	h->proc_index = 0;
+	__sync_lock_test_and_set((__u64 *)slot,
+				 perflib_make_word(PERFLIB_SLOT_FREE, perflib_word_gen(w) + 1, 0));
+}
+
+/*
+ * perflib_instance_create - create a kernel-owned instance of the counter set of @data_map
+ * (geometry @g) named by the @len UTF-16 units at @name (a buffer of PERFLIB_BPF_KEY_MAX
+ * units; at most PERFLIB_BPF_CREATE_NAME_MAX units, no NUL needed) with InstanceId @id.
+ * @guid is the counter set's GUID (16 bytes, Windows byte order; the loader copies it from
+ * perflib_bpf_counterset.guid), @hint the slot to start looking at (any value; keep the last
+ * result + 1 to spread creations). Returns the slot index (>= 0), or -EEXIST (a live
+ * instance anywhere has this name and id, or the single instance of a single-instance set
+ * exists), -ENOSPC (no free slot), -EINVAL (name too long for the set), -EBUSY (the index
+ * kept changing), -E2BIG (index map full). Counters start at 0.
+ */
+static __always_inline __s64 perflib_instance_create(void *data_map, void *index_map,
+						     const volatile struct perflib_bpf_geometry *g,
+						     const volatile __u8 *guid, const __u16 *name,
+						     __u32 len, __u32 id, __u32 hint)
+{
+	struct perflib_index_key key;
+	struct perflib_index_val val;
+	struct perflib_slot_hdr *h;
+	struct bpf_iter_num it;
+	__u32 k, name_bytes, blk_size;
+	__u64 w, live, ascii;
+	__s64 idx;
+	void *slot;
+	int err, *kp;
+
+	if (len > PERFLIB_BPF_CREATE_NAME_MAX || len + 1 > g->name_max)
+		return -22; /* -EINVAL */
+	idx = perflib__gclaim(data_map, g, hint, &w);
+	if (idx < 0)
+		return idx;
+	slot = perflib_gslot(data_map, g, (__u32)idx);
+	if (!slot)
+		return -28;
+	h = slot;
+	h->owner_start = PERFLIB_OWNER_KERNEL;
+	h->proc_index = 0xFFFFFFFF;
+	/* the Windows block (PERF_COUNTERSET_INSTANCE), exactly as PerfCreateInstance writes it */
+	for (k = 0; k < 16; k++)
+		*(__u8 *)(slot + PERFLIB_BLOCK_OFFSET + k) = guid[k];
+	name_bytes = (len + 1) * 2;
+	blk_size = 32 + 8 * g->nr_counters;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 16) = (blk_size + name_bytes + 7) & ~7u;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 20) = id;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 24) = blk_size;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 28) = name_bytes;
+	/*
+	 * the name (a FREE slot is all zero past its header: the NUL and padding are there) and
+	 * the ASCII rendering bpftool shows (ascii_offset: name end rounded up to 8, layout.h)
+	 */
+	ascii = (g->name_offset + 2 * (__u64)g->name_max + 7) & ~7ULL;
+	perflib__for(it, kp, len)
+	{
+		__u32 k = (__u32)*kp;
+		__u64 off = g->name_offset + 2 * (__u64)k;
+		__u16 c;
+
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || off + 2 > g->slot_size)
+			break;
+		c = name[k];
+		*(__u16 *)(slot + off) = c;
+		if (k < PERFLIB_ASCII_MAX - 1 && ascii + k < g->slot_size)
+			*(__u8 *)(slot + ascii + k) = c >= 0x20 && c < 0x7f ? (__u8)c : '?';
+	}
+	bpf_iter_num_destroy(&it);
+	perflib__gkey(g, name, len, id, &key);
+	val.slot = (__u32)idx;
+	val.gen = perflib_word_gen(w);
+	err = bpf_map_update_elem(index_map, &key, &val, BPF_NOEXIST);
+	if (err) {
+		perflib__grelease(slot, g, w);
+		return err; /* -EEXIST, -E2BIG, ... */
+	}
+	/* publish: block and name are in place before the word says LIVE (CAS: full barrier) */
+	live = perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w) + 1, 0);
+	if (__sync_val_compare_and_swap((__u64 *)slot, w, live) != w)
+		return -16; /* -EBUSY: cannot happen while the protocol is kept */
+	return idx;
+}
+
+/*
+ * perflib_instance_create_ascii - perflib_instance_create() with an ASCII name (NUL-terminated,
+ * at most PERFLIB_BPF_CREATE_NAME_MAX characters; each byte one UTF-16 unit) in a buffer of
+ * PERFLIB_BPF_KEY_MAX bytes (the verifier checks reads up to its end), e.g. a stack buffer
+ * holding a task's comm read with bpf_probe_read_kernel_str().
+ */
+static __always_inline __s64 perflib_instance_create_ascii(
+	void *data_map, void *index_map, const volatile struct perflib_bpf_geometry *g,
+	const volatile __u8 *guid, const char *name, __u32 id, __u32 hint)
+{
+	__u16 units[PERFLIB_BPF_KEY_MAX] = {};
+	struct bpf_iter_num it;
+	__u32 len = 0;
+	int *kp;
+
+	perflib__for(it, kp, PERFLIB_BPF_CREATE_NAME_MAX)
+	{
+		__u32 k = (__u32)*kp;
+		__u8 c;
+
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX)
+			break;
+		c = name[k];
+		if (!c)
+			break;
+		units[k] = c;
+		len = k + 1;
+	}
+	bpf_iter_num_destroy(&it);
+	return perflib_instance_create(data_map, index_map, g, guid, units, len, id, hint);
+}
+
+/* the index key of the kernel-owned instance stored in @slot: its name and id, pid 0 */
+static __always_inline void perflib__gslot_key(const void *slot,
+					       const volatile struct perflib_bpf_geometry *g,
+					       struct perflib_index_key *key)
+{
+	__u16 units[PERFLIB_BPF_KEY_MAX] = {};
+	struct bpf_iter_num it;
+	__u32 len = 0;
+	int *kp;
+
+	perflib__for(it, kp, PERFLIB_BPF_CREATE_NAME_MAX)
+	{
+		__u32 k = (__u32)*kp;
+		__u64 off = g->name_offset + 2 * (__u64)k;
+		__u16 c;
+
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || k + 1 >= g->name_max ||
+		    off + 2 > g->slot_size)
+			break;
+		c = *(const __u16 *)(slot + off);
+		if (!c)
+			break;
+		units[k] = c;
+		len = k + 1;
+	}
+	bpf_iter_num_destroy(&it);
+	perflib__gkey(g, units, len, perflib_slot_id(slot), key);
+}
+
+/*
+ * perflib_instance_delete - delete the kernel-owned live instance in slot @idx (from
+ * perflib_instance_create): hide it from readers (LIVE -> CLAIMED), delete its index key,
+ * zero the slot and free it for reuse. 0, -ENOENT (not a live kernel-owned instance),
+ * -EBUSY (its word changed under us).
+ */
+static __always_inline int perflib_instance_delete(void *data_map, void *index_map,
+						   const volatile struct perflib_bpf_geometry *g,
+						   __u32 idx)
+{
+	struct perflib_index_val *cur;
+	struct perflib_index_key key;
+	struct perflib_slot_hdr *h;
+	void *slot = perflib_gslot(data_map, g, idx);
+	__u64 w, nw;
+
+	if (!slot)
+		return -2;
+	h = slot;
+	w = perflib_slot_word(slot);
+	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
+	    h->owner_start != PERFLIB_OWNER_KERNEL)
+		return -2;
+	nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_word_gen(w) + 1,
+			       PERFLIB_KERNEL_CLAIM_PID);
+	if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) != w)
+		return -16;
+	/* the key as the creator inserted it: the name read back from the slot, pid 0 */
+	perflib__gslot_key(slot, g, &key);
+	cur = bpf_map_lookup_elem(index_map, &key);
+	if (cur && cur->slot == idx)
+		bpf_map_delete_elem(index_map, &key);
+	perflib__grelease(slot, g, nw);
+	return 0;
+}
+
 #else /* !__bpf__: loaders */
 
 #include <errno.h>
-#include <limits.h>
+#include <linux/limits.h> /* PATH_MAX, which <limits.h> hides under -std=c11 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,7 +920,7 @@ static inline int perflib_bpf_counterset_open(const char *root, const char *guid
 	err = -EBADMSG;
 	if (mi.value_size < sizeof(*info))
 		goto fail;
-	info = calloc(1, mi.value_size);
+	info = (struct perflib_info *)calloc(1, mi.value_size);
 	if (!info) {
 		err = -ENOMEM;
 		goto fail;
@@ -567,6 +958,41 @@ static inline int perflib_bpf_counterset_reuse(const struct perflib_bpf_counters
 		err = bpf_map__reuse_fd(index, cs->index_fd);
 	if (!err && procs)
 		err = bpf_map__reuse_fd(procs, cs->procs_fd);
+	return err;
+}
+
+/* ==== kernel-owned instances: what their loader needs (see the BPF side above) ============= */
+
+/*
+ * perflib_bpf_counterset_guid - the counter-set GUID of @cs as the 16 bytes of a
+ * PERF_COUNTERSET_INSTANCE (Windows byte order), for the program's .rodata (the @guid
+ * argument of perflib_instance_create). 0 or -errno.
+ */
+static inline int perflib_bpf_counterset_guid(const struct perflib_bpf_counterset *cs,
+					      __u8 guid[16])
+{
+	struct perflib_info info;
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key = 0;
+	void *buf;
+	int err = 0;
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(cs->info_fd, &mi, &len))
+		return -errno;
+	if (mi.value_size < sizeof(info))
+		return -EBADMSG;
+	buf = calloc(1, mi.value_size);
+	if (!buf)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(cs->info_fd, &key, buf))
+		err = -errno;
+	memcpy(&info, buf, sizeof(info));
+	free(buf);
+	if (!err && info.magic != PERFLIB_INFO_MAGIC)
+		err = -EBADMSG;
+	if (!err)
+		memcpy(guid, info.counterset_guid, 16);
 	return err;
 }
 

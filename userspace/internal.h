@@ -129,6 +129,13 @@ static inline uint8_t *perflib_slot(const struct perflib_set_map *map, uint32_t 
 }
 /* pin access defaults (perflib_set_pin_access + environment) */
 void perflib_pin_defaults(struct perflib_pin_opts *opts);
+/* opts.c: @user (NULL = defaults) read by its sz into *ret; -EINVAL for a bad sz */
+int perflib_pin_opts_read(const struct perflib_pin_opts *user, struct perflib_pin_opts *ret);
+/* registry.c and store.c: the API's registration and layout, with options already read */
+int perflib_registry_register(const struct perflib_counterset_reg *reg,
+			      const struct perflib_pin_opts *opts);
+int perflib_layout_compute(const struct perflib_counterset_reg *reg,
+			   const struct perflib_pin_opts *opts, struct perflib_layout *ret_layout);
 /* list counter-set GUIDs under the root; *ret_guids malloc'd (caller frees) */
 int perflib_store_list(GUID **ret_guids, size_t *ret_nr);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrtype.h"
 #include "internal.h"
 
 _Static_assert(sizeof(ULONG) == 4 && sizeof(ULONGLONG) == 8 && sizeof(WCHAR) == 2, "Win32 types");
@@ -307,14 +308,10 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 	if (!set->counters || !set->owned)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		uint32_t size = c[i].Type & 0x300;
-
 		set->counters[i].id = c[i].CounterId;
 		set->counters[i].type = c[i].Type;
 		set->counters[i].offset = (uint32_t)sizeof(PERF_COUNTERSET_INSTANCE) + 8 * i;
-		set->counters[i].size = size == PERF_SIZE_LARGE	  ? 8
-					: size == PERF_SIZE_DWORD ? 4
-								  : 0;
+		set->counters[i].size = ctrtype_size(c[i].Type);
 		set->counters[i].byref = !!(c[i].Attrib & PERF_ATTRIB_BY_REFERENCE);
 		set->counters[i].pos = (uint16_t)i;
 		if (set->counters[i].byref)
@@ -403,9 +400,8 @@ static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER
 		regs[i].scale = c[i].Scale;
 		regs[i].base_id = regs[i].perf_time_id = regs[i].perf_freq_id = 0xFFFFFFFF;
 		regs[i].multi_id = 0xFFFFFFFF;
-		/* without a manifest the base of a fraction is the counter that follows it */
-		if ((c[i].Type & 0x70000) == PERF_COUNTER_FRACTION && i + 1 < tmpl->NumCounters &&
-		    (c[i + 1].Type & 0x70000) == PERF_COUNTER_BASE)
+		/* without a manifest the base is the counter that follows (ctrtype.h's rule) */
+		if (i + 1 < tmpl->NumCounters && ctrtype_next_is_base(c[i].Type, c[i + 1].Type))
 			regs[i].base_id = c[i + 1].CounterId;
 	}
 	perflib_pin_defaults(&opts);
@@ -439,7 +435,7 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	c = (PERF_COUNTER_INFO *)(Template + 1);
 	for (i = 0; i < n; i++) {
 		/* variable-length values do not fit an 8-byte slot */
-		if ((c[i].Type & 0x300) == PERF_SIZE_VARIABLE_LEN)
+		if ((c[i].Type & CTRTYPE_SIZE_MASK) == PERF_SIZE_VARIABLE_LEN)
 			return ERROR_INVALID_PARAMETER;
 	}
 	/* before anything is pinned: a refused template must not leave a counter set behind */

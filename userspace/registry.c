@@ -23,8 +23,9 @@ static bool same_registration(const struct perflib_info *a, const struct perflib
 		       (const uint8_t *)b + b->strings_offset, a->strings_size);
 }
 
-int perflib_register_counterset(const struct perflib_counterset_reg *reg,
-				const struct perflib_pin_opts *user_opts)
+/* perflib_register_counterset() of the API, behind the opts.c versions: @user_opts read by sz */
+int perflib_registry_register(const struct perflib_counterset_reg *reg,
+			      const struct perflib_pin_opts *user_opts)
 {
 	struct perflib_set_map *map = NULL;
 	struct perflib_pin_opts opts;

@@ -74,6 +74,21 @@ const char *perflib_pin_root(void)
 	return perflib_root_path();
 }
 
+int perflib_get_pin_root(char *buf, size_t size)
+{
+	size_t len;
+
+	if (!buf)
+		return -EINVAL;
+	perflib_root_path(); /* resolves the default; the copy below is taken under the lock */
+	pthread_mutex_lock(&store_lock);
+	len = strlen(root_path);
+	if (len < size)
+		memcpy(buf, root_path, len + 1);
+	pthread_mutex_unlock(&store_lock);
+	return len < size ? (int)len : -ENOSPC;
+}
+
 int perflib_set_pin_access(mode_t mode, gid_t gid)
 {
 	if (mode & ~0666)
@@ -124,6 +139,7 @@ void perflib_pin_defaults(struct perflib_pin_opts *opts)
 	char *end;
 
 	memset(opts, 0, sizeof(*opts));
+	opts->sz = sizeof(*opts);
 	opts->uid = (uid_t)-1;
 	opts->gid = (gid_t)-1;
 	pthread_mutex_lock(&store_lock);
@@ -476,9 +492,9 @@ static int btf_finish(struct btf *btf, int key, int value, int *ret_fd, int *ret
 	return 0;
 }
 
-int perflib_counterset_layout(const struct perflib_counterset_reg *reg,
-			      const struct perflib_pin_opts *opts,
-			      struct perflib_layout *ret_layout)
+/* perflib_counterset_layout() of the API, behind the opts.c versions: @opts read by sz */
+int perflib_layout_compute(const struct perflib_counterset_reg *reg,
+			   const struct perflib_pin_opts *opts, struct perflib_layout *ret_layout)
 {
 	const struct perflib_info_counter *c;
 	struct perflib_counter_layout *cl;

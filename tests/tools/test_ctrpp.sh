@@ -285,19 +285,33 @@ check_build() {
 		fi
 		ok "$(basename "$man"): $cc, $(wc -l <"$b/sets") counter set(s)${prov:+, provider $prov}"
 	done
-	# C++ providers (Windows services often are): two C++ units agree on the variables.
-	if [ -n "$prov" ] && command -v g++ >/dev/null 2>&1; then
-		printf '#include "gen.h"\n#include "gen.h"\nconst void *other();\nint main()\n{\n\treturn other() == (const void *)&%s ? 0 : 1;\n}\n' \
-			"$prov" >"$b/main.cpp"
-		printf '#include "gen.h"\nconst void *other();\nconst void *other()\n{\n\treturn &%s;\n}\n' \
+	# C++ providers (Windows services often are): two C++ units agree on the variables, with
+	# the headers before and after libstdc++'s (which names parameters __in and __out), with
+	# and without -fshort-wchar (the -ch names are then L"" literals, WCHAR wchar_t).
+	name=$(sed -n 's/^#define \([A-Za-z_0-9]*_NAME\) .*/\1/p' "$b/gen_sym.h" | head -1)
+	namecheck=
+	[ -z "$name" ] || namecheck="	const WCHAR *name = $name;
+	if (!name[0])
+		return 2;
+"
+	if [ -n "$prov" ]; then
+		printf '#include <string>\n#include "gen.h"\n#include "gen.h"\n#include "gen_sym.h"\n#include <map>\n#include <iostream>\nconst void *other();\nint main()\n{\n%s\treturn other() == (const void *)&%s ? 0 : 1;\n}\n' \
+			"$namecheck" "$prov" >"$b/main.cpp"
+		printf '#include "gen.h"\n#include <string>\n#include <map>\n#include <iostream>\nconst void *other();\nconst void *other()\n{\n\treturn &%s;\n}\n' \
 			"$prov" >"$b/other.cpp"
-		if g++ -std=gnu++17 -Wall -Wextra -Werror -I "$inc" -I "$b" "$b/main.cpp" \
-			"$b/other.cpp" -o "$b/cxx" 2>"$b/cc.err" && "$b/cxx"; then
-			ok "$(basename "$man"): g++, two C++ units"
-		else
-			fail "$(basename "$man"): g++ cannot build it"
-			sed 's/^/      /' "$b/cc.err" | head -8
-		fi
+		for cxx in g++ clang++; do
+			command -v $cxx >/dev/null 2>&1 || continue
+			for mode in "-std=c++11" "-std=gnu++17 -fshort-wchar"; do
+				# shellcheck disable=SC2086
+				if $cxx $mode -Wall -Wextra -Werror -I "$inc" -I "$b" "$b/main.cpp" \
+					"$b/other.cpp" -o "$b/cxx" 2>"$b/cc.err" && "$b/cxx"; then
+					ok "$(basename "$man"): $cxx $mode, two C++ units"
+				else
+					fail "$(basename "$man"): $cxx $mode cannot build it"
+					sed 's/^/      /' "$b/cc.err" | head -8
+				fi
+			done
+		done
 	fi
 	# With the library built, CounterInitialize/CounterCleanup must link too.
 	if [ -n "$prov" ] && [ -n "$lib" ]; then

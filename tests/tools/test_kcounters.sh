@@ -100,6 +100,14 @@ fi
 
 out=$("$K" status 2>&1) || fail "status while loaded: exit $?: $out"
 echo "$out" | grep -q 'link_sched_switch' || fail "status does not list the links: $out"
+# an unprivileged reader of pins registered 0644 (the default): read-only fds, no mapping
+# (this used to die with SIGSEGV reading a NULL mapping)
+chmod 0755 "$PERFLIB_ROOT" 2>/dev/null
+out=$(su nobody -s /bin/sh -c "PERFLIB_ROOT=$PERFLIB_ROOT $K status" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "status as nobody: exit $rc (want 0): $out"
+echo "$out" | grep -Eq '^  0 +[0-9]+ +[1-9]' ||
+	fail "status as nobody: no counters of CPU 0: $out"
 out=$("$K" load 2>&1) || fail "second load: $out"
 echo "$out" | grep -q 'already loaded' || fail "second load: $out"
 

@@ -43,6 +43,7 @@ make -s -C "$top" install DESTDIR="$tmp/dest" PREFIX=/usr OUTPUT="$OUTPUT/" $mkv
 dest=$tmp/dest
 lib=$dest/usr/lib
 for f in usr/include/perflib.h usr/include/winperf.h usr/include/perflib-linux.h \
+	usr/include/perflib/perflib.h usr/include/perflib/win32compat.h usr/include/perflib/sal.h \
 	usr/lib/libperflib.a usr/lib/libperflib.so.1.0.0 usr/lib/pkgconfig/perflib.pc; do
 	[ -f "$dest/$f" ] || fail "make install did not install /$f"
 done
@@ -75,7 +76,7 @@ soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libperflib.so.1 ] || fail "SONAME is '$soname'"
 # every exported function or object is declared PERFLIB_API in an installed header
 sed -n 's/^PERFLIB_API[^(]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' \
-	"$dest"/usr/include/*.h | sort -u >"$tmp/api"
+	"$dest"/usr/include/perflib/*.h | sort -u >"$tmp/api"
 [ -s "$tmp/api" ] || fail "no PERFLIB_API declarations found in the installed headers"
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWiu]$/ {print $3}' | sed 's/@.*//' |
 	sort -u >"$tmp/exported"

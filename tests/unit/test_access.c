@@ -175,7 +175,7 @@ static void test_group_provides_registered(void **state)
 {
 	struct perflib_counter_reg c[4];
 	struct perflib_counterset_reg reg;
-	struct perflib_pin_opts opts = {0660, (uid_t)-1, NOGROUP, 16, 0};
+	struct perflib_pin_opts opts = {sizeof(opts), 0660, (uid_t)-1, NOGROUP, 16, 0};
 	struct prov_tmpl t;
 	GUID set = prov_guid();
 	unsigned int i;
@@ -282,13 +282,13 @@ static void test_pin_modes(void **state)
 	reg.counters = &c;
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		reg.counterset_guid = prov_guid();
-		opts = (struct perflib_pin_opts){modes[i], NOBODY, i % 2 ? NOGROUP : 0, 4, 0};
+		opts = (struct perflib_pin_opts){sizeof(opts), modes[i], NOBODY, i % 2 ? NOGROUP : 0, 4, 0};
 		assert_int_equal(perflib_register_counterset(&reg, &opts), 0);
 		check_pins(&reg.counterset_guid, modes[i], NOBODY, i % 2 ? NOGROUP : 0);
 	}
 	/* default mode 0640, owner and group of the process */
 	reg.counterset_guid = prov_guid();
-	opts = (struct perflib_pin_opts){0, (uid_t)-1, (gid_t)-1, 4, 0};
+	opts = (struct perflib_pin_opts){sizeof(opts), 0, (uid_t)-1, (gid_t)-1, 4, 0};
 	assert_int_equal(perflib_register_counterset(&reg, &opts), 0);
 	check_pins(&reg.counterset_guid, 0640, getuid(), getgid());
 	/* modes with execute or special bits are refused */

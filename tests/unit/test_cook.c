@@ -12,6 +12,7 @@
 
 #include "testlib.h"
 #include "cook.h"
+#include "ctrtype.h"
 
 /* both sides printed on failure; relative tolerance for large values */
 #define assert_double_eq(a, b)                                                                     \
@@ -285,18 +286,20 @@ static void test_not_displayable(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
 		expect_cook_status(hidden[i], &old, &cur, COOK_NOT_DISPLAYABLE);
-		assert_false(cook_displayable(hidden[i]));
-		assert_false(cook_two_samples(hidden[i]));
+		assert_false(ctrtype_displayable(hidden[i]));
+		assert_int_not_equal(ctrtype_samples(hidden[i]), 2);
 	}
-	assert_true(cook_is_base(PERF_SAMPLE_BASE));
-	assert_true(cook_is_base(0x40030503));
-	assert_false(cook_is_base(PERF_COUNTER_TEXT));
-	assert_false(cook_is_base(PERF_RAW_FRACTION));
+	assert_true(ctrtype_is_base(PERF_SAMPLE_BASE));
+	assert_true(ctrtype_is_base(0x40030503));
+	assert_false(ctrtype_is_base(PERF_COUNTER_TEXT));
+	assert_false(ctrtype_is_base(PERF_RAW_FRACTION));
 	/* histograms and made-up values */
 	expect_cook_status(PERF_COUNTER_HISTOGRAM_TYPE, &old, &cur, COOK_UNSUPPORTED);
-	expect_cook_status(0x12345678, &old, &cur, COOK_UNSUPPORTED);
-	expect_cook_status(0x12345678, NULL, &cur, COOK_UNSUPPORTED);
-	assert_false(cook_displayable(PERF_COUNTER_HISTOGRAM_TYPE));
+	expect_cook_status(0x12345478, &old, &cur, COOK_UNSUPPORTED);
+	expect_cook_status(0x12345478, NULL, &cur, COOK_UNSUPPORTED);
+	/* a made-up value of zero size has no value at all (ctrtype.h's rule for the bits) */
+	expect_cook_status(0x12345678, &old, &cur, COOK_NOT_DISPLAYABLE);
+	assert_false(ctrtype_displayable(PERF_COUNTER_HISTOGRAM_TYPE));
 }
 
 /* every type of the master table (tools.md 5.2): displayable, two-sample */
@@ -355,8 +358,8 @@ static void test_master_table(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		assert_int_equal(table[i].type, table[i].value);
-		assert_int_equal(cook_two_samples(table[i].type), table[i].two);
-		assert_int_equal(cook_displayable(table[i].type), table[i].shown);
+		assert_int_equal(ctrtype_samples(table[i].type) == 2, table[i].two);
+		assert_int_equal(ctrtype_displayable(table[i].type), table[i].shown);
 		/* the first sample of a two-sample type never has a value */
 		if (table[i].two)
 			assert_int_equal(cook_value(table[i].type, NULL, &cur, &v),

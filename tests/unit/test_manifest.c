@@ -339,8 +339,7 @@ static void test_ktl_logger(void **state)
 			assert_null(p->sets[i].counters[j].struct_name);
 			assert_int_equal(p->sets[i].counters[j].struct_index, 0);
 			assert_non_null(p->sets[i].counters[j].field);
-			assert_int_equal(
-				manifest_counter_type_size(p->sets[i].counters[j].type->value), 8);
+			assert_int_equal(ctrtype_size(p->sets[i].counters[j].type->value), 8);
 		}
 	}
 	assert_string_equal(p->sets[2].structs[0].type, "KTL_LOG_MANAGER");
@@ -824,35 +823,33 @@ static void test_counter_types(void **state)
 		"perf_precision_100ns_timer",
 		"perf_precision_object_timer",
 	};
-	const struct manifest_counter_type *t;
+	const struct ctrtype *t;
 	size_t i;
 
 	(void)state;
 	assert_int_equal(ARRAY_SIZE(names), 37);
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		t = manifest_counter_type_by_name(names[i]);
+		t = ctrtype_by_name(names[i]);
 		assert_non_null(t);
 		assert_string_equal(t->name, names[i]);
-		assert_ptr_equal(manifest_counter_type_by_value(t->value), t);
+		assert_ptr_equal(ctrtype_find(t->value), t);
 	}
 	/* Decimal values of tools.md 5.2. */
-	t = manifest_counter_type_by_name("perf_counter_timer");
+	t = ctrtype_by_name("perf_counter_timer");
 	assert_string_equal(t->macro, "PERF_COUNTER_TIMER");
 	assert_int_equal(t->value, 541132032);
-	assert_int_equal(manifest_counter_type_by_name("perf_100nsec_multi_timer_inv")->value,
-			 592512256);
-	assert_int_equal(manifest_counter_type_by_name("perf_counter_rawcount_hex")->value, 0);
-	assert_int_equal(manifest_counter_type_by_name("perf_large_raw_base")->value, 1073939712);
-	assert_string_equal(manifest_counter_type_by_value(0x40030503)->name,
-			    "perf_large_raw_base");
-	assert_null(manifest_counter_type_by_name("perf_counter_composite"));
-	assert_null(manifest_counter_type_by_name("PERF_COUNTER_COUNTER"));
-	assert_null(manifest_counter_type_by_name(NULL));
-	assert_null(manifest_counter_type_by_value(PERF_COUNTER_NODATA));
-	assert_int_equal(manifest_counter_type_size(PERF_COUNTER_RAWCOUNT), 4);
-	assert_int_equal(manifest_counter_type_size(PERF_COUNTER_BULK_COUNT), 8);
-	assert_int_equal(manifest_counter_type_size(PERF_COUNTER_TEXT), 0);
-	assert_int_equal(manifest_counter_type_size(PERF_COUNTER_NODATA), 0);
+	assert_int_equal(ctrtype_by_name("perf_100nsec_multi_timer_inv")->value, 592512256);
+	assert_int_equal(ctrtype_by_name("perf_counter_rawcount_hex")->value, 0);
+	assert_int_equal(ctrtype_by_name("perf_large_raw_base")->value, 1073939712);
+	assert_string_equal(ctrtype_find(0x40030503)->name, "perf_large_raw_base");
+	assert_null(ctrtype_by_name("perf_counter_composite"));
+	assert_null(ctrtype_by_name("PERF_COUNTER_COUNTER"));
+	assert_null(ctrtype_by_name(NULL));
+	assert_null(ctrtype_find(PERF_COUNTER_NODATA));
+	assert_int_equal(ctrtype_size(PERF_COUNTER_RAWCOUNT), 4);
+	assert_int_equal(ctrtype_size(PERF_COUNTER_BULK_COUNT), 8);
+	assert_int_equal(ctrtype_size(PERF_COUNTER_TEXT), 0);
+	assert_int_equal(ctrtype_size(PERF_COUNTER_NODATA), 0);
 }
 
 static void test_enums(void **state)

@@ -20,14 +20,14 @@
 #define NO TP_NO_ID
 
 static struct tp_counter demo_counters[] = {
-	{1, PERF_COUNTER_RAWCOUNT, 0, 0, NO, NO, NO, NO, "Items"},
-	{2, PERF_RAW_FRACTION, 0, 0, 3, NO, NO, NO, "Ratio"},
-	{3, PERF_RAW_BASE, 0, 0, NO, NO, NO, NO, "Ratio Base"},
-	{4, PERF_COUNTER_COUNTER, 0, 0, NO, NO, NO, NO, "Ops/sec"},
-	{5, PERF_COUNTER_RAWCOUNT, PERF_ATTRIB_NO_DISPLAYABLE, 0, NO, NO, NO, NO, "Secret"},
-	{6, PERF_AVERAGE_BULK, 0, 0, NO, NO, NO, NO, "Avg Bulk"},
-	{7, PERF_AVERAGE_BASE, 0, 0, NO, NO, NO, NO, "Avg Base"},
-	{8, PERF_COUNTER_RAWCOUNT, 0, 0, NO, NO, NO, NO, "items"}, /* same name as id 1 */
+	{1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "Items"},
+	{2, PERF_RAW_FRACTION, 0, 0, 0, 3, NO, NO, NO, "Ratio"},
+	{3, PERF_RAW_BASE, 0, 0, 0, NO, NO, NO, NO, "Ratio Base"},
+	{4, PERF_COUNTER_COUNTER, 0, 0, 0, NO, NO, NO, NO, "Ops/sec"},
+	{5, PERF_COUNTER_RAWCOUNT, PERF_ATTRIB_NO_DISPLAYABLE, 0, 0, NO, NO, NO, NO, "Secret"},
+	{6, PERF_AVERAGE_BULK, 0, 0, 0, NO, NO, NO, NO, "Avg Bulk"},
+	{7, PERF_AVERAGE_BASE, 0, 0, 0, NO, NO, NO, NO, "Avg Base"},
+	{8, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "items"}, /* same name as id 1 */
 };
 
 static struct tp_instance demo_instances[] = {
@@ -36,13 +36,13 @@ static struct tp_instance demo_instances[] = {
 };
 
 static struct tp_counter single_counters[] = {
-	{1, PERF_COUNTER_RAWCOUNT, 0, 0, NO, NO, NO, NO, "Value"},
-	{2, PERF_COUNTER_LARGE_RAWCOUNT, 0, 0, NO, NO, NO, NO, "Total"},
-	{3, PERF_COUNTER_TEXT, 0, 0, NO, NO, NO, NO, "Label"},
+	{1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "Value"},
+	{2, PERF_COUNTER_LARGE_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "Total"},
+	{3, PERF_COUNTER_TEXT, 0, 0, 0, NO, NO, NO, NO, "Label"},
 };
 
 static struct tp_counter empty_counters[] = {
-	{1, PERF_COUNTER_RAWCOUNT, 0, 0, NO, NO, NO, NO, "X"},
+	{1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "X"},
 };
 
 /* sets deliberately not in name order */
@@ -199,10 +199,10 @@ static void test_objects(void **state)
 static void test_base_lookup(void **state)
 {
 	struct tp_counter c[] = {
-		{1, PERF_SAMPLE_FRACTION, 0, 0, NO, NO, NO, NO, "f"},
-		{2, PERF_SAMPLE_BASE, 0, 0, NO, NO, NO, NO, "b"},
-		{3, PERF_RAW_FRACTION, 0, 0, 2, NO, NO, NO, "r"},
-		{4, PERF_COUNTER_RAWCOUNT, 0, 0, NO, NO, NO, NO, "n"},
+		{1, PERF_SAMPLE_FRACTION, 0, 0, 0, NO, NO, NO, NO, "f"},
+		{2, PERF_SAMPLE_BASE, 0, 0, 0, NO, NO, NO, NO, "b"},
+		{3, PERF_RAW_FRACTION, 0, 0, 0, 2, NO, NO, NO, "r"},
+		{4, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "n"},
 	};
 	struct tp_set s = {.nr_counters = 4, .counters = c};
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ctrtype.h"
 #include "exp_format.h"
 
 /* ---- text buffer ------------------------------------------------------------------- */
@@ -125,105 +126,44 @@ void exp_buf_ratio(struct exp_buf *b, uint64_t num, uint64_t den)
 
 /* ---- counter types ------------------------------------------------------------------- */
 
-/* the WMI table's value of PERF_LARGE_RAW_BASE, accepted on input (tools.md 5.2) */
-#define WMI_LARGE_RAW_BASE 0x40030503u
-
-static enum exp_timebase timebase_of(uint32_t type)
-{
-	switch (type & 0x00300000u) {
-	case PERF_TIMER_100NS:
-		return EXP_TB_100NS;
-	case PERF_OBJECT_TIMER:
-		return EXP_TB_OBJECT;
-	default:
-		return EXP_TB_TICK;
-	}
-}
-
+/* the exporter's view of the one counter-type table (ctrtype.h) */
 void exp_type_map(uint32_t type, struct exp_type_info *ret)
 {
-	struct exp_type_info ti = {.kind = EXP_GAUGE, .timebase = EXP_TB_NONE};
+	static const enum exp_kind kinds[] = {
+		[CTRTYPE_CALC_UNKNOWN] = EXP_GAUGE,
+		[CTRTYPE_CALC_HIDDEN] = EXP_SKIP,
+		[CTRTYPE_CALC_BASE] = EXP_BASE,
+		[CTRTYPE_CALC_RAW] = EXP_GAUGE,
+		[CTRTYPE_CALC_DELTA] = EXP_COUNTER,
+		[CTRTYPE_CALC_TIMER] = EXP_TIMER,
+		[CTRTYPE_CALC_QUEUELEN] = EXP_QUEUELEN,
+		[CTRTYPE_CALC_ELAPSED] = EXP_ELAPSED,
+		[CTRTYPE_CALC_AVERAGE] = EXP_AVERAGE,
+		[CTRTYPE_CALC_RAW_FRACTION] = EXP_RAW_FRACTION,
+		[CTRTYPE_CALC_SAMPLE_FRACTION] = EXP_SAMPLE_FRACTION,
+	};
+	static const enum exp_timebase timebases[] = {
+		[CTRTYPE_TB_NONE] = EXP_TB_NONE,
+		[CTRTYPE_TB_TICK] = EXP_TB_TICK,
+		[CTRTYPE_TB_100NS] = EXP_TB_100NS,
+		[CTRTYPE_TB_OBJECT] = EXP_TB_OBJECT,
+	};
+	struct exp_type_info ti = {.kind = kinds[ctrtype_calc(type)]};
 
-	switch (type) {
-	case PERF_COUNTER_COUNTER:
-	case PERF_COUNTER_BULK_COUNT:
-	case PERF_SAMPLE_COUNTER:
-	case PERF_COUNTER_DELTA:
-	case PERF_COUNTER_LARGE_DELTA:
-		ti.kind = EXP_COUNTER;
-		break;
-	case PERF_COUNTER_TIMER:
-	case PERF_COUNTER_TIMER_INV:
-	case PERF_100NSEC_TIMER:
-	case PERF_100NSEC_TIMER_INV:
-	case PERF_OBJ_TIME_TIMER:
-	case PERF_COUNTER_MULTI_TIMER:
-	case PERF_COUNTER_MULTI_TIMER_INV:
-	case PERF_100NSEC_MULTI_TIMER:
-	case PERF_100NSEC_MULTI_TIMER_INV:
-	case PERF_PRECISION_SYSTEM_TIMER:
-	case PERF_PRECISION_100NS_TIMER:
-	case PERF_PRECISION_OBJECT_TIMER:
-		ti.kind = EXP_TIMER;
-		ti.timebase = timebase_of(type);
+	if (ti.kind == EXP_TIMER || ti.kind == EXP_QUEUELEN || ti.kind == EXP_ELAPSED ||
+	    ti.kind == EXP_AVERAGE)
+		ti.timebase = timebases[ctrtype_timebase(type)];
+	if (ti.kind == EXP_TIMER) {
 		ti.inverse = type & PERF_INVERSE_COUNTER;
 		ti.multi = type & PERF_MULTI_COUNTER;
-		ti.precision = (type & 0x000F0000u) == PERF_COUNTER_PRECISION;
-		break;
-	case PERF_COUNTER_QUEUELEN_TYPE:
-	case PERF_COUNTER_LARGE_QUEUELEN_TYPE:
-	case PERF_COUNTER_100NS_QUEUELEN_TYPE:
-	case PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE:
-		ti.kind = EXP_QUEUELEN;
-		ti.timebase = timebase_of(type);
-		break;
-	case PERF_ELAPSED_TIME:
-		ti.kind = EXP_ELAPSED;
-		ti.timebase = EXP_TB_OBJECT;
-		break;
-	case PERF_AVERAGE_TIMER:
-		ti.kind = EXP_AVERAGE;
-		ti.timebase = EXP_TB_TICK;
-		break;
-	case PERF_AVERAGE_BULK:
-		ti.kind = EXP_AVERAGE;
-		break;
-	case PERF_RAW_FRACTION:
-	case PERF_LARGE_RAW_FRACTION:
-		ti.kind = EXP_RAW_FRACTION;
-		break;
-	case PERF_SAMPLE_FRACTION:
-		ti.kind = EXP_SAMPLE_FRACTION;
-		break;
-	case PERF_SAMPLE_BASE:
-	case PERF_AVERAGE_BASE:
-	case PERF_RAW_BASE:
-	case PERF_LARGE_RAW_BASE:
-	case WMI_LARGE_RAW_BASE:
-	case PERF_COUNTER_MULTI_BASE:
-		ti.kind = EXP_BASE;
-		break;
-	case PERF_COUNTER_RAWCOUNT:
-	case PERF_COUNTER_LARGE_RAWCOUNT:
-	case PERF_COUNTER_RAWCOUNT_HEX:
-	case PERF_COUNTER_LARGE_RAWCOUNT_HEX:
-		break;
-	case PERF_COUNTER_TEXT:
-	case PERF_COUNTER_NODATA:
-	case PERF_COUNTER_HISTOGRAM_TYPE:
-		ti.kind = EXP_SKIP;
-		break;
-	default:
-		/* not a winperf.h constant: decide by the bit fields (tools.md 5.1) */
-		if ((type & 0x300u) >= PERF_SIZE_ZERO || (type & 0xC00u) >= PERF_TYPE_TEXT)
-			ti.kind = EXP_SKIP;
-		else if ((type & 0xC00u) == PERF_TYPE_COUNTER &&
-			 (type & 0x000F0000u) == PERF_COUNTER_BASE)
-			ti.kind = EXP_BASE;
-		else if (type & PERF_DELTA_COUNTER)
-			ti.kind = EXP_COUNTER;
-		break;
+		ti.precision = ctrtype_subtype(type) == PERF_COUNTER_PRECISION;
 	}
+	/* histograms are not exported; other unknown values are gauges, or counters by the
+	 * DELTA flag (tools.md 5.1) */
+	if (type == PERF_COUNTER_HISTOGRAM_TYPE)
+		ti.kind = EXP_SKIP;
+	else if (ti.kind == EXP_GAUGE && !ctrtype_find(type) && (type & PERF_DELTA_COUNTER))
+		ti.kind = EXP_COUNTER;
 	*ret = ti;
 }
 
@@ -420,14 +360,9 @@ static void counter_resolve(struct exp_set *set, size_t i)
 	if (c->base < 0 && c->ti.multi)
 		c->base = counter_index(set, c->multi_id);
 	/* without an explicit base, a base type right after the counter is its base (V1 rule) */
-	if (c->base < 0 && (needs_base(&c->ti) || c->ti.multi || c->ti.precision) &&
-	    i + 1 < set->nr_counters) {
-		struct exp_type_info next;
-
-		exp_type_map(set->counters[i + 1].type, &next);
-		if (next.kind == EXP_BASE)
-			c->base = (int)i + 1;
-	}
+	if (c->base < 0 && i + 1 < set->nr_counters &&
+	    ctrtype_next_is_base(c->type, set->counters[i + 1].type))
+		c->base = (int)i + 1;
 	c->time = counter_index(set, c->time_id);
 	c->freq = counter_index(set, c->freq_id);
 	c->emit = c->ti.kind != EXP_SKIP && c->ti.kind != EXP_BASE &&

@@ -33,49 +33,6 @@
 		name, #macro, macro                                                                \
 	}
 
-static const struct manifest_counter_type counter_types[] = {
-	TYPE("perf_counter_counter", PERF_COUNTER_COUNTER),
-	TYPE("perf_counter_timer", PERF_COUNTER_TIMER),
-	TYPE("perf_counter_queuelen_type", PERF_COUNTER_QUEUELEN_TYPE),
-	TYPE("perf_counter_large_queuelen_type", PERF_COUNTER_LARGE_QUEUELEN_TYPE),
-	TYPE("perf_counter_100ns_queuelen_type", PERF_COUNTER_100NS_QUEUELEN_TYPE),
-	TYPE("perf_counter_obj_time_queuelen_type", PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE),
-	TYPE("perf_counter_bulk_count", PERF_COUNTER_BULK_COUNT),
-	TYPE("perf_counter_text", PERF_COUNTER_TEXT),
-	TYPE("perf_counter_rawcount", PERF_COUNTER_RAWCOUNT),
-	TYPE("perf_counter_large_rawcount", PERF_COUNTER_LARGE_RAWCOUNT),
-	TYPE("perf_counter_rawcount_hex", PERF_COUNTER_RAWCOUNT_HEX),
-	TYPE("perf_counter_large_rawcount_hex", PERF_COUNTER_LARGE_RAWCOUNT_HEX),
-	TYPE("perf_sample_fraction", PERF_SAMPLE_FRACTION),
-	TYPE("perf_sample_counter", PERF_SAMPLE_COUNTER),
-	TYPE("perf_counter_timer_inv", PERF_COUNTER_TIMER_INV),
-	TYPE("perf_sample_base", PERF_SAMPLE_BASE),
-	TYPE("perf_average_timer", PERF_AVERAGE_TIMER),
-	TYPE("perf_average_base", PERF_AVERAGE_BASE),
-	TYPE("perf_average_bulk", PERF_AVERAGE_BULK),
-	TYPE("perf_obj_time_timer", PERF_OBJ_TIME_TIMER),
-	TYPE("perf_100nsec_timer", PERF_100NSEC_TIMER),
-	TYPE("perf_100nsec_timer_inv", PERF_100NSEC_TIMER_INV),
-	TYPE("perf_counter_multi_timer", PERF_COUNTER_MULTI_TIMER),
-	TYPE("perf_counter_multi_timer_inv", PERF_COUNTER_MULTI_TIMER_INV),
-	TYPE("perf_counter_multi_base", PERF_COUNTER_MULTI_BASE),
-	TYPE("perf_100nsec_multi_timer", PERF_100NSEC_MULTI_TIMER),
-	TYPE("perf_100nsec_multi_timer_inv", PERF_100NSEC_MULTI_TIMER_INV),
-	TYPE("perf_raw_fraction", PERF_RAW_FRACTION),
-	TYPE("perf_large_raw_fraction", PERF_LARGE_RAW_FRACTION),
-	TYPE("perf_raw_base", PERF_RAW_BASE),
-	TYPE("perf_large_raw_base", PERF_LARGE_RAW_BASE),
-	TYPE("perf_elapsed_time", PERF_ELAPSED_TIME),
-	TYPE("perf_counter_delta", PERF_COUNTER_DELTA),
-	TYPE("perf_counter_large_delta", PERF_COUNTER_LARGE_DELTA),
-	TYPE("perf_precision_system_timer", PERF_PRECISION_SYSTEM_TIMER),
-	TYPE("perf_precision_100ns_timer", PERF_PRECISION_100NS_TIMER),
-	TYPE("perf_precision_object_timer", PERF_PRECISION_OBJECT_TIMER),
-};
-
-/* The WMI table's value for PERF_LARGE_RAW_BASE (tools.md 5.2); accepted on input. */
-#define WMI_LARGE_RAW_BASE 0x40030503u
-
 static const struct manifest_enum instances_enum[] = {
 	TYPE("single", PERF_COUNTERSET_SINGLE_INSTANCE),
 	TYPE("multiple", PERF_COUNTERSET_MULTI_INSTANCES),
@@ -120,36 +77,6 @@ static const struct manifest_enum callback_enum[] = {
 	{"default", NULL, 0},
 	{"custom", NULL, 1},
 	{NULL, NULL, 0},
-};
-
-/* What a counter type needs besides its own value (tools.md table 1.7a). */
-#define AUX_BASE 0x1	  /* baseID required, naming a counter of type .base */
-#define AUX_BASE_WARN 0x2 /* same, but the rule is uncertain: warn when missing */
-#define AUX_MULTI 0x4	  /* multiCounterID (a rawcount) or baseID (a .base counter) */
-#define AUX_TIME 0x8	  /* perfTimeID and perfFreqID, both large rawcounts */
-
-struct aux_rule {
-	uint32_t type;
-	uint32_t base; /* required type of the baseID counter, 0 = none */
-	unsigned int flags;
-};
-
-static const struct aux_rule aux_rules[] = {
-	{PERF_AVERAGE_TIMER, PERF_AVERAGE_BASE, AUX_BASE},
-	{PERF_AVERAGE_BULK, PERF_AVERAGE_BASE, AUX_BASE},
-	{PERF_SAMPLE_FRACTION, PERF_SAMPLE_BASE, AUX_BASE},
-	{PERF_RAW_FRACTION, PERF_RAW_BASE, AUX_BASE},
-	{PERF_LARGE_RAW_FRACTION, PERF_LARGE_RAW_BASE, AUX_BASE},
-	{PERF_PRECISION_100NS_TIMER, PERF_LARGE_RAW_BASE, AUX_BASE},
-	{PERF_PRECISION_SYSTEM_TIMER, PERF_LARGE_RAW_BASE, AUX_BASE_WARN},
-	{PERF_COUNTER_MULTI_TIMER, PERF_COUNTER_MULTI_BASE, AUX_MULTI},
-	{PERF_COUNTER_MULTI_TIMER_INV, PERF_COUNTER_MULTI_BASE, AUX_MULTI},
-	{PERF_100NSEC_MULTI_TIMER, PERF_COUNTER_MULTI_BASE, AUX_MULTI},
-	{PERF_100NSEC_MULTI_TIMER_INV, PERF_COUNTER_MULTI_BASE, AUX_MULTI},
-	{PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE, 0, AUX_TIME},
-	{PERF_ELAPSED_TIME, 0, AUX_TIME},
-	{PERF_OBJ_TIME_TIMER, 0, AUX_TIME},
-	{PERF_PRECISION_OBJECT_TIMER, 0, AUX_TIME},
 };
 
 /* Attributes each element may carry (attributes in a namespace are ignored). */
@@ -675,53 +602,9 @@ const struct manifest_enum *manifest_attribute_by_value(uint32_t value)
 	return enum_by_value(attribute_enum, value);
 }
 
-const struct manifest_counter_type *manifest_counter_type_by_name(const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < sizeof(counter_types) / sizeof(counter_types[0]); i++)
-		if (!strcmp(counter_types[i].name, name))
-			return &counter_types[i];
-	return NULL;
-}
-
-const struct manifest_counter_type *manifest_counter_type_by_value(uint32_t value)
-{
-	size_t i;
-
-	if (value == WMI_LARGE_RAW_BASE)
-		value = PERF_LARGE_RAW_BASE;
-	for (i = 0; i < sizeof(counter_types) / sizeof(counter_types[0]); i++)
-		if (counter_types[i].value == value)
-			return &counter_types[i];
-	return NULL;
-}
-
-uint32_t manifest_counter_type_size(uint32_t type)
-{
-	switch (type & 0x300) {
-	case PERF_SIZE_DWORD:
-		return 4;
-	case PERF_SIZE_LARGE:
-		return 8;
-	default:
-		return 0; /* PERF_SIZE_ZERO, PERF_SIZE_VARIABLE_LEN */
-	}
-}
-
-static const struct aux_rule *aux_rule(uint32_t type)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(aux_rules) / sizeof(aux_rules[0]); i++)
-		if (aux_rules[i].type == type)
-			return &aux_rules[i];
-	return NULL;
-}
-
 static const char *type_name(uint32_t type)
 {
-	const struct manifest_counter_type *t = manifest_counter_type_by_value(type);
+	const struct ctrtype *t = ctrtype_find(type);
 
 	return t ? t->name : "?";
 }
@@ -1056,7 +939,7 @@ static void parse_counter(struct parser *p, xmlNode *n, const struct manifest_co
 		     MANIFEST_MAX_NAME);
 
 	v = get_str(p, n, "type", true);
-	c->type = manifest_counter_type_by_name(v);
+	c->type = ctrtype_by_name(v);
 	if (v && !c->type && !strcmp(v, "perf_counter_composite"))
 		perr(p, attr_line(p, n, "type"),
 		     "counter type perf_counter_composite has no defined value and is not "
@@ -1142,8 +1025,8 @@ static void check_unused(struct parser *p, xmlNode *n, const struct manifest_cou
 static void check_aux(struct parser *p, xmlNode *n, const struct manifest_counterset *set,
 		      const struct manifest_counter *c)
 {
-	const struct aux_rule *r = c->type ? aux_rule(c->type->value) : NULL;
-	unsigned int f = r ? r->flags : 0;
+	const struct ctrtype *r = c->type;
+	unsigned int f = r ? r->needs : 0;
 	const struct manifest_counter *b, *m, *t, *q;
 
 	b = check_ref(p, n, set, c, "baseID", &c->base_id);
@@ -1153,23 +1036,23 @@ static void check_aux(struct parser *p, xmlNode *n, const struct manifest_counte
 	if (!c->type)
 		return;
 
-	if (r && r->base)
-		check_ref_type(p, n, c, "baseID", b, r->base);
-	if ((f & AUX_BASE) && !c->base_id.set)
+	if (r && r->base_type)
+		check_ref_type(p, n, c, "baseID", b, r->base_type);
+	if ((f & CTRTYPE_NEEDS_BASE) && !c->base_id.set)
 		perr(p, elem_line(n), "counter %u of type %s needs a baseID naming a %s counter",
-		     c->id, c->type->name, type_name(r->base));
-	if ((f & AUX_BASE_WARN) && !c->base_id.set)
+		     c->id, c->type->name, type_name(r->base_type));
+	if ((f & CTRTYPE_NEEDS_BASE_WARN) && !c->base_id.set)
 		pwarn(p, elem_line(n),
 		      "counter %u of type %s has no baseID (a %s counter expected)", c->id,
-		      c->type->name, type_name(r->base));
-	if ((f & AUX_MULTI) && !c->base_id.set && !c->multi_counter_id.set)
+		      c->type->name, type_name(r->base_type));
+	if ((f & CTRTYPE_NEEDS_MULTI) && !c->base_id.set && !c->multi_counter_id.set)
 		perr(p, elem_line(n),
 		     "counter %u of type %s needs a multiCounterID (a perf_counter_rawcount "
 		     "counter) or a baseID (a perf_counter_multi_base counter)",
 		     c->id, c->type->name);
-	if (f & AUX_MULTI)
+	if (f & CTRTYPE_NEEDS_MULTI)
 		check_ref_type(p, n, c, "multiCounterID", m, PERF_COUNTER_RAWCOUNT);
-	if (f & AUX_TIME) {
+	if (f & CTRTYPE_NEEDS_TIME) {
 		if (!c->perf_time_id.set || !c->perf_freq_id.set)
 			perr(p, elem_line(n),
 			     "counter %u of type %s needs perfTimeID and perfFreqID "
@@ -1178,10 +1061,10 @@ static void check_aux(struct parser *p, xmlNode *n, const struct manifest_counte
 		check_ref_type(p, n, c, "perfTimeID", t, PERF_COUNTER_LARGE_RAWCOUNT);
 		check_ref_type(p, n, c, "perfFreqID", q, PERF_COUNTER_LARGE_RAWCOUNT);
 	}
-	check_unused(p, n, c, "baseID", c->base_id.set, r && r->base);
-	check_unused(p, n, c, "multiCounterID", c->multi_counter_id.set, f & AUX_MULTI);
-	check_unused(p, n, c, "perfTimeID", c->perf_time_id.set, f & AUX_TIME);
-	check_unused(p, n, c, "perfFreqID", c->perf_freq_id.set, f & AUX_TIME);
+	check_unused(p, n, c, "baseID", c->base_id.set, r && r->base_type);
+	check_unused(p, n, c, "multiCounterID", c->multi_counter_id.set, f & CTRTYPE_NEEDS_MULTI);
+	check_unused(p, n, c, "perfTimeID", c->perf_time_id.set, f & CTRTYPE_NEEDS_TIME);
+	check_unused(p, n, c, "perfFreqID", c->perf_freq_id.set, f & CTRTYPE_NEEDS_TIME);
 }
 
 /* Checks that need the whole counterSet: references, structs, shared time base. */

@@ -21,6 +21,7 @@
 
 #include <perflib.h>
 
+#include "ctrtype.h"
 #include "layout.h"
 
 /* The namespace of <counters> and its children (elementFormDefault qualified). */
@@ -64,11 +65,11 @@ struct manifest_counter {
 	char *description; /* idem */
 	struct manifest_opt_u32 name_id;
 	struct manifest_opt_u32 description_id;
-	const struct manifest_counter_type *type; /* never NULL in a loaded manifest */
-	uint32_t detail_level;			  /* PERF_DETAIL_NOVICE (standard) or _ADVANCED */
-	int32_t default_scale;			  /* -10..10, 0 when absent */
-	uint32_t aggregate; /* PERF_AGGREGATE_*: undefined 0 sum 1 avg 2 min 3 max 4 */
-	bool has_aggregate; /* aggregate= was present (else aggregate is UNDEFINED) */
+	const struct ctrtype *type; /* never NULL in a loaded manifest (ctrtype.h) */
+	uint32_t detail_level;	    /* PERF_DETAIL_NOVICE (standard) or _ADVANCED */
+	int32_t default_scale;	    /* -10..10, 0 when absent */
+	uint32_t aggregate;	    /* PERF_AGGREGATE_*: undefined 0 sum 1 avg 2 min 3 max 4 */
+	bool has_aggregate;	    /* aggregate= was present (else aggregate is UNDEFINED) */
 	struct manifest_opt_u32 base_id;
 	struct manifest_opt_u32 perf_time_id;
 	struct manifest_opt_u32 perf_freq_id;
@@ -122,13 +123,6 @@ struct manifest {
 	unsigned int nr_warnings; /* warnings printed by manifest_load() */
 };
 
-/* A counter type: manifest spelling, winperf.h macro and value. */
-struct manifest_counter_type {
-	const char *name;  /* "perf_counter_counter" */
-	const char *macro; /* "PERF_COUNTER_COUNTER" */
-	uint32_t value;	   /* PERF_COUNTER_COUNTER */
-};
-
 /* One value of a manifest enumeration (instances, aggregate, detailLevel, counterAttribute). */
 struct manifest_enum {
 	const char *name;  /* manifest spelling: "multipleAggregate" */
@@ -157,24 +151,6 @@ void manifest_free(struct manifest *man);
  */
 const struct manifest_counter *manifest_counter_find(const struct manifest_counterset *set,
 						     uint32_t id);
-
-/*
- * manifest_counter_type_by_name - the counter type whose manifest spelling is @name
- * (case-sensitive, as in the schema), or NULL. The 37 types of tools.md 5.2.
- */
-const struct manifest_counter_type *manifest_counter_type_by_name(const char *name);
-
-/*
- * manifest_counter_type_by_value - the counter type with winperf.h value @value, or NULL.
- * 0x40030503 (the WMI table's PERF_LARGE_RAW_BASE) is accepted as perf_large_raw_base.
- */
-const struct manifest_counter_type *manifest_counter_type_by_value(uint32_t value);
-
-/*
- * manifest_counter_type_size - bytes of a counter value from the PERF_SIZE bits of @type:
- * 4 (PERF_SIZE_DWORD), 8 (PERF_SIZE_LARGE), 0 (PERF_SIZE_ZERO and PERF_SIZE_VARIABLE_LEN).
- */
-uint32_t manifest_counter_type_size(uint32_t type);
 
 /*
  * Enumerations: *_by_name() looks up the manifest spelling (case-sensitive), *_by_value()

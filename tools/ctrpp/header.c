@@ -124,7 +124,7 @@ static int check_counters(const struct ctrpp *c)
 		for (j = 0; j < p->sets[i].nr_counters; j++) {
 			const struct manifest_counter *ctr = &p->sets[i].counters[j];
 
-			if (manifest_counter_type_size(ctr->type->value))
+			if (ctrtype_size(ctr->type->value))
 				continue;
 			fprintf(stderr,
 				"%s:%u: error: counter %u: type %s has no fixed size; perflib "
@@ -322,7 +322,7 @@ static void put_template(const struct ctrpp *c, FILE *out, size_t idx)
 		fprintf(out, INDENT "{ %u, %s, ", ctr->id, ctr->type->macro);
 		put_attrib(out, ctr->attrib);
 		fprintf(out, ", sizeof(%s), %s, ",
-			manifest_counter_type_size(ctr->type->value) == 8 ? "ULONGLONG" : "ULONG",
+			ctrtype_size(ctr->type->value) == 8 ? "ULONGLONG" : "ULONG",
 			manifest_detail_by_value(ctr->detail_level)->macro);
 		/* CTRPP prints a negative scale as its unsigned 32-bit value. */
 		if (ctr->default_scale < 0)
@@ -363,6 +363,29 @@ static const char *const init_head_text[] = {
 
 static const char *const init_void_text[] = {
 	"    VOID",
+	NULL,
+};
+
+/*
+ * The callback form's parameters carry CTRPP's SAL words. <perflib.h> defines no SAL (they
+ * collide with the C and C++ libraries, <perflib/sal.h>), so the header defines the two it
+ * uses around the function only, and restores whatever the includer had.
+ */
+static const char *const sal_push_text[] = {
+	"#pragma push_macro(\"__in_opt\")",
+	"#pragma push_macro(\"__inout_opt\")",
+	"#undef __in_opt",
+	"#undef __inout_opt",
+	"#define __in_opt",
+	"#define __inout_opt",
+	"",
+	NULL,
+};
+
+static const char *const sal_pop_text[] = {
+	"",
+	"#pragma pop_macro(\"__in_opt\")",
+	"#pragma pop_macro(\"__inout_opt\")",
 	NULL,
 };
 
@@ -452,6 +475,8 @@ static void put_functions(const struct ctrpp *c, FILE *out)
 	size_t i;
 
 	put_text(c, out, cleanup_text, NULL);
+	if (callback)
+		put_text(c, out, sal_push_text, NULL);
 	put_text(c, out, init_head_text, NULL);
 	put_text(c, out, callback ? init_params_text : init_void_text, NULL);
 	put_text(c, out, init_context_text, NULL);
@@ -461,6 +486,8 @@ static void put_functions(const struct ctrpp *c, FILE *out)
 	for (i = 0; i < c->prov->nr_sets; i++)
 		put_text(c, out, init_set_text, c->set_symbols[i]);
 	put_text(c, out, init_end_text, NULL);
+	if (callback)
+		put_text(c, out, sal_pop_text, NULL);
 }
 
 void ctrpp_write_header(const struct ctrpp *c, FILE *out)
@@ -508,9 +535,10 @@ static void put_c_string(FILE *out, const char *s)
 
 /*
  * -ch: macros only (no definitions), so the file can sit beside the -o header in one
- * program: <P><provider>_GUID, and per counter set <P><set>_NAME (a u"" UTF-16 literal,
- * WCHAR being char16_t) and <P><set>_GUID (a GUID initializer), plus the counter-id
- * macros of the -o header, identical so both may be included.
+ * program: <P><provider>_GUID, and per counter set <P><set>_NAME (a WCHAR literal:
+ * PERFLIB_WTEXT gives u"" or, where wchar_t is 16 bits, L"") and <P><set>_GUID (a GUID
+ * initializer), plus the counter-id macros of the -o header, identical so both may be
+ * included.
  */
 void ctrpp_write_symbols(const struct ctrpp *c, FILE *out)
 {
@@ -528,9 +556,9 @@ void ctrpp_write_symbols(const struct ctrpp *c, FILE *out)
 	for (i = 0; i < c->prov->nr_sets; i++) {
 		const struct manifest_counterset *set = &c->prov->sets[i];
 
-		fprintf(out, "\n#define %s%s_NAME u\"", c->prefix, c->set_symbols[i]);
+		fprintf(out, "\n#define %s%s_NAME PERFLIB_WTEXT(\"", c->prefix, c->set_symbols[i]);
 		put_c_string(out, set->name);
-		fprintf(out, "\"\n#define %s%s_GUID ", c->prefix, c->set_symbols[i]);
+		fprintf(out, "\")\n#define %s%s_GUID ", c->prefix, c->set_symbols[i]);
 		put_guid_braced(out, &set->guid);
 		fputs("\n", out);
 	}

@@ -7,8 +7,8 @@
  * links beside the counter set's maps, then exits: the counters keep running without a
  * daemon. `unload` removes all of it. See usage_text.
  *
- * Kernel-owned instances are a library-internal feature (userspace/reaper.c), hence
- * internal.h: kcounters is the in-tree kernel provider.
+ * Only public API: the Windows provider and consumer functions, perflib-linux.h's
+ * kernel-owned instances and perflib_bpf.h's loader helpers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +24,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../../userspace/internal.h"
+#include <perflib.h>
+#include <perflib-linux.h>
+
 #include "manifest.h"
 #include "perflib_bpf.h" /* before the skeleton: struct perflib_bpf_geometry */
 #include "kcounters.skel.h"
@@ -128,7 +130,7 @@ static void kc_err(const char *fmt, ...)
 /* load @path, or the built-in manifest (through a memfd: the parser reads files) */
 static int kc_open(struct kc *kc, const char *path)
 {
-	char memfd_path[64];
+	char memfd_path[64], g[37];
 	size_t i, p;
 	int fd = -1, err;
 
@@ -166,8 +168,7 @@ static int kc_open(struct kc *kc, const char *path)
 			if (kc->reg->counters[i].id == progs[p].id)
 				kc->pos[p] = (int)i;
 		}
-		if (kc->pos[p] < 0 ||
-		    (kc->reg->counters[kc->pos[p]].type & 0x300) != PERF_SIZE_LARGE) {
+		if (kc->pos[p] < 0 || ctrtype_size(kc->reg->counters[kc->pos[p]].type) != 8) {
 			kc_err("the manifest needs a 64-bit counter with id %u (%s)", progs[p].id,
 			       progs[p].tp);
 			return -EINVAL;
@@ -177,7 +178,9 @@ static int kc_open(struct kc *kc, const char *path)
 		kc_err("the counter set must have multiple instances (one per CPU)");
 		return -EINVAL;
 	}
-	return perflib_set_dir(&kc->reg->counterset_guid, kc->dir, sizeof(kc->dir));
+	snprintf(kc->dir, sizeof(kc->dir), "%s/%s", perflib_pin_root(),
+		 perflib_guid_to_string(&kc->reg->counterset_guid, g));
+	return 0;
 }
 
 static void kc_close(struct kc *kc)
@@ -210,7 +213,7 @@ static ULONG kc_provider(const struct kc *kc, HANDLE *ret_h)
 		c[i].CounterId = r->id;
 		c[i].Type = r->type;
 		c[i].Attrib = r->attrib;
-		c[i].Size = (r->type & 0x300) == PERF_SIZE_LARGE ? 8 : 4;
+		c[i].Size = ctrtype_size(r->type) == 8 ? 8 : 4;
 		c[i].DetailLevel = r->detail_level;
 		c[i].Scale = r->scale;
 	}
@@ -236,8 +239,10 @@ static int kc_delete_instances(const struct kc *kc)
 		kc_err("cannot open the counter set as a provider (error %u)", st);
 		return -EIO;
 	}
-	n = perflib_kernel_instances_take(h, &kc->reg->counterset_guid);
+	n = perflib_kernel_instances_delete(h, &kc->reg->counterset_guid);
 	PerfStopProvider(h);
+	if (n < 0)
+		kc_err("cannot delete the kernel-owned instances: %s", strerror(-n));
 	return n;
 }
 
@@ -276,35 +281,28 @@ static bool loaded(const struct kc *kc)
 /* create one instance per CPU and hand each to the kernel; slot of each CPU in @slots */
 static int create_instances(const struct kc *kc, unsigned int nr_cpus, uint32_t *slots)
 {
-	struct perflib_ctrset *set;
-	PPERF_COUNTERSET_INSTANCE inst;
 	WCHAR name[16];
 	char text[16];
 	unsigned int cpu;
-	int64_t idx;
 	HANDLE h;
 	ULONG st;
-	int err = 0;
+	int idx, err = 0;
 
 	st = kc_provider(kc, &h);
 	if (st) {
 		kc_err("cannot register the instances (error %u)", st);
 		return -EIO;
 	}
-	set = perflib_ctrset_find(perflib_provider_get(h), &kc->reg->counterset_guid);
 	for (cpu = 0; cpu < nr_cpus && !err; cpu++) {
 		snprintf(text, sizeof(text), "%u", cpu);
 		perflib_utf8_to_utf16(text, name, 16);
-		inst = PerfCreateInstance(h, &kc->reg->counterset_guid, name, cpu);
-		if (!inst) {
-			kc_err("cannot create instance \"%s\" (error %u)", text, GetLastError());
-			err = -EIO;
+		idx = perflib_kernel_instance_create(h, &kc->reg->counterset_guid, name, cpu);
+		if (idx < 0) {
+			kc_err("cannot create instance \"%s\": %s", text, strerror(-idx));
+			err = idx;
 			break;
 		}
-		idx = perflib_ctrset_instance_index(set, inst);
-		err = idx < 0 ? -EINVAL : perflib_instance_to_kernel(h, inst);
-		if (!err)
-			slots[cpu] = (uint32_t)idx;
+		slots[cpu] = (uint32_t)idx;
 	}
 	/* instances handed over stay; any other goes with the provider */
 	PerfStopProvider(h);
@@ -474,23 +472,101 @@ static uint32_t link_prog_id(const char *path)
 	return li.prog_id;
 }
 
+/*
+ * open pin @name of the counter set read-only (what a reader with read permission only
+ * can do; such an fd cannot be mmapped, so slots are read with lookups)
+ */
+static int open_ro(const struct kc *kc, const char *name)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = BPF_F_RDONLY);
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", kc->dir, name);
+	return bpf_obj_get_opts(path, &o);
+}
+
+/* print the counters of every kernel-owned instance (one per CPU) */
+static int print_cpus(const struct kc *kc)
+{
+	struct perflib_info info;
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key = 0, i, p;
+	uint8_t *buf = NULL, *slot = NULL;
+	int info_fd, data_fd = -1, err = -EBADMSG;
+
+	info_fd = open_ro(kc, "info");
+	if (info_fd >= 0)
+		data_fd = open_ro(kc, "data");
+	if (info_fd < 0 || data_fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(info_fd, &mi, &len) || mi.value_size < sizeof(info))
+		goto out;
+	buf = calloc(1, mi.value_size);
+	if (!buf || bpf_map_lookup_elem(info_fd, &key, buf))
+		goto out;
+	memcpy(&info, buf, sizeof(info));
+	/* nothing read from a map is trusted: the slot geometry is checked before use */
+	if (info.magic != PERFLIB_INFO_MAGIC || info.slot_size < PERFLIB_COUNTERS_OFFSET ||
+	    info.slot_size > (1u << 20) || info.nr_counters > PERFLIB_MAX_COUNTERS ||
+	    info.ascii_offset + PERFLIB_ASCII_MAX > info.slot_size ||
+	    PERFLIB_COUNTERS_OFFSET + 8 * (size_t)info.nr_counters > info.slot_size)
+		goto out;
+	for (p = 0; p < NR_PROGS; p++) {
+		if ((uint32_t)kc->pos[p] >= info.nr_counters)
+			goto out;
+	}
+	slot = malloc(info.slot_size);
+	if (!slot) {
+		err = -ENOMEM;
+		goto out;
+	}
+	printf("  %-6s", "CPU");
+	for (p = 0; p < NR_PROGS; p++)
+		printf(" %22s", progs[p].tp);
+	printf("\n");
+	for (i = 0; i < info.capacity; i++) {
+		const struct perflib_slot_hdr *h = (const void *)slot;
+		uint64_t w, v;
+
+		if (bpf_map_lookup_elem(data_fd, &i, slot))
+			break;
+		memcpy(&w, slot, sizeof(w));
+		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) ||
+		    h->owner_start != PERFLIB_OWNER_KERNEL)
+			continue;
+		slot[info.ascii_offset + PERFLIB_ASCII_MAX - 1] = 0;
+		printf("  %-6.6s", (const char *)(slot + info.ascii_offset));
+		for (p = 0; p < NR_PROGS; p++) {
+			memcpy(&v, slot + PERFLIB_COUNTERS_OFFSET + 8 * (size_t)kc->pos[p],
+			       sizeof(v));
+			printf(" %22llu", (unsigned long long)v);
+		}
+		printf("\n");
+	}
+	err = 0;
+out:
+	free(slot);
+	free(buf);
+	if (data_fd >= 0)
+		close(data_fd);
+	if (info_fd >= 0)
+		close(info_fd);
+	return err;
+}
+
 static int cmd_status(struct kc *kc)
 {
 	char path[PATH_MAX + 300];
-	struct perflib_set_map *map;
 	struct dirent *de;
-	uint32_t i, p;
 	DIR *d;
 	int err;
 
-	err = perflib_set_open(&kc->reg->counterset_guid, false, &map);
-	if (err == -ENOENT) {
+	if (access(kc->dir, F_OK)) {
 		printf("kcounters: not loaded\n");
 		return 3;
-	}
-	if (err) {
-		kc_err("cannot open %s: %s", kc->dir, strerror(-err));
-		return 1;
 	}
 	printf("%s (%s): %s\n", kc->reg->name, kc->dir, loaded(kc) ? "loaded" : "not loaded");
 	d = opendir(kc->dir);
@@ -505,28 +581,11 @@ static int cmd_status(struct kc *kc)
 	}
 	if (d)
 		closedir(d);
-	printf("  %-6s", "CPU");
-	for (p = 0; p < NR_PROGS; p++)
-		printf(" %22s", progs[p].tp);
-	printf("\n");
-	for (i = 0; i < map->info->capacity; i++) {
-		const uint8_t *slot = perflib_slot(map, i);
-		const struct perflib_slot_hdr *h = (const void *)slot;
-		uint64_t w = perflib_slot_word(slot);
-
-		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) ||
-		    h->owner_start != PERFLIB_OWNER_KERNEL)
-			continue;
-		printf("  %-6.6s", (const char *)(slot + map->info->ascii_offset));
-		for (p = 0; p < NR_PROGS; p++)
-			printf(" %22llu",
-			       (unsigned long long)__atomic_load_n(
-				       (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET +
-							  8 * (size_t)kc->pos[p]),
-				       __ATOMIC_RELAXED));
-		printf("\n");
+	err = print_cpus(kc);
+	if (err) {
+		kc_err("cannot read %s: %s", kc->dir, strerror(-err));
+		return 1;
 	}
-	perflib_set_close(map);
 	return loaded(kc) ? 0 : 3;
 }
 
@@ -534,7 +593,8 @@ static int cmd_status(struct kc *kc)
 
 int main(int argc, char **argv)
 {
-	struct perflib_pin_opts opts = {.mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1};
+	struct perflib_pin_opts opts = {
+		.sz = sizeof(opts), .mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1};
 	const char *cmd = NULL, *manifest = NULL, *v;
 	bool force = false;
 	struct kc kc;

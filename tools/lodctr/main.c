@@ -89,10 +89,9 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 	printf("  %6u %6u  %s\n", 16u, 4u, "proc_index");
 	printf("  %6u %6u  %s\n", l.block_offset, 32u, "instance (PERF_COUNTERSET_INSTANCE)");
 	for (i = 0; i < l.nr_counters; i++) {
-		const struct manifest_counter_type *t =
-			manifest_counter_type_by_value(reg->counters[i].type);
+		const struct ctrtype *t = ctrtype_find(reg->counters[i].type);
 
-		unsigned int bytes = manifest_counter_type_size(reg->counters[i].type);
+		unsigned int bytes = ctrtype_size(reg->counters[i].type);
 
 		/* a by-reference slot holds an address; a DWORD value the low half of its slot */
 		if (l.counters[i].ref_offset || !bytes)
@@ -106,7 +105,7 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 		if (l.counters[i].ref_offset)
 			printf("  %6u %6u  %s (dereferenced value of counter %u)\n",
 			       l.counters[i].ref_offset,
-			       manifest_counter_type_size(reg->counters[i].type) == 8 ? 8u : 4u,
+			       ctrtype_size(reg->counters[i].type) == 8 ? 8u : 4u,
 			       l.counters[i].ref_field, l.counters[i].id);
 	}
 	if (l.ref_offset)
@@ -182,7 +181,8 @@ static int query(const char *guid_str)
 
 int main(int argc, char **argv)
 {
-	struct perflib_pin_opts opts = {.uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644};
+	struct perflib_pin_opts opts = {
+		.sz = sizeof(opts), .uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644};
 	const char *manifest = NULL, *val, *install = NULL;
 	struct manifest *man = NULL;
 	struct regman rm = {0};

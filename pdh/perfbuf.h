@@ -53,14 +53,15 @@ int perfbuf_string(const void *buf, size_t size, char **ret);
 
 /* One PERF_COUNTER_REG_INFO, as read by perfbuf_reg_counter(). */
 struct perfbuf_counter {
-	uint32_t id;	   /* CounterId */
-	uint32_t type;	   /* winperf.h counter type */
-	uint64_t attrib;   /* PERF_ATTRIB_* */
-	int32_t scale;	   /* DefaultScale, a decimal exponent */
-	uint32_t base_id;  /* BaseCounterId, 0xFFFFFFFF for none */
-	uint32_t time_id;  /* PerfTimeId, 0xFFFFFFFF for none */
-	uint32_t freq_id;  /* PerfFreqId, 0xFFFFFFFF for none */
-	uint32_t multi_id; /* MultiId, 0xFFFFFFFF for none */
+	uint32_t id;	       /* CounterId */
+	uint32_t type;	       /* winperf.h counter type */
+	uint64_t attrib;       /* PERF_ATTRIB_* */
+	int32_t scale;	       /* DefaultScale, a decimal exponent */
+	uint32_t detail_level; /* DetailLevel: PERF_DETAIL_NOVICE, PERF_DETAIL_ADVANCED */
+	uint32_t base_id;      /* BaseCounterId, 0xFFFFFFFF for none */
+	uint32_t time_id;      /* PerfTimeId, 0xFFFFFFFF for none */
+	uint32_t freq_id;      /* PerfFreqId, 0xFFFFFFFF for none */
+	uint32_t multi_id;     /* MultiId, 0xFFFFFFFF for none */
 };
 
 /* A checked PERF_REG_COUNTERSET_STRUCT answer (PERF_COUNTERSET_REG_INFO and records). */

@@ -63,17 +63,10 @@ struct cook_raw {
 enum cook_status cook_value(uint32_t type, const struct cook_raw *old, const struct cook_raw *cur,
 			    double *ret_value);
 
-/* cook_two_samples - true when @type needs an older sample (delta types, averages). */
-bool cook_two_samples(uint32_t type);
-
 /*
- * cook_displayable - true when cook_value() can give @type a value: false for base
- * types, text, PERF_COUNTER_NODATA, histograms and unknown types.
+ * Which types need two samples, are displayable or are bases: ctrtype_samples(),
+ * ctrtype_displayable(), ctrtype_is_base() (ctrtype.h, the one counter-type table).
  */
-bool cook_displayable(uint32_t type);
-
-/* cook_is_base - true for the *_BASE types (including PERF_PRECISION_TIMESTAMP). */
-bool cook_is_base(uint32_t type);
 
 /* cook_scale - @value * 10^@scale, the default scale of a counter (-10..10). */
 double cook_scale(double value, int32_t scale);

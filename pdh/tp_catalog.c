@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "perflib-linux.h"
-#include "cook.h"
+#include "ctrtype.h"
 #include "tp_catalog.h"
 
 bool tp_set_multi(const struct tp_set *set)
@@ -80,22 +80,21 @@ uint32_t tp_counter_base(const struct tp_set *set, size_t idx)
 	if (c->base_id != TP_NO_ID)
 		return c->base_id;
 	/* V1 convention: the base counter is registered right after its counter */
-	if (idx + 1 < set->nr_counters && cook_is_base(set->counters[idx + 1].type))
+	if (idx + 1 < set->nr_counters &&
+	    ctrtype_next_is_base(set->counters[idx].type, set->counters[idx + 1].type))
 		return set->counters[idx + 1].id;
 	return TP_NO_ID;
 }
 
 bool tp_counter_selectable(const struct tp_counter *c)
 {
-	return cook_displayable(c->type);
+	return ctrtype_displayable(c->type);
 }
 
 bool tp_counter_listed(const struct tp_counter *c)
 {
-	if (!tp_counter_selectable(c) || (c->attrib & PERF_ATTRIB_NO_DISPLAYABLE))
-		return false;
 	/* PERF_DISPLAY_NOSHOW types (PERF_AVERAGE_BULK) are hidden although they cook */
-	return (c->type & 0xF0000000u) != PERF_DISPLAY_NOSHOW;
+	return ctrtype_listed(c->type) && !(c->attrib & PERF_ATTRIB_NO_DISPLAYABLE);
 }
 
 long tp_set_find(const struct tp_catalog *cat, const char *name)

@@ -31,6 +31,7 @@ int tp_reg_parse(const void *buf, size_t size, struct tp_set *set)
 					      .type = c.type,
 					      .attrib = c.attrib,
 					      .scale = c.scale,
+					      .detail_level = c.detail_level,
 					      .base_id = c.base_id,
 					      .time_id = c.time_id,
 					      .freq_id = c.freq_id,

@@ -143,6 +143,7 @@ void perfbuf_reg_counter(const struct perfbuf_reg *reg, uint32_t i, struct perfb
 	ret->type = FIELD32(c, PERF_COUNTER_REG_INFO, Type);
 	ret->attrib = FIELD64(c, PERF_COUNTER_REG_INFO, Attrib);
 	ret->scale = (int32_t)FIELD32(c, PERF_COUNTER_REG_INFO, DefaultScale);
+	ret->detail_level = FIELD32(c, PERF_COUNTER_REG_INFO, DetailLevel);
 	ret->base_id = FIELD32(c, PERF_COUNTER_REG_INFO, BaseCounterId);
 	ret->time_id = FIELD32(c, PERF_COUNTER_REG_INFO, PerfTimeId);
 	ret->freq_id = FIELD32(c, PERF_COUNTER_REG_INFO, PerfFreqId);

@@ -33,15 +33,16 @@
 #define TP_NO_INSTANCE SIZE_MAX /* tp_target.instance of a single-instance set */
 
 struct tp_counter {
-	uint32_t id;	   /* CounterId */
-	uint32_t type;	   /* winperf.h counter type */
-	uint64_t attrib;   /* PERF_ATTRIB_* */
-	int32_t scale;	   /* DefaultScale (typeperf does not apply it) */
-	uint32_t base_id;  /* BaseCounterId or TP_NO_ID */
-	uint32_t time_id;  /* PerfTimeId or TP_NO_ID */
-	uint32_t freq_id;  /* PerfFreqId or TP_NO_ID */
-	uint32_t multi_id; /* MultiId or TP_NO_ID */
-	char *name;	   /* UTF-8 display name; tp_set_finish() fills missing ones */
+	uint32_t id;	       /* CounterId */
+	uint32_t type;	       /* winperf.h counter type */
+	uint64_t attrib;       /* PERF_ATTRIB_* */
+	int32_t scale;	       /* DefaultScale (typeperf does not apply it) */
+	uint32_t detail_level; /* DetailLevel */
+	uint32_t base_id;      /* BaseCounterId or TP_NO_ID */
+	uint32_t time_id;      /* PerfTimeId or TP_NO_ID */
+	uint32_t freq_id;      /* PerfFreqId or TP_NO_ID */
+	uint32_t multi_id;     /* MultiId or TP_NO_ID */
+	char *name;	       /* UTF-8 display name; tp_set_finish() fills missing ones */
 };
 
 struct tp_instance {
@@ -120,5 +121,14 @@ int tp_resolve(const struct tp_catalog *cat, const struct tp_path *path, struct 
  * number of objects that matched, or -errno on a write error.
  */
 int tp_list(const struct tp_catalog *cat, const char *object, bool instances, FILE *out);
+
+/*
+ * tp_catalog_load - the counter sets of this machine through the consumer API (names,
+ * registration, and instances when @instances), each buffer with the grow-and-retry
+ * protocol (pdh/common.c). @warn (may be NULL) hears about counter sets skipped because they
+ * vanished or cannot be read. Returns a Win32 code; *@cat is empty on failure.
+ */
+ULONG tp_catalog_load(struct tp_catalog *cat, bool instances,
+		      void (*warn)(const GUID *set, ULONG code));
 
 #endif /* TP_CATALOG_H */

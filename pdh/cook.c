@@ -24,6 +24,7 @@
 
 #include "winperf.h"
 #include "cook.h"
+#include "ctrtype.h"
 
 /* PDH status codes (pdh.h / PDH error codes page), for cook_status_pdh() only. */
 #define PDH_VALID 0x00000000u
@@ -33,12 +34,6 @@
 #define PDH_NEG_VALUE 0x800007D8u
 #define PDH_NO_DATA 0x800007D5u
 #define PDH_INVALID_DATA 0xC0000BC6u
-
-/* PERF_LARGE_RAW_BASE as the WMI CounterType table writes it (tools.md 5.2): accepted. */
-#define WMI_LARGE_RAW_BASE 0x40030503u
-
-#define SUBTYPE_MASK 0x000F0000u
-#define TYPE_MASK 0x00000C00u
 
 /* delta(N) of an increasing counter; COOK_BAD_DATA when it went back ([CALC]) */
 static enum cook_status value_delta(const struct cook_raw *old, const struct cook_raw *cur,
@@ -72,10 +67,10 @@ static enum cook_status clock_delta(uint64_t d0, uint64_t d1, double *ret)
 static enum cook_status type_time_delta(uint32_t type, const struct cook_raw *old,
 					const struct cook_raw *cur, double *ret)
 {
-	switch (type & (PERF_TIMER_100NS | PERF_OBJECT_TIMER)) {
-	case PERF_TIMER_100NS:
+	switch (ctrtype_timebase(type)) {
+	case CTRTYPE_TB_100NS:
 		return time_delta(old->time_100ns, cur->time_100ns, ret);
-	case PERF_OBJECT_TIMER:
+	case CTRTYPE_TB_OBJECT:
 		return clock_delta(old->obj_time, cur->obj_time, ret);
 	default:
 		return time_delta(old->time, cur->time, ret);
@@ -267,108 +262,27 @@ static enum cook_status two_samples(uint32_t type, const struct cook_raw *old,
 	}
 }
 
-/* how a type is cooked: the master table of tools.md 5.2 */
-enum kind {
-	KIND_UNKNOWN, /* histogram, unknown values */
-	KIND_HIDDEN,  /* bases, text, no data: never a value */
-	KIND_ONE,     /* newest sample only */
-	KIND_TWO,     /* needs an older sample */
-};
-
-static enum kind type_kind(uint32_t type)
-{
-	switch (type) {
-	case PERF_COUNTER_RAWCOUNT:
-	case PERF_COUNTER_LARGE_RAWCOUNT:
-	case PERF_COUNTER_RAWCOUNT_HEX:
-	case PERF_COUNTER_LARGE_RAWCOUNT_HEX:
-	case PERF_RAW_FRACTION:
-	case PERF_LARGE_RAW_FRACTION:
-	case PERF_ELAPSED_TIME:
-		return KIND_ONE;
-	case PERF_COUNTER_COUNTER:
-	case PERF_COUNTER_BULK_COUNT:
-	case PERF_SAMPLE_COUNTER:
-	case PERF_COUNTER_QUEUELEN_TYPE:
-	case PERF_COUNTER_LARGE_QUEUELEN_TYPE:
-	case PERF_COUNTER_100NS_QUEUELEN_TYPE:
-	case PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE:
-	case PERF_COUNTER_TIMER:
-	case PERF_100NSEC_TIMER:
-	case PERF_OBJ_TIME_TIMER:
-	case PERF_COUNTER_TIMER_INV:
-	case PERF_100NSEC_TIMER_INV:
-	case PERF_COUNTER_MULTI_TIMER:
-	case PERF_100NSEC_MULTI_TIMER:
-	case PERF_COUNTER_MULTI_TIMER_INV:
-	case PERF_100NSEC_MULTI_TIMER_INV:
-	case PERF_SAMPLE_FRACTION:
-	case PERF_AVERAGE_TIMER: /* no DELTA flag, but both values are differenced */
-	case PERF_AVERAGE_BULK:
-	case PERF_COUNTER_DELTA:
-	case PERF_COUNTER_LARGE_DELTA:
-	case PERF_PRECISION_SYSTEM_TIMER:
-	case PERF_PRECISION_100NS_TIMER:
-	case PERF_PRECISION_OBJECT_TIMER:
-		return KIND_TWO;
-	case PERF_COUNTER_TEXT:
-	case PERF_COUNTER_NODATA:
-	case PERF_SAMPLE_BASE:
-	case PERF_AVERAGE_BASE:
-	case PERF_COUNTER_MULTI_BASE:
-	case PERF_RAW_BASE:
-	case PERF_LARGE_RAW_BASE: /* also PERF_PRECISION_TIMESTAMP */
-	case WMI_LARGE_RAW_BASE:
-		return KIND_HIDDEN;
-	default:
-		/* other bases and ASCII text are not displayable either */
-		if (cook_is_base(type) || (type & TYPE_MASK) == PERF_TYPE_TEXT)
-			return KIND_HIDDEN;
-		return KIND_UNKNOWN;
-	}
-}
-
-bool cook_is_base(uint32_t type)
-{
-	if (type == WMI_LARGE_RAW_BASE)
-		return true;
-	return (type & TYPE_MASK) == PERF_TYPE_COUNTER &&
-	       (type & SUBTYPE_MASK) == PERF_COUNTER_BASE;
-}
-
-bool cook_two_samples(uint32_t type)
-{
-	return type_kind(type) == KIND_TWO;
-}
-
-bool cook_displayable(uint32_t type)
-{
-	enum kind k = type_kind(type);
-
-	return k == KIND_ONE || k == KIND_TWO;
-}
-
 enum cook_status cook_value(uint32_t type, const struct cook_raw *old, const struct cook_raw *cur,
 			    double *ret_value)
 {
 	enum cook_status st;
 	double v = 0;
 
-	switch (type_kind(type)) {
-	case KIND_HIDDEN:
-		return COOK_NOT_DISPLAYABLE;
-	case KIND_ONE:
+	switch (ctrtype_samples(type)) {
+	case 1:
 		if (!cur)
 			return COOK_FIRST_SAMPLE;
 		st = one_sample(type, cur, &v);
 		break;
-	case KIND_TWO:
+	case 2:
 		if (!old || !cur)
 			return COOK_FIRST_SAMPLE;
 		st = two_samples(type, old, cur, &v);
 		break;
 	default:
-		return COOK_UNSUPPORTED;
+		/* bases, text, no data; histograms and unknown values */
+		return ctrtype_calc(type) == CTRTYPE_CALC_UNKNOWN ? COOK_UNSUPPORTED
+								  : COOK_NOT_DISPLAYABLE;
 	}
 	if (st == COOK_OK)
 		*ret_value = v;

@@ -1,0 +1,1 @@
+../../bpf/layout.h

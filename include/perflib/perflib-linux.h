@@ -1,0 +1,1 @@
+../perflib-linux.h

@@ -1,0 +1,1 @@
+../winperf.h

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * enum.c - enumeration (pdh.md 5.8, 8.1), machines, name indexes (5.9, 8.6) and the version.
+ * Objects are the registered counter sets; a set's detail level is the lowest of its
+ * counters' (port rule). Name indexes are even numbers derived from the name (FNV-1a of the
+ * lower-cased name), so an index stays the same while its name is registered and
+ * IndexByName round-trips through NameByIndex.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrtype.h"
+#include "pdh_internal.h"
+
+static DWORD set_level(const struct tp_set *set)
+{
+	DWORD lvl = PERF_DETAIL_WIZARD;
+	size_t i;
+
+	for (i = 0; i < set->nr_counters; i++)
+		if (set->counters[i].detail_level && set->counters[i].detail_level < lvl)
+			lvl = set->counters[i].detail_level;
+	return set->nr_counters ? lvl : PERF_DETAIL_NOVICE;
+}
+
+static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *list, LPDWORD len,
+				 DWORD level, bool wide)
+{
+	struct pdh_strs out = {0};
+	struct tp_catalog cat;
+	PDH_STATUS st = 0;
+	size_t i;
+
+	if (!len)
+		return PDH_INVALID_ARGUMENT;
+	if (!pdh_machine_local(machine))
+		return PDH_CSTATUS_NO_MACHINE;
+	if (source) {
+		struct pdh_log *log = pdh_handle_get(source, PDH_KIND_LOG);
+		struct tp_path p;
+
+		if (!log || log->writing)
+			return PDH_INVALID_HANDLE;
+		for (i = 0; !st && i < log->nr_paths; i++) {
+			if (tp_path_parse(log->paths[i], &p))
+				continue;
+			if (!pdh_strs_has(&out, p.object) && pdh_strs_add(&out, p.object))
+				st = PDH_MEMORY_ALLOCATION_FAILURE;
+			tp_path_free(&p);
+		}
+	} else {
+		ULONG ws = tp_catalog_load(&cat, false, NULL);
+
+		if (ws)
+			return pdh_from_win32(ws);
+		for (i = 0; !st && i < cat.nr_sets; i++)
+			if ((level & 0xFFFF) >= set_level(&cat.sets[i]) &&
+			    pdh_strs_add(&out, cat.sets[i].name))
+				st = PDH_MEMORY_ALLOCATION_FAILURE;
+		tp_catalog_free(&cat);
+	}
+	if (!st)
+		st = pdh_put_list(out.v, out.nr, true, list, len, wide);
+	pdh_strs_free(&out);
+	return st;
+}
+
+PDH_FUNCTION PdhEnumObjectsHA(PDH_HLOG hDataSource, LPCSTR szMachineName, LPSTR mszObjectList,
+			      LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh)
+{
+	(void)bRefresh; /* every call reads current data (port rule, pdh.md 5.8.2) */
+	if (bRefresh && !mszObjectList && pcchBufferSize && !*pcchBufferSize &&
+	    !pdh_machine_local(szMachineName))
+		return PDH_CSTATUS_NO_MACHINE;
+	return objects_common(hDataSource, szMachineName, mszObjectList, pcchBufferSize,
+			      dwDetailLevel, false);
+}
+
+PDH_FUNCTION PdhEnumObjectsA(LPCSTR szDataSource, LPCSTR szMachineName, LPSTR mszObjectList,
+			     LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh)
+{
+	char list[PDH_MAX_DATASOURCE_PATH + 2];
+	PDH_HLOG log = NULL;
+	PDH_STATUS st;
+
+	if (szDataSource) {
+		if (strlen(szDataSource) > PDH_MAX_DATASOURCE_PATH)
+			return PDH_INVALID_ARGUMENT;
+		memcpy(list, szDataSource, strlen(szDataSource) + 1);
+		list[strlen(szDataSource) + 1] = '\0';
+		st = PdhBindInputDataSourceA(&log, list);
+		if (st)
+			return st;
+	}
+	st = PdhEnumObjectsHA(log, szMachineName, mszObjectList, pcchBufferSize, dwDetailLevel,
+			      bRefresh);
+	if (log)
+		PdhCloseLog(log, 0);
+	return st;
+}
+
+PDH_FUNCTION PdhEnumObjectsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName, LPWSTR mszObjectList,
+			      LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh)
+{
+	PDH_STATUS st = 0;
+	char *m = pdh_w2u(szMachineName, &st);
+
+	(void)bRefresh;
+	if (!st)
+		st = objects_common(hDataSource, m, mszObjectList, pcchBufferSize, dwDetailLevel,
+				    true);
+	free(m);
+	return st;
+}
+
+PDH_FUNCTION PdhEnumObjectsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPWSTR mszObjectList,
+			     LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh)
+{
+	PDH_STATUS st = 0;
+	char *src = pdh_w2u(szDataSource, &st), *m = pdh_w2u(szMachineName, &st);
+	char list[PDH_MAX_DATASOURCE_PATH + 2];
+	PDH_HLOG log = NULL;
+
+	(void)bRefresh;
+	if (!st && src) {
+		if (strlen(src) > PDH_MAX_DATASOURCE_PATH) {
+			st = PDH_INVALID_ARGUMENT;
+		} else {
+			memcpy(list, src, strlen(src) + 1);
+			list[strlen(src) + 1] = '\0';
+			st = PdhBindInputDataSourceA(&log, list);
+		}
+	}
+	if (!st)
+		st = objects_common(log, m, mszObjectList, pcchBufferSize, dwDetailLevel, true);
+	if (log)
+		PdhCloseLog(log, 0);
+	free(src);
+	free(m);
+	return st;
+}
+
+static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char *object, void *ctrs,
+			       LPDWORD ctrs_len, void *insts, LPDWORD insts_len, DWORD level,
+			       DWORD flags, bool wide)
+{
+	struct pdh_strs c = {0}, in = {0};
+	struct tp_catalog cat;
+	const struct tp_set *set;
+	PDH_STATUS st = 0, st2;
+	ULONG ws;
+	size_t i;
+	long k;
+
+	if (!object || !ctrs_len || !insts_len || flags || (!ctrs && *ctrs_len) ||
+	    (!insts && *insts_len))
+		return PDH_INVALID_ARGUMENT;
+	if (!pdh_machine_local(machine))
+		return PDH_CSTATUS_NO_MACHINE;
+	if (source)
+		return PDH_NOT_IMPLEMENTED; /* logs: see PdhExpandWildCardPathH */
+	ws = tp_catalog_load(&cat, true, NULL);
+	if (ws)
+		return pdh_from_win32(ws);
+	k = tp_set_find(&cat, object);
+	if (k < 0) {
+		tp_catalog_free(&cat);
+		return PDH_CSTATUS_NO_OBJECT;
+	}
+	set = &cat.sets[k];
+	for (i = 0; !st && i < set->nr_counters; i++) {
+		const struct tp_counter *t = &set->counters[i];
+
+		if (tp_counter_listed(t) && t->detail_level <= (level & 0xFFFF) &&
+		    pdh_strs_add(&c, t->name))
+			st = PDH_MEMORY_ALLOCATION_FAILURE;
+	}
+	/* duplicates repeated, no "#n" (port rule, pdh.md 5.8.2) */
+	for (i = 0; !st && i < set->nr_instances; i++)
+		if (pdh_strs_add(&in, set->instances[i].name))
+			st = PDH_MEMORY_ALLOCATION_FAILURE;
+	if (!st) {
+		st = pdh_put_list(c.v, c.nr, true, ctrs, ctrs_len, wide);
+		if (!tp_set_multi(set)) {
+			*insts_len = 0; /* no instances: size 0 (DOC) */
+			st2 = 0;
+		} else {
+			st2 = pdh_put_list(in.v, in.nr, true, insts, insts_len, wide);
+		}
+		if (st == PDH_INVALID_ARGUMENT || st2 == PDH_INVALID_ARGUMENT)
+			st = PDH_INVALID_ARGUMENT;
+		else if (st || st2)
+			st = PDH_MORE_DATA;
+	}
+	pdh_strs_free(&c);
+	pdh_strs_free(&in);
+	tp_catalog_free(&cat);
+	return st;
+}
+
+PDH_FUNCTION PdhEnumObjectItemsHA(PDH_HLOG hDataSource, LPCSTR szMachineName, LPCSTR szObjectName,
+				  LPSTR mszCounterList, LPDWORD pcchCounterListLength,
+				  LPSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				  DWORD dwDetailLevel, DWORD dwFlags)
+{
+	return items_common(hDataSource, szMachineName, szObjectName, mszCounterList,
+			    pcchCounterListLength, mszInstanceList, pcchInstanceListLength,
+			    dwDetailLevel, dwFlags, false);
+}
+
+PDH_FUNCTION PdhEnumObjectItemsA(LPCSTR szDataSource, LPCSTR szMachineName, LPCSTR szObjectName,
+				 LPSTR mszCounterList, LPDWORD pcchCounterListLength,
+				 LPSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				 DWORD dwDetailLevel, DWORD dwFlags)
+{
+	if (szDataSource)
+		return PDH_NOT_IMPLEMENTED;
+	return items_common(NULL, szMachineName, szObjectName, mszCounterList,
+			    pcchCounterListLength, mszInstanceList, pcchInstanceListLength,
+			    dwDetailLevel, dwFlags, false);
+}
+
+PDH_FUNCTION PdhEnumObjectItemsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName, LPCWSTR szObjectName,
+				  LPWSTR mszCounterList, LPDWORD pcchCounterListLength,
+				  LPWSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				  DWORD dwDetailLevel, DWORD dwFlags)
+{
+	PDH_STATUS st = 0;
+	char *m = pdh_w2u(szMachineName, &st), *o = pdh_w2u(szObjectName, &st);
+
+	if (!st)
+		st = items_common(hDataSource, m, o, mszCounterList, pcchCounterListLength,
+				  mszInstanceList, pcchInstanceListLength, dwDetailLevel, dwFlags,
+				  true);
+	free(m);
+	free(o);
+	return st;
+}
+
+PDH_FUNCTION PdhEnumObjectItemsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPCWSTR szObjectName,
+				 LPWSTR mszCounterList, LPDWORD pcchCounterListLength,
+				 LPWSTR mszInstanceList, LPDWORD pcchInstanceListLength,
+				 DWORD dwDetailLevel, DWORD dwFlags)
+{
+	if (szDataSource)
+		return PDH_NOT_IMPLEMENTED;
+	return PdhEnumObjectItemsHW(NULL, szMachineName, szObjectName, mszCounterList,
+				    pcchCounterListLength, mszInstanceList, pcchInstanceListLength,
+				    dwDetailLevel, dwFlags);
+}
+
+/* ---- machines ---------------------------------------------------------------------- */
+
+static PDH_STATUS machines_common(void *list, LPDWORD len, bool wide)
+{
+	char *host;
+	PDH_STATUS st;
+
+	if (asprintf(&host, "\\\\%s", pdh_host()) < 0)
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	st = pdh_put_list(&host, 1, true, list, len, wide);
+	free(host);
+	return st;
+}
+
+PDH_FUNCTION PdhEnumMachinesA(LPCSTR szDataSource, LPSTR mszMachineList, LPDWORD pcchBufferSize)
+{
+	(void)szDataSource;
+	return machines_common(mszMachineList, pcchBufferSize, false);
+}
+
+PDH_FUNCTION PdhEnumMachinesW(LPCWSTR szDataSource, LPWSTR mszMachineList, LPDWORD pcchBufferSize)
+{
+	(void)szDataSource;
+	return machines_common(mszMachineList, pcchBufferSize, true);
+}
+
+PDH_FUNCTION PdhEnumMachinesHA(PDH_HLOG hDataSource, LPSTR mszMachineList, LPDWORD pcchBufferSize)
+{
+	(void)hDataSource;
+	return machines_common(mszMachineList, pcchBufferSize, false);
+}
+
+PDH_FUNCTION PdhEnumMachinesHW(PDH_HLOG hDataSource, LPWSTR mszMachineList, LPDWORD pcchBufferSize)
+{
+	(void)hDataSource;
+	return machines_common(mszMachineList, pcchBufferSize, true);
+}
+
+PDH_FUNCTION PdhConnectMachineA(LPCSTR szMachineName)
+{
+	return pdh_machine_local(szMachineName) ? 0 : PDH_CSTATUS_NO_MACHINE;
+}
+
+PDH_FUNCTION PdhConnectMachineW(LPCWSTR szMachineName)
+{
+	PDH_STATUS st = 0;
+	char *m = pdh_w2u(szMachineName, &st);
+
+	if (!st)
+		st = PdhConnectMachineA(m);
+	free(m);
+	return st;
+}
+
+/* ---- name indexes ------------------------------------------------------------------ */
+
+static DWORD name_index(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *name; name++) {
+		unsigned char ch = (unsigned char)*name;
+
+		h ^= ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
+		h *= 16777619u;
+	}
+	return 2 * (1 + h % 0x3FFFFFFEu);
+}
+
+/* the registered name with index @index (set or counter name), malloc'd, or NULL */
+static char *name_of(DWORD index, const char *want, PDH_STATUS *st)
+{
+	struct tp_catalog cat;
+	char *r = NULL;
+	size_t i, k;
+	ULONG ws = tp_catalog_load(&cat, false, NULL);
+
+	if (ws) {
+		*st = pdh_from_win32(ws);
+		return NULL;
+	}
+	for (i = 0; !r && i < cat.nr_sets; i++) {
+		const struct tp_set *s = &cat.sets[i];
+
+		if (want ? tp_name_equal(want, s->name) : name_index(s->name) == index)
+			r = strdup(s->name);
+		for (k = 0; !r && k < s->nr_counters; k++)
+			if (want ? tp_name_equal(want, s->counters[k].name)
+				 : name_index(s->counters[k].name) == index)
+				r = strdup(s->counters[k].name);
+	}
+	tp_catalog_free(&cat);
+	*st = r ? 0 : PDH_STRING_NOT_FOUND;
+	return r;
+}
+
+static PDH_STATUS name_by_index(const char *machine, DWORD index, void *buf, LPDWORD len, bool wide)
+{
+	PDH_STATUS st;
+	char *name;
+
+	if (!len || (!buf && *len))
+		return PDH_INVALID_ARGUMENT;
+	if (!pdh_machine_local(machine))
+		return PDH_CSTATUS_NO_MACHINE;
+	name = name_of(index, NULL, &st);
+	if (!name)
+		return st == PDH_STRING_NOT_FOUND ? PDH_INVALID_ARGUMENT : st;
+	st = pdh_put_list(&name, 1, false, buf, len, wide);
+	free(name);
+	return st;
+}
+
+static PDH_STATUS index_by_name(const char *machine, const char *name, LPDWORD index)
+{
+	PDH_STATUS st;
+	char *found;
+
+	if (!name || !index)
+		return PDH_INVALID_ARGUMENT;
+	if (!pdh_machine_local(machine))
+		return PDH_CSTATUS_NO_MACHINE;
+	found = name_of(0, name, &st);
+	if (!found)
+		return st;
+	*index = name_index(found);
+	free(found);
+	return 0;
+}
+
+PDH_FUNCTION PdhLookupPerfNameByIndexA(LPCSTR szMachineName, DWORD dwNameIndex, LPSTR szNameBuffer,
+				       LPDWORD pcchNameBufferSize)
+{
+	return name_by_index(szMachineName, dwNameIndex, szNameBuffer, pcchNameBufferSize, false);
+}
+
+PDH_FUNCTION PdhLookupPerfNameByIndexW(LPCWSTR szMachineName, DWORD dwNameIndex,
+				       LPWSTR szNameBuffer, LPDWORD pcchNameBufferSize)
+{
+	PDH_STATUS st = 0;
+	char *m = pdh_w2u(szMachineName, &st);
+
+	if (!st)
+		st = name_by_index(m, dwNameIndex, szNameBuffer, pcchNameBufferSize, true);
+	free(m);
+	return st;
+}
+
+PDH_FUNCTION PdhLookupPerfIndexByNameA(LPCSTR szMachineName, LPCSTR szNameBuffer, LPDWORD pdwIndex)
+{
+	return index_by_name(szMachineName, szNameBuffer, pdwIndex);
+}
+
+PDH_FUNCTION PdhLookupPerfIndexByNameW(LPCWSTR szMachineName, LPCWSTR szNameBuffer,
+				       LPDWORD pdwIndex)
+{
+	PDH_STATUS st = 0;
+	char *m = pdh_w2u(szMachineName, &st), *n = pdh_w2u(szNameBuffer, &st);
+
+	if (!st)
+		st = index_by_name(m, n, pdwIndex);
+	free(m);
+	free(n);
+	return st;
+}
+
+PDH_FUNCTION PdhGetDllVersion(LPDWORD lpdwVersion)
+{
+	/* NULL is accepted on Vista and later (WT) */
+	if (lpdwVersion)
+		*lpdwVersion = PDH_VERSION;
+	return 0;
+}

@@ -1,0 +1,677 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c - CSV and TSV logs (pdh.md 5.10, 7): written from a query exactly as typeperf writes
+ * its output (tp_out.c: "(PDH-CSV 4.0)" header, quoted fields, CRLF, six decimals, " " for
+ * no value), and read back so that a query replays them (PdhBindInputDataSource +
+ * PdhOpenQueryH, or PdhOpenQuery with the file name).
+ *
+ * Writing: wildcard paths are expanded once, when the log is opened (G-Logs): the open
+ * collects the query once, which also gives two-sample counters their first sample, so the
+ * first record has values (typeperf's priming sample). Logged values are unscaled and
+ * uncapped (PDH_FMT_NOSCALE | PDH_FMT_NOCAP100), as typeperf prints them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "pdh_internal.h"
+
+#define FILETIME_UNIX_OFFSET 11644473600LL
+
+/* ---- time stamps: "MM/DD/YYYY HH:MM:SS.mmm" in local time <-> local FILETIME --------- */
+
+static void stamp_format(int64_t local_ft, char buf[TP_STAMP_SIZE])
+{
+	time_t secs = (time_t)(local_ft / 10000000 - FILETIME_UNIX_OFFSET);
+	unsigned int ms = (unsigned int)(local_ft % 10000000 / 10000);
+	struct tm tm;
+
+	if (local_ft <= 0 || !gmtime_r(&secs, &tm)) {
+		strcpy(buf, "01/01/1970 00:00:00.000");
+		return;
+	}
+	snprintf(buf, TP_STAMP_SIZE, "%02u/%02u/%04u %02u:%02u:%02u.%03u",
+		 (unsigned int)(tm.tm_mon + 1) % 100, (unsigned int)tm.tm_mday % 100,
+		 (unsigned int)(tm.tm_year + 1900) % 10000, (unsigned int)tm.tm_hour % 100,
+		 (unsigned int)tm.tm_min % 100, (unsigned int)tm.tm_sec % 100, ms % 1000);
+}
+
+int64_t pdh_log_stamp(const char *s)
+{
+	unsigned int mo, d, y, h, mi, se, ms = 0;
+	struct tm tm = {0};
+	time_t t;
+
+	if (sscanf(s, "%u/%u/%u %u:%u:%u.%u", &mo, &d, &y, &h, &mi, &se, &ms) < 6)
+		return 0;
+	tm.tm_mon = (int)mo - 1;
+	tm.tm_mday = (int)d;
+	tm.tm_year = (int)y - 1900;
+	tm.tm_hour = (int)h;
+	tm.tm_min = (int)mi;
+	tm.tm_sec = (int)se;
+	t = timegm(&tm);
+	return ((int64_t)t + FILETIME_UNIX_OFFSET) * 10000000 + (int64_t)ms * 10000;
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+/* split one line into quoted fields ("" inside is a quote); @sep ',' or '\t' */
+static int split_line(const char *line, char sep, struct pdh_strs *out)
+{
+	const char *p = line;
+	char *field, *f;
+
+	while (*p && *p != '\r' && *p != '\n') {
+		field = malloc(strlen(p) + 1);
+		if (!field)
+			return -ENOMEM;
+		f = field;
+		if (*p == '"') {
+			for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+				if (*p == '"')
+					p++; /* a doubled quote */
+				*f++ = *p;
+			}
+			if (*p == '"')
+				p++;
+		} else {
+			while (*p && *p != sep && *p != '\r' && *p != '\n')
+				*f++ = *p++;
+		}
+		*f = '\0';
+		if (pdh_strs_take(out, field))
+			return -ENOMEM;
+		if (*p != sep)
+			break;
+		p++;
+	}
+	return 0;
+}
+
+void pdh_log_free(struct pdh_log *log)
+{
+	size_t i, k;
+
+	if (!log)
+		return;
+	if (log->f)
+		fclose(log->f);
+	for (i = 0; i < log->nr_paths; i++)
+		free(log->paths[i]);
+	free(log->paths);
+	for (i = 0; i < log->nr_records; i++) {
+		for (k = 0; k < log->nr_paths; k++)
+			free(log->values[i][k]);
+		free(log->values[i]);
+		free(log->stamps[i]);
+	}
+	free(log->values);
+	free(log->stamps);
+	for (i = 0; i < log->nr_cols; i++) {
+		free(log->col_inst[i]);
+		free(log->col_path[i]);
+	}
+	free(log->col_ctr);
+	free(log->col_inst);
+	free(log->col_dup);
+	free(log->col_path);
+	free(log->file);
+	free(log);
+}
+
+/* one data line into the next record; short lines get no value in missing columns */
+static int add_record(struct pdh_log *log, struct pdh_strs *fields)
+{
+	char ***vg, **sg, **row;
+	size_t k;
+
+	vg = realloc(log->values, (log->nr_records + 1) * sizeof(*vg));
+	if (vg)
+		log->values = vg;
+	sg = realloc(log->stamps, (log->nr_records + 1) * sizeof(*sg));
+	if (sg)
+		log->stamps = sg;
+	row = calloc(log->nr_paths ? log->nr_paths : 1, sizeof(*row));
+	if (!vg || !sg || !row) {
+		free(row);
+		return -ENOMEM;
+	}
+	for (k = 0; k < log->nr_paths; k++) {
+		row[k] = strdup(k + 1 < fields->nr ? fields->v[k + 1] : " ");
+		if (!row[k]) {
+			while (k--)
+				free(row[k]);
+			free(row);
+			return -ENOMEM;
+		}
+	}
+	log->stamps[log->nr_records] = strdup(fields->v[0]);
+	if (!log->stamps[log->nr_records]) {
+		for (k = 0; k < log->nr_paths; k++)
+			free(row[k]);
+		free(row);
+		return -ENOMEM;
+	}
+	log->values[log->nr_records++] = row;
+	return 0;
+}
+
+PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
+{
+	struct pdh_strs fields = {0}, paths = {0};
+	struct pdh_log *log;
+	char *line = NULL;
+	size_t cap = 0, i;
+	bool header = false;
+	PDH_STATUS st = PDH_MEMORY_ALLOCATION_FAILURE;
+	FILE *f;
+	char sep = ',';
+
+	f = fopen(file, "r");
+	if (!f)
+		return errno == ENOENT ? PDH_FILE_NOT_FOUND : PDH_LOG_FILE_OPEN_ERROR;
+	log = calloc(1, sizeof(*log));
+	if (!log)
+		goto out;
+	log->kind = PDH_KIND_LOG;
+	log->file = strdup(file);
+	if (!log->file)
+		goto out;
+	while (getline(&line, &cap, f) > 0) {
+		if (!header && (line[0] == '\r' || line[0] == '\n'))
+			continue; /* typeperf's console output starts with an empty line */
+		if (!header) {
+			st = PDH_UNABLE_READ_LOG_HEADER;
+			if (!strncmp(line, "\"(PDH-CSV ", 10)) {
+				log->fmt = TP_FORMAT_CSV;
+			} else if (!strncmp(line, "\"(PDH-TSV ", 10)) {
+				log->fmt = TP_FORMAT_TSV;
+				sep = '\t';
+			} else {
+				goto out;
+			}
+			st = PDH_MEMORY_ALLOCATION_FAILURE;
+			if (split_line(line, sep, &fields))
+				goto out;
+			/* column 0 is the format; with a user string (TSV) it may be last */
+			for (i = 1; i < fields.nr; i++) {
+				if (fields.v[i][0] != '\\')
+					continue;
+				if (pdh_strs_add(&paths, fields.v[i]))
+					goto out;
+			}
+			log->paths = paths.v;
+			log->nr_paths = paths.nr;
+			memset(&paths, 0, sizeof(paths));
+			header = true;
+			pdh_strs_free(&fields);
+			continue;
+		}
+		if (line[0] == '\r' || line[0] == '\n')
+			continue;
+		if (split_line(line, sep, &fields) || (fields.nr && add_record(log, &fields)))
+			goto out;
+		pdh_strs_free(&fields);
+	}
+	st = header ? 0 : PDH_UNABLE_READ_LOG_HEADER;
+	log->limit = log->nr_records;
+out:
+	pdh_strs_free(&fields);
+	pdh_strs_free(&paths);
+	free(line);
+	fclose(f);
+	if (st) {
+		pdh_log_free(log);
+		return st;
+	}
+	*ret = log;
+	return 0;
+}
+
+PDH_FUNCTION PdhBindInputDataSourceA(PDH_HLOG *phDataSource, LPCSTR LogFileNameList)
+{
+	struct pdh_log *log;
+	PDH_STATUS st;
+
+	if (!phDataSource)
+		return PDH_INVALID_ARGUMENT;
+	if (!LogFileNameList || !*LogFileNameList) {
+		*phDataSource = H_REALTIME_DATASOURCE;
+		return 0;
+	}
+	/* at most one CSV or TSV file (D-Bind) */
+	if (LogFileNameList[strlen(LogFileNameList) + 1])
+		return PDH_INVALID_ARGUMENT;
+	st = pdh_log_read(LogFileNameList, &log);
+	if (st)
+		return st;
+	if (pdh_handle_add(log)) {
+		pdh_log_free(log);
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	}
+	*phDataSource = log;
+	return 0;
+}
+
+PDH_FUNCTION PdhBindInputDataSourceW(PDH_HLOG *phDataSource, LPCWSTR LogFileNameList)
+{
+	PDH_STATUS st = 0;
+	char *list = pdh_w2u_multi(LogFileNameList, &st);
+
+	if (st)
+		return st;
+	st = PdhBindInputDataSourceA(phDataSource, list);
+	free(list);
+	return st;
+}
+
+static PDH_STATUS time_range(struct pdh_log *log, LPDWORD entries, PDH_TIME_INFO *info,
+			     LPDWORD size)
+{
+	if (!entries || !size || (!info && *size))
+		return PDH_INVALID_ARGUMENT;
+	if (!info || *size < sizeof(*info)) {
+		*size = sizeof(*info);
+		return PDH_MORE_DATA;
+	}
+	memset(info, 0, sizeof(*info));
+	if (log->nr_records) {
+		info->StartTime = pdh_log_stamp(log->stamps[0]);
+		info->EndTime = pdh_log_stamp(log->stamps[log->nr_records - 1]);
+	}
+	info->SampleCount = (DWORD)log->nr_records;
+	*entries = 1;
+	*size = sizeof(*info);
+	return 0;
+}
+
+PDH_FUNCTION PdhGetDataSourceTimeRangeH(PDH_HLOG hDataSource, LPDWORD pdwNumEntries,
+					PPDH_TIME_INFO pInfo, LPDWORD pdwBufferSize)
+{
+	struct pdh_log *log;
+
+	if (!hDataSource)
+		return PDH_DATA_SOURCE_IS_REAL_TIME;
+	log = pdh_handle_get(hDataSource, PDH_KIND_LOG);
+	if (!log || log->writing)
+		return PDH_INVALID_HANDLE;
+	return time_range(log, pdwNumEntries, pInfo, pdwBufferSize);
+}
+
+PDH_FUNCTION PdhGetDataSourceTimeRangeA(LPCSTR szDataSource, LPDWORD pdwNumEntries,
+					PPDH_TIME_INFO pInfo, LPDWORD pdwBufferSize)
+{
+	struct pdh_log *log;
+	PDH_STATUS st;
+
+	if (!szDataSource)
+		return PDH_DATA_SOURCE_IS_REAL_TIME;
+	st = pdh_log_read(szDataSource, &log);
+	if (st)
+		return st;
+	st = time_range(log, pdwNumEntries, pInfo, pdwBufferSize);
+	pdh_log_free(log);
+	return st;
+}
+
+PDH_FUNCTION PdhGetDataSourceTimeRangeW(LPCWSTR szDataSource, LPDWORD pdwNumEntries,
+					PPDH_TIME_INFO pInfo, LPDWORD pdwBufferSize)
+{
+	PDH_STATUS st = 0;
+	char *src = pdh_w2u(szDataSource, &st);
+
+	if (st)
+		return st;
+	st = PdhGetDataSourceTimeRangeA(src, pdwNumEntries, pInfo, pdwBufferSize);
+	free(src);
+	return st;
+}
+
+PDH_FUNCTION PdhSetQueryTimeRange(PDH_HQUERY hQuery, PPDH_TIME_INFO pInfo)
+{
+	struct pdh_query *q;
+	struct pdh_log *log;
+	PDH_STATUS st = 0;
+	size_t i;
+
+	if (!pInfo)
+		return PDH_INVALID_ARGUMENT;
+	q = pdh_query_lock(hQuery);
+	if (!q)
+		return PDH_INVALID_HANDLE;
+	log = q->source;
+	if (!log) {
+		st = PDH_DATA_SOURCE_IS_REAL_TIME;
+	} else if (pInfo->StartTime > pInfo->EndTime) {
+		st = PDH_INVALID_ARGUMENT;
+	} else {
+		for (i = 0; i < log->nr_records; i++)
+			if (pdh_log_stamp(log->stamps[i]) >= pInfo->StartTime)
+				break;
+		log->next = i;
+		for (; i < log->nr_records; i++)
+			if (pdh_log_stamp(log->stamps[i]) > pInfo->EndTime)
+				break;
+		log->limit = i;
+	}
+	pdh_unlock(q);
+	return st;
+}
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+/* the display names of counter @c: its set's and counter's registered names */
+static void names_of(const struct pdh_query *q, const struct pdh_counter *c, const char **object,
+		     const char **counter)
+{
+	size_t i, k;
+
+	*object = c->path.object;
+	*counter = c->path.counter;
+	for (i = 0; i < q->cat.nr_sets; i++) {
+		const struct tp_set *s = &q->cat.sets[i];
+
+		if (memcmp(&s->guid, &c->guid, sizeof(GUID)))
+			continue;
+		*object = s->name;
+		for (k = 0; k < s->nr_counters; k++)
+			if (s->counters[k].id == c->ctr.id)
+				*counter = s->counters[k].name;
+	}
+}
+
+static int add_column(struct pdh_log *log, struct pdh_counter *c, const char *inst,
+		      unsigned int dup, char *path)
+{
+	size_t n = log->nr_cols + 1;
+	void *g1, *g2, *g3, *g4;
+
+	g1 = realloc(log->col_ctr, n * sizeof(*log->col_ctr));
+	if (g1)
+		log->col_ctr = g1;
+	g2 = realloc(log->col_inst, n * sizeof(*log->col_inst));
+	if (g2)
+		log->col_inst = g2;
+	g3 = realloc(log->col_dup, n * sizeof(*log->col_dup));
+	if (g3)
+		log->col_dup = g3;
+	g4 = realloc(log->col_path, n * sizeof(*log->col_path));
+	if (g4)
+		log->col_path = g4;
+	if (!path || !g1 || !g2 || !g3 || !g4) {
+		free(path);
+		return -ENOMEM;
+	}
+	log->col_ctr[log->nr_cols] = c;
+	log->col_inst[log->nr_cols] = inst ? strdup(inst) : NULL;
+	log->col_dup[log->nr_cols] = dup;
+	log->col_path[log->nr_cols] = path;
+	log->nr_cols++;
+	return inst && !log->col_inst[log->nr_cols - 1] ? -ENOMEM : 0;
+}
+
+/* the columns: the query's counters, wildcards expanded by one collection */
+static int columns(struct pdh_log *log, struct pdh_query *q)
+{
+	size_t i, k;
+
+	if (!q->source)
+		pdh_collect_locked(q);
+	for (i = 0; i < q->nr_counters; i++) {
+		struct pdh_counter *c = q->counters[i];
+		const char *object, *counter;
+
+		if (q->source) {
+			for (k = 0; k < c->nr_log_cols; k++)
+				if (add_column(log, c, NULL, (unsigned int)k,
+					       strdup(q->source->paths[c->log_cols[k]])))
+					return -ENOMEM;
+			continue;
+		}
+		names_of(q, c, &object, &counter);
+		if (!c->multi || !c->wildcard) {
+			char *inst = NULL;
+
+			if (c->multi) {
+				inst = tp_instance_display(
+					c->pattern,
+					c->path.index > 0 ? (unsigned)c->path.index : 0);
+				if (!inst)
+					return -ENOMEM;
+			}
+			k = (size_t)add_column(log, c, c->multi ? c->pattern : NULL,
+					       c->path.index > 0 ? (unsigned)c->path.index : 0,
+					       tp_path_format(pdh_host(), object, inst, counter));
+			free(inst);
+			if (k)
+				return -ENOMEM;
+			continue;
+		}
+		for (k = 0; k < c->cur.nr; k++) {
+			const struct pdh_item *it = &c->cur.items[k];
+			char *inst = tp_instance_display(it->name, it->dup);
+
+			if (!inst ||
+			    add_column(log, c, it->name, it->dup,
+				       tp_path_format(pdh_host(), object, inst, counter))) {
+				free(inst);
+				return -ENOMEM;
+			}
+			free(inst);
+		}
+	}
+	return 0;
+}
+
+static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUERY hq,
+			     PDH_HLOG *ret)
+{
+	struct pdh_log *log;
+	struct pdh_query *q;
+	struct stat stb;
+	bool exists = !stat(name, &stb), append;
+	DWORD create = flags & PDH_LOG_CREATE_MASK;
+	PDH_STATUS st;
+
+	if (type == PDH_LOG_TYPE_UNDEFINED)
+		return PDH_INVALID_ARGUMENT;
+	if (type != PDH_LOG_TYPE_CSV && type != PDH_LOG_TYPE_TSV)
+		return PDH_LOG_TYPE_NOT_FOUND; /* binary, SQL, trace: not installed here */
+	if (create == PDH_LOG_CREATE_NEW && exists)
+		return PDH_FILE_ALREADY_EXISTS;
+	if (!create || create > PDH_LOG_OPEN_EXISTING)
+		return PDH_INVALID_ARGUMENT;
+	q = pdh_query_lock(hq);
+	if (!q)
+		return PDH_INVALID_HANDLE;
+	st = PDH_MEMORY_ALLOCATION_FAILURE;
+	log = calloc(1, sizeof(*log));
+	if (!log)
+		goto out;
+	log->kind = PDH_KIND_LOG;
+	log->writing = true;
+	log->fmt = type == PDH_LOG_TYPE_TSV ? TP_FORMAT_TSV : TP_FORMAT_CSV;
+	log->q = q;
+	log->file = strdup(name);
+	if (!log->file || columns(log, q))
+		goto fail;
+	append = exists && stb.st_size > 0 &&
+		 ((flags & PDH_LOG_OPT_APPEND) || create == PDH_LOG_OPEN_EXISTING ||
+		  create == PDH_LOG_OPEN_ALWAYS);
+	log->f = fopen(name, append ? "a" : "w");
+	st = PDH_LOG_FILE_CREATE_ERROR;
+	if (!log->f)
+		goto fail;
+	st = PDH_LOG_FILE_CREATE_ERROR;
+	if (!append &&
+	    (tp_out_header(log->f, log->fmt, log->col_path, log->nr_cols) || fflush(log->f)))
+		goto fail;
+	st = PDH_MEMORY_ALLOCATION_FAILURE;
+	if (pdh_handle_add(log))
+		goto fail;
+	*ret = log;
+	pdh_unlock(q);
+	return 0;
+fail:
+	pdh_log_free(log);
+out:
+	pdh_unlock(q);
+	return st;
+}
+
+PDH_FUNCTION PdhOpenLogA(LPCSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdwLogType,
+			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCSTR szUserCaption, PDH_HLOG *phLog)
+{
+	struct pdh_log *log;
+	PDH_STATUS st;
+
+	(void)dwMaxSize; /* text logs are not circular: no limit */
+	(void)szUserCaption;
+	if (!szLogFileName || !lpdwLogType || !phLog)
+		return PDH_INVALID_ARGUMENT;
+	switch (dwAccessFlags & PDH_LOG_ACCESS_MASK) {
+	case PDH_LOG_READ_ACCESS:
+		if (hQuery)
+			return PDH_INVALID_ARGUMENT; /* no query when reading (DOC) */
+		st = pdh_log_read(szLogFileName, &log);
+		if (st)
+			return st;
+		if (pdh_handle_add(log)) {
+			pdh_log_free(log);
+			return PDH_MEMORY_ALLOCATION_FAILURE;
+		}
+		*lpdwLogType = log->fmt == TP_FORMAT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
+		*phLog = log;
+		return 0;
+	case PDH_LOG_WRITE_ACCESS:
+	case PDH_LOG_UPDATE_ACCESS:
+		return open_write(szLogFileName, dwAccessFlags, *lpdwLogType, hQuery, phLog);
+	default:
+		return PDH_INVALID_ARGUMENT;
+	}
+}
+
+PDH_FUNCTION PdhOpenLogW(LPCWSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdwLogType,
+			 PDH_HQUERY hQuery, DWORD dwMaxSize, LPCWSTR szUserCaption, PDH_HLOG *phLog)
+{
+	PDH_STATUS st = 0;
+	char *name = pdh_w2u(szLogFileName, &st), *cap = pdh_w2u(szUserCaption, &st);
+
+	if (!st)
+		st = PdhOpenLogA(name, dwAccessFlags, lpdwLogType, hQuery, dwMaxSize, cap, phLog);
+	free(name);
+	free(cap);
+	return st;
+}
+
+PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
+{
+	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
+	char stamp[TP_STAMP_SIZE];
+	struct pdh_query *q;
+	double *values;
+	bool *valid;
+	PDH_STATUS st;
+	size_t i;
+
+	if (!log || !log->writing)
+		return PDH_INVALID_HANDLE;
+	if (szUserString && !*szUserString)
+		return PDH_INVALID_ARGUMENT;
+	q = pdh_query_lock(log->q);
+	if (!q)
+		return PDH_INVALID_HANDLE;
+	st = pdh_collect_locked(q);
+	if (st == PDH_NO_MORE_DATA || st == PDH_MEMORY_ALLOCATION_FAILURE)
+		goto out;
+	values = calloc(log->nr_cols + 1, sizeof(*values));
+	valid = calloc(log->nr_cols + 1, sizeof(*valid));
+	if (!values || !valid) {
+		free(values);
+		free(valid);
+		st = PDH_MEMORY_ALLOCATION_FAILURE;
+		goto out;
+	}
+	for (i = 0; i < log->nr_cols; i++) {
+		const struct pdh_counter *c = log->col_ctr[i];
+		const struct pdh_item *cur, *old;
+		PDH_FMT_COUNTERVALUE v;
+
+		cur = q->source ? (log->col_dup[i] < c->cur.nr ? &c->cur.items[log->col_dup[i]]
+							       : NULL)
+				: pdh_item_find(&c->cur, log->col_inst[i], log->col_dup[i]);
+		if (!cur)
+			continue;
+		old = pdh_item_find(&c->old, cur->name, cur->dup);
+		valid[i] = !pdh_format_item(c, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100,
+					    cur, old, &v);
+		values[i] = v.doubleValue;
+	}
+	stamp_format(q->stamp, stamp);
+	if (tp_out_row(log->f, log->fmt, stamp, values, valid, log->nr_cols) || fflush(log->f))
+		st = PDH_LOG_FILE_CREATE_ERROR;
+	else if (st == PDH_NO_DATA)
+		st = 0; /* the record is written, with no values */
+	free(values);
+	free(valid);
+out:
+	pdh_unlock(q);
+	return st;
+}
+
+PDH_FUNCTION PdhUpdateLogW(PDH_HLOG hLog, LPCWSTR szUserString)
+{
+	PDH_STATUS st = 0;
+	char *s = pdh_w2u(szUserString, &st);
+
+	if (!st)
+		st = PdhUpdateLogA(hLog, s);
+	free(s);
+	return st;
+}
+
+PDH_FUNCTION PdhUpdateLogFileCatalog(PDH_HLOG hLog)
+{
+	/* text logs have no catalog to update */
+	return pdh_handle_get(hLog, PDH_KIND_LOG) ? 0 : PDH_INVALID_HANDLE;
+}
+
+PDH_FUNCTION PdhGetLogFileSize(PDH_HLOG hLog, LONGLONG *llSize)
+{
+	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
+	struct stat st;
+
+	if (!log)
+		return PDH_INVALID_HANDLE;
+	if (!llSize)
+		return PDH_INVALID_ARGUMENT;
+	if (log->f)
+		fflush(log->f);
+	if (stat(log->file, &st))
+		return PDH_FILE_NOT_FOUND;
+	*llSize = st.st_size;
+	return 0;
+}
+
+PDH_FUNCTION PdhCloseLog(PDH_HLOG hLog, DWORD dwFlags)
+{
+	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
+	PDH_HQUERY q;
+	bool failed = false;
+
+	if (!log)
+		return PDH_INVALID_HANDLE;
+	pdh_handle_del(log);
+	q = log->q;
+	if (log->f) {
+		failed = fclose(log->f) != 0;
+		log->f = NULL;
+	}
+	pdh_log_free(log);
+	if ((dwFlags & PDH_FLAGS_CLOSE_QUERY) && q)
+		PdhCloseQuery(q);
+	return failed ? PDH_LOG_FILE_CREATE_ERROR : 0;
+}

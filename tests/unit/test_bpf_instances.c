@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_bpf_instances.c - instances created and deleted by BPF programs
+ * (perflib_instance_create / perflib_instance_delete of perflib_bpf.h, through
+ * bpf/test_instances.bpf.c): the Windows block is the one PerfCreateInstance writes, the
+ * instance is kernel-owned and visible to consumers, (name, id) is unique across BPF and
+ * user-space providers in both directions (ASCII and UTF-16 names), delete frees and zeroes
+ * the slot and its key so the storage is reused, a full set gives -ENOSPC, a long name
+ * -EINVAL; the same from a tracing program (tp_btf); perflib_kernel_instances_delete takes
+ * BPF-created instances away; 1,000 load / create / delete / unload cycles leave nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "perflib_bpf.h"
+#include "perfbuf.h"
+#include "test_instances.h"
+#include "test_instances.skel.h"
+#include "testlib.h"
+#include "../helpers/prov_util.h"
+
+#define E_EXIST (-17)
+#define E_NOENT (-2)
+#define E_NOSPC (-28)
+#define E_INVAL (-22)
+
+static void run(struct bpf_program *prog, struct ti_ctx *ctx)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = ctx, .ctx_size_in = sizeof(*ctx));
+
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0);
+}
+
+/* the program on the pins of counter set @set, as the system provider's loader does it */
+static struct test_instances_bpf *load_for(const GUID *set)
+{
+	struct perflib_bpf_counterset cs;
+	struct test_instances_bpf *skel;
+	char g[37];
+
+	assert_int_equal(perflib_bpf_counterset_open(NULL, perflib_guid_to_string(set, g), &cs), 0);
+	skel = test_instances_bpf__open();
+	assert_non_null(skel);
+	skel->rodata->ti_geo = cs.geo;
+	assert_int_equal(perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->ti_guid), 0);
+	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL),
+			 0);
+	assert_int_equal(test_instances_bpf__load(skel), 0);
+	perflib_bpf_counterset_close(&cs);
+	return skel;
+}
+
+static int64_t create_ascii(struct test_instances_bpf *skel, const char *name, uint32_t id,
+			    uint32_t hint)
+{
+	struct ti_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.ascii = 1;
+	strncpy(ctx.name8, name, sizeof(ctx.name8) - 1);
+	ctx.id = id;
+	ctx.hint = hint;
+	run(skel->progs.ti_create, &ctx);
+	return ctx.ret;
+}
+
+static int64_t create_utf16(struct test_instances_bpf *skel, const WCHAR *name, uint32_t id)
+{
+	struct ti_ctx ctx;
+	size_t len = perflib_wcslen(name);
+
+	memset(&ctx, 0, sizeof(ctx));
+	assert_true(len <= TI_NAME_UNITS);
+	memcpy(ctx.name16, name, len * 2);
+	ctx.len = (uint32_t)len;
+	ctx.id = id;
+	run(skel->progs.ti_create, &ctx);
+	return ctx.ret;
+}
+
+static int64_t delete_slot(struct test_instances_bpf *skel, uint32_t slot)
+{
+	struct ti_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.slot = slot;
+	run(skel->progs.ti_delete, &ctx);
+	return ctx.ret;
+}
+
+/* consumers' view: is instance (@name, @id) listed by PerfEnumerateCounterSetInstances? */
+struct find_ctx {
+	const char *name;
+	uint32_t id;
+	int found;
+};
+
+static int find_cb(void *c, uint32_t id, const void *name, size_t units)
+{
+	struct find_ctx *f = c;
+	char text[128];
+
+	perfbuf_utf16_to_utf8(name, units, text, sizeof(text));
+	if (id == f->id && !strcmp(text, f->name))
+		f->found++;
+	return 0;
+}
+
+static int listed(const GUID *set, const char *name, uint32_t id)
+{
+	struct find_ctx f = {.name = name, .id = id};
+	static BYTE buf[1 << 16];
+	DWORD size = 0;
+
+	assert_int_equal(
+		PerfEnumerateCounterSetInstances(NULL, set, (void *)buf, sizeof(buf), &size),
+		ERROR_SUCCESS);
+	assert_int_equal(perfbuf_instances_parse(buf, size, find_cb, &f), 0);
+	return f.found;
+}
+
+/* every slot FREE and zero past its header, and the index empty */
+static void assert_all_free(const GUID *set)
+{
+	struct perflib_set_map *m;
+	struct perflib_index_key k;
+	uint32_t i, j;
+
+	assert_int_equal(perflib_set_open(set, false, &m), 0);
+	for (i = 0; i < m->info->capacity; i++) {
+		const uint8_t *s = perflib_slot(m, i);
+
+		assert_int_equal(perflib_word_state(perflib_slot_word(s)), PERFLIB_SLOT_FREE);
+		for (j = PERFLIB_BLOCK_OFFSET; j < m->info->slot_size; j++)
+			assert_int_equal(s[j], 0);
+	}
+	assert_int_not_equal(bpf_map_get_next_key(m->index_fd, NULL, &k), 0);
+	perflib_set_close(m);
+}
+
+static void test_create_delete(void **state)
+{
+	struct test_instances_bpf *skel;
+	struct perflib_set_map *m;
+	PPERF_COUNTERSET_INSTANCE user, again;
+	const PERF_COUNTERSET_INSTANCE *kb, *ub;
+	const struct perflib_slot_hdr *hdr;
+	int64_t s, s2, su;
+	uint32_t j;
+	uint64_t w;
+	WCHAR wname[80];
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = load_for(&set);
+	user = PerfCreateInstance(h, &set, u"alphb", 6);
+	assert_non_null(user);
+
+	s = create_ascii(skel, "alpha", 5, 0);
+	assert_true(s >= 0);
+	assert_int_equal(listed(&set, "alpha", 5), 1);
+	/* kernel-owned, and the Windows block of a user-space instance with as long a name */
+	assert_int_equal(perflib_set_open(&set, false, &m), 0);
+	w = perflib_slot_word(perflib_slot(m, (uint32_t)s));
+	hdr = (const void *)perflib_slot(m, (uint32_t)s);
+	assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_LIVE);
+	assert_int_equal(perflib_word_pid(w), 0);
+	assert_true(hdr->owner_start == PERFLIB_OWNER_KERNEL);
+	kb = (const void *)(perflib_slot(m, (uint32_t)s) + PERFLIB_BLOCK_OFFSET);
+	ub = user;
+	assert_memory_equal(&kb->CounterSetGuid, &set, sizeof(GUID));
+	assert_int_equal(kb->dwSize, ub->dwSize);
+	assert_int_equal(kb->InstanceNameOffset, ub->InstanceNameOffset);
+	assert_int_equal(kb->InstanceNameSize, ub->InstanceNameSize);
+	assert_int_equal(kb->InstanceId, 5);
+	assert_memory_equal((const BYTE *)kb + kb->InstanceNameOffset, u"alpha", 12);
+	assert_string_equal((const char *)perflib_slot(m, (uint32_t)s) + m->info->ascii_offset,
+			    "alpha");
+	perflib_set_close(m);
+
+	/* (name, id) unique across BPF and user space, both ways */
+	assert_int_equal(create_ascii(skel, "alpha", 5, 0), E_EXIST);
+	assert_null(PerfCreateInstance(h, &set, u"alpha", 5));
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	assert_int_equal(create_ascii(skel, "alphb", 6, 0), E_EXIST);
+	s2 = create_ascii(skel, "alpha", 7, 0); /* another id: another instance */
+	assert_true(s2 >= 0 && s2 != s);
+	/* a UTF-16 name: the BPF key is the library's */
+	su = create_utf16(skel, u"\u017c\u00f3\u0142w \U0001D11E", 8);
+	assert_true(su >= 0);
+	assert_null(PerfCreateInstance(h, &set, u"\u017c\u00f3\u0142w \U0001D11E", 8));
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	assert_int_equal(listed(&set, "\xc5\xbc\xc3\xb3\xc5\x82w \xf0\x9d\x84\x9e", 8), 1);
+	/* a name longer than PERFLIB_BPF_CREATE_NAME_MAX */
+	prov_wname(wname, 80, "%064d", 1);
+	assert_int_equal(create_utf16(skel, wname, 9), E_INVAL);
+
+	/* delete: gone for consumers, key free for anyone, slot zeroed and reused */
+	assert_int_equal(delete_slot(skel, (uint32_t)s), 0);
+	assert_int_equal(listed(&set, "alpha", 5), 0);
+	assert_int_equal(delete_slot(skel, (uint32_t)s), E_NOENT);
+	assert_int_equal(perflib_set_open(&set, false, &m), 0);
+	assert_int_equal(perflib_word_state(perflib_slot_word(perflib_slot(m, (uint32_t)s))),
+			 PERFLIB_SLOT_FREE);
+	for (j = PERFLIB_BLOCK_OFFSET; j < m->info->slot_size; j++)
+		assert_int_equal(perflib_slot(m, (uint32_t)s)[j], 0);
+	perflib_set_close(m);
+	again = PerfCreateInstance(h, &set, u"alpha", 5);
+	assert_non_null(again);
+	assert_int_equal(PerfDeleteInstance(h, again), ERROR_SUCCESS);
+	assert_int_equal(create_ascii(skel, "alpha", 5, (uint32_t)s), s);
+	/* a user-space provider's instance is not the kernel's to delete */
+	assert_int_equal(PerfQueryInstance(h, &set, u"alphb", 6), user);
+
+	/* the loader's cleanup takes every kernel-owned instance, BPF-created ones too */
+	assert_int_equal(perflib_kernel_instances_delete(h, &set), 3);
+	assert_int_equal(listed(&set, "alpha", 5), 0);
+	assert_int_equal(listed(&set, "alphb", 6), 0); /* the provider's own went too */
+	test_instances_bpf__destroy(skel);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_all_free(&set);
+}
+
+/* a full counter set: -ENOSPC, and the slot of a deleted instance is found again */
+static void test_full(void **state)
+{
+	struct test_instances_bpf *skel;
+	GUID pg = prov_provider_guid(), set = prov_guid();
+	struct prov_tmpl t;
+	int64_t s[4];
+	char name[16];
+	HANDLE h;
+	int i;
+
+	(void)state;
+	assert_int_equal(perflib_set_capacity(4, 16), 0);
+	prov_tmpl_std(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
+	assert_int_equal(PerfStartProvider(&pg, NULL, &h), ERROR_SUCCESS);
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, 1025), 0);
+	skel = load_for(&set);
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "i%d", i);
+		s[i] = create_ascii(skel, name, (uint32_t)i, 0);
+		assert_true(s[i] >= 0);
+	}
+	assert_int_equal(create_ascii(skel, "one more", 9, 0), E_NOSPC);
+	/* 15 units fit a name_max of 16, 16 do not */
+	assert_int_equal(create_ascii(skel, "0123456789abcdef", 9, 0), E_INVAL);
+	assert_int_equal(delete_slot(skel, (uint32_t)s[2]), 0);
+	assert_int_equal(create_ascii(skel, "0123456789abcde", 9, 0), s[2]);
+	assert_null(PerfCreateInstance(h, &set, u"user", 1));
+	assert_int_equal(GetLastError(), ERROR_NOT_ENOUGH_MEMORY);
+	assert_int_equal(perflib_kernel_instances_delete(h, &set), 4);
+	test_instances_bpf__destroy(skel);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_all_free(&set);
+}
+
+/* a tracing program (tp_btf) creates and deletes instances on the events it sees */
+static void test_tracing(void **state)
+{
+	struct test_instances_bpf *skel;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = load_for(&set);
+	skel->bss->tp_id = 77;
+	skel->bss->target_tgid = (uint32_t)getpid();
+	assert_int_equal(test_instances_bpf__attach(skel), 0);
+	syscall(SYS_getppid);
+	assert_true(skel->data->tp_created >= 0);
+	assert_int_equal(listed(&set, "tp", 77), 1);
+	syscall(SYS_getpgrp);
+	assert_int_equal(skel->data->tp_deleted, 0);
+	assert_int_equal(listed(&set, "tp", 77), 0);
+	skel->bss->target_tgid = 0;
+	test_instances_bpf__destroy(skel);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_all_free(&set);
+}
+
+/* 1,000 kernel providers come and go, creating and deleting instances: nothing leaks */
+static void test_cycles(void **state)
+{
+	struct test_instances_bpf *skel;
+	char name[32];
+	int64_t s[3];
+	GUID set;
+	HANDLE h;
+	int n, i;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	for (n = 0; n < 1000; n++) {
+		skel = load_for(&set);
+		for (i = 0; i < 3; i++) {
+			snprintf(name, sizeof(name), "cycle %d", i);
+			s[i] = create_ascii(skel, name, (uint32_t)n, (uint32_t)n);
+			assert_true(s[i] >= 0);
+		}
+		assert_int_equal(delete_slot(skel, (uint32_t)s[1]), 0);
+		test_instances_bpf__destroy(skel);
+		/* the unloading loader removes what its programs left */
+		assert_int_equal(perflib_kernel_instances_delete(h, &set), 2);
+	}
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_all_free(&set);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_delete),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_tracing),
+		cmocka_unit_test(test_cycles),
+	};
+
+	tl_require_bpf();
+	return cmocka_run_group_tests_name("bpf_instances", tests, tl_group_setup,
+					   tl_group_teardown);
+}

@@ -1,0 +1,1107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_pdh.c - libpdh against ../shared/spec/pdh.md with a live provider in this process:
+ * every function of the spec's list, the WT error rows (NULLs, bad and closed handles, small
+ * buffers), instances that are missing, appear and vanish, the two-sample rule, wildcard
+ * arrays, duplicate names, logs written and replayed. Public headers only.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pdh.h"
+#include "perflib-linux.h"
+#include "testlib.h"
+
+#define NO 0xFFFFFFFF
+#define S(x) ((DWORD)(x)) /* a PDH_STATUS code as a CStatus */
+
+#define C(id, type, base, name)                                                                    \
+	{                                                                                          \
+		id, type, 0, PERF_DETAIL_NOVICE, 0, base, NO, NO, NO, PERF_AGGREGATE_TOTAL, name,  \
+			name " help"                                                               \
+	}
+
+static const struct perflib_counter_reg multi_ctrs[] = {
+	C(1, PERF_COUNTER_RAWCOUNT, NO, "Items"), C(2, PERF_COUNTER_COUNTER, NO, "Ops/sec"),
+	C(3, PERF_RAW_FRACTION, 4, "Ratio"),	  C(4, PERF_RAW_BASE, NO, "Ratio Base"),
+	C(5, PERF_100NSEC_TIMER, NO, "Busy %"),
+};
+
+static const struct perflib_counter_reg single_ctrs[] = {
+	C(1, PERF_COUNTER_LARGE_RAWCOUNT, NO, "Value"),
+};
+
+static HANDLE prov;
+static GUID multi_guid, single_guid;
+static PPERF_COUNTERSET_INSTANCE inst_a, inst_b, inst_a2, inst_single;
+static char dir[64];
+
+static void add_set(const GUID *g, const char *name, ULONG type,
+		    const struct perflib_counter_reg *c, unsigned int n)
+{
+	struct {
+		PERF_COUNTERSET_INFO set;
+		PERF_COUNTER_INFO ctr[8];
+	} t;
+	struct perflib_counterset_reg reg = {0};
+	GUID pg = tl_guid(100);
+	unsigned int i;
+
+	reg.provider_guid = pg;
+	reg.counterset_guid = *g;
+	reg.instance_type = type;
+	reg.detail_level = PERF_DETAIL_NOVICE;
+	reg.provider_name = "test_pdh";
+	reg.name = name;
+	reg.help = name;
+	reg.nr_counters = n;
+	reg.counters = c;
+	assert_int_equal(perflib_register_counterset(&reg, NULL), 0);
+	memset(&t, 0, sizeof(t));
+	t.set.CounterSetGuid = *g;
+	t.set.ProviderGuid = pg;
+	t.set.NumCounters = n;
+	t.set.InstanceType = type;
+	for (i = 0; i < n; i++) {
+		t.ctr[i].CounterId = c[i].id;
+		t.ctr[i].Type = c[i].type;
+		t.ctr[i].Size = (c[i].type & PERF_SIZE_LARGE) ? 8 : 4;
+		t.ctr[i].DetailLevel = PERF_DETAIL_NOVICE;
+	}
+	assert_int_equal(PerfSetCounterSetInfo(prov, &t.set, sizeof(t.set) + n * sizeof(t.ctr[0])),
+			 0);
+}
+
+static PPERF_COUNTERSET_INSTANCE make_inst(const WCHAR *name, ULONG id, ULONG items)
+{
+	PPERF_COUNTERSET_INSTANCE in = PerfCreateInstance(prov, &multi_guid, name, id);
+
+	assert_non_null(in);
+	assert_int_equal(PerfSetULongCounterValue(prov, in, 1, items), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, in, 3, 1), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, in, 4, 4), 0);
+	return in;
+}
+
+static int setup(void **state)
+{
+	GUID pg = tl_guid(100);
+
+	tl_group_setup(state);
+	snprintf(dir, sizeof(dir), "/tmp/test_pdh.%d", (int)getpid());
+	assert_int_equal(mkdir(dir, 0700), 0);
+	multi_guid = tl_guid(101);
+	single_guid = tl_guid(102);
+	assert_int_equal(PerfStartProvider(&pg, NULL, &prov), 0);
+	add_set(&multi_guid, "PDH Test", PERF_COUNTERSET_MULTI_AGGREGATE, multi_ctrs, 5);
+	add_set(&single_guid, "PDH Single", PERF_COUNTERSET_SINGLE_INSTANCE, single_ctrs, 1);
+	inst_a = make_inst(u"a", 1, 10);
+	inst_b = make_inst(u"b", 2, 20);
+	inst_a2 = make_inst(u"a", 3, 30);
+	inst_single = PerfCreateInstance(prov, &single_guid, u"s", 0);
+	assert_non_null(inst_single);
+	assert_int_equal(PerfSetULongLongCounterValue(prov, inst_single, 1, 7000000000ull), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	PerfStopProvider(prov);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return tl_group_teardown(state);
+}
+
+static PDH_HQUERY open_query(void)
+{
+	PDH_HQUERY q = NULL;
+
+	assert_int_equal(PdhOpenQueryA(NULL, 42, &q), 0);
+	assert_non_null(q);
+	return q;
+}
+
+static PDH_HCOUNTER add(PDH_HQUERY q, const char *path)
+{
+	PDH_HCOUNTER c = NULL;
+
+	assert_int_equal(PdhAddCounterA(q, path, 7, &c), 0);
+	assert_non_null(c);
+	return c;
+}
+
+static double fmt_double(PDH_HCOUNTER c, DWORD extra)
+{
+	PDH_FMT_COUNTERVALUE v;
+
+	assert_int_equal(PdhGetFormattedCounterValue(c, PDH_FMT_DOUBLE | extra, NULL, &v), 0);
+	assert_true(v.CStatus == S(PDH_CSTATUS_NEW_DATA) || v.CStatus == S(PDH_CSTATUS_VALID_DATA));
+	return v.doubleValue;
+}
+
+/* ---- queries and counters ------------------------------------------------------------ */
+
+static void test_query_errors(void **state)
+{
+	PDH_HQUERY q, q2;
+	PDH_HCOUNTER c;
+	LONGLONG t;
+	int local;
+
+	(void)state;
+	assert_int_equal(PdhOpenQueryW(NULL, 0, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhOpenQueryA(NULL, 0, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhCloseQuery(NULL), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCloseQuery(&local), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCollectQueryData(NULL), PDH_INVALID_HANDLE);
+	q = open_query();
+	assert_true(PdhIsRealTimeQuery(q));
+	assert_false(PdhIsRealTimeQuery(NULL));
+	/* a query without counters has no data */
+	assert_int_equal(PdhCollectQueryData(q), PDH_NO_DATA);
+	assert_int_equal(PdhCollectQueryDataWithTime(NULL, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhCollectQueryDataWithTime(q, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhCollectQueryDataWithTime(&local, &t), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCollectQueryDataEx(NULL, 1, NULL), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCollectQueryDataEx(q, 1, NULL), PDH_NO_DATA);
+	c = add(q, "\\PDH Test(b)\\Items");
+	/* a counter handle is no query */
+	assert_int_equal(PdhCollectQueryData(c), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCloseQuery(c), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCollectQueryDataWithTime(q, &t), 0);
+	assert_true(t > 116444736000000000ll); /* a FILETIME after 1970 */
+	q2 = open_query();
+	assert_int_equal(PdhCloseQuery(q2), 0);
+	assert_int_equal(PdhCloseQuery(q2), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCloseQuery(q), 0);
+	/* counters of a closed query are dead */
+	assert_int_equal(PdhRemoveCounter(c), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhGetRawCounterValue(c, NULL, &(PDH_RAW_COUNTER){0}), PDH_INVALID_HANDLE);
+}
+
+static void test_add_errors(void **state)
+{
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER c = (PDH_HCOUNTER)1;
+
+	(void)state;
+	assert_int_equal(PdhAddCounterA(NULL, "\\PDH Test(a)\\Items", 0, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhAddCounterA(NULL, "\\PDH Test(a)\\Items", 0, &c), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhAddEnglishCounterW(NULL, u"\\PDH Test(a)\\Items", 0, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhAddEnglishCounterW(NULL, u"\\PDH Test(a)\\Items", 0, &c),
+			 PDH_INVALID_HANDLE);
+	assert_int_equal(PdhAddCounterA(q, NULL, 0, &c), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhAddCounterA(q, "", 0, &c), PDH_CSTATUS_NO_COUNTERNAME);
+	assert_int_equal(PdhAddCounterA(q, "PDH Test\\Items", 0, &c), PDH_CSTATUS_BAD_COUNTERNAME);
+	assert_int_equal(PdhAddCounterA(q, "\\PDH Test", 0, &c), PDH_CSTATUS_BAD_COUNTERNAME);
+	c = (PDH_HCOUNTER)1;
+	assert_int_equal(PdhAddCounterA(q, "\\No Such Object(a)\\Items", 0, &c),
+			 PDH_CSTATUS_NO_OBJECT);
+	assert_null(c);
+	c = (PDH_HCOUNTER)1;
+	assert_int_equal(PdhAddCounterA(q, "\\PDH Test(a)\\Nonexistent Counter", 0, &c),
+			 PDH_CSTATUS_NO_COUNTER);
+	assert_null(c);
+	/* a base has no value of its own */
+	assert_int_equal(PdhAddCounterA(q, "\\PDH Test(a)\\Ratio Base", 0, &c),
+			 PDH_CSTATUS_NO_COUNTER);
+	assert_int_equal(PdhAddCounterA(q, "\\\\elsewhere.example\\PDH Test(a)\\Items", 0, &c),
+			 PDH_CSTATUS_NO_MACHINE);
+	/* an instance part on a single-instance set, none on a multi-instance one */
+	assert_int_equal(PdhAddCounterA(q, "\\PDH Single(x)\\Value", 0, &c),
+			 PDH_CSTATUS_NO_INSTANCE);
+	assert_int_equal(PdhAddCounterA(q, "\\PDH Test\\Items", 0, &c), PDH_CSTATUS_NO_INSTANCE);
+	/* names compare without case; W and English variants; the local machine by name */
+	c = NULL;
+	assert_int_equal(PdhAddCounterW(q, u"\\pdh test(A)\\ITEMS", 0, &c), 0);
+	assert_int_equal(PdhRemoveCounter(c), 0);
+	assert_int_equal(PdhRemoveCounter(c), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhRemoveCounter(NULL), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhAddEnglishCounterA(q, "\\\\localhost\\PDH Single\\Value", 0, &c), 0);
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+/* ---- values -------------------------------------------------------------------------- */
+
+static void test_raw_and_missing(void **state)
+{
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER items, big, missing;
+	PDH_FMT_COUNTERVALUE v;
+	PDH_RAW_COUNTER raw;
+	PPERF_COUNTERSET_INSTANCE later;
+	DWORD type = 0;
+
+	(void)state;
+	items = add(q, "\\PDH Test(b)\\Items");
+	/* before any collection: success, CStatus 0 (WT) */
+	assert_int_equal(PdhGetRawCounterValue(NULL, NULL, &raw), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhGetRawCounterValue(items, NULL, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhGetRawCounterValue(items, &type, &raw), 0);
+	assert_int_equal(raw.CStatus, 0);
+	assert_int_equal(type, PERF_COUNTER_RAWCOUNT);
+	assert_int_equal(PdhGetFormattedCounterValue(NULL, PDH_FMT_LONG, NULL, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhGetFormattedCounterValue(NULL, PDH_FMT_LONG, NULL, &v),
+			 PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(PdhGetRawCounterValue(items, NULL, &raw), 0);
+	assert_int_equal(raw.FirstValue, 20);
+	assert_true(raw.CStatus == S(PDH_CSTATUS_NEW_DATA));
+	assert_int_equal(PdhGetFormattedCounterValue(items, 0, NULL, &v), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhGetFormattedCounterValue(items, PDH_FMT_LONG, &type, &v), 0);
+	assert_int_equal(v.longValue, 20);
+	assert_true(v.CStatus == S(PDH_CSTATUS_NEW_DATA));
+	/* a second read without a new collection: valid, not new (D-FmtValue) */
+	assert_int_equal(PdhGetFormattedCounterValue(items, PDH_FMT_LARGE, NULL, &v), 0);
+	assert_int_equal(v.largeValue, 20);
+	assert_true(v.CStatus == S(PDH_CSTATUS_VALID_DATA));
+	assert_int_equal(PdhCloseQuery(q), 0);
+
+	/* the only counter of a query names an instance that does not exist (pdh.md 6.4) */
+	q = open_query();
+	missing = add(q, "\\PDH Test(later)\\Items");
+	assert_int_equal(PdhCollectQueryData(q), PDH_NO_DATA);
+	assert_int_equal(PdhGetRawCounterValue(missing, NULL, &raw), 0);
+	assert_true(raw.CStatus == S(PDH_CSTATUS_NO_INSTANCE));
+	assert_int_equal(PdhGetFormattedCounterValue(missing, PDH_FMT_LONG, NULL, &v),
+			 PDH_INVALID_DATA);
+	assert_true(v.CStatus == S(PDH_CSTATUS_NO_INSTANCE));
+	/* with another counter the collection succeeds */
+	big = add(q, "\\PDH Single\\Value");
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(PdhGetFormattedCounterValue(big, PDH_FMT_LARGE, NULL, &v), 0);
+	assert_int_equal(v.largeValue, 7000000000ll);
+	/* it appears: the next collection has its data */
+	later = make_inst(u"later", 9, 99);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(PdhGetFormattedCounterValue(missing, PDH_FMT_LONG, NULL, &v), 0);
+	assert_int_equal(v.longValue, 99);
+	/* and vanishes again */
+	assert_int_equal(PerfDeleteInstance(prov, later), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(PdhGetFormattedCounterValue(missing, PDH_FMT_LONG, NULL, &v),
+			 PDH_INVALID_DATA);
+	assert_true(v.CStatus == S(PDH_CSTATUS_NO_INSTANCE));
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+static void test_two_samples(void **state)
+{
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER ops, busy;
+	PDH_FMT_COUNTERVALUE v, calc;
+	PDH_RAW_COUNTER r1, r2;
+	LONGLONG tb;
+	double rate;
+
+	(void)state;
+	ops = add(q, "\\PDH Test(b)\\Ops/sec");
+	busy = add(q, "\\PDH Test(b)\\Busy %");
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_b, 2, 100), 0);
+	/* the first collection succeeds; the value needs a second one (WT, pdh.md 6.1) */
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(PdhGetFormattedCounterValue(ops, PDH_FMT_DOUBLE, NULL, &v),
+			 PDH_INVALID_DATA);
+	assert_true(v.CStatus == S(PDH_CSTATUS_INVALID_DATA));
+	assert_int_equal(PdhGetRawCounterValue(ops, NULL, &r1), 0);
+	usleep(100000);
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_b, 2, 150), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(PdhGetRawCounterValue(ops, NULL, &r2), 0);
+	assert_int_equal(r2.FirstValue - r1.FirstValue, 50);
+	assert_true(r2.SecondValue > r1.SecondValue);
+	rate = fmt_double(ops, 0);
+	/* 50 counts over >= 0.1 s, well under 10 s */
+	assert_true(rate > 5.0 && rate <= 500.0);
+	/* the same value from the caller-held raw samples (newer first) */
+	assert_int_equal(PdhCalculateCounterFromRawValue(ops, PDH_FMT_DOUBLE, &r2, &r1, &calc), 0);
+	assert_true(calc.doubleValue == rate);
+	assert_int_equal(PdhCalculateCounterFromRawValue(ops, PDH_FMT_DOUBLE, &r2, &r1, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhCalculateCounterFromRawValue(NULL, PDH_FMT_DOUBLE, &r2, &r1, &calc),
+			 PDH_INVALID_HANDLE);
+	/* with only one sample: invalid data */
+	assert_int_equal(PdhCalculateCounterFromRawValue(ops, PDH_FMT_DOUBLE, &r2, NULL, &calc),
+			 PDH_INVALID_DATA);
+	/* a counter that went back is invalid data; the next pair is valid again */
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_b, 2, 10), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(PdhGetFormattedCounterValue(ops, PDH_FMT_DOUBLE, NULL, &v),
+			 PDH_INVALID_DATA);
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_b, 2, 20), 0);
+	usleep(20000);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_true(fmt_double(ops, 0) > 0);
+	/* PdhFormatFromRawValue with an explicit type and time base */
+	assert_int_equal(PdhGetCounterTimeBase(ops, &tb), 0);
+	assert_int_equal(tb, 1000000000ll); /* this port's PerfFreq */
+	assert_int_equal(
+		PdhFormatFromRawValue(PERF_COUNTER_COUNTER, PDH_FMT_DOUBLE, &tb, &r2, &r1, &calc),
+		0);
+	assert_true(calc.doubleValue == rate);
+	assert_int_equal(
+		PdhFormatFromRawValue(PERF_COUNTER_COUNTER, PDH_FMT_DOUBLE, NULL, &r2, &r1, &calc),
+		PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhFormatFromRawValue(PERF_RAW_BASE, PDH_FMT_DOUBLE, &tb, &r2, &r1, &calc),
+			 PDH_FUNCTION_NOT_FOUND);
+	/* time bases */
+	assert_int_equal(PdhGetCounterTimeBase(NULL, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhGetCounterTimeBase(NULL, &tb), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhGetCounterTimeBase(ops, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhGetCounterTimeBase(busy, &tb), 0);
+	assert_int_equal(tb, 10000000);
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+static void test_fraction_scale_stats(void **state)
+{
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER ratio, items;
+	PDH_RAW_COUNTER raws[3];
+	PDH_STATISTICS st;
+
+	(void)state;
+	ratio = add(q, "\\PDH Test(a)\\Ratio");
+	items = add(q, "\\PDH Test(a#1)\\Items"); /* the second "a" */
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_true(fmt_double(ratio, 0) == 25.0);
+	assert_true(fmt_double(items, 0) == 30.0);
+	/* scale: range, effect, NOSCALE; 1000; cap at 100 unless NOCAP100 */
+	assert_int_equal(PdhSetCounterScaleFactor(NULL, 1), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhSetCounterScaleFactor(NULL, 8), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhSetCounterScaleFactor(ratio, 8), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhSetCounterScaleFactor(ratio, -8), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhSetCounterScaleFactor(ratio, 1), 0);
+	assert_true(fmt_double(ratio, 0) == 100.0);
+	assert_true(fmt_double(ratio, PDH_FMT_NOCAP100) == 250.0);
+	assert_true(fmt_double(ratio, PDH_FMT_NOSCALE) == 25.0);
+	assert_int_equal(PdhSetCounterScaleFactor(ratio, -1), 0);
+	assert_true(fmt_double(ratio, PDH_FMT_1000) == 100.0);
+	assert_true(fmt_double(ratio, PDH_FMT_1000 | PDH_FMT_NOCAP100) == 2500.0);
+	assert_int_equal(PdhSetCounterScaleFactor(items, 0), 0);
+	assert_true(fmt_double(items, PDH_FMT_1000) == 30000.0);
+	/* statistics over caller-held raw samples, with one invalid entry skipped */
+	assert_int_equal(PdhGetRawCounterValue(items, NULL, &raws[0]), 0);
+	raws[1] = raws[0];
+	raws[1].FirstValue = 50;
+	raws[2] = raws[0];
+	raws[2].CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
+	assert_int_equal(PdhComputeCounterStatistics(items, PDH_FMT_DOUBLE, 0, 3, raws, &st), 0);
+	assert_int_equal(st.count, 2);
+	assert_true(st.min.doubleValue == 30.0 && st.max.doubleValue == 50.0);
+	assert_true(st.mean.doubleValue == 40.0);
+	assert_int_equal(st.dwFormat, PDH_FMT_DOUBLE);
+	assert_int_equal(PdhComputeCounterStatistics(items, PDH_FMT_DOUBLE, 3, 3, raws, &st),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhComputeCounterStatistics(NULL, PDH_FMT_DOUBLE, 0, 3, raws, &st),
+			 PDH_INVALID_HANDLE);
+	assert_int_equal(PdhComputeCounterStatistics(items, PDH_FMT_DOUBLE, 0, 3, raws, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+/* ---- arrays -------------------------------------------------------------------------- */
+
+/* the formatted array of @c as "name=value" pairs joined by ',' */
+static void array_text(PDH_HCOUNTER c, char *out, size_t size)
+{
+	DWORD bytes = 0, n = 0, i;
+	PDH_FMT_COUNTERVALUE_ITEM_A *items;
+	size_t off = 0;
+
+	assert_int_equal(PdhGetFormattedCounterArrayA(c, PDH_FMT_LONG, &bytes, &n, NULL),
+			 PDH_MORE_DATA);
+	items = malloc(bytes);
+	assert_non_null(items);
+	assert_int_equal(PdhGetFormattedCounterArrayA(c, PDH_FMT_LONG, &bytes, &n, items), 0);
+	out[0] = '\0';
+	for (i = 0; i < n; i++)
+		off += (size_t)snprintf(out + off, size - off, "%s%s=%d", i ? "," : "",
+					items[i].szName, (int)items[i].FmtValue.longValue);
+	free(items);
+}
+
+static void test_wildcard_arrays(void **state)
+{
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER all, ops;
+	PDH_FMT_COUNTERVALUE_ITEM_W *w;
+	PDH_RAW_COUNTER_ITEM_W *rw;
+	PDH_RAW_COUNTER_ITEM_A *ra;
+	PDH_FMT_COUNTERVALUE v;
+	PPERF_COUNTERSET_INSTANCE c;
+	DWORD bytes = 0, n = 0, small;
+	char text[256];
+
+	(void)state;
+	all = add(q, "\\PDH Test(*)\\Items");
+	ops = add(q, "\\PDH Test(*)\\Ops/sec");
+	/* before the first collection: no data (I-DD) */
+	assert_int_equal(PdhGetFormattedCounterArrayA(all, PDH_FMT_LONG, &bytes, &n, NULL),
+			 PDH_NO_DATA);
+	assert_int_equal(PdhGetFormattedCounterValue(all, PDH_FMT_LONG, NULL, &v), PDH_NO_DATA);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	/* every instance, duplicates with the plain name, then _Total */
+	array_text(all, text, sizeof(text));
+	assert_string_equal(text, "a=10,b=20,a=30,_Total=60");
+	/* the buffer protocol: NULLs, NULL buffer with a size, too small by one */
+	assert_int_equal(PdhGetFormattedCounterArrayW(all, PDH_FMT_LONG, NULL, &n, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhGetFormattedCounterArrayW(all, PDH_FMT_LONG, &bytes, NULL, NULL),
+			 PDH_INVALID_ARGUMENT);
+	bytes = 100;
+	assert_int_equal(PdhGetFormattedCounterArrayW(all, PDH_FMT_LONG, &bytes, &n, NULL),
+			 PDH_INVALID_ARGUMENT);
+	bytes = 0;
+	assert_int_equal(PdhGetFormattedCounterArrayW(all, PDH_FMT_LONG, &bytes, &n, NULL),
+			 PDH_MORE_DATA);
+	/* 4 items of 24 bytes and "a" "b" "a" "_Total" in UTF-16 with NULs */
+	assert_int_equal(bytes, 4 * 24 + (2 + 2 + 2 + 7) * 2);
+	assert_int_equal(n, 4);
+	w = malloc(bytes);
+	small = bytes - 1;
+	assert_int_equal(PdhGetFormattedCounterArrayW(all, PDH_FMT_LONG, &small, &n, w),
+			 PDH_MORE_DATA);
+	assert_int_equal(small, bytes);
+	assert_int_equal(PdhGetFormattedCounterArrayW(all, PDH_FMT_LONG, &bytes, &n, w), 0);
+	assert_int_equal(w[3].szName[0], u'_');
+	assert_true((char *)w[0].szName >= (char *)(w + 4) &&
+		    (char *)w[3].szName < (char *)w + bytes);
+	free(w);
+	/* raw arrays, both variants */
+	bytes = 0;
+	assert_int_equal(PdhGetRawCounterArrayW(all, &bytes, &n, NULL), PDH_MORE_DATA);
+	rw = malloc(bytes);
+	assert_int_equal(PdhGetRawCounterArrayW(all, &bytes, &n, rw), 0);
+	assert_int_equal(rw[1].RawValue.FirstValue, 20);
+	assert_int_equal(rw[1].szName[0], u'b');
+	free(rw);
+	bytes = 0;
+	assert_int_equal(PdhGetRawCounterArrayA(all, &bytes, &n, NULL), PDH_MORE_DATA);
+	ra = malloc(bytes);
+	assert_int_equal(PdhGetRawCounterArrayA(all, &bytes, &n, ra), 0);
+	assert_string_equal(ra[3].szName, "_Total");
+	assert_int_equal(ra[3].RawValue.FirstValue, 60);
+	free(ra);
+	/* a rate array after one sample: items with CStatus PDH_CSTATUS_INVALID_DATA */
+	bytes = 0;
+	assert_int_equal(PdhGetFormattedCounterArrayA(ops, PDH_FMT_LONG, &bytes, &n, NULL),
+			 PDH_MORE_DATA);
+	{
+		PDH_FMT_COUNTERVALUE_ITEM_A *it = malloc(bytes);
+
+		assert_int_equal(PdhGetFormattedCounterArrayA(ops, PDH_FMT_LONG, &bytes, &n, it),
+				 0);
+		assert_true(it[0].FmtValue.CStatus == S(PDH_CSTATUS_INVALID_DATA));
+		free(it);
+	}
+	/* instances come and go between collections */
+	c = make_inst(u"c", 4, 40);
+	assert_int_equal(PerfDeleteInstance(prov, inst_b), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	array_text(all, text, sizeof(text));
+	assert_string_equal(text, "a=10,a=30,c=40,_Total=80");
+	assert_int_equal(PerfDeleteInstance(prov, c), 0);
+	inst_b = make_inst(u"b", 2, 20);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	array_text(all, text, sizeof(text));
+	assert_string_equal(text, "a=10,a=30,b=20,_Total=60");
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+/* ---- counter info -------------------------------------------------------------------- */
+
+static void test_counter_info(void **state)
+{
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER c = add(q, "\\PDH Test(a#1)\\Items");
+	PDH_COUNTER_INFO_W *iw;
+	PDH_COUNTER_INFO_A *ia, exact;
+	DWORD size = 0;
+
+	(void)state;
+	assert_true(PdhGetCounterInfoW(NULL, 0, NULL, NULL) == PDH_INVALID_HANDLE);
+	assert_int_equal(PdhGetCounterInfoW(c, 0, NULL, NULL), PDH_INVALID_ARGUMENT);
+	size = sizeof(*iw) - 1;
+	assert_int_equal(PdhGetCounterInfoW(c, 0, &size, NULL), PDH_INVALID_ARGUMENT);
+	size = 0;
+	assert_int_equal(PdhGetCounterInfoW(c, 0, &size, NULL), PDH_MORE_DATA);
+	assert_true(size > sizeof(*iw));
+	iw = malloc(size);
+	assert_int_equal(PdhGetCounterInfoW(c, 0, &size, iw), 0);
+	assert_int_equal(iw->dwLength, size);
+	assert_int_equal(iw->dwType, PERF_COUNTER_RAWCOUNT);
+	assert_int_equal(iw->dwUserData, 7);
+	assert_int_equal(iw->dwQueryUserData, 42);
+	assert_int_equal(iw->lScale, 0);
+	assert_int_equal(iw->dwInstanceIndex, 1);
+	assert_null(iw->szMachineName);
+	assert_null(iw->szExplainText);
+	assert_null(iw->szParentInstance);
+	assert_int_equal(iw->szInstanceName[0], u'a');
+	assert_int_equal(iw->szCounterName[0], u'I');
+	assert_ptr_equal(iw->CounterPath.szObjectName, iw->szObjectName);
+	free(iw);
+	/* A variant with the help text; the scale factor shows */
+	assert_int_equal(PdhSetCounterScaleFactor(c, -5), 0);
+	size = 0;
+	assert_int_equal(PdhGetCounterInfoA(c, 1, &size, NULL), PDH_MORE_DATA);
+	ia = malloc(size);
+	assert_int_equal(PdhGetCounterInfoA(c, 1, &size, ia), 0);
+	assert_string_equal(ia->szFullPath, "\\PDH Test(a#1)\\Items");
+	assert_string_equal(ia->szObjectName, "PDH Test");
+	assert_string_equal(ia->szExplainText, "Items help");
+	assert_int_equal(ia->lScale, -5);
+	free(ia);
+	/* exactly the fixed part: success, size unchanged (WT) */
+	size = sizeof(exact);
+	assert_int_equal(PdhGetCounterInfoA(c, 0, &size, &exact), 0);
+	assert_int_equal(size, sizeof(exact));
+	assert_int_equal(exact.dwType, PERF_COUNTER_RAWCOUNT);
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+/* ---- paths --------------------------------------------------------------------------- */
+
+static void test_make_parse(void **state)
+{
+	PDH_COUNTER_PATH_ELEMENTS_A e = {0};
+	PDH_COUNTER_PATH_ELEMENTS_W *pw;
+	PDH_COUNTER_PATH_ELEMENTS_A *pa;
+	char buf[1024], inst[64], parent[64];
+	WCHAR wbuf[256];
+	DWORD len = sizeof(buf), idx = 9, il, pl;
+
+	(void)state;
+	assert_int_equal(PdhMakeCounterPathA(NULL, NULL, NULL, 0), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhMakeCounterPathA(NULL, NULL, &len, 0), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), PDH_INVALID_ARGUMENT);
+	e.szMachineName = "machine";
+	e.szObjectName = "object";
+	e.szInstanceName = "instance";
+	e.szParentInstance = "parent";
+	e.dwInstanceIndex = 1;
+	buf[0] = '\0';
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), PDH_INVALID_ARGUMENT);
+	assert_string_equal(buf, "");
+	e.szCounterName = "counter";
+	len = sizeof(buf);
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), 0);
+	assert_string_equal(buf, "\\\\machine\\object(parent/instance#1)\\counter");
+	assert_int_equal(len, strlen(buf) + 1);
+	e.szParentInstance = NULL;
+	len = sizeof(buf);
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), 0);
+	assert_string_equal(buf, "\\\\machine\\object(instance#1)\\counter");
+	e.szInstanceName = NULL;
+	len = sizeof(buf);
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), 0);
+	assert_string_equal(buf, "\\\\machine\\object\\counter");
+	e.szMachineName = NULL;
+	len = sizeof(buf);
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), 0);
+	assert_string_equal(buf, "\\object\\counter");
+	/* sizing, too small, flags */
+	len = 0;
+	assert_int_equal(PdhMakeCounterPathA(&e, NULL, &len, 0), PDH_MORE_DATA);
+	assert_int_equal(len, 16);
+	len = 15;
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), PDH_MORE_DATA);
+	len = sizeof(buf);
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, PDH_PATH_WBEM_RESULT),
+			 PDH_INVALID_ARGUMENT);
+	e.szObjectName = NULL;
+	assert_int_equal(PdhMakeCounterPathA(&e, buf, &len, 0), PDH_INVALID_ARGUMENT);
+	/* W, index 0 writes no "#0" */
+	{
+		PDH_COUNTER_PATH_ELEMENTS_W ew = {0};
+
+		ew.szObjectName = (LPWSTR)u"Obj";
+		ew.szInstanceName = (LPWSTR)u"i";
+		ew.szCounterName = (LPWSTR)u"C";
+		len = 256;
+		assert_int_equal(PdhMakeCounterPathW(&ew, wbuf, &len, 0), 0);
+		assert_int_equal(len, 10);
+		assert_memory_equal(wbuf, u"\\Obj(i)\\C", 10 * 2);
+	}
+	/* parse: sizing, then strings after the structure */
+	len = 0;
+	assert_int_equal(PdhParseCounterPathA("\\\\m\\Obj(p/i#3)\\C", NULL, &len, 0),
+			 PDH_MORE_DATA);
+	pa = malloc(len);
+	assert_int_equal(PdhParseCounterPathA("\\\\m\\Obj(p/i#3)\\C", pa, &len, 0), 0);
+	assert_string_equal(pa->szMachineName, "\\\\m");
+	assert_string_equal(pa->szObjectName, "Obj");
+	assert_string_equal(pa->szInstanceName, "i");
+	assert_string_equal(pa->szParentInstance, "p");
+	assert_string_equal(pa->szCounterName, "C");
+	assert_int_equal(pa->dwInstanceIndex, 3);
+	free(pa);
+	len = 0;
+	assert_int_equal(PdhParseCounterPathA("not a path", NULL, &len, 0), PDH_INVALID_PATH);
+	assert_int_equal(PdhParseCounterPathA(NULL, NULL, &len, 0), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhParseCounterPathA("\\O\\C", NULL, NULL, 0), PDH_INVALID_ARGUMENT);
+	len = 0;
+	assert_int_equal(PdhParseCounterPathW(u"\\Obj\\C", NULL, &len, 0), PDH_MORE_DATA);
+	pw = malloc(len);
+	assert_int_equal(PdhParseCounterPathW(u"\\Obj\\C", pw, &len, 0), 0);
+	assert_null(pw->szMachineName);
+	assert_null(pw->szInstanceName);
+	assert_int_equal(pw->szCounterName[0], u'C');
+	free(pw);
+	/* instance strings */
+	il = sizeof(inst);
+	pl = sizeof(parent);
+	assert_int_equal(PdhParseInstanceNameA("dog/cat#1", inst, &il, parent, &pl, &idx), 0);
+	assert_string_equal(inst, "cat");
+	assert_string_equal(parent, "dog");
+	assert_int_equal(idx, 1);
+	il = sizeof(inst);
+	pl = sizeof(parent);
+	assert_int_equal(PdhParseInstanceNameA("cat", inst, &il, parent, &pl, NULL), 0);
+	assert_string_equal(parent, "");
+	il = 0;
+	pl = 0;
+	assert_int_equal(PdhParseInstanceNameA("dog/cat", NULL, &il, NULL, &pl, NULL),
+			 PDH_MORE_DATA);
+	assert_int_equal(il, 4);
+	assert_int_equal(pl, 4);
+	assert_int_equal(PdhParseInstanceNameA("", inst, &il, parent, &pl, NULL),
+			 PDH_INVALID_INSTANCE);
+	il = 64;
+	pl = 64;
+	assert_int_equal(
+		PdhParseInstanceNameW(u"x#2", (LPWSTR)wbuf, &il, (LPWSTR)wbuf + 64, &pl, &idx), 0);
+	assert_int_equal(idx, 2);
+	assert_int_equal(il, 2);
+}
+
+static void test_validate_expand(void **state)
+{
+	char list[2048];
+	WCHAR wlist[512];
+	DWORD len;
+	const char *p;
+
+	(void)state;
+	assert_int_equal(PdhValidatePathA(NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhValidatePathA(""), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhValidatePathA("\\PDH Single"), PDH_CSTATUS_BAD_COUNTERNAME);
+	assert_int_equal(PdhValidatePathA("Value"), PDH_CSTATUS_BAD_COUNTERNAME);
+	assert_int_equal(PdhValidatePathA("\\PDH Single\\Nonexistent Counter"),
+			 PDH_CSTATUS_NO_COUNTER);
+	assert_int_equal(PdhValidatePathA("\\No Such\\Value"), PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(PdhValidatePathA("\\PDH Test(zz)\\Items"), PDH_CSTATUS_NO_INSTANCE);
+	assert_int_equal(PdhValidatePathA("\\PDH Test(a#2)\\Items"), PDH_CSTATUS_NO_INSTANCE);
+	assert_int_equal(PdhValidatePathA("\\\\far.example\\PDH Single\\Value"),
+			 PDH_CSTATUS_NO_MACHINE);
+	assert_int_equal(PdhValidatePathA("\\PDH Single\\Value"), 0);
+	assert_int_equal(PdhValidatePathA("\\PDH Test(a#1)\\Items"), 0);
+	assert_int_equal(PdhValidatePathW(u"\\PDH Test(_Total)\\Items"), 0);
+	assert_int_equal(PdhValidatePathExW(NULL, u"\\PDH Single\\Value"), 0);
+
+	/* instance wildcards: duplicates numbered, _Total included */
+	len = sizeof(list);
+	assert_int_equal(PdhExpandWildCardPathA(NULL, "\\PDH Test(*)\\Items", list, &len, 0), 0);
+	/* (test_wildcard_arrays re-created "b": it now comes after the second "a") */
+	p = list;
+	assert_string_equal(p, "\\PDH Test(a)\\Items");
+	p += strlen(p) + 1;
+	assert_string_equal(p, "\\PDH Test(a#1)\\Items");
+	p += strlen(p) + 1;
+	assert_string_equal(p, "\\PDH Test(b)\\Items");
+	p += strlen(p) + 1;
+	assert_string_equal(p, "\\PDH Test(_Total)\\Items");
+	p += strlen(p) + 1;
+	assert_string_equal(p, "");
+	assert_int_equal(len, (DWORD)(p - list + 1));
+	/* counter wildcard: bases are not listed; sizing; too small */
+	len = 0;
+	assert_int_equal(PdhExpandWildCardPathA(NULL, "\\PDH Test(b)\\*", NULL, &len, 0),
+			 PDH_MORE_DATA);
+	{
+		DWORD need = len;
+
+		len = need - 1;
+		assert_int_equal(PdhExpandWildCardPathA(NULL, "\\PDH Test(b)\\*", list, &len, 0),
+				 PDH_MORE_DATA);
+		assert_int_equal(len, need);
+	}
+	assert_int_equal(PdhExpandWildCardPathA(NULL, "\\PDH Test(b)\\*", list, &len, 0), 0);
+	assert_null(memmem(list, len, "Ratio Base", 10));
+	assert_non_null(memmem(list, len, "\\PDH Test(b)\\Ratio", 18));
+	/* flags keep the wildcard part */
+	len = sizeof(list);
+	assert_int_equal(PdhExpandWildCardPathA(NULL, "\\PDH Test(*)\\Items", list, &len,
+						PDH_NOEXPANDINSTANCES),
+			 0);
+	assert_string_equal(list, "\\PDH Test(*)\\Items");
+	assert_int_equal(list[strlen(list) + 1], '\0');
+	/* partial names, W variant, the old form */
+	len = 512;
+	assert_int_equal(PdhExpandWildCardPathW(NULL, u"\\PDH Sin*\\Val*", wlist, &len, 0), 0);
+	assert_memory_equal(wlist, u"\\PDH Single\\Value", 18 * 2);
+	len = sizeof(list);
+	assert_int_equal(PdhExpandCounterPathA("\\PDH Single\\Value", list, &len), 0);
+	assert_string_equal(list, "\\PDH Single\\Value");
+	/* errors */
+	len = sizeof(list);
+	assert_int_equal(PdhExpandWildCardPathA(NULL, "\\PDH Single(*)\\Value", list, &len, 0),
+			 PDH_INVALID_PATH);
+	assert_int_equal(PdhExpandWildCardPathA(NULL, "\\Nothing*\\X", list, &len, 0),
+			 PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(PdhExpandWildCardPathA(NULL, "\\PDH Test(*)\\Items", list, NULL, 0),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhExpandWildCardPathA(NULL, NULL, list, &len, 0), PDH_INVALID_ARGUMENT);
+}
+
+/* ---- enumeration, names -------------------------------------------------------------- */
+
+static bool multi_has(const char *list, const char *s)
+{
+	for (; *list; list += strlen(list) + 1)
+		if (!strcmp(list, s))
+			return true;
+	return false;
+}
+
+static void test_enum(void **state)
+{
+	char objs[4096], ctrs[1024], insts[1024], name[256];
+	DWORD len = 0, cl = 0, il = 0, idx, idx2;
+	WCHAR wname[64];
+
+	(void)state;
+	assert_int_equal(PdhEnumObjectsA(NULL, NULL, NULL, &len, PERF_DETAIL_WIZARD, 1),
+			 PDH_MORE_DATA);
+	assert_true(len > 0 && len <= sizeof(objs));
+	assert_int_equal(PdhEnumObjectsA(NULL, NULL, objs, &len, PERF_DETAIL_WIZARD, 0), 0);
+	assert_true(multi_has(objs, "PDH Test") && multi_has(objs, "PDH Single"));
+	len = sizeof(objs);
+	/* detail level below every counter's: nothing */
+	assert_int_equal(PdhEnumObjectsA(NULL, NULL, objs, &len, 50, 0), 0);
+	assert_false(multi_has(objs, "PDH Test"));
+	assert_int_equal(PdhEnumObjectsA(NULL, "\\\\far.example", NULL, &len, 100, 0),
+			 PDH_CSTATUS_NO_MACHINE);
+	assert_int_equal(PdhEnumObjectsA(NULL, NULL, NULL, NULL, 100, 0), PDH_INVALID_ARGUMENT);
+	/* items: counters without bases; instances repeated, no "#n" */
+	assert_int_equal(PdhEnumObjectItemsA(NULL, NULL, "PDH Test", NULL, &cl, NULL, &il,
+					     PERF_DETAIL_WIZARD, 0),
+			 PDH_MORE_DATA);
+	assert_int_equal(PdhEnumObjectItemsA(NULL, NULL, "PDH Test", ctrs, &cl, insts, &il,
+					     PERF_DETAIL_WIZARD, 0),
+			 0);
+	assert_true(multi_has(ctrs, "Items") && multi_has(ctrs, "Busy %"));
+	assert_false(multi_has(ctrs, "Ratio Base"));
+	assert_string_equal(insts, "a");
+	assert_true(multi_has(insts, "b") && multi_has(insts + 2, "a"));
+	cl = sizeof(ctrs);
+	il = sizeof(insts);
+	assert_int_equal(PdhEnumObjectItemsA(NULL, NULL, "PDH Single", ctrs, &cl, insts, &il,
+					     PERF_DETAIL_WIZARD, 0),
+			 0);
+	assert_int_equal(il, 0); /* no instances: size 0 */
+	assert_string_equal(ctrs, "Value");
+	assert_int_equal(PdhEnumObjectItemsA(NULL, NULL, "Nope", ctrs, &cl, insts, &il,
+					     PERF_DETAIL_WIZARD, 0),
+			 PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(PdhEnumObjectItemsA(NULL, NULL, "PDH Test", ctrs, &cl, insts, &il,
+					     PERF_DETAIL_WIZARD, 1),
+			 PDH_INVALID_ARGUMENT);
+	cl = il = 0;
+	assert_int_equal(PdhEnumObjectItemsW(NULL, NULL, u"PDH Test", NULL, &cl, NULL, &il,
+					     PERF_DETAIL_WIZARD, 0),
+			 PDH_MORE_DATA);
+	/* machines */
+	len = 0;
+	assert_int_equal(PdhEnumMachinesA(NULL, NULL, &len), PDH_MORE_DATA);
+	assert_int_equal(PdhEnumMachinesA(NULL, objs, &len), 0);
+	assert_true(objs[0] == '\\' && objs[1] == '\\');
+	assert_int_equal(PdhConnectMachineA(NULL), 0);
+	assert_int_equal(PdhConnectMachineW(u"localhost"), 0);
+	assert_int_equal(PdhConnectMachineA("far.example"), PDH_CSTATUS_NO_MACHINE);
+	/* name indexes round-trip; the protocol of WT */
+	assert_int_equal(PdhLookupPerfIndexByNameA(NULL, NULL, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLookupPerfIndexByNameA(NULL, NULL, &idx), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLookupPerfIndexByNameA(NULL, "Busy %", NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLookupPerfIndexByNameA(NULL, "No Counter", &idx), PDH_STRING_NOT_FOUND);
+	assert_int_equal(PdhLookupPerfIndexByNameA(NULL, "Busy %", &idx), 0);
+	assert_int_equal(idx % 2, 0);
+	assert_int_equal(PdhLookupPerfIndexByNameW(NULL, u"busy %", &idx2), 0);
+	assert_int_equal(idx, idx2);
+	assert_int_equal(PdhLookupPerfNameByIndexA(NULL, 0, NULL, NULL), PDH_INVALID_ARGUMENT);
+	len = 0;
+	assert_int_equal(PdhLookupPerfNameByIndexA(NULL, idx, name, &len), PDH_MORE_DATA);
+	assert_int_equal(len, 7);
+	len = 1024;
+	assert_int_equal(PdhLookupPerfNameByIndexA(NULL, idx, NULL, &len), PDH_INVALID_ARGUMENT);
+	len = sizeof(name);
+	assert_int_equal(PdhLookupPerfNameByIndexA(NULL, idx, name, &len), 0);
+	assert_string_equal(name, "Busy %");
+	assert_int_equal(len, 7);
+	len = 64;
+	assert_int_equal(PdhLookupPerfNameByIndexW(NULL, idx, wname, &len), 0);
+	assert_int_equal(len, 7);
+	assert_memory_equal(wname, u"Busy %", 14);
+	/* version */
+	assert_int_equal(PdhGetDllVersion(&idx), 0);
+	assert_int_equal(idx, PDH_VERSION);
+	assert_int_equal(PdhGetDllVersion(NULL), 0);
+}
+
+/* ---- logs ---------------------------------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	assert_non_null(f);
+	assert_true(fread(buf, 1, 65535, f) > 0);
+	fclose(f);
+	return buf;
+}
+
+static void log_roundtrip(DWORD type, const char *name)
+{
+	PDH_HQUERY q = open_query(), rq;
+	PDH_HCOUNTER c, rc, rall;
+	PDH_HLOG log, src;
+	PDH_FMT_COUNTERVALUE v;
+	PDH_TIME_INFO ti;
+	DWORD t = type, n, size;
+	LONGLONG fsize = 0;
+	char path[128], *text, sep = type == PDH_LOG_TYPE_TSV ? '\t' : ',', hdr[256];
+	char list[256], text2[128];
+	int i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	add(q, "\\PDH Test(*)\\Items");
+	add(q, "\\PDH Single\\Value");
+	assert_int_equal(PdhOpenLogA(path, PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, q, 0,
+				     NULL, &log),
+			 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(PerfSetULongCounterValue(prov, inst_a, 1, 100 + (ULONG)i), 0);
+		assert_int_equal(PdhUpdateLogA(log, NULL), 0);
+	}
+	assert_int_equal(PdhUpdateLogA(log, ""), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhGetLogFileSize(log, &fsize), 0);
+	assert_true(fsize > 100);
+	assert_int_equal(PdhCloseLog(log, PDH_FLAGS_CLOSE_QUERY), 0);
+	assert_int_equal(PdhCloseQuery(q), PDH_INVALID_HANDLE); /* closed with the log */
+	assert_int_equal(PdhCloseLog(log, 0), PDH_INVALID_HANDLE);
+	/* typeperf's text: quoted header, columns per instance, CRLF, six decimals */
+	text = slurp(path);
+	snprintf(hdr, sizeof(hdr),
+		 "\"(PDH-%s 4.0)\"%c\"\\\\%%s\\PDH Test(a)\\Items\"%c\"\\\\%%s\\PDH "
+		 "Test(b)\\Items\"",
+		 type == PDH_LOG_TYPE_TSV ? "TSV" : "CSV", sep, sep);
+	assert_int_equal(strncmp(text, hdr, 16), 0);
+	assert_non_null(strstr(text, "\\PDH Test(a#1)\\Items\""));
+	assert_non_null(strstr(text, "\\PDH Test(_Total)\\Items\""));
+	assert_non_null(strstr(text, "\\PDH Single\\Value\"\r\n"));
+	snprintf(text2, sizeof(text2), "\"102.000000\"%c\"30.000000\"%c\"20.000000\"", sep, sep);
+	assert_non_null(strstr(text, text2));
+	assert_non_null(strstr(text, "\"7000000000.000000\"\r\n"));
+	free(text);
+
+	/* replay: bind + open query on it; each collection reads the next record */
+	snprintf(list, sizeof(list), "%s%c", path, '\0');
+	assert_int_equal(PdhBindInputDataSourceA(&src, list), 0);
+	assert_int_equal(PdhOpenQueryH(src, 0, &rq), 0);
+	assert_false(PdhIsRealTimeQuery(rq));
+	assert_int_equal(PdhAddCounterA(rq, "\\PDH Test(a)\\Items", 0, &rc), 0);
+	assert_int_equal(PdhAddCounterA(rq, "\\PDH Test(*)\\Items", 0, &rall), 0);
+	assert_int_equal(PdhAddCounterA(rq, "\\PDH Test(a)\\Nope", 0, &c), PDH_CSTATUS_NO_COUNTER);
+	assert_int_equal(PdhAddCounterA(rq, "\\Nope(a)\\Items", 0, &c), PDH_CSTATUS_NO_OBJECT);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(PdhCollectQueryData(rq), 0);
+		assert_int_equal(PdhGetFormattedCounterValue(rc, PDH_FMT_LONG, NULL, &v), 0);
+		assert_int_equal(v.longValue, 100 + i);
+	}
+	size = 0;
+	assert_int_equal(PdhGetFormattedCounterArrayA(rall, PDH_FMT_LONG, &size, &n, NULL),
+			 PDH_MORE_DATA);
+	assert_int_equal(n, 4);
+	assert_int_equal(PdhCollectQueryData(rq), PDH_NO_MORE_DATA);
+	/* the time range */
+	size = 0;
+	assert_int_equal(PdhGetDataSourceTimeRangeH(src, &n, NULL, &size), PDH_MORE_DATA);
+	assert_int_equal(size, sizeof(ti));
+	assert_int_equal(PdhGetDataSourceTimeRangeH(src, &n, &ti, &size), 0);
+	assert_int_equal(ti.SampleCount, 3);
+	assert_int_equal(n, 1);
+	assert_true(ti.EndTime >= ti.StartTime && ti.StartTime > 0);
+	assert_int_equal(PdhGetDataSourceTimeRangeA(path, &n, &ti, &size), 0);
+	assert_int_equal(ti.SampleCount, 3);
+	/* a time range on the query restarts the replay inside it */
+	assert_int_equal(PdhSetQueryTimeRange(rq, &ti), 0);
+	assert_int_equal(PdhCollectQueryData(rq), 0);
+	assert_int_equal(PdhGetFormattedCounterValue(rc, PDH_FMT_LONG, NULL, &v), 0);
+	assert_int_equal(v.longValue, 100);
+	/* what the log holds: expansion and objects */
+	size = sizeof(list);
+	assert_int_equal(PdhExpandWildCardPathHA(src, "\\PDH Single\\*", list, &size, 0), 0);
+	assert_non_null(strstr(list, "\\PDH Single\\Value"));
+	size = sizeof(list);
+	assert_int_equal(PdhEnumObjectsHA(src, NULL, list, &size, PERF_DETAIL_WIZARD, 0), 0);
+	assert_true(multi_has(list, "PDH Test") && multi_has(list, "PDH Single"));
+	assert_int_equal(PdhValidatePathExA(src, "\\PDH Single\\Value"), 0);
+	assert_int_equal(PdhValidatePathExA(src, "\\PDH Single\\Nope"), PDH_CSTATUS_NO_COUNTER);
+	assert_int_equal(PdhCloseQuery(rq), 0);
+	assert_int_equal(PdhCloseLog(src, 0), 0);
+	/* PdhOpenQuery with the file name */
+	assert_int_equal(PdhOpenQueryA(path, 0, &rq), 0);
+	assert_int_equal(PdhAddCounterA(rq, "\\PDH Single\\Value", 0, &rc), 0);
+	assert_int_equal(PdhCollectQueryData(rq), 0);
+	assert_int_equal(PdhGetFormattedCounterValue(rc, PDH_FMT_LARGE, NULL, &v), 0);
+	assert_int_equal(v.largeValue, 7000000000ll);
+	assert_int_equal(PdhCloseQuery(rq), 0);
+	/* opened for reading: the type is detected */
+	t = PDH_LOG_TYPE_UNDEFINED;
+	assert_int_equal(PdhOpenLogA(path, PDH_LOG_READ_ACCESS | PDH_LOG_OPEN_EXISTING, &t, NULL, 0,
+				     NULL, &log),
+			 0);
+	assert_int_equal(t, type);
+	assert_int_equal(PdhCloseLog(log, 0), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_a, 1, 10), 0);
+}
+
+static void test_logs(void **state)
+{
+	PDH_HQUERY q;
+	PDH_HLOG log = NULL;
+	DWORD t;
+	char path[128];
+	WCHAR wpath[128];
+	size_t i;
+
+	(void)state;
+	log_roundtrip(PDH_LOG_TYPE_CSV, "a.csv");
+	log_roundtrip(PDH_LOG_TYPE_TSV, "a.tsv");
+	q = open_query();
+	add(q, "\\PDH Single\\Value");
+	snprintf(path, sizeof(path), "%s/a.csv", dir);
+	t = PDH_LOG_TYPE_CSV;
+	assert_int_equal(
+		PdhOpenLogA(path, PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_NEW, &t, q, 0, NULL, &log),
+		PDH_FILE_ALREADY_EXISTS);
+	t = PDH_LOG_TYPE_UNDEFINED;
+	assert_int_equal(PdhOpenLogA(path, PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, q, 0,
+				     NULL, &log),
+			 PDH_INVALID_ARGUMENT);
+	t = PDH_LOG_TYPE_BINARY;
+	assert_int_equal(PdhOpenLogA(path, PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, q, 0,
+				     NULL, &log),
+			 PDH_LOG_TYPE_NOT_FOUND);
+	t = PDH_LOG_TYPE_CSV;
+	assert_int_equal(PdhOpenLogA(path, PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, NULL,
+				     0, NULL, &log),
+			 PDH_INVALID_HANDLE);
+	assert_int_equal(PdhOpenLogA("/nonexistent-dir/x.csv",
+				     PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, q, 0, NULL,
+				     &log),
+			 PDH_LOG_FILE_CREATE_ERROR);
+	assert_int_equal(PdhOpenLogA(path, PDH_LOG_READ_ACCESS, &t, q, 0, NULL, &log),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhOpenLogA(path, PDH_LOG_READ_ACCESS, NULL, NULL, 0, NULL, &log),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhBindInputDataSourceA(&log, "/nonexistent.csv\0"), PDH_FILE_NOT_FOUND);
+	assert_int_equal(PdhBindInputDataSourceA(&log, "a\0b\0"), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhBindInputDataSourceA(NULL, "a\0"), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhBindInputDataSourceA(&log, NULL), 0);
+	assert_null(log); /* real time */
+	assert_int_equal(PdhBindInputDataSourceA(&log, "/etc/hostname\0"),
+			 PDH_UNABLE_READ_LOG_HEADER);
+	assert_int_equal(PdhUpdateLogA(NULL, NULL), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhUpdateLogA(q, NULL), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCloseLog(q, 0), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhGetDataSourceTimeRangeH(NULL, &t, NULL, &t),
+			 PDH_DATA_SOURCE_IS_REAL_TIME);
+	/* W variants */
+	snprintf(path, sizeof(path), "%s/w.csv", dir);
+	for (i = 0; i <= strlen(path); i++)
+		wpath[i] = (WCHAR)path[i];
+	t = PDH_LOG_TYPE_CSV;
+	assert_int_equal(PdhOpenLogW(wpath, PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, q, 0,
+				     NULL, &log),
+			 0);
+	assert_int_equal(PdhUpdateLogW(log, u"note"), 0);
+	assert_int_equal(PdhUpdateLogFileCatalog(log), 0);
+	assert_int_equal(PdhCloseLog(log, 0), 0);
+	wpath[strlen(path) + 1] = 0;
+	assert_int_equal(PdhBindInputDataSourceW(&log, wpath), 0);
+	assert_int_equal(PdhCloseLog(log, 0), 0);
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+/* ---- background collection and events ------------------------------------------------ */
+
+static void test_collect_ex(void **state)
+{
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER c = add(q, "\\PDH Single\\Value");
+	PDH_FMT_COUNTERVALUE v;
+	HANDLE ev = CreateEventW(NULL, 0, 0, NULL);
+
+	(void)state;
+	assert_non_null(ev);
+	assert_int_equal(WaitForSingleObject(ev, 10), WAIT_TIMEOUT);
+	assert_true(SetEvent(ev));
+	assert_int_equal(WaitForSingleObject(ev, 0), WAIT_OBJECT_0);
+	assert_int_equal(WaitForSingleObject(ev, 0), WAIT_TIMEOUT); /* auto-reset */
+	assert_int_equal(WaitForSingleObject(NULL, 0), WAIT_FAILED);
+	assert_int_equal(PdhCollectQueryDataEx(q, 1, q), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhCollectQueryDataEx(q, 1, ev), 0);
+	assert_int_equal(WaitForSingleObject(ev, 5000), WAIT_OBJECT_0);
+	assert_int_equal(PdhGetFormattedCounterValue(c, PDH_FMT_LARGE, NULL, &v), 0);
+	assert_int_equal(v.largeValue, 7000000000ll);
+	/* signalled again one interval later; foreground collections meanwhile are fine */
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(WaitForSingleObject(ev, 5000), WAIT_OBJECT_0);
+	/* a NULL event is accepted (WT); closing the query stops the thread */
+	assert_int_equal(PdhCollectQueryDataEx(q, 1, NULL), 0);
+	assert_int_equal(PdhCloseQuery(q), 0);
+	assert_true(ResetEvent(ev));
+	assert_true(CloseHandle(ev));
+	assert_false(CloseHandle(ev));
+	assert_false(SetEvent(ev));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_query_errors),
+		cmocka_unit_test(test_add_errors),
+		cmocka_unit_test(test_raw_and_missing),
+		cmocka_unit_test(test_two_samples),
+		cmocka_unit_test(test_fraction_scale_stats),
+		cmocka_unit_test(test_wildcard_arrays),
+		cmocka_unit_test(test_counter_info),
+		cmocka_unit_test(test_make_parse),
+		cmocka_unit_test(test_validate_expand),
+		cmocka_unit_test(test_enum),
+		cmocka_unit_test(test_logs),
+		cmocka_unit_test(test_collect_ex),
+	};
+
+	tl_require_bpf();
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

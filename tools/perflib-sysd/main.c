@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perflib-sysd - the Windows system counter sets (Processor, Processor Information, System,
+ * Memory, Process; system.man, compiled in) published from the kernel: registers them, creates
+ * the fixed instances (CPUs, totals) as kernel-owned instances, loads and attaches
+ * bpf/sysd.bpf.c (which creates and deletes the Process instances itself), and publishes
+ * Memory from /proc once a second until it is told to stop; stopping removes all of it.
+ * Only public API (perflib.h, perflib-linux.h, perflib_bpf.h). See usage_text.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <perflib.h>
+#include <perflib-linux.h>
+
+#include "manifest.h"
+#include "perflib_bpf.h"
+#include "regman.h"
+#include "sysd.skel.h"
+
+/* the manifest, embedded at build time (the Makefile makes main.o depend on it) */
+__asm__(".section .rodata\n"
+	".global sd_manifest\n"
+	".hidden sd_manifest\n"
+	"sd_manifest:\n"
+	".incbin \"tools/perflib-sysd/system.man\"\n"
+	".global sd_manifest_end\n"
+	".hidden sd_manifest_end\n"
+	"sd_manifest_end:\n"
+	".byte 0\n"
+	".previous\n");
+extern const char sd_manifest[], sd_manifest_end[];
+
+static const char usage_text[] =
+	"NAME\n"
+	"    perflib-sysd - the Windows system counter sets, counted in the kernel\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    perflib-sysd run [--hz N] [--max-processes N] [--mode MODE] [--group GROUP]\n"
+	"    perflib-sysd stop\n"
+	"    perflib-sysd status\n"
+	"    perflib-sysd --help\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    run registers the counter sets Processor, Processor Information, System,\n"
+	"    Memory and Process (names, counter types and help as on Windows; the\n"
+	"    manifest is built in), creates one instance per possible CPU plus the totals\n"
+	"    (Processor: \"0\", \"1\", ..., \"_Total\"; Processor Information: \"0,0\",\n"
+	"    \"0,1\", ..., \"0,_Total\", \"_Total\"), loads BPF programs that count into\n"
+	"    them, and stays in the foreground publishing Memory from /proc/meminfo and\n"
+	"    /proc/vmstat once a second. The BPF programs:\n"
+	"      sched:sched_switch        idle, user and privileged time per CPU, context\n"
+	"                                switches, CPU time of processes\n"
+	"      perf cpu-clock sample     user/privileged split, refresh of every CPU (--hz)\n"
+	"      raw_syscalls:sys_enter    System Calls/sec\n"
+	"      irq:irq_handler_entry     Interrupts/sec\n"
+	"      sched_process_fork/exec/exit and a task iterator\n"
+	"                                one Process instance per process (name = command,\n"
+	"                                InstanceId = pid), created and deleted in the\n"
+	"                                kernel; Processes and Threads\n"
+	"    SIGTERM or SIGINT stops it: the programs are detached, every instance is\n"
+	"    deleted and the counter sets are unregistered, so nothing stays pinned.\n"
+	"    A run that finds leftovers of a killed one removes them first.\n"
+	"\n"
+	"    stop removes what a killed run left behind (instances, registrations). Stop a\n"
+	"    running service with SIGTERM (systemctl stop perflib-sysd).\n"
+	"\n"
+	"    status lists the counter sets and whether they are registered; exit 0 when\n"
+	"    all are, 3 when none is, 1 otherwise.\n"
+	"\n"
+	"    Read them as on Windows:\n"
+	"        typeperf \"\\Processor(_Total)\\% Processor Time\" \"\\Process(*)\\% Processor "
+	"Time\" \\\n"
+	"                 \"\\Memory\\Available Bytes\" \"\\System\\Context Switches/sec\"\n"
+	"\n"
+	"OPTIONS\n"
+	"    --hz N              samples per second and CPU that refresh the CPU counters\n"
+	"                        and split user from privileged time (default 100, 1-1000):\n"
+	"                        values are at most 1/N s stale\n"
+	"    --max-processes N   Process instances (slots), default 8192\n"
+	"    --mode MODE         file mode of the pins (octal), default 0644\n"
+	"    --group GROUP       group of the pins (name or number)\n"
+	"\n"
+	"ENVIRONMENT\n"
+	"    PERFLIB_ROOT        pin root, default " PERFLIB_DEFAULT_ROOT "\n"
+	"\n"
+	"FILES\n"
+	"    perflib-sysd.service  the systemd unit (Type=simple; ExecStopPost runs stop)\n"
+	"\n"
+	"Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN for the task iterator). Exit: 0 ok,\n"
+	"1 error, 2 usage, 3 not registered (status).\n";
+
+enum { SET_CPU, SET_PI, SET_SYS, SET_MEM, SET_PS, NR_SETS };
+static const char *const set_names[NR_SETS] = {"Processor", "Processor Information", "System",
+					       "Memory", "Process"};
+/* counter ids in the order the BPF program writes them (positions) */
+static const ULONG ids_cpu[] = {0, 1, 2, 3, 8};
+static const ULONG ids_sys[] = {0, 1, 2, 3};
+static const ULONG ids_mem[] = {0, 1, 2, 3, 4, 5};
+static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7};
+
+struct sd {
+	struct manifest *man;
+	struct regman rm;
+	const struct perflib_counterset_reg *reg[NR_SETS];
+	HANDLE prov;
+	unsigned int nr_cpus, hz, max_ps;
+	struct perflib_pin_opts opts;
+};
+
+static void sd_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sd_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("perflib-sysd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static bool ids_match(const struct perflib_counterset_reg *r, const ULONG *ids, size_t n)
+{
+	size_t i;
+
+	if (r->nr_counters != n)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (r->counters[i].id != ids[i])
+			return false;
+	}
+	return true;
+}
+
+static int sd_open(struct sd *sd)
+{
+	size_t len = (size_t)(sd_manifest_end - sd_manifest), i, k;
+	char path[64];
+	int fd, err;
+
+	fd = memfd_create("system.man", MFD_CLOEXEC);
+	if (fd < 0 || write(fd, sd_manifest, len) != (ssize_t)len) {
+		sd_err("cannot stage the built-in manifest: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	err = manifest_load(path, &sd->man, stderr);
+	close(fd);
+	if (!err)
+		err = regman_build(sd->man, &sd->rm);
+	if (err)
+		return err;
+	for (k = 0; k < NR_SETS; k++) {
+		for (i = 0; i < sd->rm.nr_sets; i++) {
+			if (sd->rm.sets[i].name && !strcmp(sd->rm.sets[i].name, set_names[k]))
+				sd->reg[k] = &sd->rm.sets[i];
+		}
+		if (!sd->reg[k]) {
+			sd_err("the manifest has no counter set \"%s\"", set_names[k]);
+			return -EINVAL;
+		}
+	}
+	if (!ids_match(sd->reg[SET_CPU], ids_cpu, 5) || !ids_match(sd->reg[SET_PI], ids_cpu, 5) ||
+	    !ids_match(sd->reg[SET_SYS], ids_sys, 4) || !ids_match(sd->reg[SET_MEM], ids_mem, 6) ||
+	    !ids_match(sd->reg[SET_PS], ids_ps, 8)) {
+		sd_err("the manifest's counter ids are not the ones the BPF programs write");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void sd_close(struct sd *sd)
+{
+	regman_free(&sd->rm);
+	manifest_free(sd->man);
+}
+
+/* a started provider with every registered counter set of the manifest; 0 or a Win32 code */
+static ULONG sd_provider(struct sd *sd)
+{
+	GUID provider = sd->reg[0]->provider_guid;
+	ULONG st;
+	int k;
+
+	st = PerfStartProvider(&provider, NULL, &sd->prov);
+	for (k = 0; !st && k < NR_SETS; k++) {
+		const struct perflib_counterset_reg *r = sd->reg[k];
+		size_t size =
+			sizeof(PERF_COUNTERSET_INFO) + r->nr_counters * sizeof(PERF_COUNTER_INFO);
+		PERF_COUNTERSET_INFO *tmpl = calloc(1, size);
+		PERF_COUNTER_INFO *c = (PERF_COUNTER_INFO *)(tmpl + 1);
+		unsigned int i;
+
+		if (!tmpl) {
+			st = ERROR_OUTOFMEMORY;
+			break;
+		}
+		tmpl->CounterSetGuid = r->counterset_guid;
+		tmpl->ProviderGuid = provider;
+		tmpl->NumCounters = r->nr_counters;
+		tmpl->InstanceType = r->instance_type;
+		for (i = 0; i < r->nr_counters; i++) {
+			c[i].CounterId = r->counters[i].id;
+			c[i].Type = r->counters[i].type;
+			c[i].Attrib = r->counters[i].attrib;
+			c[i].Size = (r->counters[i].type & 0x300) == PERF_SIZE_LARGE ? 8 : 4;
+			c[i].DetailLevel = r->counters[i].detail_level;
+			c[i].Scale = r->counters[i].scale;
+		}
+		st = PerfSetCounterSetInfo(sd->prov, tmpl, (ULONG)size);
+		free(tmpl);
+	}
+	if (st && sd->prov) {
+		PerfStopProvider(sd->prov);
+		sd->prov = NULL;
+	}
+	return st;
+}
+
+static bool registered(const struct sd *sd, int k)
+{
+	char path[PATH_MAX], g[37];
+
+	snprintf(path, sizeof(path), "%s/%s", perflib_pin_root(),
+		 perflib_guid_to_string(&sd->reg[k]->counterset_guid, g));
+	return access(path, F_OK) == 0;
+}
+
+/* delete every instance and unregister every counter set; 0 or -errno */
+static int sd_remove(struct sd *sd)
+{
+	int k, n, err = 0;
+
+	if (!sd->prov) {
+		for (k = 0; k < NR_SETS && !registered(sd, k); k++)
+			;
+		if (k == NR_SETS)
+			return 0;
+		if (sd_provider(sd)) {
+			sd_err("cannot open the counter sets to remove them");
+			return -EIO;
+		}
+	}
+	for (k = 0; k < NR_SETS; k++) {
+		n = perflib_kernel_instances_delete(sd->prov, &sd->reg[k]->counterset_guid);
+		if (n < 0 && n != -ENOENT)
+			err = n;
+	}
+	PerfStopProvider(sd->prov);
+	sd->prov = NULL;
+	for (k = 0; k < NR_SETS; k++) {
+		n = perflib_unregister_counterset(&sd->reg[k]->counterset_guid, true);
+		if (n && n != -ENOENT) {
+			sd_err("cannot unregister \"%s\": %s", set_names[k], strerror(-n));
+			err = n;
+		}
+	}
+	return err;
+}
+
+static int sd_register(struct sd *sd)
+{
+	struct perflib_pin_opts o;
+	int k, err;
+
+	for (k = 0; k < NR_SETS; k++) {
+		o = sd->opts;
+		o.name_max = 16; /* "0,_Total", a 15-character command */
+		if (k == SET_CPU || k == SET_PI)
+			o.capacity = (sd->nr_cpus + 2 + 63) / 64 * 64;
+		else if (k == SET_PS)
+			o.capacity = sd->max_ps;
+		else
+			o.capacity = 64;
+		err = perflib_register_counterset(sd->reg[k], &o);
+		if (err && err != -EEXIST) {
+			sd_err("cannot register \"%s\": %s", set_names[k],
+			       err == -EPERM ? "needs root (CAP_BPF)" : strerror(-err));
+			return err;
+		}
+	}
+	return sd_provider(sd) ? -EIO : 0;
+}
+
+/* kernel-owned instance @text / @id of set @k; its slot or -errno */
+static int kinst(struct sd *sd, int k, const char *text, ULONG id)
+{
+	WCHAR name[32];
+	int idx;
+
+	perflib_utf8_to_utf16(text, name, 32);
+	idx = perflib_kernel_instance_create(sd->prov, &sd->reg[k]->counterset_guid, name, id);
+	if (idx < 0)
+		sd_err("cannot create instance \"%s\" of \"%s\": %s", text, set_names[k],
+		       strerror(-idx));
+	return idx;
+}
+
+/* the NUMA node of @cpu, or -1 when unknown */
+static int cpu_node(unsigned int cpu)
+{
+	char path[96];
+	struct dirent *de;
+	DIR *d;
+	int node = -1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u", cpu);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		if (!strncmp(de->d_name, "node", 4) && de->d_name[4] >= '0' && de->d_name[4] <= '9')
+			node = atoi(de->d_name + 4);
+	}
+	if (d)
+		closedir(d);
+	return node;
+}
+
+static int open_set(struct sd *sd, int k, struct perflib_bpf_counterset *cs)
+{
+	char g[37];
+	int err = perflib_bpf_counterset_open(
+		NULL, perflib_guid_to_string(&sd->reg[k]->counterset_guid, g), cs);
+
+	if (err)
+		sd_err("cannot open the pins of \"%s\": %s", set_names[k], strerror(-err));
+	return err;
+}
+
+static int fill_instances(struct sd *sd, struct sysd_bpf *skel)
+{
+	bool one_node = true;
+	char text[32];
+	unsigned int cpu;
+	int idx, node;
+
+	for (cpu = 0; cpu < sd->nr_cpus; cpu++) {
+		node = cpu_node(cpu);
+		if (node > 0)
+			one_node = false;
+		snprintf(text, sizeof(text), "%u", cpu);
+		idx = kinst(sd, SET_CPU, text, cpu);
+		if (idx < 0)
+			return idx;
+		skel->rodata->cpu_slot[cpu] = (__u32)idx;
+		snprintf(text, sizeof(text), "%d,%u", node < 0 ? 0 : node, cpu);
+		idx = kinst(sd, SET_PI, text, cpu);
+		if (idx < 0)
+			return idx;
+		skel->rodata->pi_slot[cpu] = (__u32)idx;
+	}
+	idx = kinst(sd, SET_CPU, "_Total", sd->nr_cpus);
+	if (idx < 0)
+		return idx;
+	skel->rodata->cpu_total_slot = (__u32)idx;
+	idx = kinst(sd, SET_PI, "_Total", sd->nr_cpus + 1);
+	if (idx < 0)
+		return idx;
+	skel->rodata->pi_total_slot = (__u32)idx;
+	/* a node total only where it equals _Total (one node); more nodes: left out */
+	skel->rodata->pi_node_total_slot = 0xFFFFFFFF;
+	if (one_node) {
+		idx = kinst(sd, SET_PI, "0,_Total", sd->nr_cpus);
+		if (idx < 0)
+			return idx;
+		skel->rodata->pi_node_total_slot = (__u32)idx;
+	}
+	idx = kinst(sd, SET_SYS, "", 0);
+	if (idx < 0)
+		return idx;
+	skel->rodata->sys_slot = (__u32)idx;
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* the per-CPU cpu-clock sample, @hz times a second */
+static int attach_samples(struct sd *sd, struct sysd_bpf *skel, struct bpf_link **links)
+{
+	struct perf_event_attr a;
+	unsigned int cpu;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.freq = 1;
+	a.sample_freq = sd->hz;
+	for (cpu = 0; cpu < sd->nr_cpus; cpu++) {
+		fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV || errno == EINVAL)
+				continue; /* a possible CPU that is not online */
+			sd_err("cannot open the cpu-clock event of CPU %u: %s", cpu,
+			       strerror(errno));
+			return -errno;
+		}
+		links[cpu] = bpf_program__attach_perf_event(skel->progs.sd_sample, fd);
+		if (!links[cpu]) {
+			close(fd);
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/* run the task iterator once: the processes and threads that exist now */
+static int run_iterator(struct sysd_bpf *skel)
+{
+	struct bpf_link *link = bpf_program__attach_iter(skel->progs.sd_iter_task, NULL);
+	char buf[64];
+	int fd, err = 0;
+	ssize_t n;
+
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		err = -errno;
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	return err;
+}
+
+/* one field of /proc/meminfo (kB -> bytes) or /proc/vmstat; 0 when missing */
+static uint64_t proc_field(const char *file, const char *name, bool kb)
+{
+	size_t len = strlen(name);
+	char line[256];
+	uint64_t v = 0;
+	FILE *f = fopen(file, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, len) && (line[len] == ':' || line[len] == ' ')) {
+			v = strtoull(line + len + 1, NULL, 10);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return kb ? v * 1024 : v;
+}
+
+/* Memory: no BPF program can reach the kernel's memory statistics here (docs) */
+static void publish_memory(struct sd *sd, PPERF_COUNTERSET_INSTANCE mem)
+{
+	const GUID *g = &sd->reg[SET_MEM]->counterset_guid;
+	const char *mi = "/proc/meminfo", *vm = "/proc/vmstat";
+
+	PerfSetULongLongCounterValue(sd->prov, mem, 0, proc_field(mi, "MemAvailable", true));
+	PerfSetULongLongCounterValue(sd->prov, mem, 1, proc_field(mi, "Committed_AS", true));
+	PerfSetULongLongCounterValue(sd->prov, mem, 2, proc_field(mi, "CommitLimit", true));
+	PerfSetULongLongCounterValue(
+		sd->prov, mem, 3, proc_field(mi, "Cached", true) + proc_field(mi, "Buffers", true));
+	PerfSetULongCounterValue(sd->prov, mem, 4, (ULONG)proc_field(vm, "pgfault", false));
+	PerfSetULongCounterValue(
+		sd->prov, mem, 5,
+		(ULONG)(proc_field(vm, "pswpin", false) + proc_field(vm, "pswpout", false)));
+	(void)g;
+}
+
+static bool same_geometry(const struct perflib_bpf_geometry *a,
+			  const struct perflib_bpf_geometry *b)
+{
+	return a->slot_size == b->slot_size && a->capacity == b->capacity &&
+	       a->nr_counters == b->nr_counters && a->name_max == b->name_max &&
+	       a->name_offset == b->name_offset && a->instance_type == b->instance_type;
+}
+
+static int cmd_run(struct sd *sd)
+{
+	struct perflib_bpf_counterset cs[NR_SETS];
+	struct bpf_link **links = NULL;
+	PPERF_COUNTERSET_INSTANCE mem;
+	struct sysd_bpf *skel = NULL;
+	struct timespec tick = {.tv_sec = 1};
+	sigset_t sigs;
+	int k, sig, err, n;
+
+	memset(cs, 0, sizeof(cs));
+	for (k = 0; k < NR_SETS; k++)
+		cs[k].info_fd = cs[k].data_fd = cs[k].index_fd = cs[k].procs_fd = -1;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* leftovers of a killed run */
+	err = sd_remove(sd);
+	if (!err)
+		err = sd_register(sd);
+	if (err)
+		goto out;
+	for (k = 0; k < NR_SETS && !err; k++)
+		err = open_set(sd, k, &cs[k]);
+	if (err)
+		goto out;
+	if (!same_geometry(&cs[SET_CPU].geo, &cs[SET_PI].geo)) {
+		sd_err("Processor and Processor Information must have the same geometry");
+		err = -EINVAL;
+		goto out;
+	}
+	skel = sysd_bpf__open();
+	if (!skel) {
+		err = -errno;
+		goto out;
+	}
+	skel->rodata->geo_cpu = cs[SET_CPU].geo;
+	skel->rodata->geo_sys = cs[SET_SYS].geo;
+	skel->rodata->geo_ps = cs[SET_PS].geo;
+	skel->rodata->nr_cpus = sd->nr_cpus;
+	err = perflib_bpf_counterset_guid(&cs[SET_PS], (__u8 *)skel->rodata->ps_guid);
+	if (!err)
+		err = fill_instances(sd, skel);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.ps_map, cs[SET_PS].geo.capacity);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_CPU], skel->maps.cpu_slots, NULL, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_PI], skel->maps.pi_slots, NULL, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_SYS], skel->maps.sys_slots, NULL, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_PS], skel->maps.ps_slots,
+						   skel->maps.ps_idx, NULL);
+	if (!err)
+		err = sysd_bpf__load(skel);
+	if (err) {
+		sd_err("cannot load the BPF programs: %s", strerror(-err));
+		goto out;
+	}
+	/* event programs first, then the iterator for what existed before them */
+	err = sysd_bpf__attach(skel);
+	skel->bss->attach_ns = mono_ns();
+	links = calloc(sd->nr_cpus, sizeof(*links));
+	if (!err && !links)
+		err = -ENOMEM;
+	if (!err)
+		err = attach_samples(sd, skel, links);
+	if (!err)
+		err = run_iterator(skel);
+	if (err) {
+		sd_err("cannot attach the BPF programs: %s", strerror(-err));
+		goto out;
+	}
+	skel->bss->iter_done = 1;
+	mem = PerfCreateInstance(sd->prov, &sd->reg[SET_MEM]->counterset_guid, u"", 0);
+	if (!mem) {
+		sd_err("cannot create the Memory instance (error %u)", GetLastError());
+		err = -EIO;
+		goto out;
+	}
+	printf("perflib-sysd: running: %u CPUs, %lld processes, %u samples/s; SIGTERM stops\n",
+	       sd->nr_cpus, (long long)skel->bss->nr_processes, sd->hz);
+	fflush(stdout);
+	for (;;) {
+		publish_memory(sd, mem);
+		sig = sigtimedwait(&sigs, NULL, &tick);
+		if (sig > 0)
+			break;
+	}
+	printf("perflib-sysd: stopping (signal %d)\n", sig);
+out:
+	if (links) {
+		for (n = 0; n < (int)sd->nr_cpus; n++)
+			bpf_link__destroy(links[n]);
+		free(links);
+	}
+	sysd_bpf__destroy(skel);
+	for (k = 0; k < NR_SETS; k++)
+		perflib_bpf_counterset_close(&cs[k]);
+	n = sd_remove(sd);
+	if (!err && !n)
+		printf("perflib-sysd: stopped, nothing left registered\n");
+	return err || n ? 1 : 0;
+}
+
+static int cmd_status(struct sd *sd)
+{
+	int k, n = 0;
+
+	for (k = 0; k < NR_SETS; k++) {
+		bool r = registered(sd, k);
+		char g[37];
+
+		n += r;
+		printf("  %-22s %s  %s\n", set_names[k],
+		       perflib_guid_to_string(&sd->reg[k]->counterset_guid, g),
+		       r ? "registered" : "not registered");
+	}
+	return n == NR_SETS ? 0 : n ? 1 : 3;
+}
+
+static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sd sd = {.hz = 100,
+			.max_ps = 8192,
+			.opts = {.mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1}};
+	const char *cmd = NULL, *v;
+	int i, rc, n;
+
+	for (i = 1; i < argc; i++) {
+		if (win_switch(argv[i], "help", &v) || win_switch(argv[i], "h", &v) ||
+		    win_switch(argv[i], "?", &v)) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (win_switch(argv[i], "hz", &v)) {
+			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || parse_uint(v, 1, 1000, &sd.hz))
+				goto usage;
+		} else if (win_switch(argv[i], "max-processes", &v)) {
+			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || parse_uint(v, 64, 1u << 22, &sd.max_ps))
+				goto usage;
+		} else if (win_switch(argv[i], "mode", &v)) {
+			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || parse_mode(v, &sd.opts.mode))
+				goto usage;
+		} else if (win_switch(argv[i], "group", &v)) {
+			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || parse_group(v, &sd.opts.gid))
+				goto usage;
+		} else if (!cmd && argv[i][0] != '-') {
+			cmd = argv[i];
+		} else {
+			goto usage;
+		}
+	}
+	if (!cmd || (strcmp(cmd, "run") && strcmp(cmd, "stop") && strcmp(cmd, "status")))
+		goto usage;
+	n = libbpf_num_possible_cpus();
+	if (n <= 0 || n > 1024) {
+		sd_err("cannot use the CPU count (%d)", n);
+		return 1;
+	}
+	sd.nr_cpus = (unsigned int)n;
+	if (sd_open(&sd)) {
+		sd_close(&sd);
+		return 1;
+	}
+	if (!strcmp(cmd, "run"))
+		rc = cmd_run(&sd);
+	else if (!strcmp(cmd, "stop"))
+		rc = sd_remove(&sd) ? 1 : 0;
+	else
+		rc = cmd_status(&sd);
+	sd_close(&sd);
+	return rc;
+usage:
+	fputs("usage: perflib-sysd run [--hz N] [--max-processes N] [--mode MODE] [--group G]\n"
+	      "       perflib-sysd stop | status | --help\n",
+	      stderr);
+	return 2;
+}

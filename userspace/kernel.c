@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kernel.c - kernel-owned instances as exported API (perflib-linux.h, PERFLIB_1.1): a loader
+ * creates the fixed instances of a kernel provider (one per CPU, device, _Total) with
+ * PerfCreateInstance and hands them to the kernel, and deletes every kernel-owned instance of
+ * a counter set when it unloads, including those its BPF programs created with
+ * perflib_instance_create() (perflib_bpf.h). The slot-word transitions themselves are
+ * reaper.c's (perflib_instance_to_kernel, perflib_kernel_instances_take).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* the errno of a failed PerfCreateInstance, from its Win32 code */
+static int create_errno(ULONG st)
+{
+	switch (st) {
+	case ERROR_ALREADY_EXISTS:
+		return -EEXIST;
+	case ERROR_NOT_ENOUGH_MEMORY:
+		return -ENOSPC;
+	case ERROR_NOT_FOUND:
+		return -ENOENT;
+	case ERROR_INVALID_PARAMETER:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+int perflib_kernel_instance_create(HANDLE provider, const GUID *counterset_guid, const WCHAR *name,
+				   ULONG id)
+{
+	struct perflib_provider *prov = perflib_provider_lookup(provider);
+	PPERF_COUNTERSET_INSTANCE inst;
+	struct perflib_ctrset *set;
+	int64_t idx;
+	int err;
+
+	if (!prov || !counterset_guid || !name)
+		return -EINVAL;
+	inst = PerfCreateInstance(provider, counterset_guid, name, id);
+	if (!inst)
+		return create_errno(GetLastError());
+	pthread_mutex_lock(&prov->lock);
+	set = perflib_ctrset_find(prov, counterset_guid);
+	idx = set ? perflib_ctrset_instance_index(set, inst) : -1;
+	pthread_mutex_unlock(&prov->lock);
+	err = idx < 0 ? -EINVAL : perflib_instance_to_kernel(provider, inst);
+	if (err) {
+		PerfDeleteInstance(provider, inst);
+		return err;
+	}
+	return (int)idx;
+}
+
+int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid)
+{
+	struct perflib_provider *prov = perflib_provider_lookup(provider);
+	struct perflib_ctrset *set;
+	uint32_t i;
+	int n;
+
+	if (!prov || !counterset_guid)
+		return -EINVAL;
+	n = perflib_kernel_instances_take(provider, counterset_guid);
+	if (n <= 0)
+		return n;
+	pthread_mutex_lock(&prov->lock);
+	set = perflib_ctrset_find(prov, counterset_guid);
+	for (i = 0; set && i < set->capacity; i++) {
+		if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
+			perflib_instance_retire(set, i);
+	}
+	pthread_mutex_unlock(&prov->lock);
+	return n;
+}
