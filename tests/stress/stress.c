@@ -104,7 +104,7 @@ static void wname(WCHAR *dst, size_t units, const char *fmt, unsigned int a, uns
 static int register_set(const GUID *set, const char *name, unsigned int capacity)
 {
 	struct perflib_counterset_reg reg;
-	struct perflib_pin_opts opts;
+	struct perflib_pin_opts opts = PERFLIB_PIN_OPTS_INIT;
 
 	memset(&reg, 0, sizeof(reg));
 	reg.provider_guid = provider_guid;
@@ -115,10 +115,7 @@ static int register_set(const GUID *set, const char *name, unsigned int capacity
 	reg.help = name;
 	reg.nr_counters = NR_COUNTERS;
 	reg.counters = counters;
-	memset(&opts, 0, sizeof(opts));
 	opts.mode = 0644;
-	opts.uid = (uid_t)-1;
-	opts.gid = (gid_t)-1;
 	opts.capacity = capacity;
 	opts.name_max = 33;
 	return perflib_register_counterset(&reg, &opts);
