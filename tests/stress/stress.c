@@ -24,6 +24,9 @@
  *
  *   stress [--kills N] [--corrupt N] [--race N] [--strict] [--tools DIR] [--bpftool PATH]
  *
+ * Crashes are deaths by a signal the soak did not send; in sanitizer builds the children
+ * abort on a report (ASAN_OPTIONS / UBSAN_OPTIONS abort_on_error=1), so a report counts.
+ *
  * Exit: 0 when the gated figures are all 0, 1 otherwise, 77 when it cannot run here.
  * Without --strict, figures that depend on the slot protocol rework (issue 13 items 3
  * and 6: slots and keys left by the kernel reaper, overwritten instances, double reaps,
@@ -803,6 +806,16 @@ static void rm_root(void)
 	(void)!system(cmd);
 }
 
+/* append @opts to the sanitizer options in @var, for every child */
+static void sanitizer_aborts(const char *var, const char *opts)
+{
+	const char *old = getenv(var);
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s%s%s", old ? old : "", old && *old ? ":" : "", opts);
+	setenv(var, buf, 1);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -863,6 +876,9 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	setenv("PERFLIB_ROOT", root, 1);
+	/* sanitizer builds: an error report is a crash (SIGABRT), not an exit code */
+	sanitizer_aborts("ASAN_OPTIONS", "abort_on_error=1");
+	sanitizer_aborts("UBSAN_OPTIONS", "halt_on_error=1:abort_on_error=1");
 	atexit(rm_root);
 	printf("stress: %u kills per reaper mode, %u corruption rounds, %u claim/reap rounds "
 	       "(seed %u)\n",
