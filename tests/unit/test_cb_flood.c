@@ -4,7 +4,8 @@
  * it (docs/CALLBACKS.md, "Fairness"): a real provider process (root) with a ControlCallback,
  * a real flooding process that dropped to uid/gid nobody (65534, no groups) and keeps 200
  * idle connections open, reconnecting whenever one is closed; meanwhile an authorised
- * consumer (root, this process) makes 20 callback requests, and each must run the callback.
+ * consumer (root, this process) makes 20 callback requests, and each must run the callback,
+ * and 20 collections of a by-reference value, and each must bring the value.
  * Once with pins the flooder may read (0644), once with pins it may not (0640), where its
  * connections must also be refused at once: an idle one closed long before the idle limit,
  * a request answered EACCES without waiting.
@@ -51,6 +52,9 @@ static ULONG CALLBACK count_cb(ULONG code, PVOID buf, ULONG size)
 	return ERROR_SUCCESS;
 }
 
+static uint64_t *ref_value; /* shared: the provider child's by-reference value */
+#define POS_REF 2	    /* template position of PROV_STD_REF */
+
 struct prov {
 	GUID set;
 	int ready[2], go[2];
@@ -61,12 +65,17 @@ static int child_provider(void *arg)
 {
 	struct prov *p = arg;
 	GUID pg = prov_provider_guid();
+	PPERF_COUNTERSET_INSTANCE inst;
 	struct prov_tmpl t;
 	HANDLE h;
 
 	prov_tmpl_std(&t, p->set, PERF_COUNTERSET_MULTI_INSTANCES);
 	if (PerfStartProvider(&pg, count_cb, &h) || prov_tmpl_register(h, &t))
 		return 2;
+	/* a by-reference value that consumers collect through the same service */
+	inst = PerfCreateInstance(h, &p->set, u"ref", 1);
+	if (!inst || PerfSetCounterRefValue(h, inst, PROV_STD_REF, ref_value))
+		return 5;
 	tl_signal(p->ready[1]);
 	if (tl_await(p->go[0], 120000))
 		return 3;
@@ -209,6 +218,29 @@ static void collections(struct perflib_set_map *map)
 	assert_int_equal(atomic_load(calls) - before, COLLECTIONS);
 }
 
+/* by-reference values are collected during the flood too (they go stale when starved) */
+static void collect_refs(struct perflib_set_map *map, pid_t pid)
+{
+	const struct perflib_info *info = map->info;
+	uint64_t *v = NULL;
+	uint32_t i;
+
+	for (i = 0; i < info->capacity && !v; i++) {
+		uint8_t *slot = perflib_slot(map, i);
+		uint64_t w = perflib_slot_word(slot);
+
+		if (perflib_word_state(w) == PERFLIB_SLOT_LIVE &&
+		    perflib_word_pid(w) == (uint32_t)pid)
+			v = (uint64_t *)(slot + info->ref_offset + 8 * POS_REF);
+	}
+	assert_non_null(v);
+	for (i = 0; i < COLLECTIONS; i++) {
+		__atomic_store_n(ref_value, 0x5eed00000000ULL + i, __ATOMIC_RELAXED);
+		assert_int_equal(perflib_collect_refs(map), 0);
+		assert_int_equal(__atomic_load_n(v, __ATOMIC_RELAXED), 0x5eed00000000ULL + i);
+	}
+}
+
 static void test_flood_readable(void **state)
 {
 	struct perflib_set_map *map;
@@ -218,6 +250,7 @@ static void test_flood_readable(void **state)
 	(void)state;
 	map = start(&p, &f, 0644);
 	collections(map);
+	collect_refs(map, p.pid);
 	finish(&p, &f, map);
 }
 
@@ -230,6 +263,7 @@ static void test_flood_not_readable(void **state)
 	(void)state;
 	map = start(&p, &f, 0640);
 	collections(map);
+	collect_refs(map, p.pid);
 	finish(&p, &f, map);
 }
 
@@ -368,9 +402,9 @@ int main(void)
 		printf("needs root (to drop to uid %d)\n", NOBODY);
 		return TL_SKIP;
 	}
-	calls = mmap(NULL, sizeof(*calls), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-		     0);
+	calls = mmap(NULL, 16, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (calls == MAP_FAILED)
 		return 1;
+	ref_value = (uint64_t *)((char *)calls + 8);
 	return cmocka_run_group_tests_name("cb_flood", tests, tl_group_setup, tl_group_teardown);
 }
