@@ -612,7 +612,7 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 /* ---- claim / reap race -------------------------------------------------------------------- */
 
 #define RACE_CAPACITY 64
-#define RACE_DEAD 40 /* slots of dead owners at the start of a round */
+#define RACE_DEAD 60 /* dead owners' slots at the start of a round: fewer free than wanted */
 #define RACE_PROVIDERS 4
 #define RACE_INSTANCES 5 /* per provider */
 #define RACE_REAPERS 6
