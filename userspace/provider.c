@@ -78,8 +78,8 @@ struct perflib_provider *perflib_providers_first(void)
  * providers wait in a FIFO and are reused only once more than PROV_QUARANTINE wait: a stale
  * handle reads DEAD (ERROR_INVALID_PARAMETER) for at least the next PROV_QUARANTINE starts,
  * and is never a write into memory that the application or the allocator reuses. They
- * come from malloc, never from the provider's MemAllocRoutine, since they outlive it.
- * Under providers_mutex.
+ * come from malloc, never from the provider's MemAllocRoutine, since they outlive it, and are
+ * freed when the library is unloaded or the process exits. Under providers_mutex.
  */
 #define PROV_QUARANTINE 64
 static struct perflib_provider *dead_head, *dead_tail;
@@ -112,6 +112,24 @@ static void prov_retire(struct perflib_provider *prov)
 		dead_head = prov;
 	dead_tail = prov;
 	nr_dead++;
+	pthread_mutex_unlock(&providers_mutex);
+}
+
+/*
+ * The library is unloaded (dlclose) or the process exits: no handle can be used any more,
+ * the quarantine goes back to the allocator (and leak checkers see nothing left behind).
+ */
+__attribute__((destructor)) static void prov_quarantine_free(void)
+{
+	struct perflib_provider *prov, *next;
+
+	pthread_mutex_lock(&providers_mutex);
+	for (prov = dead_head; prov; prov = next) {
+		next = prov->next;
+		free(prov);
+	}
+	dead_head = dead_tail = NULL;
+	nr_dead = 0;
 	pthread_mutex_unlock(&providers_mutex);
 }
 
