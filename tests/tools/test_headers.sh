@@ -202,7 +202,7 @@ echo "matrix: $((total - bad)) of $total translation units compile"
 
 # ---- the library's own sources with -fshort-wchar (WCHAR keeps its 16 bits and its ABI) ------
 for f in "$top"/userspace/*.c; do
-	gcc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fshort-wchar -I"$top/include" \
+	gcc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fshort-wchar -I"$top/include" -I"$top/common" \
 		-I"$top/bpf" -I"$OUTPUT/bpf" -fsyntax-only "$f" 2>"$tmp/lib.err" ||
 		{
 			fail "$(basename "$f") does not compile with -fshort-wchar"
