@@ -42,7 +42,9 @@ make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr OUTPUT="$OUTPUT/" $mkvars 
 inc=$dest/usr/include
 
 # ---- what is installed where ----------------------------------------------------------------
-bare=$(cd "$inc" && find . -maxdepth 1 -type f | sed 's|^\./||' | sort | tr '\n' ' ')
+# pdh.h and pdhmsg.h are Windows' own spellings (<pdh.h>), installed bare on purpose
+bare=$(cd "$inc" && find . -maxdepth 1 -type f | sed 's|^\./||' | grep -v '^pdh\(msg\)\?\.h$' |
+	LC_ALL=C sort | tr '\n' ' ')
 [ "$bare" = "perflib-linux.h perflib.h perflib_bpf.h winperf.h " ] ||
 	fail "headers installed bare in the include directory: $bare"
 headers=$(cd "$inc/perflib" && ls ./*.h | sed 's|^\./||' | sort)
@@ -200,7 +202,7 @@ echo "matrix: $((total - bad)) of $total translation units compile"
 
 # ---- the library's own sources with -fshort-wchar (WCHAR keeps its 16 bits and its ABI) ------
 for f in "$top"/userspace/*.c; do
-	gcc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fshort-wchar -I"$top/include" \
+	gcc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fshort-wchar -I"$top/include" -I"$top/common" \
 		-I"$top/bpf" -I"$OUTPUT/bpf" -fsyntax-only "$f" 2>"$tmp/lib.err" ||
 		{
 			fail "$(basename "$f") does not compile with -fshort-wchar"

@@ -639,7 +639,10 @@ int main(int argc, char **argv)
 {
 	struct sd sd = {.hz = 100,
 			.max_ps = 8192,
-			.opts = {.mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1}};
+			.opts = {.sz = sizeof(struct perflib_pin_opts),
+				 .mode = 0644,
+				 .uid = (uid_t)-1,
+				 .gid = (gid_t)-1}};
 	const char *cmd = NULL, *v;
 	int i, rc, n;
 
