@@ -85,12 +85,15 @@ struct perflib_bpf_geometry {
 /* longest stored name a slot may hold (PERF_MAX_INSTANCE_NAME + 1) */
 #define PERFLIB_BPF_SLOT_NAME_MAX 1025
 
+/* PERFLIB_GEOMETRY - declare the geometry of one counter set, set by the loader before load */
+#define PERFLIB_GEOMETRY(_name) const volatile struct perflib_bpf_geometry _name = {}
+
 /*
  * The geometry, in .rodata: set it before loading (skel->rodata->perflib_geo). Define
  * PERFLIB_BPF_NO_GEOMETRY to declare your own (the helpers need the name perflib_geo).
  */
 #ifndef PERFLIB_BPF_NO_GEOMETRY
-const volatile struct perflib_bpf_geometry perflib_geo = {};
+PERFLIB_GEOMETRY(perflib_geo);
 #endif
 
 /* placeholder value type of a data map declared as raw bytes (the pin decides the size) */
@@ -138,12 +141,26 @@ struct perflib_slot_raw {
 
 /* ---- slots ------------------------------------------------------------------------------ */
 
+/*
+ * Every slot and counter helper exists once, taking the counter set's geometry @g (a
+ * const volatile struct in .rodata, which the verifier reads as constants); the forms
+ * without a g use perflib_geo, the program's one counter set. A program serving several
+ * counter sets declares one geometry each with PERFLIB_GEOMETRY().
+ */
+
+/* perflib_gslot - slot @idx of @data_map with geometry @g, or NULL past the capacity */
+static __always_inline void *perflib_gslot(void *data_map,
+					   const volatile struct perflib_bpf_geometry *g, __u32 idx)
+{
+	if (idx >= g->capacity)
+		return NULL;
+	return bpf_map_lookup_elem(data_map, &idx);
+}
+
 /* perflib_slot - slot @idx of @data_map (a PERFLIB_DATA_MAP), or NULL past the capacity */
 static __always_inline void *perflib_slot(void *data_map, __u32 idx)
 {
-	if (idx >= perflib_geo.capacity)
-		return NULL;
-	return bpf_map_lookup_elem(data_map, &idx);
+	return perflib_gslot(data_map, &perflib_geo, idx);
 }
 
 /* the header word {seq, owner_pid} of a slot (one 8-byte load) */
@@ -168,18 +185,20 @@ static __always_inline __u32 perflib_slot_id(const void *slot)
 
 /* ---- counters by position --------------------------------------------------------------- */
 
-/* the 8-byte counter slot at @pos of @slot, or NULL (no slot, position out of range) */
-static __always_inline __u64 *perflib_counter_ptr(void *slot, __u32 pos)
+/* the 8-byte counter at position @pos of @slot (geometry @g), or NULL */
+static __always_inline __u64 *
+perflib_gcounter(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos)
 {
-	if (!slot || pos >= perflib_geo.nr_counters)
+	if (!slot || pos >= g->nr_counters)
 		return NULL;
 	return (__u64 *)(slot + PERFLIB_COUNTERS_OFFSET + 8 * (__u64)pos);
 }
 
-/* perflib_counter_add - atomically add @v to the 64-bit counter @pos; 0 or -1 */
-static __always_inline int perflib_counter_add(void *slot, __u32 pos, __u64 v)
+/* perflib_gcounter_add - atomically add @v to the 64-bit counter @pos; 0 or -1 */
+static __always_inline int
+perflib_gcounter_add(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
 {
-	__u64 *c = perflib_counter_ptr(slot, pos);
+	__u64 *c = perflib_gcounter(slot, g, pos);
 
 	if (!c)
 		return -1;
@@ -187,10 +206,12 @@ static __always_inline int perflib_counter_add(void *slot, __u32 pos, __u64 v)
 	return 0;
 }
 
-/* perflib_counter_add32 - atomically add @v to the DWORD counter @pos; 0 or -1 */
-static __always_inline int perflib_counter_add32(void *slot, __u32 pos, __u32 v)
+/* perflib_gcounter_add32 - atomically add @v to the DWORD counter @pos; 0 or -1 */
+static __always_inline int perflib_gcounter_add32(void *slot,
+						  const volatile struct perflib_bpf_geometry *g,
+						  __u32 pos, __u32 v)
 {
-	__u64 *c = perflib_counter_ptr(slot, pos);
+	__u64 *c = perflib_gcounter(slot, g, pos);
 
 	if (!c)
 		return -1;
@@ -198,10 +219,11 @@ static __always_inline int perflib_counter_add32(void *slot, __u32 pos, __u32 v)
 	return 0;
 }
 
-/* perflib_counter_set - store @v in the 64-bit counter @pos (one 8-byte store); 0 or -1 */
-static __always_inline int perflib_counter_set(void *slot, __u32 pos, __u64 v)
+/* perflib_gcounter_set - store @v in the 64-bit counter @pos (one 8-byte store); 0 or -1 */
+static __always_inline int
+perflib_gcounter_set(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
 {
-	__u64 *c = perflib_counter_ptr(slot, pos);
+	__u64 *c = perflib_gcounter(slot, g, pos);
 
 	if (!c)
 		return -1;
@@ -209,10 +231,12 @@ static __always_inline int perflib_counter_set(void *slot, __u32 pos, __u64 v)
 	return 0;
 }
 
-/* perflib_counter_set32 - store @v in the DWORD counter @pos; 0 or -1 */
-static __always_inline int perflib_counter_set32(void *slot, __u32 pos, __u32 v)
+/* perflib_gcounter_set32 - store @v in the DWORD counter @pos; 0 or -1 */
+static __always_inline int perflib_gcounter_set32(void *slot,
+						  const volatile struct perflib_bpf_geometry *g,
+						  __u32 pos, __u32 v)
 {
-	__u64 *c = perflib_counter_ptr(slot, pos);
+	__u64 *c = perflib_gcounter(slot, g, pos);
 
 	if (!c)
 		return -1;
@@ -220,20 +244,60 @@ static __always_inline int perflib_counter_set32(void *slot, __u32 pos, __u32 v)
 	return 0;
 }
 
-/* perflib_counter_read - the 64-bit counter @pos, 0 when out of range */
-static __always_inline __u64 perflib_counter_read(void *slot, __u32 pos)
+/* perflib_gcounter_read - the 64-bit counter @pos, 0 when out of range */
+static __always_inline __u64 perflib_gcounter_read(void *slot,
+						   const volatile struct perflib_bpf_geometry *g,
+						   __u32 pos)
 {
-	__u64 *c = perflib_counter_ptr(slot, pos);
+	__u64 *c = perflib_gcounter(slot, g, pos);
 
 	return c ? *(volatile __u64 *)c : 0;
 }
 
-/* perflib_counter_read32 - the DWORD counter @pos, 0 when out of range */
-static __always_inline __u32 perflib_counter_read32(void *slot, __u32 pos)
+/* perflib_gcounter_read32 - the DWORD counter @pos, 0 when out of range */
+static __always_inline __u32 perflib_gcounter_read32(void *slot,
+						     const volatile struct perflib_bpf_geometry *g,
+						     __u32 pos)
 {
-	__u64 *c = perflib_counter_ptr(slot, pos);
+	__u64 *c = perflib_gcounter(slot, g, pos);
 
 	return c ? *(volatile __u32 *)c : 0;
+}
+
+/* the same, for the counter set of perflib_geo */
+static __always_inline __u64 *perflib_counter_ptr(void *slot, __u32 pos)
+{
+	return perflib_gcounter(slot, &perflib_geo, pos);
+}
+
+static __always_inline int perflib_counter_add(void *slot, __u32 pos, __u64 v)
+{
+	return perflib_gcounter_add(slot, &perflib_geo, pos, v);
+}
+
+static __always_inline int perflib_counter_add32(void *slot, __u32 pos, __u32 v)
+{
+	return perflib_gcounter_add32(slot, &perflib_geo, pos, v);
+}
+
+static __always_inline int perflib_counter_set(void *slot, __u32 pos, __u64 v)
+{
+	return perflib_gcounter_set(slot, &perflib_geo, pos, v);
+}
+
+static __always_inline int perflib_counter_set32(void *slot, __u32 pos, __u32 v)
+{
+	return perflib_gcounter_set32(slot, &perflib_geo, pos, v);
+}
+
+static __always_inline __u64 perflib_counter_read(void *slot, __u32 pos)
+{
+	return perflib_gcounter_read(slot, &perflib_geo, pos);
+}
+
+static __always_inline __u32 perflib_counter_read32(void *slot, __u32 pos)
+{
+	return perflib_gcounter_read32(slot, &perflib_geo, pos);
 }
 
 /* ---- index keys (the same hash as user space, layout.h) ----------------------------------- */
@@ -467,79 +531,11 @@ static __always_inline int perflib__slot_matches(const void *slot, const struct 
 /* most slots one scan visits (the kfunc iterator's limit) */
 #define PERFLIB_BPF_SCAN_MAX (1U << 23)
 
-/* PERFLIB_GEOMETRY - declare the geometry of one counter set, set by the loader before load */
-#define PERFLIB_GEOMETRY(_name) const volatile struct perflib_bpf_geometry _name = {}
-
 #ifndef PERFLIB_BPF_NO_ITER_KFUNCS
 extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __weak __ksym;
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __weak __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
 #endif
-
-/* perflib_gslot - slot @idx of @data_map with geometry @g, or NULL past the capacity */
-static __always_inline void *perflib_gslot(void *data_map,
-					   const volatile struct perflib_bpf_geometry *g, __u32 idx)
-{
-	if (idx >= g->capacity)
-		return NULL;
-	return bpf_map_lookup_elem(data_map, &idx);
-}
-
-/* the 8-byte counter at position @pos of @slot (geometry @g), or NULL */
-static __always_inline __u64 *
-perflib_gcounter(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos)
-{
-	if (!slot || pos >= g->nr_counters)
-		return NULL;
-	return (__u64 *)(slot + PERFLIB_COUNTERS_OFFSET + 8 * (__u64)pos);
-}
-
-/* perflib_gcounter_add - atomically add @v to the 64-bit counter @pos; 0 or -1 */
-static __always_inline int
-perflib_gcounter_add(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
-{
-	__u64 *c = perflib_gcounter(slot, g, pos);
-
-	if (!c)
-		return -1;
-	__sync_fetch_and_add(c, v);
-	return 0;
-}
-
-/* perflib_gcounter_set - store @v in the 64-bit counter @pos; 0 or -1 */
-static __always_inline int
-perflib_gcounter_set(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
-{
-	__u64 *c = perflib_gcounter(slot, g, pos);
-
-	if (!c)
-		return -1;
-	*(volatile __u64 *)c = v;
-	return 0;
-}
-
-/* perflib_gcounter_set32 - store @v in the DWORD counter @pos; 0 or -1 */
-static __always_inline int perflib_gcounter_set32(void *slot,
-						  const volatile struct perflib_bpf_geometry *g,
-						  __u32 pos, __u32 v)
-{
-	__u64 *c = perflib_gcounter(slot, g, pos);
-
-	if (!c)
-		return -1;
-	*(volatile __u32 *)c = v;
-	return 0;
-}
-
-/* perflib_gcounter_read - the 64-bit counter @pos, 0 when out of range */
-static __always_inline __u64 perflib_gcounter_read(void *slot,
-						   const volatile struct perflib_bpf_geometry *g,
-						   __u32 pos)
-{
-	__u64 *c = perflib_gcounter(slot, g, pos);
-
-	return c ? *(volatile __u64 *)c : 0;
-}
 
 /*
  * The loops of this section are open-coded iterators (bpf_iter_num): the verifier checks
