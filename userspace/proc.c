@@ -31,25 +31,42 @@
 #define SYS_pidfd_open 434
 #endif
 
-/* parse field 22 (starttime) and field 3 (state) of /proc/<pid>/stat */
-static int read_stat(pid_t pid, uint64_t *ret_start, char *ret_state)
+/* "/proc/<pid>/<file>" (pid 0: /proc/self/<file>) into @path */
+static void proc_path(pid_t pid, const char *file, char *path, size_t size)
 {
-	char path[64], buf[1024], *p;
-	int fd, i;
-	ssize_t n;
-
 	if (pid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		snprintf(path, size, "/proc/%d/%s", (int)pid, file);
 	else
-		snprintf(path, sizeof(path), "/proc/self/stat");
+		snprintf(path, size, "/proc/self/%s", file);
+}
+
+/* the text of /proc/<pid>/<file> (pid 0: self), NUL-terminated; -ESRCH if unreadable */
+static int proc_read(pid_t pid, const char *file, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	proc_path(pid, file, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = 0;
+	return 0;
+}
+
+/* parse field 22 (starttime) and field 3 (state) of /proc/<pid>/stat */
+static int read_stat(pid_t pid, uint64_t *ret_start, char *ret_state)
+{
+	char buf[1024], *p;
+	int i;
+
+	if (proc_read(pid, "stat", buf, sizeof(buf)))
+		return -ESRCH;
 	/* comm may hold spaces and parentheses: fields restart after the last ')' */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
@@ -69,22 +86,11 @@ static int read_stat(pid_t pid, uint64_t *ret_start, char *ret_state)
 /* /proc/<pid>/status (pid 0: self): "Threads:" into *ret_threads, NSpid into @nspid */
 static int read_status(pid_t pid, unsigned int *ret_threads, uint32_t *nspid, int max, int *ret_nr)
 {
-	char path[64], buf[4096], *p;
-	int fd, nr = 0;
-	ssize_t n;
+	char buf[4096], *p;
+	int nr = 0;
 
-	if (pid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/status");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read(pid, "status", buf, sizeof(buf)))
 		return -ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
 	if (ret_threads) {
 		p = strstr(buf, "\nThreads:");
 		*ret_threads = p ? (unsigned int)strtoul(p + 9, NULL, 10) : 1;
@@ -114,10 +120,7 @@ static uint32_t read_pidns(pid_t pid)
 	char path[64];
 	struct stat st;
 
-	if (pid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	proc_path(pid, "ns/pid", path, sizeof(path));
 	if (stat(path, &st))
 		return 0;
 	return (uint32_t)st.st_ino;
