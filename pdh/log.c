@@ -231,6 +231,23 @@ out:
 	return 0;
 }
 
+/* read log @file and make it a handle (PdhBindInputDataSource, PdhOpenLog for reading) */
+static PDH_STATUS log_open_read(const char *file, struct pdh_log **ret)
+{
+	struct pdh_log *log;
+	PDH_STATUS st;
+
+	st = pdh_log_read(file, &log);
+	if (st)
+		return st;
+	if (pdh_handle_add(log)) {
+		pdh_log_free(log);
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	}
+	*ret = log;
+	return 0;
+}
+
 PDH_FUNCTION PdhBindInputDataSourceA(PDH_HLOG *phDataSource, LPCSTR LogFileNameList)
 {
 	struct pdh_log *log;
@@ -245,13 +262,9 @@ PDH_FUNCTION PdhBindInputDataSourceA(PDH_HLOG *phDataSource, LPCSTR LogFileNameL
 	/* at most one CSV or TSV file (D-Bind) */
 	if (LogFileNameList[strlen(LogFileNameList) + 1])
 		return PDH_INVALID_ARGUMENT;
-	st = pdh_log_read(LogFileNameList, &log);
+	st = log_open_read(LogFileNameList, &log);
 	if (st)
 		return st;
-	if (pdh_handle_add(log)) {
-		pdh_log_free(log);
-		return PDH_MEMORY_ALLOCATION_FAILURE;
-	}
 	*phDataSource = log;
 	return 0;
 }
@@ -536,13 +549,9 @@ PDH_FUNCTION PdhOpenLogA(LPCSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdw
 	case PDH_LOG_READ_ACCESS:
 		if (hQuery)
 			return PDH_INVALID_ARGUMENT; /* no query when reading (DOC) */
-		st = pdh_log_read(szLogFileName, &log);
+		st = log_open_read(szLogFileName, &log);
 		if (st)
 			return st;
-		if (pdh_handle_add(log)) {
-			pdh_log_free(log);
-			return PDH_MEMORY_ALLOCATION_FAILURE;
-		}
 		*lpdwLogType = log->fmt == TP_FORMAT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
 		*phLog = log;
 		return 0;

@@ -226,12 +226,27 @@ PDH_FUNCTION PdhParseInstanceNameW(LPCWSTR szInstanceString, LPWSTR szInstanceNa
 
 /* ---- validation and expansion -------------------------------------------------------- */
 
-/* the counter sets of this machine, instances included; PDH status */
-static PDH_STATUS load(struct tp_catalog *cat)
+/*
+ * Parse counter path @text into *@p and load the counter sets of its machine (this one),
+ * instances included, into *@cat; the caller frees both. PDH status; on failure nothing is
+ * left to free.
+ */
+static PDH_STATUS path_load(const char *text, struct tp_path *p, struct tp_catalog *cat)
 {
-	ULONG ws = tp_catalog_load(cat, true, NULL);
+	ULONG ws;
 
-	return ws ? pdh_from_win32(ws) : 0;
+	if (tp_path_parse(text, p))
+		return PDH_CSTATUS_BAD_COUNTERNAME;
+	if (!pdh_machine_local(p->machine)) {
+		tp_path_free(p);
+		return PDH_CSTATUS_NO_MACHINE;
+	}
+	ws = tp_catalog_load(cat, true, NULL);
+	if (ws) {
+		tp_path_free(p);
+		return pdh_from_win32(ws);
+	}
+	return 0;
 }
 
 static PDH_STATUS validate(PDH_HLOG source, const char *text)
@@ -257,14 +272,9 @@ static PDH_STATUS validate(PDH_HLOG source, const char *text)
 		PdhCloseQuery(q);
 		return st;
 	}
-	if (tp_path_parse(text, &p))
-		return PDH_CSTATUS_BAD_COUNTERNAME;
-	st = PDH_CSTATUS_NO_MACHINE;
-	if (!pdh_machine_local(p.machine))
-		goto out;
-	st = load(&cat);
+	st = path_load(text, &p, &cat);
 	if (st)
-		goto out;
+		return st;
 	k = tp_set_find(&cat, p.object);
 	st = PDH_CSTATUS_NO_OBJECT;
 	if (k < 0)
@@ -298,7 +308,6 @@ static PDH_STATUS validate(PDH_HLOG source, const char *text)
 	st = 0;
 out_cat:
 	tp_catalog_free(&cat);
-out:
 	tp_path_free(&p);
 	return st;
 }
@@ -361,14 +370,9 @@ static PDH_STATUS expand(const char *text, DWORD flags, struct pdh_strs *out)
 
 	if (!text || !*text)
 		return PDH_INVALID_ARGUMENT;
-	if (tp_path_parse(text, &p))
-		return PDH_CSTATUS_BAD_COUNTERNAME;
-	st = PDH_CSTATUS_NO_MACHINE;
-	if (!pdh_machine_local(p.machine))
-		goto out;
-	st = load(&cat);
+	st = path_load(text, &p, &cat);
 	if (st)
-		goto out;
+		return st;
 	for (i = 0; i < cat.nr_sets; i++) {
 		if (tp_match(p.object, cat.sets[i].name)) {
 			any = true;
@@ -426,7 +430,6 @@ out_targets:
 	free(targets);
 out_cat:
 	tp_catalog_free(&cat);
-out:
 	tp_path_free(&p);
 	return st;
 }
