@@ -26,16 +26,10 @@ fail() {
 	failures=$((failures + 1))
 }
 
-mkvars=
-for v in ${MAKEFLAGS:-}; do
-	case $v in SANITIZE=* | SAN=*) mkvars="$mkvars $v" ;; esac
-done
-unset MAKEFLAGS MFLAGS MAKELEVEL
+. "$top/tests/tools/install_tmp.sh"
 dest=$tmp/dest
-# shellcheck disable=SC2086
-make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr OUTPUT="$OUTPUT/" $mkvars \
-	>"$tmp/install.log" 2>&1 || {
-	cat "$tmp/install.log"
+tmp_make install "$dest" || {
+	cat "$dest.install.log"
 	echo "FAIL  make install"
 	exit 1
 }
@@ -212,8 +206,7 @@ done
 
 # ---- uninstall ------------------------------------------------------------------------------
 # shellcheck disable=SC2086
-make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/usr OUTPUT="$OUTPUT/" $mkvars \
-	>"$tmp/uninstall.log" 2>&1 || fail "make uninstall: $(cat "$tmp/uninstall.log")"
+tmp_make uninstall "$dest" || fail "make uninstall: $(cat "$dest.uninstall.log")"
 left=$(find "$dest" -type f -o -type l)
 [ -z "$left" ] || fail "make uninstall left: $left"
 

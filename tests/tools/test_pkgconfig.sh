@@ -30,16 +30,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# install what this build made: its OUTPUT and its sanitizer setting, nothing else that the
-# make running this test was given (its OUTPUT is relative, and CFLAGS must not change)
-mkvars=
-for v in ${MAKEFLAGS:-}; do
-	case $v in SANITIZE=* | SAN=*) mkvars="$mkvars $v" ;; esac
-done
-unset MAKEFLAGS MFLAGS MAKELEVEL
-# shellcheck disable=SC2086
-make -s -C "$top" install DESTDIR="$tmp/dest" PREFIX=/usr OUTPUT="$OUTPUT/" $mkvars \
-	>"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "make install"; }
+# install what this build made (install_tmp.sh)
+. "$top/tests/tools/install_tmp.sh"
+tmp_make install "$tmp/dest" || { cat "$tmp/dest.install.log" >&2; fail "make install"; }
 dest=$tmp/dest
 lib=$dest/usr/lib
 for f in usr/include/perflib.h usr/include/winperf.h usr/include/perflib-linux.h \

@@ -34,16 +34,10 @@ skip() {
 	exit 77
 }
 
-mkvars=
-for v in ${MAKEFLAGS:-}; do
-	case $v in SANITIZE=* | SAN=*) mkvars="$mkvars $v" ;; esac
-done
-unset MAKEFLAGS MFLAGS MAKELEVEL
+. "$top/tests/tools/install_tmp.sh"
 dest=$tmp/dest
-# shellcheck disable=SC2086
-make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr OUTPUT="$OUTPUT/" $mkvars \
-	>"$tmp/install.log" 2>&1 || {
-	cat "$tmp/install.log"
+tmp_make install "$dest" || {
+	cat "$dest.install.log"
 	echo "FAIL  make install"
 	exit 1
 }
