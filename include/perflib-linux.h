@@ -224,7 +224,7 @@ PERFLIB_API int perflib_guid_from_string(const char *str, GUID *ret_guid);
  * @counterset_guid, registered by started provider @provider (PerfSetCounterSetInfo), and hand
  * it to the kernel. Returns its slot index (>= 0: the index BPF programs use with
  * perflib_slot()), or -EINVAL, -EEXIST (name and id taken), -ENOSPC (no free slot), -ENOENT
- * (counter set not registered by @provider), -EIO.
+ * (counter set not registered by @provider), -EBUSY.
  */
 PERFLIB_API int perflib_kernel_instance_create(HANDLE provider, const GUID *counterset_guid,
 					       const WCHAR *name, ULONG id);

@@ -256,10 +256,10 @@ static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
 	return -EBUSY;
 }
 
-PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid,
-					     const WCHAR *Name, ULONG Id)
+int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSetGuid,
+			    const WCHAR *Name, ULONG Id, PPERF_COUNTERSET_INSTANCE *ret_inst,
+			    uint32_t *ret_idx)
 {
-	struct perflib_provider *prov = perflib_provider_lookup(ProviderHandle);
 	struct perflib_index_key key;
 	struct perflib_ctrset *set;
 	uint64_t start, w;
@@ -267,10 +267,8 @@ PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *
 	size_t len;
 	int err;
 
-	if (!prov || !CounterSetGuid || !Name) {
-		SetLastError(ERROR_INVALID_PARAMETER);
-		return NULL;
-	}
+	if (!prov || !CounterSetGuid || !Name)
+		return -EINVAL;
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, CounterSetGuid);
 	if (!set) {
@@ -313,11 +311,28 @@ PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *
 	atomic_store_explicit(&set->owned[idx], 1, memory_order_release);
 	set->nr_live++;
 	pthread_mutex_unlock(&prov->lock);
-	return (PPERF_COUNTERSET_INSTANCE)(set->base + (size_t)idx * set->slot_size);
+	*ret_inst = (PPERF_COUNTERSET_INSTANCE)(set->base + (size_t)idx * set->slot_size);
+	if (ret_idx)
+		*ret_idx = idx;
+	return 0;
 out:
 	pthread_mutex_unlock(&prov->lock);
-	SetLastError(perflib_win32_error(err));
-	return NULL;
+	return err;
+}
+
+PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *CounterSetGuid,
+					     const WCHAR *Name, ULONG Id)
+{
+	PPERF_COUNTERSET_INSTANCE inst;
+	int err;
+
+	err = perflib_instance_create(perflib_provider_lookup(ProviderHandle), CounterSetGuid, Name,
+				      Id, &inst, NULL);
+	if (err) {
+		SetLastError(perflib_win32_error(err));
+		return NULL;
+	}
+	return inst;
 }
 
 /* retire live slot @idx of @set (caller holds the provider lock and owns the slot) */

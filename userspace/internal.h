@@ -166,6 +166,14 @@ int perflib_slot_reap(struct perflib_set_map *map, uint32_t i);
 /* the counter set of @prov whose slots hold its live instance @inst, and the slot index */
 struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,
 					       uint32_t *ret_idx);
+/*
+ * perflib_instance_create - PerfCreateInstance with an errno: 0 and the block in *@ret_inst
+ * (and its slot in *@ret_idx when given), or -EINVAL, -ENOENT, -EEXIST, -ENOSPC, -EBUSY.
+ * Takes the provider lock.
+ */
+int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSetGuid,
+			    const WCHAR *Name, ULONG Id, PPERF_COUNTERSET_INSTANCE *ret_inst,
+			    uint32_t *ret_idx);
 /* retire live slot @idx owned by @set (provider lock held) */
 void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx);
 void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perflib_index_key *key);

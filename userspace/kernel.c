@@ -11,42 +11,18 @@
 
 #include "internal.h"
 
-/* the errno of a failed PerfCreateInstance, from its Win32 code */
-static int create_errno(ULONG st)
-{
-	switch (st) {
-	case ERROR_ALREADY_EXISTS:
-		return -EEXIST;
-	case ERROR_NOT_ENOUGH_MEMORY:
-		return -ENOSPC;
-	case ERROR_NOT_FOUND:
-		return -ENOENT;
-	case ERROR_INVALID_PARAMETER:
-		return -EINVAL;
-	default:
-		return -EIO;
-	}
-}
-
 int perflib_kernel_instance_create(HANDLE provider, const GUID *counterset_guid, const WCHAR *name,
 				   ULONG id)
 {
-	struct perflib_provider *prov = perflib_provider_lookup(provider);
 	PPERF_COUNTERSET_INSTANCE inst;
-	struct perflib_ctrset *set;
-	int64_t idx;
+	uint32_t idx;
 	int err;
 
-	if (!prov || !counterset_guid || !name)
-		return -EINVAL;
-	inst = PerfCreateInstance(provider, counterset_guid, name, id);
-	if (!inst)
-		return create_errno(GetLastError());
-	pthread_mutex_lock(&prov->lock);
-	set = perflib_ctrset_find(prov, counterset_guid);
-	idx = set ? perflib_ctrset_instance_index(set, inst) : -1;
-	pthread_mutex_unlock(&prov->lock);
-	err = idx < 0 ? -EINVAL : perflib_instance_to_kernel(provider, inst);
+	err = perflib_instance_create(perflib_provider_lookup(provider), counterset_guid, name, id,
+				      &inst, &idx);
+	if (err)
+		return err;
+	err = perflib_instance_to_kernel(provider, inst);
 	if (err) {
 		PerfDeleteInstance(provider, inst);
 		return err;
