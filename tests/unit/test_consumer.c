@@ -581,7 +581,7 @@ static void poke_slot(const GUID *set, uint32_t i, const void *slot)
 	int fd;
 
 	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
-	snprintf(path, sizeof(path), "%s/data", dir);
+	snprintf(path, sizeof(path), "%s/s0/data", dir);
 	fd = bpf_obj_get(path);
 	assert_true(fd >= 0);
 	assert_int_equal(bpf_map_update_elem(fd, &i, slot, BPF_ANY), 0);
@@ -684,33 +684,15 @@ static void test_garbage_slots(void **state)
 	assert_int_equal(PerfStopProvider(k.h), 0);
 }
 
-/* pin the four maps of a counter set built from @info as it is, bypassing every check */
+/* pin the maps of a counter set built from @info as it is, bypassing every check */
 static void pin_raw_set(const struct perflib_info *info, size_t size)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	GUID g;
-	int fd[4], i;
-	__u32 key = 0;
-	static const char *const names[] = {"info", "data", "index", "procs"};
+	struct perflib_pin_opts opts;
+	struct perflib_set_map *map;
 
-	memcpy(&g, info->counterset_guid, sizeof(g));
-	assert_int_equal(perflib_set_dir(&g, dir, sizeof(dir)), 0);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	fd[0] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_info", 4, (__u32)size, 1, NULL);
-	fd[1] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_data", 4, info->slot_size, info->capacity,
-			       &mmapable);
-	fd[2] = bpf_map_create(BPF_MAP_TYPE_HASH, "t_index", sizeof(struct perflib_index_key),
-			       sizeof(struct perflib_index_val), info->capacity, NULL);
-	fd[3] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_procs", 4, sizeof(struct perflib_proc),
-			       info->nr_procs, &mmapable);
-	assert_int_equal(bpf_map_update_elem(fd[0], &key, info, BPF_ANY), 0);
-	for (i = 0; i < 4; i++) {
-		assert_true(fd[i] >= 0);
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		assert_int_equal(bpf_obj_pin(fd[i], path), 0);
-		close(fd[i]);
-	}
+	perflib_pin_defaults(&opts);
+	assert_int_equal(perflib_set_create(info, size, &opts, &map), 0);
+	perflib_set_close(map);
 }
 
 static struct perflib_info *build_info(GUID set, ULONG instance_type, size_t *ret_size)

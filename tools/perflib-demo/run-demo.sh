@@ -41,7 +41,7 @@ echo "== typeperf (${SAMPLES} samples, one per second)"
 echo
 echo "== bpftool map dump pinned $PERFLIB_ROOT/$SET/data (first slot)"
 # the UTF-16 InstanceName array is long: show its ASCII rendering ("name") instead
-bpftool map dump pinned "$PERFLIB_ROOT/$SET/data" |
+bpftool map dump pinned "$PERFLIB_ROOT/$SET/s0/data" |
 	awk '/"InstanceName":/ { skip = 1; next } skip { skip = 0; next } { print } /"name"/ { exit }'
 echo "..."
 echo

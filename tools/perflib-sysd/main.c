@@ -555,6 +555,8 @@ static int cmd_run(struct sd *sd)
 		err = perflib_bpf_counterset_reuse(&cs[SET_PS], skel->maps.ps_slots,
 						   skel->maps.ps_idx, NULL);
 	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_PS], skel->maps.ps_live);
+	if (!err)
 		err = sysd_bpf__load(skel);
 	if (err) {
 		sd_err("cannot load the BPF programs: %s", strerror(-err));
