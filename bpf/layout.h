@@ -233,18 +233,34 @@ static inline __u64 perflib_seg_words(__u32 k, __u32 seg0)
 	return (perflib_seg_slots(k, seg0) + 63) / 64;
 }
 
+/* floor(log2(@q)) for 0 < q < 2^32, without branches (a BPF program verifies it once) */
+static inline __u32 perflib_log2_32(__u64 q)
+{
+	__u64 t, k = 0;
+
+	t = ((0xFFFFULL - q) >> 63) << 4; /* 16 if q > 0xFFFF */
+	q >>= t;
+	k |= t;
+	t = ((0xFFULL - q) >> 63) << 3;
+	q >>= t;
+	k |= t;
+	t = ((0xFULL - q) >> 63) << 2;
+	q >>= t;
+	k |= t;
+	t = ((0x3ULL - q) >> 63) << 1;
+	q >>= t;
+	k |= t;
+	return (__u32)(k | ((0x1ULL - q) >> 63));
+}
+
 /* the segment of global slot @i (PERFLIB_MAX_SEGS if past the last) */
 static inline __u32 perflib_seg_of(__u64 i, __u32 seg0)
 {
 	__u64 q = seg0 ? i / seg0 + 1 : 0;
-	__u32 k;
 
-	/* k = floor(log2(q)), in a loop the verifier bounds */
-	for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
-		if (q < (2ULL << k))
-			return k;
-	}
-	return PERFLIB_MAX_SEGS;
+	if (!q || q >> 32)
+		return PERFLIB_MAX_SEGS;
+	return perflib_log2_32(q);
 }
 
 static inline __u32 perflib_word_pid(__u64 w)

@@ -253,25 +253,6 @@ static __always_inline void perflib_glive_set(void *live_map,
 		__sync_fetch_and_and(w, ~bit);
 }
 
-/*
- * perflib_gnr_slots - slots in the segments of @data_map published so far (at most the
- * capacity): the range a scan for a free slot covers. BPF programs never add segments; a
- * user-space provider of the set does, when it finds no free slot.
- */
-static __always_inline __u32 perflib_gnr_slots(void *data_map,
-					       const volatile struct perflib_bpf_geometry *g)
-{
-	__u32 k, n = 0;
-	__u64 end;
-
-	for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
-		if (!perflib_segment(data_map, k))
-			break;
-		n = k + 1;
-	}
-	end = perflib_seg_first(n, g->seg0_slots);
-	return end < g->capacity ? (__u32)end : g->capacity;
-}
 
 /* the header word {seq, owner_pid} of a slot (one 8-byte load) */
 static __always_inline __u64 perflib_slot_word(const void *slot)
@@ -713,6 +694,32 @@ perflib__gzero(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 
 }
 
 /*
+ * perflib_gnr_slots - slots in the segments of @data_map published so far (at most the
+ * capacity): the range a scan for a free slot covers. BPF programs never add segments; a
+ * user-space provider of the set does, when it finds no free slot.
+ */
+static __always_inline __u32 perflib_gnr_slots(void *data_map,
+					       const volatile struct perflib_bpf_geometry *g)
+{
+	struct bpf_iter_num it;
+	__u32 n = 0;
+	__u64 end;
+	int *k;
+
+	perflib__for(it, k, PERFLIB_MAX_SEGS)
+	{
+		if (!perflib_segment(data_map, (__u32)*k))
+			break;
+		n = (__u32)*k + 1;
+	}
+	bpf_iter_num_destroy(&it);
+	if (n > PERFLIB_MAX_SEGS)
+		n = PERFLIB_MAX_SEGS;
+	end = perflib_seg_first(n, g->seg0_slots);
+	return end < g->capacity ? (__u32)end : g->capacity;
+}
+
+/*
  * claim a FREE slot of @data_map by CAS among the slots of its published segments, scanning
  * from @hint, and set its live bit; the slot index, or -ENOSPC. *ret_word gets the claimed
  * word.
@@ -795,10 +802,14 @@ static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_m
 {
 	__u32 own = perflib_seg_of(idx, g->seg0_slots), k;
 	struct perflib_index_val *v;
+	struct bpf_iter_num it;
 	void *seg, *other;
+	int ret = 0, *kp;
 	__u64 ow;
 
-	for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
+	perflib__for(it, kp, PERFLIB_MAX_SEGS)
+	{
+		k = (__u32)*kp;
 		seg = perflib_segment(index_map, k);
 		if (!seg)
 			break;
@@ -813,11 +824,12 @@ static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_m
 		ow = perflib_slot_word(other);
 		if (!perflib__key_current(ow, v->gen))
 			continue;
-		if (perflib_word_state(ow) == PERFLIB_SLOT_LIVE || v->slot < idx)
-			return -17; /* -EEXIST */
-		return -16; /* -EBUSY */
+		/* -EEXIST, or -EBUSY for a creation in progress at a higher slot */
+		ret = perflib_word_state(ow) == PERFLIB_SLOT_LIVE || v->slot < idx ? -17 : -16;
+		break;
 	}
-	return 0;
+	bpf_iter_num_destroy(&it);
+	return ret;
 }
 
 /*

@@ -138,14 +138,15 @@ static void assert_all_free(const GUID *set)
 	uint32_t i, j;
 
 	assert_int_equal(perflib_set_open(set, false, &m), 0);
-	for (i = 0; i < m->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(m); i++) {
 		const uint8_t *s = perflib_slot(m, i);
 
 		assert_int_equal(perflib_word_state(perflib_slot_word(s)), PERFLIB_SLOT_FREE);
 		for (j = PERFLIB_BLOCK_OFFSET; j < m->info->slot_size; j++)
 			assert_int_equal(s[j], 0);
 	}
-	assert_int_not_equal(bpf_map_get_next_key(m->index_fd, NULL, &k), 0);
+	for (i = 0; i < perflib_set_nr_segs(m); i++)
+		assert_int_not_equal(bpf_map_get_next_key(m->segs[i].index_fd, NULL, &k), 0);
 	perflib_set_close(m);
 }
 

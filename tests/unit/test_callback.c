@@ -475,7 +475,7 @@ static const uint8_t *slot_named(struct perflib_set_map *map, const char *name)
 	const struct perflib_info *info = map->info;
 	uint32_t i;
 
-	for (i = 0; i < info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(map); i++) {
 		const uint8_t *slot = perflib_slot(map, i);
 
 		if (perflib_word_state(perflib_slot_word(slot)) == PERFLIB_SLOT_LIVE &&
