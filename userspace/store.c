@@ -366,7 +366,7 @@ int perflib_info_check(const void *buf, size_t size)
 	    info->strings_offset % 2 || info->strings_size % 2)
 		return -EBADMSG;
 	if (info->name_max < 2 || info->name_max > PERF_MAX_INSTANCE_NAME + 1 ||
-	    info->capacity == 0 || info->nr_procs == 0 ||
+	    info->capacity == 0 || info->capacity > PERFLIB_CAPACITY_MAX || info->nr_procs == 0 ||
 	    info->nr_procs > 65536)
 		return -EBADMSG;
 	c = (const struct perflib_info_counter *)(info + 1);
@@ -825,12 +825,12 @@ void *perflib_map_shared(void *addr, size_t len, bool writable, int fd)
  * fds are read-only, which the kernel will not let mmap the maps (see perflib_set_open):
  * nothing is mapped, and readers use lookup syscalls.
  */
-static int map_attach(struct perflib_set_map *map, bool unmapped)
+/* read and check the info value of @map (info_fd open) into map->info */
+static int map_read_info(struct perflib_set_map *map)
 {
 	struct perflib_info *info;
 	__u32 key = 0;
 	int size, err;
-	void *p;
 
 	size = perflib_map_check(map->info_fd, BPF_MAP_TYPE_ARRAY, 4, 0, 1, 0);
 	if (size < 0)
@@ -859,6 +859,15 @@ static int map_attach(struct perflib_set_map *map, bool unmapped)
 	}
 	map->info = info;
 	map->info_size = (size_t)size;
+	return 0;
+}
+
+static int map_attach(struct perflib_set_map *map, bool unmapped)
+{
+	const struct perflib_info *info = map->info;
+	int err;
+	void *p;
+
 	map->counters = (const struct perflib_info_counter *)(info + 1);
 	map->seg0 = info->seg0_slots;
 	map->max_segs = perflib_info_segs(info);
@@ -928,6 +937,12 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	 * them read-only and gets an unmapped set (map_attach).
 	 */
 	for (i = 0; i < 3; i++) {
+		/* the info first: a set of another layout is named as such, whatever it pins */
+		if (i == 1) {
+			err = map_read_info(map);
+			if (err)
+				goto out;
+		}
 		*fds[i] = perflib_pin_open(dir, pin_names[i], i == 0 || (!writable && unmapped));
 		if (*fds[i] == -EACCES && !writable && i > 0) {
 			unmapped = true;
@@ -1132,7 +1147,9 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		goto out;
 	}
 	perflib_seg_maps_close(&seg0);
-	err = map_attach(map, false);
+	err = map_read_info(map);
+	if (!err)
+		err = map_attach(map, false);
 	if (err)
 		goto out;
 	*ret_map = map;
