@@ -52,6 +52,15 @@ int ti_delete(struct ti_ctx *ctx)
 	return 0;
 }
 
+/* what a counting program does: add to counter 0 of the slot it was given */
+SEC("syscall")
+int ti_add(struct ti_ctx *ctx)
+{
+	ctx->ret = perflib_gcounter_add(perflib_gslot(&slots, &ti_geo, ctx->slot), &ti_geo, 0,
+					ctx->value);
+	return 0;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ti_sys_enter, struct pt_regs *regs, long nr)
 {

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -719,18 +720,30 @@ static int info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value)
 	st = btf__add_struct(btf, "perflib_info", (uint32_t)size);
 	if (guid < 0 || body < 0 || st < 0)
 		goto fail;
-	ADD(btf, "magic", t.u32, 0);
-	ADD(btf, "layout_version", t.u32, 4);
-	ADD(btf, "info_size", t.u32, 8);
-	ADD(btf, "flags", t.u32, 12);
-	ADD(btf, "provider_guid", guid, 16);
-	ADD(btf, "counterset_guid", guid, 32);
-	ADD(btf, "instance_type", t.u32, 48);
-	ADD(btf, "nr_counters", t.u32, 52);
-	ADD(btf, "detail_level", t.u32, 56);
-	ADD(btf, "capacity", t.u32, 60);
-	ADD(btf, "slot_size", t.u32, 64);
-	ADD(btf, "name_max", t.u32, 68);
+#define INFO_U32(f) ADD(btf, #f, t.u32, offsetof(struct perflib_info, f))
+	INFO_U32(magic);
+	INFO_U32(layout_version);
+	INFO_U32(info_size);
+	INFO_U32(flags);
+	ADD(btf, "provider_guid", guid, offsetof(struct perflib_info, provider_guid));
+	ADD(btf, "counterset_guid", guid, offsetof(struct perflib_info, counterset_guid));
+	INFO_U32(instance_type);
+	INFO_U32(nr_counters);
+	INFO_U32(detail_level);
+	INFO_U32(capacity);
+	INFO_U32(slot_size);
+	INFO_U32(name_max);
+	INFO_U32(name_offset);
+	INFO_U32(ascii_offset);
+	INFO_U32(ref_offset);
+	INFO_U32(nr_procs);
+	INFO_U32(strings_offset);
+	INFO_U32(strings_size);
+	INFO_U32(counterset_name);
+	INFO_U32(counterset_help);
+	INFO_U32(provider_name);
+	INFO_U32(seg0_slots);
+#undef INFO_U32
 	ADD(btf, "body", body, sizeof(struct perflib_info));
 	return btf_finish(btf, t.u32, st, ret_fd, ret_key, ret_value);
 fail:
