@@ -151,7 +151,7 @@ int perflib_reap_counterset(const GUID *counterset_guid)
  * Claim a FREE slot among the first @n_slots, from the hint on; the live bitmap tells which
  * slots are taken, so a full stretch costs one load per 64 slots.
  */
-static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint32_t n_slots,
+static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, uint32_t n_slots,
 		      uint32_t *ret_idx, uint64_t *ret_word)
 {
 	struct perflib_set_map *map = set->map;
@@ -185,6 +185,13 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint32_t n_slots
 			continue;
 		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
 				       pid);
+		/*
+		 * Our stamp goes in before the claim, so the slot is never ours without it: the
+		 * kernel's exit reaper matches (pid, stamp) and leaves a stamp of 0 alone. A
+		 * losing claimer may overwrite it meanwhile; slot_fill stores it again.
+		 */
+		__atomic_store_n(&((struct perflib_slot_hdr *)perflib_slot(map, c))->owner_start, start,
+				 __ATOMIC_RELAXED);
 		if (!perflib_slot_cas(perflib_slot(map, c), w, nw))
 			continue;
 		perflib_live_set(map, c, true);
@@ -237,7 +244,7 @@ static uint32_t reap_all(struct perflib_set_map *map, uint32_t n_slots, uint32_t
  * Claim a FREE slot for this process: in the segments there are, then after reaping the
  * slots of dead processes, then in a new segment.
  */
-static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint32_t *ret_idx,
+static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint64_t start, uint32_t *ret_idx,
 		      uint64_t *ret_word)
 {
 	struct perflib_set_map *map = set->map;
@@ -253,7 +260,7 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint32_t *ret_id
 		n = perflib_set_slots(map);
 		if (n > set->capacity)
 			n = set->capacity; /* the last segment's slots past the limit stay unused */
-		if (!claim_scan(set, pid, n, ret_idx, ret_word))
+		if (!claim_scan(set, pid, start, n, ret_idx, ret_word))
 			return 0;
 		if (!reaped) {
 			reaped = true;
@@ -467,7 +474,7 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 		goto out;
 	}
 	perflib_self(&pid, &start);
-	err = slot_claim(set, pid, &idx, &w);
+	err = slot_claim(set, pid, start, &idx, &w);
 	if (err)
 		goto out;
 	slot_fill(set, idx, Name, len, Id, start);

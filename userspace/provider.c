@@ -296,7 +296,10 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	*pp = prov->next;
 	pthread_mutex_unlock(&providers_mutex);
 
-	perflib_cb_provider_stopping(prov);
+	/*
+	 * The instances go while the procs entries still name this process: a kill from here on
+	 * is cleaned up by the kernel's exit reaper, which finds a process by its procs entry.
+	 */
 	pthread_mutex_lock(&prov->lock);
 	atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
@@ -305,6 +308,9 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 				perflib_instance_retire(set, i);
 		}
 	}
+	pthread_mutex_unlock(&prov->lock);
+	perflib_cb_provider_stopping(prov);
+	pthread_mutex_lock(&prov->lock);
 	set = atomic_exchange(&prov->sets, NULL);
 	pthread_mutex_unlock(&prov->lock);
 	for (; set; set = next) {
