@@ -149,8 +149,9 @@ static long slot_cb(__u32 i, void *c)
 	/* readers stop visiting it before anyone can claim it again */
 	perflib_glive_set(&live, &perflib_geo, i, 0);
 	/* a full barrier, like the user-space release store: the zeroes are visible first */
-	__sync_val_compare_and_swap((__u64 *)slot, claimed,
-				    perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));
+	__sync_val_compare_and_swap(
+		(__u64 *)slot, claimed,
+		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));
 	r->reaped++;
 	return 0;
 }

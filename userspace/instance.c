@@ -183,15 +183,15 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 		w = perflib_slot_word(perflib_slot(map, c));
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
-		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
-				       pid);
+		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
+				       perflib_gen_add(perflib_word_gen(w), 1), pid);
 		/*
 		 * Our stamp goes in before the claim, so the slot is never ours without it: the
 		 * kernel's exit reaper matches (pid, stamp) and leaves a stamp of 0 alone. A
 		 * losing claimer may overwrite it meanwhile; slot_fill stores it again.
 		 */
-		__atomic_store_n(&((struct perflib_slot_hdr *)perflib_slot(map, c))->owner_start, start,
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&((struct perflib_slot_hdr *)perflib_slot(map, c))->owner_start,
+				 start, __ATOMIC_RELAXED);
 		if (!perflib_slot_cas(perflib_slot(map, c), w, nw))
 			continue;
 		perflib_live_set(map, c, true);
@@ -288,10 +288,10 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 	__atomic_store_n(&h->owner_start, 0, __ATOMIC_RELAXED);
 	/* readers stop visiting it before anyone can claim it again */
 	perflib_live_set(map, i, false);
-	__atomic_store_n((uint64_t *)slot,
-			 perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(perflib_word_gen(w), 1),
-					   0),
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(
+		(uint64_t *)slot,
+		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(perflib_word_gen(w), 1), 0),
+		__ATOMIC_RELEASE);
 }
 
 /* fill the Windows block and the perflib fields of a claimed slot */

@@ -49,7 +49,8 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perfl
 	mopts.btf_value_type_id = val_id;
 	/* BPF_F_INNER_MAP: segments of different sizes share the outer map's template */
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
-	m.data_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, info->slot_size, slots, &mopts);
+	m.data_fd =
+		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, info->slot_size, slots, &mopts);
 	close(btf_fd);
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
@@ -118,8 +119,8 @@ int perflib_seg_open(struct perflib_set_map *map, uint32_t k)
 	err = s->data_fd < 0 ? s->data_fd : s->index_fd < 0 ? s->index_fd : s->live_fd;
 	if (err < 0)
 		goto fail;
-	err = perflib_map_check(s->data_fd, BPF_MAP_TYPE_ARRAY, 4, info->slot_size,
-				(uint32_t)slots, BPF_F_MMAPABLE);
+	err = perflib_map_check(s->data_fd, BPF_MAP_TYPE_ARRAY, 4, info->slot_size, (uint32_t)slots,
+				BPF_F_MMAPABLE);
 	if (err >= 0)
 		err = perflib_map_check(s->index_fd, BPF_MAP_TYPE_HASH,
 					sizeof(struct perflib_index_key),

@@ -178,9 +178,8 @@ void perflib_pin_defaults(struct perflib_pin_opts *opts)
 	if (!opts->mode)
 		opts->mode = 0640;
 	if (!opts->capacity)
-		opts->capacity =
-			env_uint("PERFLIB_CAPACITY", PERFLIB_CAPACITY_DEFAULT, 1,
-				 PERFLIB_CAPACITY_MAX);
+		opts->capacity = env_uint("PERFLIB_CAPACITY", PERFLIB_CAPACITY_DEFAULT, 1,
+					  PERFLIB_CAPACITY_MAX);
 	if (!opts->name_max)
 		opts->name_max = env_uint("PERFLIB_NAME_MAX", PERFLIB_NAME_MAX_DEFAULT, 2,
 					  PERF_MAX_INSTANCE_NAME + 1);
@@ -796,7 +795,8 @@ static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
-	map->info_fd = map->ctl_fd = map->procs_fd = map->segs_fd = map->idxs_fd = map->lives_fd = -1;
+	map->info_fd = map->ctl_fd = map->procs_fd = map->segs_fd = map->idxs_fd = map->lives_fd =
+		-1;
 	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
 		map->segs[k].data_fd = map->segs[k].index_fd = map->segs[k].live_fd = -1;
 	pthread_mutex_init(&map->seg_lock, NULL);
@@ -982,7 +982,9 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	if (err)
 		goto out;
 	if (writable && (map->segs_fd < 0 || map->idxs_fd < 0 || map->lives_fd < 0)) {
-		err = map->segs_fd < 0 ? map->segs_fd : map->idxs_fd < 0 ? map->idxs_fd : map->lives_fd;
+		err = map->segs_fd < 0	 ? map->segs_fd
+		      : map->idxs_fd < 0 ? map->idxs_fd
+					 : map->lives_fd;
 		goto out;
 	}
 	*ret_map = map;
@@ -1107,7 +1109,9 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	map->idxs_fd = outer_create("pl_idxs", seg0.index_fd);
 	map->lives_fd = outer_create("pl_lives", seg0.live_fd);
 	if (map->segs_fd < 0 || map->idxs_fd < 0 || map->lives_fd < 0) {
-		err = map->segs_fd < 0 ? map->segs_fd : map->idxs_fd < 0 ? map->idxs_fd : map->lives_fd;
+		err = map->segs_fd < 0	 ? map->segs_fd
+		      : map->idxs_fd < 0 ? map->idxs_fd
+					 : map->lives_fd;
 		goto out;
 	}
 	ctl.nr_segs = 1;

@@ -410,10 +410,8 @@ static void test_cycles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_delete),
-		cmocka_unit_test(test_full),
-		cmocka_unit_test(test_reserve),
-		cmocka_unit_test(test_tracing),
+		cmocka_unit_test(test_create_delete), cmocka_unit_test(test_full),
+		cmocka_unit_test(test_reserve),	      cmocka_unit_test(test_tracing),
 		cmocka_unit_test(test_cycles),
 	};
 

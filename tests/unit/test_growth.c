@@ -28,10 +28,10 @@
 
 struct grow_arg {
 	GUID set;
-	int who;      /* 0 or 1 */
-	int go_fd;    /* read: start */
-	int done_fd;  /* write: created */
-	int exit_fd;  /* read: exit */
+	int who;     /* 0 or 1 */
+	int go_fd;   /* read: start */
+	int done_fd; /* write: created */
+	int exit_fd; /* read: exit */
 };
 
 /* create PER_CHILD instances, write through every returned pointer, wait to be told */
@@ -77,9 +77,9 @@ static size_t enumerate(const GUID *set, int *ret_p0, int *ret_p1)
 	size_t off, n = 0;
 
 	*ret_p0 = *ret_p1 = 0;
-	assert_int_equal(PerfEnumerateCounterSetInstances(NULL, set, (void *)buf, sizeof(buf),
-							  &need),
-			 ERROR_SUCCESS);
+	assert_int_equal(
+		PerfEnumerateCounterSetInstances(NULL, set, (void *)buf, sizeof(buf), &need),
+		ERROR_SUCCESS);
 	for (off = 0; off < need; off += hd->Size, n++) {
 		const WCHAR *w;
 
@@ -225,8 +225,12 @@ static int capture(enum perflib_log_level level, const char *fmt, va_list ap)
 /* a set pinned by the previous layout (version 1) is refused, never misread */
 static void test_old_layout_refused(void **state)
 {
-	struct perflib_counter_reg c = {1,	    PERF_COUNTER_RAWCOUNT, 0, 0, 0, 0xFFFFFFFF,
-					0xFFFFFFFF, 0xFFFFFFFF,		   0xFFFFFFFF, 0, "c", NULL};
+	struct perflib_counter_reg c = {1,	    PERF_COUNTER_RAWCOUNT,
+					0,	    0,
+					0,	    0xFFFFFFFF,
+					0xFFFFFFFF, 0xFFFFFFFF,
+					0xFFFFFFFF, 0,
+					"c",	    NULL};
 	struct perflib_counterset_reg reg;
 	struct perflib_pin_opts opts;
 	struct perflib_set_map *map;

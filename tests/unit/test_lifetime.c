@@ -437,6 +437,39 @@ static void test_duplicate_across_processes(void **state)
 }
 
 /*
+ * Generation wrap (issue 13 item 5): instances published in slots whose generation wraps
+ * (0x3FFFFFFF -> 0 at the claim) are duplicates like any other: ERROR_ALREADY_EXISTS at
+ * once, not ERROR_BUSY after retries; deleting and reusing such slots works.
+ */
+static void test_generation_wrap(void **state)
+{
+	GUID set = prov_guid();
+	struct perflib_set_map *rw;
+	struct child c;
+	uint32_t i;
+	HANDLE h;
+
+	(void)state;
+	h = parent_provider(set);
+	assert_int_equal(perflib_set_open(&set, true, &rw), 0);
+	for (i = 0; i < perflib_set_slots(rw); i++)
+		__atomic_store_n((uint64_t *)perflib_slot(rw, i),
+				 perflib_make_word(PERFLIB_SLOT_FREE, PERFLIB_GEN_MASK, 0),
+				 __ATOMIC_RELEASE);
+	child_start(&c, set, "wrap", 2, HOLD);
+	/* claimed at generation 0, published at 1 */
+	assert_int_equal(perflib_word_gen(perflib_slot_word(perflib_slot(rw, 0))), 1);
+	SetLastError(0);
+	assert_null(PerfCreateInstance(h, &set, u"wrap1", 1));
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	assert_non_null(PerfCreateInstance(h, &set, u"wrap1", 2));
+	child_finish(&c);
+	assert_non_null(PerfCreateInstance(h, &set, u"wrap1", 1));
+	perflib_set_close(rw);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/*
  * Uniqueness by counter-set type (instance.c): machine-wide for single-instance and
  * multi-instance sets, per process for the types whose instances a consumer aggregates
  * across processes (SINGLE_AGGREGATE, SINGLE_AGGREGATE_HISTORY, INSTANCE_AGGREGATE).
@@ -538,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_proc_alive),
 		cmocka_unit_test(test_two_processes_one_set),
 		cmocka_unit_test(test_duplicate_across_processes),
+		cmocka_unit_test(test_generation_wrap),
 		cmocka_unit_test(test_uniqueness_scopes),
 		cmocka_unit_test(test_stop_removes),
 		cmocka_unit_test(test_exit_removes),

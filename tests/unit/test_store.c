@@ -54,7 +54,8 @@ static struct perflib_counterset_reg *make_reg(void)
 	return &reg;
 }
 
-static const struct perflib_pin_opts small_opts = {sizeof(struct perflib_pin_opts), 0640, (uid_t)-1, (gid_t)-1, 16, 32};
+static const struct perflib_pin_opts small_opts = {
+	sizeof(struct perflib_pin_opts), 0640, (uid_t)-1, (gid_t)-1, 16, 32};
 
 static struct perflib_info *build(size_t *ret_size)
 {
