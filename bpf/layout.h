@@ -143,7 +143,9 @@ struct perflib_info {
 struct perflib_ctl {
 	__u32 magic;	   /* PERFLIB_CTL_MAGIC */
 	__u32 nr_segs;	   /* segments published (pinned and in segs/idxs); only grows */
-	__u64 reserved[7]; /* 0 */
+	__u32 exit_id;	   /* the set's id in the machine's exit reaper, 0 = none */
+	__u32 reserved1;   /* 0 */
+	__u64 reserved[6]; /* 0 */
 };
 
 struct perflib_info_counter {
@@ -341,6 +343,41 @@ static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *
 	key->hash[1] = 0;
 }
 
+/*
+ * The machine's exit reaper (docs/ARCHITECTURE.md, "Crash cleanup"): one program on
+ * sched_process_exit for every counter set under a root, in <root>/exit-reaper/:
+ *   provs  HASH   struct perflib_exit_key -> struct perflib_exit_val: the provider
+ *                 processes and the counter sets (exit ids) each provides into
+ *   progs  PROG_ARRAY  exit id -> the counter set's reaper program (its <set>/reaper pin)
+ *   ids    HASH   exit id -> counter-set GUID (16 bytes): which ids are taken
+ *   ctx    PERCPU_ARRAY, 1 entry: struct perflib_exit_ctx, handed down the tail calls
+ *   link   the dispatcher's link (attached while pinned)
+ * A counter set's exit id is in its ctl map (perflib_ctl.exit_id, 0 = none yet).
+ */
+#define PERFLIB_EXIT_DIR "exit-reaper"
+#define PERFLIB_EXIT_IDS 4096 /* counter sets with a reaper program per root */
+#define PERFLIB_EXIT_SETS 14  /* counter sets one process's entry names (more: lazy reaping) */
+#define PERFLIB_EXIT_PROVS 65536 /* provider processes with an entry at once */
+
+struct perflib_exit_key {
+	__u32 pid;   /* the provider's pid in its own pid namespace (getpid()) */
+	__u32 zero;  /* 0 */
+	__u64 stamp; /* its owner stamp (start time, pid namespace tag, above) */
+};
+
+struct perflib_exit_val {
+	__u32 nr;			   /* entries of ids */
+	__u32 overflow;			   /* more sets than ids holds (those are reaped lazily) */
+	__u32 ids[PERFLIB_EXIT_SETS];	   /* exit ids of the counter sets it provides into */
+};
+
+struct perflib_exit_ctx {
+	__u32 tgid;  /* exiting process, in its own pid namespace */
+	__u32 pos;   /* next entry of v.ids to tail-call */
+	__u64 stamp; /* its stamp */
+	struct perflib_exit_val v;
+};
+
 /* (C11 and C++11 have static_assert; a C99 includer skips these, the library checks them) */
 #if !defined(__bpf__) && (defined(__cplusplus) || __STDC_VERSION__ >= 201112L)
 static_assert(sizeof(struct perflib_info) == 112, "info header size");
@@ -349,6 +386,7 @@ static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot hea
 static_assert(sizeof(struct perflib_index_key) == 24, "index key size");
 static_assert(sizeof(struct perflib_proc) == 64, "proc entry size");
 static_assert(sizeof(struct perflib_ctl) == 64, "ctl entry size");
+static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");
 #endif
 
 #endif /* PERFLIB_LAYOUT_H */

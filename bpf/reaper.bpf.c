@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * reaper.bpf.c - kernel-assisted cleanup of one counter set: when a process exits, free
- * the slots it still holds, exactly as the user-space reaper would (perflib_slot_reap in
+ * reaper.bpf.c - kernel-assisted cleanup of one counter set: when a provider process exits,
+ * free the slots it still holds, exactly as the user-space reaper would (perflib_slot_reap in
  * instance.c), before its parent can even wait for it.
  *
- * Attached to sched_process_exit, which every exiting thread passes before the process
- * becomes a zombie. The process is gone when its last thread exits: do_exit() decrements
- * signal->live before the tracepoint, so live == 0 means "this is the last thread" on
- * every kernel (the group_dead argument exists only from 6.16 on). Owners are recorded
- * with the pid the provider sees (getpid()) and its stamp (layout.h: /proc/self/stat
- * starttime and a tag of its pid namespace), so the exiting process is identified the same
- * way: its tgid in its own pid namespace, its group leader's start_boottime in clock
- * ticks and the inode of that namespace.
- *
- * Per exit: the procs map first (fast path: no entry for this process, nothing to do),
- * then every slot of every segment (bpf_loop). A slot whose word names the process is taken by CAS to
+ * Not attached itself: the machine's exit dispatcher (exit.bpf.c) tail-calls it through the
+ * `progs` array when the exiting process's entry names this set, with the process's
+ * identity (its tgid in its own pid namespace and its owner stamp, layout.h) in the per-CPU
+ * `exit_ctx`. It releases the process's procs entry, walks the set's live bitmap (only the
+ * slots that are claimed or live: the cost follows the instances, not the capacity) and
+ * tail-calls the next set. A slot whose word and stamp name the process is taken by CAS to
  * CLAIMED(gen + 1, pid), its index key deleted if it points to the slot, the slot zeroed
  * from the Windows block on, its live bit cleared, and stored FREE(gen + 2, 0), as user
  * space does.
@@ -25,6 +20,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "perflib_bpf.h"
+#include "exit.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -32,9 +28,6 @@ PERFLIB_DATA_MAP_RAW(slots);
 PERFLIB_INDEX_MAP(idx);
 PERFLIB_LIVE_MAP(live);
 PERFLIB_PROCS_MAP(procs);
-
-/* sysconf(_SC_CLK_TCK): /proc's start time unit */
-const volatile __u64 clk_tck = 100;
 
 /* slots freed since load, for tests and `bpftool map dump` */
 __u64 nr_reaped = 0;
@@ -45,6 +38,9 @@ struct reap_ctx {
 	__u64 start;   /* its stamp: start time in clock ticks since boot, namespace tag */
 	__u32 found;   /* it has a procs entry */
 	__u32 reaped;  /* slots freed */
+	__u32 seg;     /* segment being walked */
+	__u32 word;    /* word of its live bitmap being walked */
+	__u64 bits;    /* that word */
 };
 
 /*
@@ -156,45 +152,61 @@ static long slot_cb(__u32 i, void *c)
 	return 0;
 }
 
-/*
- * The tgid of @p in its own pid namespace (what getpid() returned to it), and that
- * namespace's inode in *ret_ns_ino: the owner identity user space records (layout.h).
- */
-static __always_inline __u32 task_ns_tgid(struct task_struct *p, __u32 *ret_ns_ino)
+/* bit @b of the live word being walked: reap that slot if it is set */
+static long bit_cb(__u32 b, void *c)
 {
-	struct pid *pid = BPF_CORE_READ(p, signal, pids[PIDTYPE_TGID]);
-	unsigned int level;
-	struct upid up;
+	struct reap_ctx *r = c;
 
-	*ret_ns_ino = PERFLIB_PIDNS_INIT_INO;
-	if (!pid)
-		return BPF_CORE_READ(p, tgid);
-	level = BPF_CORE_READ(pid, level);
-	if (level > 64)
+	if (b >= 64 || !(r->bits & (1ULL << b)))
 		return 0;
-	if (bpf_core_read(&up, sizeof(up),
-			  (void *)pid + bpf_core_field_offset(struct pid, numbers) +
-				  level * bpf_core_type_size(struct upid)))
+	return slot_cb((__u32)perflib_seg_first(r->seg, perflib_geo.seg0_slots) + 64 * r->word + b,
+		       r);
+}
+
+/* word @j of the live bitmap of segment r->seg: its set bits' slots */
+static long word_cb(__u32 j, void *c)
+{
+	struct reap_ctx *r = c;
+	void *seg = perflib_segment(&live, r->seg);
+	__u64 *w;
+
+	if (!seg)
+		return 1;
+	w = bpf_map_lookup_elem(seg, &j);
+	if (!w)
+		return 1;
+	if (!*w)
 		return 0;
-	*ret_ns_ino = BPF_CORE_READ(up.ns, ns.inum);
-	return up.nr;
+	r->word = j;
+	r->bits = *w;
+	bpf_loop(64, bit_cb, r, 0);
+	return 0;
+}
+
+/* segment @k: its live bitmap, word by word */
+static long seg_cb(__u32 k, void *c)
+{
+	struct reap_ctx *r = c;
+
+	if (!perflib_segment(&live, k))
+		return 1;
+	r->seg = k;
+	bpf_loop((__u32)perflib_seg_words(k, perflib_geo.seg0_slots), word_cb, r, 0);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(perflib_reaper, struct task_struct *p)
 {
+	struct perflib_exit_ctx *c;
 	struct reap_ctx r = {};
-	__u32 i, ns_ino;
-	__u64 boot;
+	__u32 i, zero = 0;
 
-	/* not the last thread: the process lives on */
-	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+	c = bpf_map_lookup_elem(&exit_ctx, &zero);
+	if (!c)
 		return 0;
-	r.tgid = task_ns_tgid(p, &ns_ino);
-	if (!r.tgid || !clk_tck)
-		return 0;
-	boot = BPF_CORE_READ(p, group_leader, start_boottime);
-	r.start = perflib_owner_stamp(boot / (1000000000ULL / clk_tck), ns_ino);
+	r.tgid = c->tgid;
+	r.start = c->stamp;
 	for (i = 0; i < PROCS_INLINE; i++) {
 		if (i >= perflib_geo.nr_procs)
 			break;
@@ -202,17 +214,10 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	}
 	if (perflib_geo.nr_procs > PROCS_INLINE)
 		bpf_loop(perflib_geo.nr_procs - PROCS_INLINE, procs_cb, &r, 0);
-	/*
-	 * No entry: the process never provided into this counter set, unless every entry was
-	 * taken when it started providing (then it has none): walk the slots in that case too.
-	 */
-	if (!r.found && r.nr_live < perflib_geo.nr_procs)
-		return 0;
-	/* the slots of every segment there is: slot_cb stops at the first one missing */
-	bpf_loop(perflib_geo.capacity < PERFLIB_BPF_LOOP_MAX ? perflib_geo.capacity
-							     : PERFLIB_BPF_LOOP_MAX,
-		 slot_cb, &r, 0);
+	/* the claimed and live slots of every segment there is */
+	bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, 0);
 	if (r.reaped)
 		__sync_fetch_and_add(&nr_reaped, r.reaped);
+	perflib_exit_next(ctx, c);
 	return 0;
 }

@@ -361,13 +361,24 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 
 /* ---- kernel help: the exit reaper, kernel-owned instances (reaper.c) ---------------------- */
 /*
- * perflib_reaper_attach - load bpf/reaper.bpf.c for the counter set of @map (opened
- * writable) and pin its link at <root>/<guid>/reaper, unless that pin exists. 0 when
- * attached or already there; -EPERM without CAP_BPF+CAP_PERFMON (or CAP_SYS_ADMIN),
- * -EOPNOTSUPP when PERFLIB_KERNEL_REAPER=0, else -errno from libbpf. Callers ignore
- * failures: the lazy reaping of instance.c still frees dead providers' slots.
+ * perflib_reaper_attach - make sure the machine's exit dispatcher (bpf/exit.bpf.c) runs
+ * under the root, and load bpf/reaper.bpf.c for the counter set of @map (opened writable)
+ * into its `progs` array under an exit id recorded in the set's ctl map, the program
+ * pinned at <root>/<guid>/reaper; nothing when the set has one. 0 when ready; -EPERM
+ * without CAP_BPF+CAP_PERFMON (or CAP_SYS_ADMIN), -EOPNOTSUPP when PERFLIB_KERNEL_REAPER=0,
+ * else -errno from libbpf. Callers ignore failures: the lazy reaping of instance.c still
+ * frees dead providers' slots.
  */
 int perflib_reaper_attach(const struct perflib_set_map *map);
+/* drop the reaper program of the set whose ctl pin is @ctl_fd from the dispatcher */
+void perflib_reaper_forget(const GUID *guid, int ctl_fd);
+/*
+ * perflib_exit_join / _leave - enter (or remove) the counter set of @map in this process's
+ * entry of the dispatcher's provs table, so the kernel frees its slots when it exits.
+ * Nothing without a dispatcher or write access to it (the lazy reaping remains).
+ */
+void perflib_exit_join(const struct perflib_set_map *map);
+void perflib_exit_leave(const struct perflib_set_map *map);
 /*
  * perflib_instance_to_kernel - hand live instance @inst of provider @provider to the
  * kernel: its word gets owner pid 0 and owner_start PERFLIB_OWNER_KERNEL (layout.h), the

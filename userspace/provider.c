@@ -310,6 +310,8 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	}
 	pthread_mutex_unlock(&prov->lock);
 	perflib_cb_provider_stopping(prov);
+	for (set = atomic_load(&prov->sets); set; set = set->next)
+		perflib_exit_leave(set->map);
 	pthread_mutex_lock(&prov->lock);
 	set = atomic_exchange(&prov->sets, NULL);
 	pthread_mutex_unlock(&prov->lock);
@@ -538,6 +540,8 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	}
 	/* first privileged use: attach the exit reaper if lodctr did not (reaper.c) */
 	perflib_reaper_attach(set->map);
+	/* the kernel frees this process's slots of the set when it exits */
+	perflib_exit_join(set->map);
 	set->capacity = set->map->info->capacity;
 	set->slot_size = set->map->info->slot_size;
 	set->base = set->map->data + PERFLIB_BLOCK_OFFSET;

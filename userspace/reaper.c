@@ -12,16 +12,19 @@
  *    takes them back and deletes them.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
 
 #include "internal.h"
 #include "perflib_bpf.h"
+#include "exit.skel.h"
 #include "reaper.skel.h"
 
 #define REAPER_PIN "reaper"
@@ -73,25 +76,137 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+/* "<root>/exit-reaper/<name>" into @buf */
+static void exit_path(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/" PERFLIB_EXIT_DIR "%s%s", perflib_root_path(), name ? "/" : "",
+		 name ? name : "");
+}
+
+static int exit_pin_open(const char *name)
+{
+	char path[PATH_MAX + 32];
+	int fd;
+
+	exit_path(path, sizeof(path), name);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The machine's exit dispatcher (bpf/exit.bpf.c) and its maps in <root>/exit-reaper/,
+ * created once: loaded, attached and pinned in a private directory, then renamed into place
+ * (the loser of a race removes its copy). `provs` is writable by every user: providers of
+ * any user register themselves (docs/ARCHITECTURE.md, "Crash cleanup", says what that
+ * allows). Needs CAP_BPF and CAP_PERFMON.
+ */
+static int exit_dir_ensure(void)
+{
+	static const struct {
+		const char *name;
+		mode_t mode;
+	} pins[] = {{"provs", 0666}, {"progs", 0600}, {"exit_ctx", 0600}, {"ids", 0600}};
+	LIBBPF_OPTS(bpf_map_create_opts, mopts);
+	static _Atomic unsigned int seq;
+	struct exit_bpf *skel = NULL;
+	struct bpf_link *link = NULL;
+	char dir[PATH_MAX], tmp[PATH_MAX + 64], path[PATH_MAX + 96];
+	int fds[4] = {-1, -1, -1, -1}, err = 0;
+	size_t i;
+	long tck;
+
+	exit_path(path, sizeof(path), "link");
+	if (access(path, F_OK) == 0)
+		return 0;
+	exit_path(dir, sizeof(dir), NULL);
+	snprintf(tmp, sizeof(tmp), "%s/tmp-exit-%d-%u", perflib_root_path(), (int)getpid(), seq++);
+	skel = exit_bpf__open();
+	if (!skel)
+		return -errno;
+	tck = sysconf(_SC_CLK_TCK);
+	skel->rodata->clk_tck = tck > 0 ? (uint64_t)tck : 100;
+	err = exit_bpf__load(skel);
+	if (err)
+		goto out;
+	link = bpf_program__attach(skel->progs.perflib_exit);
+	if (!link) {
+		err = -errno;
+		goto out;
+	}
+	fds[0] = bpf_map__fd(skel->maps.provs);
+	fds[1] = bpf_map__fd(skel->maps.progs);
+	fds[2] = bpf_map__fd(skel->maps.exit_ctx);
+	/* which exit ids are taken, and by which counter set */
+	fds[3] = bpf_map_create(BPF_MAP_TYPE_HASH, "pl_exit_ids", 4, 16, PERFLIB_EXIT_IDS, &mopts);
+	if (fds[3] < 0 || mkdir(tmp, 0755)) {
+		err = -errno;
+		goto out;
+	}
+	for (i = 0; i < 4 && !err; i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmp, pins[i].name);
+		if (bpf_obj_pin(fds[i], path) || chmod(path, pins[i].mode))
+			err = -errno;
+	}
+	if (!err) {
+		snprintf(path, sizeof(path), "%s/link", tmp);
+		err = bpf_link__pin(link, path);
+	}
+	if (!err && rename(tmp, dir) && errno != EEXIST && errno != ENOTEMPTY)
+		err = -errno;
+	perflib_remove_dir(tmp); /* nothing left after a rename; the loser's copy otherwise */
+out:
+	if (fds[3] >= 0)
+		close(fds[3]);
+	bpf_link__destroy(link);
+	exit_bpf__destroy(skel);
+	return err;
+}
+
+/* a free exit id for counter set @guid, taken in the ids map: 1..PERFLIB_EXIT_IDS-1 */
+static int exit_id_take(int ids_fd, const GUID *guid)
+{
+	uint32_t h = 0, k, id;
+	size_t i;
+
+	for (i = 0; i < sizeof(*guid); i++)
+		h = h * 31 + ((const uint8_t *)guid)[i];
+	for (k = 0; k < PERFLIB_EXIT_IDS - 1; k++) {
+		id = 1 + (h + k) % (PERFLIB_EXIT_IDS - 1);
+		if (!bpf_map_update_elem(ids_fd, &id, guid, BPF_NOEXIST))
+			return (int)id;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -ENOSPC;
+}
+
+/* the set's exit id from its ctl map, 0 if none (or garbage) */
+static uint32_t exit_id_of(const struct perflib_set_map *map)
+{
+	uint32_t id = __atomic_load_n(&map->ctl->exit_id, __ATOMIC_ACQUIRE);
+
+	return id < PERFLIB_EXIT_IDS ? id : 0;
+}
+
 int perflib_reaper_attach(const struct perflib_set_map *map)
 {
 	struct reaper_bpf *skel = NULL;
-	struct bpf_link *link = NULL;
 	libbpf_print_fn_t old_print;
 	char dir[PATH_MAX], path[PATH_MAX + 16];
+	int ids_fd = -1, progs_fd = -1, ctx_fd = -1, provs_fd = -1, prog_fd, id = -1, err;
+	uint32_t none = 0;
 	long tck;
-	int err;
 
 	if (!reaper_enabled())
 		return -EOPNOTSUPP;
-	if (!map->writable)
+	if (!map->writable || !map->ctl)
 		return -EBADF;
 	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/" REAPER_PIN, dir);
 	/* the common case: attached by lodctr or by an earlier provider */
-	if (access(path, F_OK) == 0)
+	if (exit_id_of(map) && access(path, F_OK) == 0)
 		return 0;
 	if (!may_trace()) {
 		pr_debug("no CAP_BPF/CAP_PERFMON: dead providers are reaped lazily\n");
@@ -99,6 +214,21 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 	}
 	/* libbpf's print hook is process-wide: borrowed for the load, then given back */
 	old_print = libbpf_set_print(libbpf_print);
+	err = exit_dir_ensure();
+	if (err)
+		goto out;
+	ids_fd = exit_pin_open("ids");
+	progs_fd = exit_pin_open("progs");
+	ctx_fd = exit_pin_open("exit_ctx");
+	provs_fd = exit_pin_open("provs");
+	err = ids_fd < 0 ? ids_fd : progs_fd < 0 ? progs_fd : ctx_fd < 0 ? ctx_fd : provs_fd;
+	if (err < 0)
+		goto out;
+	id = exit_id_take(ids_fd, &map->guid);
+	if (id < 0) {
+		err = id;
+		goto out;
+	}
 	skel = reaper_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -115,28 +245,131 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.procs, map->procs_fd);
 	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.progs, progs_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.exit_ctx, ctx_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.provs, provs_fd);
+	if (!err)
 		err = reaper_bpf__load(skel);
 	if (err)
 		goto out;
-	link = bpf_program__attach(skel->progs.perflib_reaper);
-	if (!link) {
+	/* one id per set: a racing attacher that published first keeps its own */
+	if (!__atomic_compare_exchange_n(&map->ctl->exit_id, &none, (uint32_t)id, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		goto out;
+	prog_fd = bpf_program__fd(skel->progs.perflib_reaper);
+	if (bpf_map_update_elem(progs_fd, &id, &prog_fd, BPF_ANY)) {
 		err = -errno;
 		goto out;
 	}
-	/* the pin keeps it attached; if another process pinned one first, ours goes away */
-	err = bpf_link__pin(link, path);
-	if (err == -EEXIST)
-		err = 0;
-	else if (!err)
-		pr_debug("exit reaper attached at %s\n", path);
+	id = -1; /* kept */
+	/* the pin names the program (bpftool prog show pinned ...) and keeps it loaded */
+	if (bpf_obj_pin(prog_fd, path) && errno != EEXIST)
+		err = -errno;
+	else
+		pr_debug("exit reaper of %s ready (exit id %u)\n", dir, exit_id_of(map));
 out:
+	if (id > 0)
+		bpf_map_delete_elem(ids_fd, &id);
 	if (err)
 		pr_debug("exit reaper not attached (%s): dead providers are reaped lazily\n",
 			 strerror(-err));
-	bpf_link__destroy(link);
 	reaper_bpf__destroy(skel);
 	libbpf_set_print(old_print);
+	if (ids_fd >= 0)
+		close(ids_fd);
+	if (progs_fd >= 0)
+		close(progs_fd);
+	if (ctx_fd >= 0)
+		close(ctx_fd);
+	if (provs_fd >= 0)
+		close(provs_fd);
 	return err;
+}
+
+void perflib_reaper_forget(const GUID *guid, int ctl_fd)
+{
+	struct perflib_ctl ctl;
+	uint8_t owner[16];
+	uint32_t id, key = 0;
+	int ids_fd, progs_fd;
+
+	if (bpf_map_lookup_elem(ctl_fd, &key, &ctl) || !ctl.exit_id ||
+	    ctl.exit_id >= PERFLIB_EXIT_IDS)
+		return;
+	id = ctl.exit_id;
+	ids_fd = exit_pin_open("ids");
+	progs_fd = exit_pin_open("progs");
+	/* only if the id is still this set's */
+	if (ids_fd >= 0 && progs_fd >= 0 && !bpf_map_lookup_elem(ids_fd, &id, owner) &&
+	    !memcmp(owner, guid, 16)) {
+		bpf_map_delete_elem(progs_fd, &id);
+		bpf_map_delete_elem(ids_fd, &id);
+	}
+	if (ids_fd >= 0)
+		close(ids_fd);
+	if (progs_fd >= 0)
+		close(progs_fd);
+}
+
+/* ---- providers in the dispatcher's table ---------------------------------------------- */
+
+static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* add (@join) or remove exit id @id in this process's entry of `provs` */
+static void exit_entry(uint32_t id, bool join)
+{
+	struct perflib_exit_key key = {0};
+	struct perflib_exit_val v;
+	uint32_t i, pid;
+	uint64_t stamp;
+	int fd;
+
+	if (!id)
+		return;
+	fd = exit_pin_open("provs");
+	if (fd < 0)
+		return; /* no dispatcher, or no access: lazy reaping */
+	perflib_self(&pid, &stamp);
+	key.pid = pid;
+	key.stamp = stamp;
+	pthread_mutex_lock(&exit_lock);
+	if (bpf_map_lookup_elem(fd, &key, &v))
+		memset(&v, 0, sizeof(v));
+	if (v.nr > PERFLIB_EXIT_SETS)
+		v.nr = PERFLIB_EXIT_SETS;
+	for (i = 0; i < v.nr && v.ids[i] != id; i++)
+		;
+	if (join && i == v.nr) {
+		if (v.nr < PERFLIB_EXIT_SETS)
+			v.ids[v.nr++] = id;
+		else
+			v.overflow = 1;
+		if (bpf_map_update_elem(fd, &key, &v, BPF_ANY))
+			pr_debug("exit reaper: no entry for this process (%s): lazy reaping\n",
+				 strerror(errno));
+	} else if (!join && i < v.nr) {
+		v.ids[i] = v.ids[--v.nr];
+		if (!v.nr && !v.overflow)
+			bpf_map_delete_elem(fd, &key);
+		else
+			bpf_map_update_elem(fd, &key, &v, BPF_ANY);
+	}
+	pthread_mutex_unlock(&exit_lock);
+	close(fd);
+}
+
+void perflib_exit_join(const struct perflib_set_map *map)
+{
+	if (map->ctl)
+		exit_entry(exit_id_of(map), true);
+}
+
+void perflib_exit_leave(const struct perflib_set_map *map)
+{
+	if (map->ctl)
+		exit_entry(exit_id_of(map), false);
 }
 
 /* ---- kernel-owned instances ------------------------------------------------------------- */

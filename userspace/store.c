@@ -1190,6 +1190,20 @@ int perflib_set_remove(const GUID *guid)
 		return err;
 	if (stat(dir, &st))
 		return -errno;
+	/* its program leaves the exit dispatcher (a set of any layout may have a ctl) */
+	{
+		char path[PATH_MAX + 8];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/ctl", dir);
+		fd = bpf_obj_get(path);
+		if (fd >= 0) {
+			if (perflib_map_check(fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_ctl), 1,
+					      0) >= 0)
+				perflib_reaper_forget(guid, fd);
+			close(fd);
+		}
+	}
 	perflib_remove_dir(dir);
 	if (!stat(dir, &st))
 		return -EBUSY;

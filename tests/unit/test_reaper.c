@@ -354,6 +354,144 @@ static void test_last_thread(void **state)
 	child_close(&c);
 }
 
+/* ---- one dispatcher, many counter sets ---------------------------------------------------- */
+
+#define MANY_SETS (PERFLIB_EXIT_SETS + 2)
+
+struct many {
+	GUID sets[MANY_SETS];
+	int ready[2], go[2];
+	bool stop; /* PerfStopProvider before signalling ready */
+};
+
+/* a provider of MANY_SETS counter sets, two instances in each */
+static int child_many(void *p)
+{
+	struct many *m = p;
+	GUID pg = prov_provider_guid();
+	struct prov_tmpl t;
+	HANDLE h;
+	int k;
+
+	if (PerfStartProvider(&pg, NULL, &h))
+		return 2;
+	for (k = 0; k < MANY_SETS; k++) {
+		prov_tmpl_std(&t, m->sets[k], PERF_COUNTERSET_MULTI_INSTANCES);
+		if (prov_tmpl_register(h, &t) || !PerfCreateInstance(h, &m->sets[k], u"m0", 0) ||
+		    !PerfCreateInstance(h, &m->sets[k], u"m1", 1))
+			return 3;
+	}
+	if (m->stop && PerfStopProvider(h))
+		return 4;
+	tl_signal(m->ready[1]);
+	tl_await(m->go[0], 60000);
+	return 0;
+}
+
+/* the dispatcher's entry for @pid, false if none */
+static bool provs_entry(uint32_t pid, struct perflib_exit_val *ret)
+{
+	struct perflib_exit_key key, next;
+	char path[600];
+	bool found = false;
+	void *prev = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR "/provs", perflib_pin_root());
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	while (!found && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.pid == pid)
+			found = bpf_map_lookup_elem(fd, &key, ret) == 0;
+	}
+	close(fd);
+	return found;
+}
+
+static unsigned int live_of(const GUID *set, uint32_t pid)
+{
+	struct perflib_set_map *ro;
+	unsigned int n;
+
+	assert_int_equal(perflib_set_open(set, false, &ro), 0);
+	n = count_slots(ro, PERFLIB_SLOT_LIVE, pid);
+	perflib_set_close(ro);
+	return n;
+}
+
+/*
+ * One exit program for the root: a provider of more sets than its entry can name is
+ * killed; the kernel frees its slots in the first PERFLIB_EXIT_SETS sets before waitpid
+ * returns (one tail call per set), the rest are left to the lazy reaper, and its entry goes.
+ */
+static void test_many_sets(void **state)
+{
+	struct perflib_exit_val v;
+	struct many m;
+	pid_t pid;
+	int k;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	for (k = 0; k < MANY_SETS; k++)
+		m.sets[k] = prov_guid();
+	assert_int_equal(tl_pipe(m.ready), 0);
+	assert_int_equal(tl_pipe(m.go), 0);
+	pid = tl_fork(child_many, &m);
+	assert_true(pid > 0);
+	if (tl_await(m.ready[0], WAIT_MS))
+		fail_msg("provider child exited early (%d)", tl_wait(pid, WAIT_MS));
+	assert_true(provs_entry((uint32_t)pid, &v));
+	assert_int_equal(v.nr, PERFLIB_EXIT_SETS);
+	assert_int_equal(v.overflow, 1);
+	for (k = 0; k < MANY_SETS; k++)
+		assert_int_equal(live_of(&m.sets[k], (uint32_t)pid), 2);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(tl_wait(pid, WAIT_MS), 128 + SIGKILL);
+	for (k = 0; k < MANY_SETS; k++)
+		assert_int_equal(live_of(&m.sets[k], (uint32_t)pid), k < PERFLIB_EXIT_SETS ? 0 : 2);
+	assert_false(provs_entry((uint32_t)pid, &v));
+	for (k = PERFLIB_EXIT_SETS; k < MANY_SETS; k++)
+		assert_int_equal(perflib_reap_counterset(&m.sets[k]), 2);
+	close(m.ready[0]);
+	close(m.ready[1]);
+	close(m.go[0]);
+	close(m.go[1]);
+}
+
+/* PerfStopProvider takes the process out of the dispatcher's table */
+static void test_stop_leaves(void **state)
+{
+	struct perflib_exit_val v;
+	struct many m;
+	pid_t pid;
+	int k;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	for (k = 0; k < MANY_SETS; k++)
+		m.sets[k] = prov_guid();
+	m.stop = true;
+	assert_int_equal(tl_pipe(m.ready), 0);
+	assert_int_equal(tl_pipe(m.go), 0);
+	pid = tl_fork(child_many, &m);
+	assert_true(pid > 0);
+	if (tl_await(m.ready[0], WAIT_MS))
+		fail_msg("provider child exited early (%d)", tl_wait(pid, WAIT_MS));
+	/* the overflow flag keeps an entry with no set: harmless, gone at exit */
+	if (provs_entry((uint32_t)pid, &v))
+		assert_int_equal(v.nr, 0);
+	assert_int_equal(tl_signal(m.go[1]), 0);
+	assert_int_equal(tl_wait(pid, WAIT_MS), 0);
+	assert_false(provs_entry((uint32_t)pid, &v));
+	close(m.ready[0]);
+	close(m.ready[1]);
+	close(m.go[0]);
+	close(m.go[1]);
+}
+
 /* lodctr's path: registering attaches the reaper; unregistering removes every pin */
 static void test_register_pins(void **state)
 {
@@ -375,26 +513,70 @@ static void test_register_pins(void **state)
 		.counters = regs,
 	};
 	struct bpf_link_info li;
-	__u32 len = sizeof(li);
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(li), plen = sizeof(pi), id, prog_id, key = 0;
+	struct perflib_ctl ctl;
 	char dir[512], path[600];
+	uint8_t owner[16];
 	struct stat st;
-	int fd;
+	int fd, progs, ids;
 
 	(void)state;
 	assert_int_equal(perflib_register_counterset(&reg, NULL), 0);
 	assert_true(pinned(&reg.counterset_guid, "reaper"));
 	assert_int_equal(perflib_set_dir(&reg.counterset_guid, dir, sizeof(dir)), 0);
+	/* the set's reaper: a tracing program, not attached itself */
 	snprintf(path, sizeof(path), "%s/reaper", dir);
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	memset(&pi, 0, sizeof(pi));
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &pi, &plen), 0);
+	assert_int_equal(pi.type, BPF_PROG_TYPE_TRACING);
+	prog_id = pi.id;
+	close(fd);
+	/* its exit id in ctl, the same program in the dispatcher's progs, the id taken */
+	snprintf(path, sizeof(path), "%s/ctl", dir);
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, &ctl), 0);
+	close(fd);
+	id = ctl.exit_id;
+	assert_true(id > 0 && id < PERFLIB_EXIT_IDS);
+	snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR "/progs", perflib_pin_root());
+	progs = bpf_obj_get(path);
+	assert_true(progs >= 0);
+	{
+		__u32 got;
+
+		assert_int_equal(bpf_map_lookup_elem(progs, &id, &got), 0);
+		assert_int_equal(got, prog_id);
+	}
+	snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR "/ids", perflib_pin_root());
+	ids = bpf_obj_get(path);
+	assert_true(ids >= 0);
+	assert_int_equal(bpf_map_lookup_elem(ids, &id, owner), 0);
+	assert_memory_equal(owner, &reg.counterset_guid, 16);
+	/* one dispatcher for the root, attached to the exit tracepoint */
+	snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR "/link", perflib_pin_root());
 	fd = bpf_obj_get(path);
 	assert_true(fd >= 0);
 	memset(&li, 0, sizeof(li));
 	assert_int_equal(bpf_obj_get_info_by_fd(fd, &li, &len), 0);
-	assert_int_equal(li.type, BPF_LINK_TYPE_RAW_TRACEPOINT);
+	assert_int_equal(li.type, BPF_LINK_TYPE_RAW_TRACEPOINT); /* tp_btf */
 	close(fd);
 	/* registering again is a no-op that keeps the one reaper */
 	assert_int_equal(perflib_register_counterset(&reg, NULL), -EEXIST);
 	assert_int_equal(perflib_unregister_counterset(&reg.counterset_guid, false), 0);
 	assert_int_not_equal(stat(dir, &st), 0);
+	/* and unregistering takes its program out of the dispatcher and frees the id */
+	{
+		__u32 got;
+
+		assert_int_not_equal(bpf_map_lookup_elem(progs, &id, &got), 0);
+		assert_int_not_equal(bpf_map_lookup_elem(ids, &id, owner), 0);
+	}
+	close(progs);
+	close(ids);
 }
 
 static int child_disabled(void *p)
@@ -659,6 +841,8 @@ int main(void)
 		cmocka_unit_test(test_exit_reaped),
 		cmocka_unit_test(test_last_thread),
 		cmocka_unit_test(test_register_pins),
+		cmocka_unit_test(test_many_sets),
+		cmocka_unit_test(test_stop_leaves),
 		cmocka_unit_test(test_provider_hook),
 		cmocka_unit_test(test_unprivileged),
 		cmocka_unit_test(test_kernel_owned),
