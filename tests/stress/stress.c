@@ -209,32 +209,49 @@ static unsigned int listed(const GUID *set)
 	return n;
 }
 
+/* entries of the map behind @fd */
+static uint32_t max_entries(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.max_entries;
+}
+
+/*
+ * what is left in the set, read from the pins (layout.h): slot states in every segment
+ * s<k>/data, keys in every s<k>/index, live procs entries
+ */
 static int count_left(const GUID *set, struct left *l)
 {
-	int info_fd, data_fd, index_fd, procs_fd, err = -1;
 	uint8_t *val = NULL, key[256], next[256];
-	struct perflib_info *info;
-	uint32_t i, vs, zero = 0;
+	int data_fd, index_fd, procs_fd, err = -1;
+	char name[32];
+	uint32_t i, k, n;
 
 	memset(l, 0, sizeof(*l));
 	l->ghosts = listed(set);
-	info_fd = pin_open(set, "info");
-	data_fd = pin_open(set, "data");
-	index_fd = pin_open(set, "index");
 	procs_fd = pin_open(set, "procs");
-	if (info_fd < 0 || data_fd < 0 || index_fd < 0 || procs_fd < 0)
+	val = malloc(65536);
+	if (procs_fd < 0 || !val)
 		goto out;
-	vs = value_size(info_fd);
-	val = malloc(vs > 65536 ? vs : 65536);
-	if (!val || vs < sizeof(*info) || bpf_map_lookup_elem(info_fd, &zero, val))
-		goto out;
-	info = (struct perflib_info *)val;
-	{
-		uint32_t capacity = info->capacity, nr_procs = info->nr_procs;
-
-		if (value_size(data_fd) > 65536)
-			goto out;
-		for (i = 0; i < capacity; i++) {
+	for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
+		snprintf(name, sizeof(name), "s%u/data", k);
+		data_fd = pin_open(set, name);
+		snprintf(name, sizeof(name), "s%u/index", k);
+		index_fd = pin_open(set, name);
+		if (data_fd < 0 || index_fd < 0 || value_size(data_fd) > 65536) {
+			if (data_fd >= 0)
+				close(data_fd);
+			if (index_fd >= 0)
+				close(index_fd);
+			break;
+		}
+		n = max_entries(data_fd);
+		for (i = 0; i < n; i++) {
 			if (bpf_map_lookup_elem(data_fd, &i, val))
 				continue;
 			switch (((struct perflib_slot_hdr *)val)->seq & PERFLIB_SLOT_STATE_MASK) {
@@ -246,28 +263,25 @@ static int count_left(const GUID *set, struct left *l)
 				break;
 			}
 		}
-		for (i = 0; i < nr_procs; i++) {
-			if (!bpf_map_lookup_elem(procs_fd, &i, val) &&
-			    ((struct perflib_proc *)val)->state == PERFLIB_PROC_LIVE)
-				l->procs++;
-		}
-	}
-	if (!bpf_map_get_next_key(index_fd, NULL, key)) {
-		l->keys++;
-		while (!bpf_map_get_next_key(index_fd, key, next)) {
-			memcpy(key, next, sizeof(key));
+		if (!bpf_map_get_next_key(index_fd, NULL, key)) {
 			l->keys++;
+			while (!bpf_map_get_next_key(index_fd, key, next)) {
+				memcpy(key, next, sizeof(key));
+				l->keys++;
+			}
 		}
+		close(data_fd);
+		close(index_fd);
 	}
-	err = 0;
+	n = max_entries(procs_fd);
+	for (i = 0; i < n; i++) {
+		if (!bpf_map_lookup_elem(procs_fd, &i, val) &&
+		    ((struct perflib_proc *)val)->state == PERFLIB_PROC_LIVE)
+			l->procs++;
+	}
+	err = k ? 0 : -1;
 out:
 	free(val);
-	if (info_fd >= 0)
-		close(info_fd);
-	if (data_fd >= 0)
-		close(data_fd);
-	if (index_fd >= 0)
-		close(index_fd);
 	if (procs_fd >= 0)
 		close(procs_fd);
 	return err;
@@ -543,8 +557,9 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 	snprintf(typeperf, sizeof(typeperf), "%s/typeperf", tools);
 	snprintf(exporter, sizeof(exporter), "%s/perflib-exporter", tools);
 	snprintf(dir, sizeof(dir), "%s/%s", root, perflib_guid_to_string(&set, g));
-	snprintf(data, sizeof(data), "%s/data", dir);
-	snprintf(index, sizeof(index), "%s/index", dir);
+	/* segment 0's slots and index (the set never grows here) */
+	snprintf(data, sizeof(data), "%s/s0/data", dir);
+	snprintf(index, sizeof(index), "%s/s0/index", dir);
 	snprintf(procs, sizeof(procs), "%s/procs", dir);
 	fds[0] = bpf_obj_get(data);
 	fds[1] = bpf_obj_get(index);
