@@ -412,6 +412,12 @@ static void table_header(void)
 	       "unit", "min", "median", "base min", "base med", "ratio", "r.min", "target");
 }
 
+/* a value in 12 columns: one decimal below 100,000 */
+static void put_value(double v)
+{
+	printf(v < 1e5 ? " %11.1f" : " %11.0f", v);
+}
+
 /* a row: the measured values, and optionally the baseline and per-round ratios */
 static void row(const char *sec, const char *what, unsigned int n, const char *unit,
 		const double *v, const double *base, unsigned int rounds, double target)
@@ -419,7 +425,9 @@ static void row(const char *sec, const char *what, unsigned int n, const char *u
 	struct stat2 a = stats(v, rounds), b, r;
 	double ratio[64];
 
-	printf("%-7s %-30s %9u %-11s %11.1f %11.1f", sec, what, n, unit, a.min, a.med);
+	printf("%-7s %-30s %9u %-11s", sec, what, n, unit);
+	put_value(a.min);
+	put_value(a.med);
 	if (!base) {
 		printf("\n");
 		return;
@@ -428,7 +436,9 @@ static void row(const char *sec, const char *what, unsigned int n, const char *u
 		ratio[i] = v[i] / base[i];
 	b = stats(base, rounds);
 	r = stats(ratio, rounds);
-	printf(" %11.1f %11.1f %7.2f %7.2f", b.min, b.med, r.med, r.min);
+	put_value(b.min);
+	put_value(b.med);
+	printf(" %7.2f %7.2f", r.med, r.min);
 	if (target > 0)
 		printf(" <= %.2f %s", target, r.med <= target ? "ok" : "ABOVE");
 	printf("\n");
