@@ -72,7 +72,7 @@ static const char usage[] =
 	"Options:\n"
 	"  --quick        sizes 1000,10000, 3 rounds, 200 registered sets: a short run\n"
 	"  --sizes LIST   comma-separated instance counts (default 1000,10000,100000,1000000)\n"
-	"  --rounds N     rounds per row (default 5)\n"
+	"  --rounds N     rounds per row (default 5; growth: 3 unless --rounds is given)\n"
 	"  --sets N       registered sets of the exit row (default 1000)\n"
 	"  --only ROW     run one section: growth, enum (enum and query), fork or exit\n"
 	"  --help         this text\n"
@@ -86,10 +86,11 @@ static struct {
 	unsigned int sizes[MAX_SIZES];
 	unsigned int nr_sizes;
 	unsigned int rounds;
+	unsigned int growth_rounds; /* growth to the largest size is long: at most 3 by default */
 	unsigned int sets;
 	bool quick;
 	const char *only;
-} opt = {{1000, 10000, 100000, 1000000}, 4, 5, 1000, false, NULL};
+} opt = {{1000, 10000, 100000, 1000000}, 4, 5, 3, 1000, false, NULL};
 
 static char root[256];
 static pid_t main_pid;
@@ -500,7 +501,7 @@ static void section_growth(void)
 	live = malloc((size_t)max * sizeof(*live));
 	if (!live)
 		die("malloc", ENOMEM);
-	for (r = 0; r < opt.rounds; r++) {
+	for (r = 0; r < opt.growth_rounds; r++) {
 		GUID set = set_guid(2, r);
 		unsigned int done = 0;
 		double t0;
@@ -537,14 +538,15 @@ static void section_growth(void)
 	free(live);
 	for (i = 0; i < nr_cp; i++) {
 		snprintf(note, sizeof(note), "create %u..%u", i ? cp[i - 1] + 1 : 1, cp[i]);
-		row("growth", note, cp[i], "ns/create", create[i], NULL, opt.rounds, 0);
+		row("growth", note, cp[i], "ns/create", create[i], NULL, opt.growth_rounds, 0);
 	}
-	row("growth", "delete all", max, "ns/delete", del, NULL, opt.rounds, 0);
+	row("growth", "delete all", max, "ns/delete", del, NULL, opt.growth_rounds, 0);
 	for (i = 0; i < nr_cp; i++)
-		row("growth", "memory per instance", cp[i], "B/instance", mem[i], NULL, opt.rounds,
-		    0);
-	row("growth", "memory, set with no instance", 0, "bytes", empty, NULL, opt.rounds, 0);
-	row("growth", "memory, all deleted", max, "bytes", after, NULL, opt.rounds, 0);
+		row("growth", "memory per instance", cp[i], "B/instance", mem[i], NULL,
+		    opt.growth_rounds, 0);
+	row("growth", "memory, set with no instance", 0, "bytes", empty, NULL, opt.growth_rounds,
+	    0);
+	row("growth", "memory, all deleted", max, "bytes", after, NULL, opt.growth_rounds, 0);
 }
 
 /* ---- enumerate and query after churn ------------------------------------------------------ */
@@ -1235,7 +1237,7 @@ static void print_header(void)
 		       lay.name_offset);
 		perflib_layout_free(&lay);
 	}
-	printf("# rounds %u, sizes", opt.rounds);
+	printf("# rounds %u (growth %u), sizes", opt.rounds, opt.growth_rounds);
 	for (unsigned int i = 0; i < opt.nr_sizes; i++)
 		printf(" %u", opt.sizes[i]);
 	printf("; min and median over the rounds; ratio = median (r.min = min) of the per-round\n"
@@ -1292,6 +1294,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_scale: unexpected argument '%s'\n%s", argv[optind], usage);
 		return 2;
 	}
+	if (rounds || opt.growth_rounds > opt.rounds)
+		opt.growth_rounds = opt.rounds;
 	if (opt.quick) {
 		if (!sizes) {
 			opt.sizes[0] = 1000;
@@ -1299,7 +1303,7 @@ int main(int argc, char **argv)
 			opt.nr_sizes = 2;
 		}
 		if (!rounds)
-			opt.rounds = 3;
+			opt.rounds = opt.growth_rounds = 3;
 		if (!sets)
 			opt.sets = 200;
 	}
