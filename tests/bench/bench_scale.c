@@ -509,10 +509,10 @@ static void section_growth(void)
 		st = provide(&set, max, 0, &h);
 		if (st)
 			die("PerfSetCounterSetInfo (growth)", (long)st);
-		empty[r] = (double)mem_of_set(&set, r == 0 ? stdout : NULL);
 		if (r == 0)
-			printf("#   (the maps of the growth set as registered, before any "
-			       "instance)\n");
+			printf("# the maps of the growth set as registered, before any "
+			       "instance:\n");
+		empty[r] = (double)mem_of_set(&set, r == 0 ? stdout : NULL);
 		for (i = 0; i < nr_cp; i++) {
 			t0 = now_ns();
 			for (; done < cp[i]; done++) {
