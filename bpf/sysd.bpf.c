@@ -41,6 +41,7 @@ PERFLIB_DATA_MAP_RAW(pi_slots);
 PERFLIB_DATA_MAP_RAW(sys_slots);
 PERFLIB_DATA_MAP_RAW(ps_slots);
 PERFLIB_INDEX_MAP(ps_idx);
+PERFLIB_LIVE_MAP(ps_live);
 PERFLIB_GEOMETRY(geo_cpu);
 PERFLIB_GEOMETRY(geo_sys);
 PERFLIB_GEOMETRY(geo_ps);
@@ -271,7 +272,7 @@ static __always_inline __s64 ps_create(struct task_struct *t, __u32 ppid)
 	void *slot;
 
 	bpf_probe_read_kernel_str(name, 16, BPF_CORE_READ(t, comm));
-	s = perflib_instance_create_ascii(&ps_slots, &ps_idx, &geo_ps, ps_guid, name, tgid,
+	s = perflib_instance_create_ascii(&ps_slots, &ps_idx, &ps_live, &geo_ps, ps_guid, name, tgid,
 					  ps_hint);
 	if (s < 0) {
 		if (s != -17)
@@ -298,7 +299,7 @@ static __always_inline int ps_delete(__u32 tgid)
 		return -2;
 	idx = *s;
 	bpf_map_delete_elem(&ps_map, &tgid);
-	if (perflib_instance_delete(&ps_slots, &ps_idx, &geo_ps, idx))
+	if (perflib_instance_delete(&ps_slots, &ps_idx, &ps_live, &geo_ps, idx))
 		return -2;
 	__sync_fetch_and_sub(&nr_processes, 1);
 	return 0;

@@ -543,6 +543,14 @@ static int cmd_run(struct sd *sd)
 	err = perflib_bpf_counterset_guid(&cs[SET_PS], (__u8 *)skel->rodata->ps_guid);
 	if (!err)
 		err = fill_instances(sd, skel);
+	/* the Process set's programs create instances: storage for max_ps of them, now */
+	if (!err) {
+		err = perflib_kernel_reserve(sd->prov, &sd->reg[SET_PS]->counterset_guid, sd->max_ps);
+		if (err > 0)
+			err = 0;
+		else if (err < 0)
+			sd_err("cannot reserve %u processes: %s", sd->max_ps, strerror(-err));
+	}
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_map, cs[SET_PS].geo.capacity);
 	if (!err)
@@ -554,6 +562,8 @@ static int cmd_run(struct sd *sd)
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_PS], skel->maps.ps_slots,
 						   skel->maps.ps_idx, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_PS], skel->maps.ps_live);
 	if (!err)
 		err = sysd_bpf__load(skel);
 	if (err) {
