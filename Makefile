@@ -93,8 +93,8 @@ COMPAT_HEADERS := $(addprefix $(OUTPUT)include-compat/,$(OLD_HEADERS))
 A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
-.PHONY: all lib tools tests check bench install uninstall clean deps deps-check demo \
-	check-abi check-headers format-check dupcheck stress
+.PHONY: all lib tools tests check bench bench-scale install uninstall clean deps deps-check \
+	demo check-abi check-headers format-check dupcheck stress
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -279,6 +279,10 @@ $(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $$(BENCH_OBJS_$$*
 
 bench: lib $(BENCH_BINS)
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# counter sets at scale (issue 8) alone, with options: make bench-scale BENCH_SCALE_ARGS=--quick
+bench-scale: lib $(OUTPUT)bench/bench_scale
+	$(Q)$(OUTPUT)bench/bench_scale $(BENCH_SCALE_ARGS)
 
 # ---- demo ---------------------------------------------------------------------------------
 demo:
