@@ -581,10 +581,10 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
 	char stamp[TP_STAMP_SIZE];
 	struct pdh_query *q;
+	size_t i, cursor = 0;
 	double *values;
 	bool *valid;
 	PDH_STATUS st;
-	size_t i;
 
 	if (!log || !log->writing)
 		return PDH_INVALID_HANDLE;
@@ -609,12 +609,16 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 		const struct pdh_item *cur, *old;
 		PDH_FMT_COUNTERVALUE v;
 
-		cur = q->source ? (log->col_dup[i] < c->cur.nr ? &c->cur.items[log->col_dup[i]]
-							       : NULL)
-				: pdh_item_find(&c->cur, log->col_inst[i], log->col_dup[i]);
+		/* a counter's columns are neighbours, in the order of its items at open */
+		if (!i || log->col_ctr[i - 1] != c)
+			cursor = 0;
+		cur = q->source
+			      ? (log->col_dup[i] < c->cur.nr ? &c->cur.items[log->col_dup[i]]
+							     : NULL)
+			      : pdh_item_seek(&c->cur, log->col_inst[i], log->col_dup[i], &cursor);
 		if (!cur)
 			continue;
-		old = pdh_item_find(&c->old, cur->name, cur->dup);
+		old = cur->prev;
 		valid[i] = !pdh_format_item(c, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100,
 					    cur, old, &v);
 		values[i] = v.doubleValue;
