@@ -210,9 +210,18 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 			pdh_strs_free(&fields);
 			continue;
 		}
-		if (line[0] == '\r' || line[0] == '\n')
+		/* records are quoted; other lines are typeperf's console messages */
+		if (line[0] != '"')
 			continue;
-		if (split_line(line, sep, &fields) || (fields.nr && add_record(log, &fields)))
+		if (split_line(line, sep, &fields))
+			goto out;
+		/* a record needs its time stamp and no more fields than the header has;
+		 * a short one (the writer stopped mid-line) has no value in what is missing */
+		st = PDH_INVALID_DATA;
+		if (!pdh_log_stamp(fields.v[0]) || fields.nr > log->nr_paths + 1)
+			goto out;
+		st = PDH_MEMORY_ALLOCATION_FAILURE;
+		if (add_record(log, &fields))
 			goto out;
 		pdh_strs_free(&fields);
 	}

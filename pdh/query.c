@@ -213,15 +213,20 @@ static PDH_STATUS log_resolve(struct pdh_query *q, struct pdh_counter *c)
 
 		if (tp_path_parse(log->paths[i], &p))
 			continue;
-		match = tp_match(c->path.object, p.object);
+		/* a path with a computer matches that computer's columns only */
+		match = tp_match(c->path.object, p.object) &&
+			(!c->path.machine || !p.machine || tp_match(c->path.machine, p.machine));
 		object |= match;
 		match = match && tp_match(c->path.counter, p.counter) &&
 			!c->path.instance == !p.instance;
 		if (match && c->pattern) {
 			char *pat = tp_path_instance_pattern(&p);
 
+			int idx = p.index < 0 ? 0 : p.index;
+
+			/* "#n" that column, a wildcard every one, a plain name the first */
 			match = pat && tp_match(c->pattern, pat) &&
-				(c->path.index < 0 || c->path.index == (p.index < 0 ? 0 : p.index));
+				(c->path.index >= 0 ? c->path.index == idx : c->wildcard || !idx);
 			free(pat);
 		}
 		tp_path_free(&p);
@@ -329,8 +334,9 @@ PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_
 	st = PDH_CSTATUS_BAD_COUNTERNAME;
 	if (tp_path_parse(path, &c->path))
 		goto fail;
+	/* a log holds any computer's counters; real time reads this one only */
 	st = PDH_CSTATUS_NO_MACHINE;
-	if (!pdh_machine_local(c->path.machine))
+	if (!q->source && !pdh_machine_local(c->path.machine))
 		goto fail;
 	if (c->path.instance) {
 		c->pattern = tp_path_instance_pattern(&c->path);
