@@ -63,7 +63,7 @@ int __cdecl main(int argc, char **argv)
 		goto out;
 	if ((st = PdhCollectQueryData(query)) != ERROR_SUCCESS)
 		goto out;
-	Sleep(300);
+	Sleep(1000);
 	if ((st = PdhCollectQueryData(query)) != ERROR_SUCCESS)
 		goto out;
 	st = PdhGetFormattedCounterArrayW(counter, PDH_FMT_DOUBLE, &bytes, &count, NULL);
