@@ -65,6 +65,9 @@ PDH_PC := $(OUTPUT)pdh.pc
 
 COMMON_SRCS := $(wildcard tools/common/*.c)
 COMMON_OBJS := $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(COMMON_SRCS))
+# tools link tools/common as an archive: each takes the modules it calls, and libxml2 only
+# when the manifest reader is among them (--as-needed)
+COMMON_A := $(OUTPUT)libtoolcommon.a
 TOOLS := $(sort $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c)))
 TOOL_BINS := $(addprefix $(OUTPUT)tools/,$(TOOLS))
 
@@ -205,12 +208,17 @@ $(OUTPUT)tools-obj/%.o: tools/%.c | skeletons
 
 .SECONDEXPANSION:
 tool_objs = $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(wildcard tools/$(1)/*.c))
+$(COMMON_A): $(COMMON_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(OUTPUT)tools/%: $$(call tool_objs,$$*) \
-		$(COMMON_OBJS) $(PDH_A) $(A)
+		$(COMMON_A) $(PDH_A) $(A)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_LDFLAGS) $(filter %.o,$^) $(PDH_A) $(A) $(LIB_LIBS) $(XML_LIBS) \
-		$(if $(filter exporter perflib-exporter,$*),$(HTTP_LIBS)) -lm -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $(filter %.o,$^) $(COMMON_A) $(PDH_A) $(A) $(LIB_LIBS) \
+		-Wl,--as-needed $(XML_LIBS) $(if $(filter exporter perflib-exporter,$*),$(HTTP_LIBS)) \
+		-lm -Wl,--no-as-needed -o $@
 
 # the demo provider's header comes from its manifest, through ctrpp
 $(OUTPUT)gen/demo_counters.h: tools/perflib-demo/demo.man $(OUTPUT)tools/ctrpp

@@ -82,13 +82,21 @@ static const struct ctrtype table[] = {
 
 const struct ctrtype *ctrtype_find(uint32_t type)
 {
+	/* callers ask for one type many times in a row (a counter's values): remember it */
+	static __thread const struct ctrtype *last;
+	const struct ctrtype *t = last;
 	size_t i;
 
+	if (t && t->value == type)
+		return t;
 	if (type == CTRTYPE_WMI_LARGE_RAW_BASE)
 		type = PERF_LARGE_RAW_BASE;
-	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (table[i].value == type)
-			return &table[i];
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (table[i].value == type) {
+			last = &table[i];
+			return last;
+		}
+	}
 	return NULL;
 }
 

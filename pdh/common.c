@@ -163,21 +163,31 @@ size_t pdh_chars(const char *s, bool wide)
 
 size_t pdh_put(void *dst, const char *s, bool wide)
 {
-	size_t n = pdh_chars(s, wide) + 1;
-	WCHAR *w;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n, i;
+	WCHAR *w = dst;
+	int r;
 
 	if (!wide) {
+		n = strlen(s) + 1;
 		memcpy(dst, s, n);
 		return n;
 	}
-	if (perfbuf_utf8_to_utf16(s, &w, &n)) {
+	/* ASCII, the usual name, unit by unit; anything else through the converter */
+	for (i = 0; p[i] && p[i] < 0x80; i++)
+		w[i] = p[i];
+	if (!p[i]) {
+		w[i] = 0;
+		return i + 1;
+	}
+	n = pdh_chars(s, true) + 1;
+	r = perflib_utf8_to_utf16(s, w, n);
+	if (r < 0) {
 		/* not valid UTF-8 (cannot come from the catalog): an empty string */
 		memset(dst, 0, 2);
 		return 1;
 	}
-	memcpy(dst, w, n * sizeof(WCHAR));
-	free(w);
-	return n;
+	return (size_t)r;
 }
 
 PDH_STATUS pdh_put_list(char *const *strs, size_t nr, bool multi, void *buf, LPDWORD size,

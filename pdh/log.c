@@ -210,9 +210,18 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 			pdh_strs_free(&fields);
 			continue;
 		}
-		if (line[0] == '\r' || line[0] == '\n')
+		/* records are quoted; other lines are typeperf's console messages */
+		if (line[0] != '"')
 			continue;
-		if (split_line(line, sep, &fields) || (fields.nr && add_record(log, &fields)))
+		if (split_line(line, sep, &fields))
+			goto out;
+		/* a record needs its time stamp and no more fields than the header has;
+		 * a short one (the writer stopped mid-line) has no value in what is missing */
+		st = PDH_INVALID_DATA;
+		if (!pdh_log_stamp(fields.v[0]) || fields.nr > log->nr_paths + 1)
+			goto out;
+		st = PDH_MEMORY_ALLOCATION_FAILURE;
+		if (add_record(log, &fields))
 			goto out;
 		pdh_strs_free(&fields);
 	}
@@ -581,10 +590,10 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
 	char stamp[TP_STAMP_SIZE];
 	struct pdh_query *q;
+	size_t i, cursor = 0;
 	double *values;
 	bool *valid;
 	PDH_STATUS st;
-	size_t i;
 
 	if (!log || !log->writing)
 		return PDH_INVALID_HANDLE;
@@ -609,12 +618,16 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 		const struct pdh_item *cur, *old;
 		PDH_FMT_COUNTERVALUE v;
 
-		cur = q->source ? (log->col_dup[i] < c->cur.nr ? &c->cur.items[log->col_dup[i]]
-							       : NULL)
-				: pdh_item_find(&c->cur, log->col_inst[i], log->col_dup[i]);
+		/* a counter's columns are neighbours, in the order of its items at open */
+		if (!i || log->col_ctr[i - 1] != c)
+			cursor = 0;
+		cur = q->source
+			      ? (log->col_dup[i] < c->cur.nr ? &c->cur.items[log->col_dup[i]]
+							     : NULL)
+			      : pdh_item_seek(&c->cur, log->col_inst[i], log->col_dup[i], &cursor);
 		if (!cur)
 			continue;
-		old = pdh_item_find(&c->old, cur->name, cur->dup);
+		old = cur->prev;
 		valid[i] = !pdh_format_item(c, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100,
 					    cur, old, &v);
 		values[i] = v.doubleValue;

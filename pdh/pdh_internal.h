@@ -30,17 +30,21 @@ enum pdh_kind {
 
 /* One instance of a counter in one sample. */
 struct pdh_item {
-	char *name;	     /* instance name (plain), NULL without instances */
-	unsigned int dup;    /* duplicate number within the sample */
-	PDH_RAW_COUNTER raw; /* as pdh.md 6.5 */
-	double logged;	     /* log replay: the logged value */
+	char *name;		     /* instance name (plain), NULL without instances */
+	size_t len;		     /* strlen(name) */
+	unsigned int dup;	     /* duplicate number within the sample */
+	PDH_RAW_COUNTER raw;	     /* as pdh.md 6.5 */
+	double logged;		     /* log replay: the logged value */
+	const struct pdh_item *prev; /* this instance in the counter's previous sample */
+	size_t src;		     /* its item in the query's data (real time) */
 };
 
 /* One sample of a counter: its items (one for a counter without wildcard). */
 struct pdh_sample {
 	struct pdh_item *items;
-	size_t nr;
-	bool valid; /* collected at all (else: no sample yet) */
+	size_t nr, cap;
+	bool valid;	/* collected at all (else: no sample yet) */
+	bool own_names; /* names malloc'd (log replay); else they point into the query's data */
 };
 
 struct pdh_query;
@@ -68,6 +72,11 @@ struct pdh_counter {
 	DWORD status;	  /* CStatus of the newest sample for a non-wildcard counter */
 	bool changed;	  /* new data since the last read */
 	int64_t timebase; /* ticks per second of the newest sample, 0 = none */
+	/* what the type implies, looked up once at add (collection reads it per instance) */
+	bool match_all; /* pattern "*": every instance */
+	uint8_t second; /* what PDH_RAW_COUNTER.SecondValue carries (query.c) */
+	uint8_t tb;	/* enum ctrtype_timebase */
+	uint8_t calc;	/* enum ctrtype_calc */
 };
 
 struct pdh_query {
@@ -84,8 +93,12 @@ struct pdh_query {
 	size_t nr_specs;
 	void *buf;
 	DWORD buf_size;
-	struct tp_data data; /* the newest decoded sample */
-	bool have_data;
+	struct tp_data data;	 /* the newest decoded sample */
+	struct tp_data data_old; /* the one before: the names of the counters' old samples */
+	bool have_data, have_old;
+	size_t *prev_map; /* per item of data: its item in data_old, or SIZE_MAX */
+	bool map_ok;	  /* prev_map holds (data and data_old have the same specs) */
+	unsigned long specs_gen, data_gen; /* rebuild_specs count; the count data came with */
 	struct pdh_counter **counters;
 	size_t nr_counters;
 	int64_t stamp; /* local FILETIME of the newest collection */
@@ -186,6 +199,13 @@ PDH_HIDDEN PDH_STATUS pdh_format_item(const struct pdh_counter *c, DWORD fmt,
 				      PDH_FMT_COUNTERVALUE *ret);
 PDH_HIDDEN const struct pdh_item *pdh_item_find(const struct pdh_sample *s, const char *name,
 						unsigned int dup);
+/*
+ * pdh_item_seek - pdh_item_find for a walk in sample order: the item at *@cursor is tried
+ * first (instances keep their order from one sample to the next), then all; *@cursor is
+ * left after the item found
+ */
+PDH_HIDDEN const struct pdh_item *pdh_item_seek(const struct pdh_sample *s, const char *name,
+						unsigned int dup, size_t *cursor);
 PDH_HIDDEN PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user,
 				      PDH_HCOUNTER *ret);
 

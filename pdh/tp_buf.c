@@ -214,6 +214,7 @@ static int build_item(void *ctx, uint32_t id, const void *name, size_t units)
 		item->name = perfbuf_utf16_dup(name, units);
 		if (!item->name)
 			return -ENOMEM;
+		item->len = strlen(item->name);
 	}
 	return 0;
 }

@@ -46,6 +46,7 @@ struct tp_value {
 struct tp_item {
 	uint32_t instance_id; /* PERF_INSTANCE_HEADER.InstanceId; 0 without a header */
 	char *name;	      /* UTF-8 instance name; NULL without an instance header */
+	size_t len;	      /* strlen(name) */
 	unsigned int dup;     /* duplicate number of name within the block */
 	size_t first, nr;     /* values[first .. first + nr) */
 };

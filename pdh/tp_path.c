@@ -212,44 +212,36 @@ char *tp_instance_display(const char *name, unsigned int dup)
 	return s;
 }
 
-/* qsort context: names and positions sort by (name, position) */
-static const char *const *sort_names;
-
-static int cmp_name_pos(const void *a, const void *b)
+uint64_t tp_name_hash(const char *s)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const char *p = sort_names[x], *q = sort_names[y];
-	int c;
+	uint64_t h = 14695981039346656037ull;
 
-	while (*p && lower((unsigned char)*p) == lower((unsigned char)*q))
-		p++, q++;
-	c = lower((unsigned char)*p) - lower((unsigned char)*q);
-	if (c)
-		return c;
-	return x < y ? -1 : x > y;
+	for (; *s; s++)
+		h = (h ^ (uint64_t)lower((unsigned char)*s)) * 1099511628211ull;
+	return h;
 }
 
 int tp_dup_indexes(const char *const *names, size_t nr, unsigned int *ret_dup)
 {
-	size_t *order, i;
+	size_t cap = 16, *last, i, j;
 
 	if (!nr)
 		return 0;
-	order = calloc(nr, sizeof(*order));
-	if (!order)
+	while (cap < 2 * nr)
+		cap *= 2;
+	/* open addressing: per distinct name, the position of its latest occurrence */
+	last = malloc(cap * sizeof(*last));
+	if (!last)
 		return -ENOMEM;
-	for (i = 0; i < nr; i++)
-		order[i] = i;
-	/* equal names become neighbours, in order of appearance */
-	sort_names = names;
-	qsort(order, nr, sizeof(*order), cmp_name_pos);
-	sort_names = NULL;
+	memset(last, 0xff, cap * sizeof(*last));
 	for (i = 0; i < nr; i++) {
-		if (i && tp_name_equal(names[order[i - 1]], names[order[i]]))
-			ret_dup[order[i]] = ret_dup[order[i - 1]] + 1;
-		else
-			ret_dup[order[i]] = 0;
+		for (j = tp_name_hash(names[i]) & (cap - 1); last[j] != SIZE_MAX;
+		     j = (j + 1) & (cap - 1))
+			if (tp_name_equal(names[last[j]], names[i]))
+				break;
+		ret_dup[i] = last[j] == SIZE_MAX ? 0 : ret_dup[last[j]] + 1;
+		last[j] = i;
 	}
-	free(order);
+	free(last);
 	return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* PDH limits (pdh.h): whole path, counter name, instance name, in bytes here */
 #define TP_MAX_PATH 2048
@@ -71,6 +72,9 @@ bool tp_match(const char *pattern, const char *s);
 
 /* tp_name_equal - ASCII case-insensitive equality */
 bool tp_name_equal(const char *a, const char *b);
+
+/* tp_name_hash - FNV-1a of the lower-cased name: names tp_name_equal hash alike */
+uint64_t tp_name_hash(const char *s);
 
 /*
  * tp_dup_indexes - number duplicate names in order of appearance: @ret_dup[i] = how many

@@ -183,6 +183,13 @@ PDH_STATUS pdh_format_item(const struct pdh_counter *c, DWORD fmt, const struct 
 		finish(c->ctr.type, c->scale, fmt, cur->logged, ret);
 		return 0;
 	}
+	if (c->calc == CTRTYPE_CALC_RAW && raw_valid(&cur->raw)) {
+		/* a count is its value (cook_value's one_sample, without the detour) */
+		memset(ret, 0, sizeof(*ret));
+		ret->CStatus = cur->raw.CStatus;
+		finish(c->ctr.type, c->scale, fmt, (double)(uint64_t)cur->raw.FirstValue, ret);
+		return 0;
+	}
 	return calc(c->ctr.type, timebase_of(c), c->scale, fmt, &cur->raw, old ? &old->raw : NULL,
 		    ret);
 }
@@ -217,7 +224,7 @@ PDH_FUNCTION PdhGetFormattedCounterValue(PDH_HCOUNTER hCounter, DWORD dwFormat, 
 		goto out;
 	}
 	cur = &c->cur.items[0];
-	st = pdh_format_item(c, dwFormat, cur, pdh_item_find(&c->old, cur->name, cur->dup), pValue);
+	st = pdh_format_item(c, dwFormat, cur, cur->prev, pValue);
 	if (!st) {
 		/* a read clears the data-changed flag (D-FmtValue) */
 		pValue->CStatus =
@@ -250,9 +257,11 @@ static PDH_STATUS get_array(PDH_HCOUNTER h, DWORD fmt, bool raw, bool wide, LPDW
 	if (!c->cur.valid)
 		goto out;
 	need = c->cur.nr * item_size;
-	for (i = 0; i < c->cur.nr; i++)
-		need += (pdh_chars(c->cur.items[i].name ? c->cur.items[i].name : "", wide) + 1) *
-			unit;
+	for (i = 0; i < c->cur.nr; i++) {
+		const struct pdh_item *it = &c->cur.items[i];
+
+		need += ((wide && it->name ? pdh_chars(it->name, true) : it->len) + 1) * unit;
+	}
 	*count = (DWORD)c->cur.nr;
 	if (!buf || *size < need) {
 		*size = (DWORD)need;
@@ -275,8 +284,7 @@ static PDH_STATUS get_array(PDH_HCOUNTER h, DWORD fmt, bool raw, bool wide, LPDW
 
 			f->szName = (LPWSTR)(void *)name;
 			/* per item: a failed value keeps its CStatus (S-TELEGRAF, S-WINEXP) */
-			pdh_format_item(c, fmt, it, pdh_item_find(&c->old, it->name, it->dup),
-					&f->FmtValue);
+			pdh_format_item(c, fmt, it, it->prev, &f->FmtValue);
 		}
 	}
 	if (!raw)

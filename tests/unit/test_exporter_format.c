@@ -293,8 +293,8 @@ static void test_instances(void **state)
 	size_t i;
 
 	(void)state;
-	/* ids order the repeats: "a" (6), "a#1" (7), "a#2" (9); the real "a#1" (8) then
-	 * repeats the renamed one and, having the higher id, is dropped */
+	/* enumeration order numbers the repeats: "a" (9), "a#1" (7), "a#2" (6); the real
+	 * "a#1" (8) then repeats the renamed one and, having the higher id, is dropped */
 	for (i = 0; i < 6; i++)
 		add(set, (uint32_t)(10 - i), names[i], &v, 1);
 	assert_int_equal(exp_set_finish(set), 0);
@@ -302,6 +302,37 @@ static void test_instances(void **state)
 	assert_int_equal(set->nr_dropped, 1);
 	for (i = 0; i < 5 && i < set->nr_instances; i++)
 		assert_string_equal(set->strings.data + set->instances[i].label, want[i]);
+
+	/*
+	 * Windows' numbering, not the order of ids or a case-sensitive one: the first
+	 * enumerated keeps the name (id 5 before id 3), "Worker" repeats "worker". Until
+	 * issue 11 the exporter numbered by sorted (name, id), case-sensitively.
+	 */
+	exp_set_reset(set);
+	add(set, 5, "a", &v, 1);
+	add(set, 3, "a", &v, 1);
+	add(set, 1, "worker", &v, 1);
+	add(set, 2, "Worker", &v, 1);
+	assert_int_equal(exp_set_finish(set), 0);
+	assert_int_equal(set->nr_instances, 4);
+	for (i = 0; i < 4; i++) {
+		const char *label = set->strings.data + set->instances[i].label;
+
+		switch (set->instances[i].id) {
+		case 5:
+			assert_string_equal(label, "{perf_instance=\"a\"}");
+			break;
+		case 3:
+			assert_string_equal(label, "{perf_instance=\"a#1\"}");
+			break;
+		case 1:
+			assert_string_equal(label, "{perf_instance=\"worker\"}");
+			break;
+		default:
+			assert_string_equal(label, "{perf_instance=\"Worker#1\"}");
+			break;
+		}
+	}
 
 	/* a new collection starts empty */
 	exp_set_reset(set);

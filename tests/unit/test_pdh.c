@@ -525,6 +525,74 @@ static void test_wildcard_arrays(void **state)
 	assert_int_equal(PdhCloseQuery(q), 0);
 }
 
+/* the rate of item @name in the Ops/sec array of @c: its CStatus, value in *@v */
+static DWORD ops_item(PDH_HCOUNTER c, const char *name, double *v)
+{
+	DWORD bytes = 0, n = 0, i, cs = 0xFFFFFFFF;
+	PDH_FMT_COUNTERVALUE_ITEM_A *it;
+
+	assert_int_equal(PdhGetFormattedCounterArrayA(c, PDH_FMT_DOUBLE, &bytes, &n, NULL),
+			 PDH_MORE_DATA);
+	it = malloc(bytes);
+	assert_non_null(it);
+	assert_int_equal(PdhGetFormattedCounterArrayA(c, PDH_FMT_DOUBLE, &bytes, &n, it), 0);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(it[i].szName, name)) {
+			cs = it[i].FmtValue.CStatus;
+			*v = it[i].FmtValue.doubleValue;
+		}
+	}
+	free(it);
+	return cs;
+}
+
+/*
+ * rates pair each instance with itself in the previous sample: by order while instances
+ * stay, by name when some went or came (the hash path), and by name again after counters of
+ * another set changed the query's specifications
+ */
+static void test_rates_across_churn(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE x, y, z;
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER ops, single;
+	double v = -1;
+
+	(void)state;
+	x = make_inst(u"x", 10, 1);
+	y = make_inst(u"y", 11, 1);
+	ops = add(q, "\\PDH Test(*)\\Ops/sec");
+	assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 100), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, y, 2, 200), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_true(ops_item(ops, "x", &v) == S(PDH_CSTATUS_INVALID_DATA));
+	usleep(20000);
+	/* y goes, z comes (into y's slot, so the order changes), x moves on */
+	assert_int_equal(PerfDeleteInstance(prov, y), 0);
+	z = make_inst(u"z", 12, 1);
+	assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 150), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, z, 2, 900), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_true(ops_item(ops, "x", &v) == S(PDH_CSTATUS_NEW_DATA));
+	assert_true(v > 0 && v <= 50 / 0.02);
+	assert_true(ops_item(ops, "z", &v) == S(PDH_CSTATUS_INVALID_DATA));
+	assert_true(ops_item(ops, "y", &v) == 0xFFFFFFFF);
+	/* a counter of another set: new specifications, old items found by name */
+	single = add(q, "\\PDH Single\\Value");
+	usleep(20000);
+	assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 170), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, z, 2, 950), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_true(ops_item(ops, "x", &v) == S(PDH_CSTATUS_NEW_DATA));
+	assert_true(v > 0 && v <= 20 / 0.02);
+	assert_true(ops_item(ops, "z", &v) == S(PDH_CSTATUS_NEW_DATA));
+	assert_true(v > 0 && v <= 50 / 0.02);
+	assert_true(fmt_double(single, 0) == 7000000000.0);
+	assert_int_equal(PdhCloseQuery(q), 0);
+	assert_int_equal(PerfDeleteInstance(prov, x), 0);
+	assert_int_equal(PerfDeleteInstance(prov, z), 0);
+}
+
 /* ---- counter info -------------------------------------------------------------------- */
 
 static void test_counter_info(void **state)
@@ -1094,6 +1162,7 @@ int main(void)
 		cmocka_unit_test(test_two_samples),
 		cmocka_unit_test(test_fraction_scale_stats),
 		cmocka_unit_test(test_wildcard_arrays),
+		cmocka_unit_test(test_rates_across_churn),
 		cmocka_unit_test(test_counter_info),
 		cmocka_unit_test(test_make_parse),
 		cmocka_unit_test(test_validate_expand),

@@ -12,6 +12,7 @@
 
 #include "ctrtype.h"
 #include "exp_format.h"
+#include "tp_path.h"
 
 /* ---- text buffer ------------------------------------------------------------------- */
 
@@ -638,6 +639,7 @@ int exp_set_add_instance(struct exp_set *set, uint32_t id, const char *name, siz
 	inst->row = i;
 	inst->name = set->strings.len;
 	inst->label = 0;
+	inst->dup = 0;
 	/* names are NUL-separated in the arena; offsets survive its reallocation */
 	exp_buf_add(&set->strings, name ? name : "", name ? strlen(name) + 1 : 1);
 	if (set->strings.err)
@@ -678,14 +680,43 @@ static int inst_cmp_label(const void *a, const void *b, void *arg)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/*
+ * number the repeats of each name as Windows (and typeperf, and libpdh) do: in enumeration
+ * order (the order of exp_set_add_instance), names compared without case (tp_dup_indexes)
+ */
+static int number_repeats(struct exp_set *set)
+{
+	const char **names = calloc(set->nr_instances, sizeof(*names));
+	unsigned int *dup = calloc(set->nr_instances, sizeof(*dup));
+	size_t i;
+	int err = -ENOMEM;
+
+	if (names && dup) {
+		for (i = 0; i < set->nr_instances; i++)
+			names[set->instances[i].row] = set->strings.data + set->instances[i].name;
+		err = tp_dup_indexes(names, set->nr_instances, dup);
+		for (i = 0; !err && i < set->nr_instances; i++)
+			set->instances[i].dup = dup[set->instances[i].row];
+	}
+	free(names);
+	free(dup);
+	return err;
+}
+
 int exp_set_finish(struct exp_set *set)
 {
 	bool multi = set->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE;
 	bool renamed = false;
-	size_t i, run = 0, n;
+	size_t i, n;
+	int err;
 
 	if (set->strings.err)
 		return set->strings.err;
+	if (multi && set->nr_instances > 1) {
+		err = number_repeats(set);
+		if (err)
+			return err;
+	}
 	if (set->nr_instances > 1) /* qsort_r must not see a NULL array */
 		qsort_r(set->instances, set->nr_instances, sizeof(*set->instances), inst_cmp_name,
 			set->strings.data);
@@ -710,13 +741,10 @@ int exp_set_finish(struct exp_set *set)
 			continue;
 		}
 		/* k-th repeat of a name (k >= 1) is shown as "name#k", like PDH does */
-		if (i > 0 &&
-		    !strcmp(set->strings.data + set->instances[run].name, set->strings.data + name))
-			snprintf(num, sizeof(num), "#%zu", i - run);
-		else {
-			run = i;
+		if (inst->dup)
+			snprintf(num, sizeof(num), "#%u", inst->dup);
+		else
 			num[0] = '\0';
-		}
 		renamed |= num[0] != '\0';
 		inst->label = set->strings.len;
 		exp_buf_puts(&set->strings, "{" EXP_INSTANCE_LABEL "=\"");

@@ -116,10 +116,11 @@ struct exp_counter {
  * exp_set.counters.
  */
 struct exp_instance {
-	uint32_t id;  /* InstanceId */
-	size_t row;   /* row in exp_set.values / exp_set.present */
-	size_t name;  /* offset of the UTF-8 name in exp_set.strings */
-	size_t label; /* offset of the rendered label set "{...}" or "" in exp_set.strings */
+	uint32_t id;	  /* InstanceId */
+	size_t row;	  /* row in exp_set.values / exp_set.present */
+	size_t name;	  /* offset of the UTF-8 name in exp_set.strings */
+	size_t label;	  /* offset of the rendered label set "{...}" or "" in exp_set.strings */
+	unsigned int dup; /* repeats of its name before it in enumeration order (PDH's "#n") */
 };
 
 struct exp_set {

@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * relog - convert and filter typeperf CSV/TSV counter logs, as Windows' relog does for these
+ * formats: a PDH client (PdhBindInputDataSource, PdhOpenQueryH, PdhExpandWildCardPathH,
+ * PdhSetQueryTimeRange, PdhOpenLog/PdhUpdateLog). See usage_text.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pdh.h"
+#include "pdhmsg.h"
+#include "tp_opts.h"
+
+#define EXIT_OK 0
+#define EXIT_ERROR 1 /* unreadable or corrupt input, unknown counters, I/O */
+#define EXIT_USAGE 2 /* bad command line */
+#define FILETIME_UNIX_OFFSET 11644473600LL
+
+static const char usage_text[] =
+	"NAME\n"
+	"    relog - convert and filter performance counter logs (CSV, TSV)\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    relog file [-f CSV|TSV] [-o file] [-y] [-t N] [-b M/D/YYYY H:MM:SS]\n"
+	"          [-e M/D/YYYY H:MM:SS] [-c path [path ...]] [-cf file]\n"
+	"    relog file -q [-o file] [-y]\n"
+	"    relog -? | /? | -h | --help\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    relog reads a counter log written by typeperf (or by PdhOpenLog/PdhUpdateLog),\n"
+	"    keeps the records of a time window, every Nth of them and the counters asked\n"
+	"    for, and writes them as a new CSV or TSV log in the same format. It reads the\n"
+	"    log through PDH (PdhBindInputDataSource and a query on it) as Windows' relog\n"
+	"    does; values are copied as logged (they are already cooked).\n"
+	"\n"
+	"    Switches are case-insensitive and start with '-' or '/'; a value follows as\n"
+	"    the next argument, or after ':' (/f:TSV) or '=' (--f=TSV).\n"
+	"\n"
+	"OPTIONS\n"
+	"    file\n"
+	"        The input log: a CSV or TSV file whose first line is \"(PDH-CSV 4.0)\" or\n"
+	"        \"(PDH-TSV 4.0)\" and the counter paths. One input file.\n"
+	"    -f CSV|TSV\n"
+	"        Output format; default CSV. BIN and SQL are refused (the binary format is\n"
+	"        undocumented, SQL needs ODBC).\n"
+	"    -o file\n"
+	"        The output log (required unless -q). An existing file is overwritten only\n"
+	"        with -y; otherwise relog asks on a terminal and refuses elsewhere.\n"
+	"    -y\n"
+	"        Answer yes to the overwrite question.\n"
+	"    -t N\n"
+	"        Keep every Nth record of the window: the 1st, the (N+1)th, ... Default 1.\n"
+	"    -b M/D/YYYY H:MM:SS, -e M/D/YYYY H:MM:SS\n"
+	"        Begin and end of the time window (local time, as the log's time stamps),\n"
+	"        both included. The time may be H, H:MM or H:MM:SS and may follow the date\n"
+	"        as a separate argument (-b 3/27/2026 15:28:06). Default: the whole log.\n"
+	"    -c path [path ...]\n"
+	"        The counters to keep: paths as in the log (\\\\HOST\\Object(Instance)\\Counter,\n"
+	"        or without \\\\HOST), '*' wildcards allowed. Every argument after -c that\n"
+	"        does not start with '-' is a path. Default: every counter.\n"
+	"    -cf file\n"
+	"        Read counter paths from file, one per line (blank lines and lines\n"
+	"        starting with ';' or '#' are skipped).\n"
+	"    -q\n"
+	"        Describe the input instead of converting it: the Input block and the\n"
+	"        log's counter paths, one per line (into -o file when given).\n"
+	"    -?, /?, -h, --help\n"
+	"        Print this help and exit.\n"
+	"\n"
+	"OUTPUT\n"
+	"    On standard output an \"Input\" block (File(s), Begin, End, Samples of the\n"
+	"    input), then an \"Output\" block (File, Begin, End, Samples written), then\n"
+	"    \"The command completed successfully.\" Times are printed as M/D/YYYY H:MM:SS.\n"
+	"    The output log has the header of the kept counters and one record per kept\n"
+	"    sample, time stamps and values as in the input (six decimals, \" \" where the\n"
+	"    input had no value). Errors go to standard error as \"Error: ...\".\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 a missing, unreadable or corrupt input log, a counter or time\n"
+	"    window that selects nothing, an I/O error, 2 a bad command line.\n"
+	"\n"
+	"DIFFERENCES FROM WINDOWS\n"
+	"    One input file; no -a (append), -config or BIN/SQL output; the default output\n"
+	"    format is CSV (Windows: BIN).\n"
+	"\n"
+	"EXAMPLES\n"
+	"    relog log.csv -q\n"
+	"    relog log.csv -f TSV -o log.tsv -y\n"
+	"    relog log.csv -t 10 -c \"\\Demo(*)\\Requests/sec\" -o every10th.csv\n"
+	"    relog log.csv -b 3/27/2026 15:00:00 -e 3/27/2026 16:00:00 -o hour.csv\n";
+
+struct opts {
+	const char *input;
+	const char *output;
+	DWORD format; /* PDH_LOG_TYPE_CSV / _TSV */
+	unsigned long every;
+	int64_t begin, end; /* local FILETIME; 0 / INT64_MAX = open */
+	char **paths;
+	size_t nr_paths;
+	bool yes, query, help;
+};
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fputs("Error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nType \"relog -?\" for help.\n", stderr);
+}
+
+/* "M/D/YYYY" and "H[:MM[:SS]]" (@time may be NULL: midnight) into a local FILETIME */
+static int64_t parse_time(const char *date, const char *time)
+{
+	unsigned int mo, d, y, h = 0, mi = 0, s = 0;
+	struct tm tm = {0};
+	char end;
+	int n;
+
+	if (sscanf(date, "%u/%u/%u%c", &mo, &d, &y, &end) != 3)
+		return 0;
+	if (time) {
+		n = sscanf(time, "%u:%u:%u%c", &h, &mi, &s, &end);
+		if (n < 1 || n > 3)
+			return 0;
+	}
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1601 || y > 9999 || h > 23 || mi > 59 ||
+	    s > 59)
+		return 0;
+	tm.tm_mon = (int)mo - 1;
+	tm.tm_mday = (int)d;
+	tm.tm_year = (int)y - 1900;
+	tm.tm_hour = (int)h;
+	tm.tm_min = (int)mi;
+	tm.tm_sec = (int)s;
+	/* timegm normalises 2/30 to 3/2: refuse dates that do not exist */
+	time_t t = timegm(&tm);
+	if (tm.tm_mday != (int)d || tm.tm_mon != (int)mo - 1)
+		return 0;
+	return ((int64_t)t + FILETIME_UNIX_OFFSET) * 10000000;
+}
+
+static bool looks_like_time(const char *s)
+{
+	return s && *s >= '0' && *s <= '9' && strspn(s, "0123456789:") == strlen(s);
+}
+
+static int add_path(struct opts *o, const char *p)
+{
+	char **grown = realloc(o->paths, (o->nr_paths + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	o->paths = grown;
+	o->paths[o->nr_paths] = strdup(p);
+	if (!o->paths[o->nr_paths])
+		return -ENOMEM;
+	o->nr_paths++;
+	return 0;
+}
+
+static const char *const switches[] = {"?",  "h", "help", "y", "q", "c",
+				       "cf", "f", "o",	  "t", "b", "e"};
+
+/*
+ * the switch name of @arg ("-f", "/f", "--f", "/f:v", "--f=v"), its inline value in *@val.
+ * An argument starting with '/' is a switch only when it names one (else it is a file).
+ */
+static bool switch_of(const char *arg, char *name, size_t size, const char **val)
+{
+	bool slash = arg[0] == '/';
+	size_t n, i;
+
+	*val = NULL;
+	if (arg[0] != '-' && !slash)
+		return false;
+	arg += (arg[0] == '-' && arg[1] == '-') ? 2 : 1;
+	n = strcspn(arg, ":=");
+	if (n >= size)
+		n = size - 1;
+	memcpy(name, arg, n);
+	name[n] = '\0';
+	if (arg[n])
+		*val = arg + n + 1;
+	for (i = 0; slash && i < sizeof(switches) / sizeof(switches[0]); i++)
+		if (!strcasecmp(name, switches[i]))
+			return true;
+	return !slash;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	char name[16];
+	const char *val;
+	char **lines;
+	size_t nr, k;
+	int i, err;
+
+	memset(o, 0, sizeof(*o));
+	o->format = PDH_LOG_TYPE_CSV;
+	o->every = 1;
+	o->end = INT64_MAX;
+	for (i = 1; i < argc; i++) {
+		if (!switch_of(argv[i], name, sizeof(name), &val)) {
+			if (o->input) {
+				usage_error("only one input log is supported (\"%s\")", argv[i]);
+				return -EINVAL;
+			}
+			o->input = argv[i];
+			continue;
+		}
+		if (!strcmp(name, "?") || !strcasecmp(name, "h") || !strcasecmp(name, "help")) {
+			o->help = true;
+			return 0;
+		}
+		if (!strcasecmp(name, "y") || !strcasecmp(name, "q")) {
+			if (val) {
+				usage_error("-%s takes no value", name);
+				return -EINVAL;
+			}
+			*(tolower((unsigned char)name[0]) == 'y' ? &o->yes : &o->query) = true;
+			continue;
+		}
+		if (!strcasecmp(name, "c")) {
+			if (val && add_path(o, val))
+				return -ENOMEM;
+			while (i + 1 < argc &&
+			       !switch_of(argv[i + 1], name, sizeof(name), &(const char *){NULL})) {
+				if (add_path(o, argv[++i]))
+					return -ENOMEM;
+				val = argv[i];
+			}
+			if (!val) {
+				usage_error("%s needs at least one counter path", argv[i]);
+				return -EINVAL;
+			}
+			continue;
+		}
+		if (strcasecmp(name, "f") && strcasecmp(name, "o") && strcasecmp(name, "t") &&
+		    strcasecmp(name, "b") && strcasecmp(name, "e") && strcasecmp(name, "cf")) {
+			usage_error("unknown switch \"%s\"", argv[i]);
+			return -EINVAL;
+		}
+		if (!val) {
+			if (i + 1 >= argc) {
+				usage_error("%s needs a value", argv[i]);
+				return -EINVAL;
+			}
+			val = argv[++i];
+		}
+		if (!strcasecmp(name, "f")) {
+			if (!strcasecmp(val, "csv")) {
+				o->format = PDH_LOG_TYPE_CSV;
+			} else if (!strcasecmp(val, "tsv")) {
+				o->format = PDH_LOG_TYPE_TSV;
+			} else {
+				usage_error("output format \"%s\" is not supported (CSV or TSV)",
+					    val);
+				return -EINVAL;
+			}
+		} else if (!strcasecmp(name, "o")) {
+			o->output = val;
+		} else if (!strcasecmp(name, "t")) {
+			char *end;
+
+			errno = 0;
+			o->every = strtoul(val, &end, 10);
+			if (errno || *end || !o->every || val[0] == '-') {
+				usage_error("-t needs a whole number of at least 1, not \"%s\"",
+					    val);
+				return -EINVAL;
+			}
+		} else if (!strcasecmp(name, "cf")) {
+			err = tp_read_lines(val, true, &lines, &nr);
+			if (err) {
+				fprintf(stderr, "Error: cannot read %s: %s\n", val, strerror(-err));
+				return -EINVAL;
+			}
+			for (k = 0; k < nr && !err; k++)
+				err = add_path(o, lines[k]);
+			tp_free_lines(lines, nr);
+			if (err)
+				return err;
+		} else {
+			/* -b/-e: "date time" in one argument or two */
+			char date[32], *sp;
+			const char *time = NULL;
+			int64_t ft;
+
+			snprintf(date, sizeof(date), "%s", val);
+			sp = strchr(date, ' ');
+			if (sp) {
+				*sp = '\0';
+				time = sp + 1;
+			} else if (i + 1 < argc && looks_like_time(argv[i + 1])) {
+				time = argv[++i];
+			}
+			ft = strlen(val) < sizeof(date) ? parse_time(date, time) : 0;
+			if (!ft) {
+				usage_error("bad time \"%s\" (M/D/YYYY H:MM:SS)", val);
+				return -EINVAL;
+			}
+			*(tolower((unsigned char)name[0]) == 'b' ? &o->begin : &o->end) = ft;
+		}
+	}
+	if (o->help)
+		return 0;
+	if (!o->input) {
+		usage_error("%s", "no input log given");
+		return -EINVAL;
+	}
+	if (!o->query && !o->output) {
+		usage_error("%s", "no output file given (-o file)");
+		return -EINVAL;
+	}
+	if (o->begin > o->end) {
+		usage_error("%s", "the begin time (-b) is after the end time (-e)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void opts_free(struct opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_paths; i++)
+		free(o->paths[i]);
+	free(o->paths);
+}
+
+/* a PDH status as a sentence */
+static const char *pdh_text(PDH_STATUS st)
+{
+	switch (st) {
+	case PDH_FILE_NOT_FOUND:
+		return "The file was not found.";
+	case PDH_LOG_FILE_OPEN_ERROR:
+		return "The log file cannot be opened.";
+	case PDH_UNABLE_READ_LOG_HEADER:
+		return "The file is not a CSV or TSV counter log (no \"(PDH-CSV 4.0)\" header).";
+	case PDH_INVALID_DATA:
+		return "The log file is corrupt (a record without a valid time stamp, or with "
+		       "more fields than the header).";
+	case PDH_MEMORY_ALLOCATION_FAILURE:
+		return "Out of memory.";
+	case PDH_CSTATUS_NO_OBJECT:
+	case PDH_CSTATUS_NO_COUNTER:
+		return "The counter is not in the log.";
+	case PDH_CSTATUS_BAD_COUNTERNAME:
+		return "The counter path is malformed.";
+	case PDH_LOG_FILE_CREATE_ERROR:
+		return "The output file cannot be written.";
+	default:
+		return "Unexpected PDH error.";
+	}
+}
+
+static void pdh_error(const char *what, PDH_STATUS st)
+{
+	fprintf(stderr, "Error: %s: %s (0x%08X)\n", what, pdh_text(st), (unsigned int)st);
+}
+
+/* "M/D/YYYY H:MM:SS" of a local FILETIME */
+static void time_text(int64_t ft, char *buf, size_t size)
+{
+	time_t t = (time_t)(ft / 10000000 - FILETIME_UNIX_OFFSET);
+	struct tm tm;
+
+	if (ft <= 0 || !gmtime_r(&t, &tm)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	snprintf(buf, size, "%d/%d/%d %d:%02d:%02d", tm.tm_mon + 1, tm.tm_mday, tm.tm_year + 1900,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+static void block(FILE *f, const char *title, const char *files_label, const char *file,
+		  const char *kind, int64_t begin, int64_t end, unsigned long samples)
+{
+	char b[40], e[40];
+
+	time_text(begin, b, sizeof(b));
+	time_text(end, e, sizeof(e));
+	fprintf(f, "\n%s\n----------------\n", title);
+	if (kind)
+		fprintf(f, "%s\n     %s (%s)\n\n", files_label, file, kind);
+	else
+		fprintf(f, "%-10s%s\n\n", files_label, file);
+	fprintf(f, "Begin:    %s\nEnd:      %s\nSamples:  %lu\n", b, e, samples);
+}
+
+/* the log's counter paths in log order: PdhExpandWildCardPathH of "\\*\*\*" */
+static PDH_STATUS log_paths(PDH_HLOG log, char **ret)
+{
+	static const char pattern[] = "\\\\*\\*\\*";
+	DWORD size = 0;
+	PDH_STATUS st;
+	char *buf;
+
+	*ret = NULL;
+	st = PdhExpandWildCardPathHA(log, pattern, NULL, &size, 0);
+	if (st == PDH_CSTATUS_NO_OBJECT || st == PDH_CSTATUS_NO_COUNTER ||
+	    st == PDH_CSTATUS_NO_INSTANCE || (!st && !size))
+		return 0;
+	if (st != PDH_MORE_DATA)
+		return st;
+	buf = calloc(size + 2, 1);
+	if (!buf)
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	st = PdhExpandWildCardPathHA(log, pattern, buf, &size, 0);
+	if (st) {
+		free(buf);
+		return st;
+	}
+	*ret = buf;
+	return 0;
+}
+
+static bool may_write(const struct opts *o)
+{
+	char answer[16];
+	struct stat st;
+
+	if (o->yes || stat(o->output, &st))
+		return true;
+	if (!isatty(STDIN_FILENO)) {
+		fprintf(stderr, "Error: %s already exists (use -y to overwrite it).\n", o->output);
+		return false;
+	}
+	fprintf(stderr, "%s already exists. Overwrite it? [y/n] ", o->output);
+	if (fgets(answer, sizeof(answer), stdin) && (answer[0] == 'y' || answer[0] == 'Y'))
+		return true;
+	fprintf(stderr, "Error: %s was not overwritten.\n", o->output);
+	return false;
+}
+
+/* -q: the Input block and the log's counters */
+static int describe(const struct opts *o, PDH_HLOG log, const PDH_TIME_INFO *ti, const char *kind)
+{
+	FILE *out = stdout;
+	char *list;
+	const char *p;
+	PDH_STATUS st;
+	int ret = EXIT_OK;
+
+	block(stdout, "Input", "File(s):", o->input, kind, ti->StartTime, ti->EndTime,
+	      ti->SampleCount);
+	if (o->output) {
+		if (!may_write(o))
+			return EXIT_ERROR;
+		out = fopen(o->output, "w");
+		if (!out) {
+			fprintf(stderr, "Error: cannot open %s: %s\n", o->output, strerror(errno));
+			return EXIT_ERROR;
+		}
+	} else {
+		fputc('\n', stdout);
+	}
+	st = log_paths(log, &list);
+	if (st) {
+		pdh_error("listing the counters", st);
+		ret = EXIT_ERROR;
+	}
+	for (p = list; p && *p; p += strlen(p) + 1)
+		fprintf(out, "%s\n", p);
+	free(list);
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "Error: cannot write %s\n", o->output);
+		ret = EXIT_ERROR;
+	}
+	if (!ret)
+		fputs("\nThe command completed successfully.\n", stdout);
+	return ret;
+}
+
+/* the query's counters: every logged counter, or the -c/-cf paths (each must match) */
+static int add_counters(const struct opts *o, PDH_HLOG log, PDH_HQUERY q, PDH_HCOUNTER *first)
+{
+	PDH_HCOUNTER c;
+	PDH_STATUS st;
+	const char *p;
+	char *list;
+	size_t i;
+
+	if (!o->nr_paths) {
+		/* every logged counter, in the log's order */
+		st = log_paths(log, &list);
+		for (p = list; !st && p && *p; p += strlen(p) + 1) {
+			st = PdhAddCounterA(q, p, 0, &c);
+			if (p == list)
+				*first = c;
+		}
+		free(list);
+		if (st)
+			pdh_error("adding the logged counters", st);
+		return st || !*first ? -1 : 0;
+	}
+	for (i = 0; i < o->nr_paths; i++) {
+		st = PdhAddCounterA(q, o->paths[i], 0, &c);
+		if (!i)
+			*first = c;
+		if (st) {
+			fprintf(stderr, "Error: \"%s\": %s (0x%08X)\n", o->paths[i], pdh_text(st),
+				(unsigned int)st);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int convert(const struct opts *o, PDH_HLOG src, const PDH_TIME_INFO *ti, const char *kind)
+{
+	PDH_TIME_INFO window = *ti;
+	PDH_HQUERY q = NULL;
+	PDH_HLOG out = NULL;
+	DWORD type = o->format;
+	int64_t first = 0, last = 0;
+	unsigned long written = 0, k;
+	PDH_HCOUNTER first_ctr = NULL;
+	PDH_RAW_COUNTER raw;
+	PDH_STATUS st;
+	int ret = EXIT_ERROR;
+
+	block(stdout, "Input", "File(s):", o->input, kind, ti->StartTime, ti->EndTime,
+	      ti->SampleCount);
+	st = PdhOpenQueryH(src, 0, &q);
+	if (st) {
+		pdh_error("opening a query on the log", st);
+		return EXIT_ERROR;
+	}
+	if (add_counters(o, src, q, &first_ctr)) {
+		if (!o->nr_paths && !first_ctr)
+			fputs("Error: the log has no counters.\n", stderr);
+		goto out;
+	}
+	window.StartTime = o->begin > ti->StartTime ? o->begin : ti->StartTime;
+	window.EndTime = o->end < ti->EndTime ? o->end : ti->EndTime;
+	if (!ti->SampleCount || window.StartTime > window.EndTime ||
+	    PdhSetQueryTimeRange(q, &window)) {
+		fputs("Error: no record of the log lies in the time window.\n", stderr);
+		goto out;
+	}
+	if (!may_write(o))
+		goto out;
+	st = PdhOpenLogA(o->output, PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &type, q, 0, NULL,
+			 &out);
+	if (st) {
+		pdh_error(o->output, st);
+		goto out;
+	}
+	for (;;) {
+		/* each kept record: PdhUpdateLog reads and writes it, then skip N-1 */
+		st = PdhUpdateLogA(out, NULL);
+		if (st == PDH_NO_MORE_DATA)
+			break;
+		if (st && st != PDH_NO_DATA && st != PDH_INVALID_DATA) {
+			pdh_error(o->output, st);
+			goto out;
+		}
+		/* the record's time stamp: every replayed item carries it */
+		if (!PdhGetRawCounterValue(first_ctr, NULL, &raw)) {
+			last = (int64_t)raw.TimeStamp.dwLowDateTime |
+			       (int64_t)raw.TimeStamp.dwHighDateTime << 32;
+			if (!written)
+				first = last;
+		}
+		written++;
+		for (k = 1; k < o->every; k++)
+			if (PdhCollectQueryData(q) == PDH_NO_MORE_DATA)
+				break;
+		if (k < o->every)
+			break;
+	}
+	if (PdhCloseLog(out, 0)) {
+		out = NULL;
+		fprintf(stderr, "Error: cannot write %s\n", o->output);
+		goto out;
+	}
+	out = NULL;
+	block(stdout, "Output", "File:", o->output, NULL, first, last, written);
+	fputs("\nThe command completed successfully.\n", stdout);
+	ret = EXIT_OK;
+out:
+	if (out)
+		PdhCloseLog(out, 0);
+	PdhCloseQuery(q);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	PDH_TIME_INFO ti;
+	PDH_HLOG log = NULL;
+	DWORD entries = 0, size = sizeof(ti);
+	char list[4096 + 2];
+	const char *kind;
+	struct opts o;
+	PDH_STATUS st;
+	size_t n;
+	int ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret || o.help) {
+		if (o.help)
+			fputs(usage_text, stdout);
+		else if (ret == -ENOMEM)
+			fputs("Error: Out of memory.\n", stderr);
+		opts_free(&o);
+		return ret == -ENOMEM ? EXIT_ERROR : ret ? EXIT_USAGE : EXIT_OK;
+	}
+	n = strlen(o.input);
+	if (n >= sizeof(list) - 2) {
+		usage_error("input file name too long: %s", o.input);
+		opts_free(&o);
+		return EXIT_USAGE;
+	}
+	memcpy(list, o.input, n + 1);
+	list[n + 1] = '\0';
+	st = PdhBindInputDataSourceA(&log, list);
+	if (!st)
+		st = PdhGetDataSourceTimeRangeH(log, &entries, &ti, &size);
+	if (st) {
+		pdh_error(o.input, st);
+		if (log)
+			PdhCloseLog(log, 0);
+		opts_free(&o);
+		return EXIT_ERROR;
+	}
+	kind = "CSV";
+	{
+		FILE *f = fopen(o.input, "r");
+		char head[16] = "";
+
+		if (f) {
+			while (fgets(head, sizeof(head), f) && (head[0] == '\r' || head[0] == '\n'))
+				;
+			fclose(f);
+		}
+		if (!strncmp(head, "\"(PDH-TSV", 9))
+			kind = "TSV";
+	}
+	ret = o.query ? describe(&o, log, &ti, kind) : convert(&o, log, &ti, kind);
+	PdhCloseLog(log, 0);
+	opts_free(&o);
+	return ret;
+}
