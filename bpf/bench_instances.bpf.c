@@ -14,6 +14,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 PERFLIB_DATA_MAP_RAW(slots);
 PERFLIB_INDEX_MAP(idx);
+PERFLIB_LIVE_MAP(live);
 PERFLIB_GEOMETRY(bi_geo);
 const volatile __u8 bi_guid[16] = {};
 
@@ -30,8 +31,8 @@ static long bi_pair(__u64 i, void *arg)
 	struct bi_ctx *c = arg;
 	__s64 s;
 
-	s = perflib_instance_create_ascii(&slots, &idx, &bi_geo, bi_guid, name, (__u32)i, 0);
-	if (s < 0 || perflib_instance_delete(&slots, &idx, &bi_geo, (__u32)s)) {
+	s = perflib_instance_create_ascii(&slots, &idx, &live, &bi_geo, bi_guid, name, (__u32)i, 0);
+	if (s < 0 || perflib_instance_delete(&slots, &idx, &live, &bi_geo, (__u32)s)) {
 		c->failed++;
 		return 1;
 	}

@@ -5,7 +5,20 @@
  *
  *   info   ARRAY, 1 entry, frozen: struct perflib_info, then nr_counters
  *          struct perflib_info_counter, then a UTF-16LE string pool.
- *   data   ARRAY, BPF_F_MMAPABLE, capacity entries of slot_size bytes (a multiple of 64):
+ *   ctl    ARRAY, BPF_F_MMAPABLE, 1 entry: struct perflib_ctl (segments published so far).
+ *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs entries of struct perflib_proc: the processes
+ *          that provide into the counter set (liveness, callback sockets).
+ *   segs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its data map (for BPF)
+ *   idxs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map (for BPF)
+ *   s<k>/  one directory per segment k (0 <= k < ctl.nr_segs), created as the set grows:
+ *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, seg0_slots << k slots of slot_size
+ *            bytes; global slot i of segment k is entry i - perflib_seg_first(k)
+ *     index  HASH, BPF_F_NO_PREALLOC, seg0_slots << k entries: the keys of the segment's
+ *            slots (key struct perflib_index_key -> struct perflib_index_val)
+ *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
+ *            not FREE (claimed or live); readers visit only the slots whose bit is set
+ *
+ *   A slot (slot_size bytes, a multiple of 64):
  *            +0                   struct perflib_slot_hdr (state, generation, owner)
  *            +block_offset (32)   PERF_COUNTERSET_INSTANCE (32 bytes, Windows layout)
  *            +64                  nr_counters 8-byte counter slots (Windows layout)
@@ -16,11 +29,11 @@
  *                                 then ceil(nr_counters / 64) 64-bit words: bit i set =
  *                                 the address of the counter at position i is NULL
  *                                 (only when a counter is PERF_ATTRIB_BY_REFERENCE)
- *   index  HASH  key struct perflib_index_key -> struct perflib_index_val: the
- *          cross-process unique index of live (name, id) pairs (BPF_NOEXIST insert).
- *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs entries of struct perflib_proc: the processes
- *          that provide into the counter set (liveness, callback sockets).
  *
+ * Slots never move: a process maps segment k at reservation + perflib_seg_first(k) *
+ * slot_size, so slot i is at reservation + i * slot_size whatever segment holds it.
+ * A (name, id) key lives in the index of the segment that holds its slot; uniqueness
+ * across segments is checked after the insert (instance.c).
  * Offsets, never pointers. Readers bound-check every value read from these maps.
  */
 #ifndef PERFLIB_LAYOUT_H
@@ -37,13 +50,17 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 1
+#define PERFLIB_LAYOUT_VERSION 2
 #define PERFLIB_SLOT_ALIGN 64	      /* slots start on their own cache line */
 #define PERFLIB_BLOCK_OFFSET 32	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 64    /* first counter slot inside a slot */
 #define PERFLIB_ASCII_MAX 64	      /* bytes of ASCII name rendering, incl. NUL */
 #define PERFLIB_NAME_MAX_DEFAULT 1025 /* UTF-16 units incl. NUL: PERF_MAX_INSTANCE_NAME + 1 */
-#define PERFLIB_CAPACITY_DEFAULT 1024 /* slots per counter set */
+#define PERFLIB_CAPACITY_DEFAULT (1u << 20) /* slot limit per counter set (rounded up) */
+#define PERFLIB_CAPACITY_MAX (1u << 28)	    /* largest slot limit */
+#define PERFLIB_MAX_SEGS 32		    /* segments per counter set */
+#define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
+#define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
 #define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set */
 #define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */
 #define PERFLIB_STR_NONE 0xFFFFFFFFu  /* string offset: absent */
@@ -107,7 +124,7 @@ struct perflib_info {
 	__u32 instance_type;	  /* PERF_COUNTERSET_* */
 	__u32 nr_counters;	  /* entries of perflib_info_counter */
 	__u32 detail_level;	  /* PERF_DETAIL_* of the counter set */
-	__u32 capacity;		  /* data map entries (slots) */
+	__u32 capacity;		  /* slot limit (the segments may hold more slots) */
 	__u32 slot_size;	  /* bytes per slot, multiple of PERFLIB_SLOT_ALIGN */
 	__u32 name_max;		  /* UTF-16 units per name incl. NUL */
 	__u32 name_offset;	  /* slot offset of the UTF-16 name */
@@ -119,7 +136,14 @@ struct perflib_info {
 	__u32 counterset_name;	  /* pool offset, PERFLIB_STR_NONE = absent */
 	__u32 counterset_help;	  /* pool offset */
 	__u32 provider_name;	  /* pool offset */
-	__u32 reserved;		  /* 0 */
+	__u32 seg0_slots;	  /* slots of segment 0; segment k has seg0_slots << k */
+};
+
+/* the ctl map's one entry */
+struct perflib_ctl {
+	__u32 magic;	   /* PERFLIB_CTL_MAGIC */
+	__u32 nr_segs;	   /* segments published (pinned and in segs/idxs); only grows */
+	__u64 reserved[7]; /* 0 */
 };
 
 struct perflib_info_counter {
@@ -154,7 +178,7 @@ struct perflib_index_key {
 };
 
 struct perflib_index_val {
-	__u32 slot; /* data map index */
+	__u32 slot; /* global slot index (in the segment whose index holds the key) */
 	__u32 gen;  /* generation of the claim that inserted the key */
 };
 
@@ -177,9 +201,66 @@ static inline __u32 perflib_word_state(__u64 w)
 	return (__u32)w & PERFLIB_SLOT_STATE_MASK;
 }
 
+#define PERFLIB_GEN_MASK 0x3FFFFFFFu /* generations count modulo 2^30 */
+
 static inline __u32 perflib_word_gen(__u64 w)
 {
 	return (__u32)w >> 2;
+}
+
+/* generation @g advanced by @n, modulo 2^30 (as the word stores it) */
+static inline __u32 perflib_gen_add(__u32 g, __u32 n)
+{
+	return (g + n) & PERFLIB_GEN_MASK;
+}
+
+/*
+ * Segments: segment k holds global slots [seg0 * (2^k - 1), seg0 * (2^(k+1) - 1)).
+ */
+static inline __u64 perflib_seg_first(__u32 k, __u32 seg0)
+{
+	return (__u64)seg0 * ((1ULL << k) - 1);
+}
+
+static inline __u64 perflib_seg_slots(__u32 k, __u32 seg0)
+{
+	return (__u64)seg0 << k;
+}
+
+/* live-bitmap words of segment k */
+static inline __u64 perflib_seg_words(__u32 k, __u32 seg0)
+{
+	return (perflib_seg_slots(k, seg0) + 63) / 64;
+}
+
+/* floor(log2(@q)) for 0 < q < 2^32, without branches (a BPF program verifies it once) */
+static inline __u32 perflib_log2_32(__u64 q)
+{
+	__u64 t, k = 0;
+
+	t = ((0xFFFFULL - q) >> 63) << 4; /* 16 if q > 0xFFFF */
+	q >>= t;
+	k |= t;
+	t = ((0xFFULL - q) >> 63) << 3;
+	q >>= t;
+	k |= t;
+	t = ((0xFULL - q) >> 63) << 2;
+	q >>= t;
+	k |= t;
+	t = ((0x3ULL - q) >> 63) << 1;
+	q >>= t;
+	k |= t;
+	return (__u32)(k | ((0x1ULL - q) >> 63));
+}
+
+/* the segment of global slot @i (PERFLIB_MAX_SEGS if past the last) */
+static inline __u32 perflib_seg_of(__u64 i, __u32 seg0)
+{
+	__u64 q = seg0 ? i / seg0 + 1 : 0;
+
+	if (!q || q >> 32)
+		return PERFLIB_MAX_SEGS;
+	return perflib_log2_32(q);
 }
 
 static inline __u32 perflib_word_pid(__u64 w)
@@ -267,6 +348,7 @@ static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");
 static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot header size");
 static_assert(sizeof(struct perflib_index_key) == 24, "index key size");
 static_assert(sizeof(struct perflib_proc) == 64, "proc entry size");
+static_assert(sizeof(struct perflib_ctl) == 64, "ctl entry size");
 #endif
 
 #endif /* PERFLIB_LAYOUT_H */

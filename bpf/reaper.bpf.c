@@ -14,9 +14,10 @@
  * ticks and the inode of that namespace.
  *
  * Per exit: the procs map first (fast path: no entry for this process, nothing to do),
- * then every slot (bpf_loop). A slot whose word names the process is taken by CAS to
+ * then every slot of every segment (bpf_loop). A slot whose word names the process is taken by CAS to
  * CLAIMED(gen + 1, pid), its index key deleted if it points to the slot, the slot zeroed
- * from the Windows block on, and stored FREE(gen + 2, 0), as user space does.
+ * from the Windows block on, its live bit cleared, and stored FREE(gen + 2, 0), as user
+ * space does.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -29,6 +30,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 PERFLIB_DATA_MAP_RAW(slots);
 PERFLIB_INDEX_MAP(idx);
+PERFLIB_LIVE_MAP(live);
 PERFLIB_PROCS_MAP(procs);
 
 /* sysconf(_SC_CLK_TCK): /proc's start time unit */
@@ -91,10 +93,14 @@ static __always_inline void slot_unindex(void *slot, __u32 i, __u32 pid)
 	struct perflib_index_key key;
 	struct perflib_index_val *v;
 
+	void *seg = perflib_segment(&idx, perflib_seg_of(i, perflib_geo.seg0_slots));
+
+	if (!seg)
+		return;
 	perflib_slot_key(slot, pid, &key);
-	v = bpf_map_lookup_elem(&idx, &key);
+	v = bpf_map_lookup_elem(seg, &key);
 	if (v && v->slot == i)
-		bpf_map_delete_elem(&idx, &key);
+		bpf_map_delete_elem(seg, &key);
 }
 
 /* one 8-byte word of what user space's slot_release clears: everything from the block on */
@@ -133,16 +139,19 @@ static long slot_cb(__u32 i, void *c)
 		return 0;
 	/* take it as the user-space reaper does: the dead owner's pid stays in the word */
 	gen = perflib_word_gen(w);
-	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, r->tgid);
+	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(gen, 1), r->tgid);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, claimed) != w)
 		return 0;
 	slot_unindex(slot, i, r->tgid);
 	/* a loop the verifier checks once, whatever the slot size */
 	bpf_loop((perflib_geo.slot_size - PERFLIB_BLOCK_OFFSET) / 8, zero_cb, &i, 0);
 	((struct perflib_slot_hdr *)slot)->owner_start = 0;
+	/* readers stop visiting it before anyone can claim it again */
+	perflib_glive_set(&live, &perflib_geo, i, 0);
 	/* a full barrier, like the user-space release store: the zeroes are visible first */
-	__sync_val_compare_and_swap((__u64 *)slot, claimed,
-				    perflib_make_word(PERFLIB_SLOT_FREE, gen + 2, 0));
+	__sync_val_compare_and_swap(
+		(__u64 *)slot, claimed,
+		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));
 	r->reaped++;
 	return 0;
 }
@@ -199,7 +208,10 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	 */
 	if (!r.found && r.nr_live < perflib_geo.nr_procs)
 		return 0;
-	bpf_loop(perflib_geo.capacity, slot_cb, &r, 0);
+	/* the slots of every segment there is: slot_cb stops at the first one missing */
+	bpf_loop(perflib_geo.capacity < PERFLIB_BPF_LOOP_MAX ? perflib_geo.capacity
+							     : PERFLIB_BPF_LOOP_MAX,
+		 slot_cb, &r, 0);
 	if (r.reaped)
 		__sync_fetch_and_add(&nr_reaped, r.reaped);
 	return 0;

@@ -56,16 +56,19 @@ PERFLIB_DATA_MAP_RAW(pi_slots);
 PERFLIB_DATA_MAP_RAW(sys_slots);
 PERFLIB_DATA_MAP_RAW(ps_slots);
 PERFLIB_INDEX_MAP(ps_idx);
+PERFLIB_LIVE_MAP(ps_live);
 PERFLIB_GEOMETRY(geo_cpu);
 PERFLIB_GEOMETRY(geo_sys);
 PERFLIB_GEOMETRY(geo_ps);
 const volatile __u8 ps_guid[16] = {};
 PERFLIB_DATA_MAP_RAW(net_slots);
 PERFLIB_INDEX_MAP(net_idx);
+PERFLIB_LIVE_MAP(net_live);
 PERFLIB_DATA_MAP_RAW(pd_slots);
 PERFLIB_DATA_MAP_RAW(ld_slots);
 PERFLIB_DATA_MAP_RAW(cg_slots);
 PERFLIB_INDEX_MAP(cg_idx);
+PERFLIB_LIVE_MAP(cg_live);
 PERFLIB_GEOMETRY(geo_net);
 PERFLIB_GEOMETRY(geo_pd);
 PERFLIB_GEOMETRY(geo_ld);
@@ -421,8 +424,8 @@ static __always_inline __s64 ps_create(struct task_struct *t, __u32 ppid)
 	void *slot;
 
 	bpf_probe_read_kernel_str(name, 16, BPF_CORE_READ(t, comm));
-	s = perflib_instance_create_ascii(&ps_slots, &ps_idx, &geo_ps, ps_guid, name, tgid,
-					  ps_hint);
+	s = perflib_instance_create_ascii(&ps_slots, &ps_idx, &ps_live, &geo_ps, ps_guid, name,
+					  tgid, ps_hint);
 	if (s < 0) {
 		if (s != -17)
 			__sync_fetch_and_add(&ps_create_errors, 1);
@@ -448,7 +451,7 @@ static __always_inline int ps_delete(__u32 tgid)
 		return -2;
 	idx = *s;
 	bpf_map_delete_elem(&ps_map, &tgid);
-	if (perflib_instance_delete(&ps_slots, &ps_idx, &geo_ps, idx))
+	if (perflib_instance_delete(&ps_slots, &ps_idx, &ps_live, &geo_ps, idx))
 		return -2;
 	__sync_fetch_and_sub(&nr_processes, 1);
 	return 0;
@@ -580,7 +583,7 @@ int sd_net_ctl(struct sd_net_ctx *c)
 			c->ret = -2; /* -ENOENT */
 			return 0;
 		}
-		c->ret = perflib_instance_delete(&net_slots, &net_idx, &geo_net, *s);
+		c->ret = perflib_instance_delete(&net_slots, &net_idx, &net_live, &geo_net, *s);
 		bpf_map_delete_elem(&net_map, &ifindex);
 		return 0;
 	}
@@ -590,8 +593,8 @@ int sd_net_ctl(struct sd_net_ctx *c)
 	}
 	__builtin_memcpy(name, c->name, sizeof(c->name));
 	name[15] = 0;
-	r = perflib_instance_create_ascii(&net_slots, &net_idx, &geo_net, net_guid, name, ifindex,
-					  0);
+	r = perflib_instance_create_ascii(&net_slots, &net_idx, &net_live, &geo_net, net_guid, name,
+					  ifindex, 0);
 	if (r >= 0)
 		bpf_map_update_elem(&net_map, &ifindex, &(__u32){(__u32)r}, BPF_ANY);
 	else
@@ -694,7 +697,8 @@ int BPF_PROG(sd_cg_mkdir, struct cgroup *cgrp, const char *path)
 		if (name[n] == '/')
 			name[n] = '\\';
 	}
-	s = perflib_instance_create_ascii(&cg_slots, &cg_idx, &geo_cg, cg_guid, name, (__u32)id, 0);
+	s = perflib_instance_create_ascii(&cg_slots, &cg_idx, &cg_live, &geo_cg, cg_guid, name,
+					  (__u32)id, 0);
 	if (s < 0) {
 		__sync_fetch_and_add(&cg_create_errors, 1);
 		return 0;
@@ -714,7 +718,7 @@ int BPF_PROG(sd_cg_rmdir, struct cgroup *cgrp, const char *path)
 	s = bpf_map_lookup_elem(&cg_map, &id);
 	if (!s)
 		return 0;
-	perflib_instance_delete(&cg_slots, &cg_idx, &geo_cg, *s);
+	perflib_instance_delete(&cg_slots, &cg_idx, &cg_live, &geo_cg, *s);
 	bpf_map_delete_elem(&cg_map, &id);
 	return 0;
 }

@@ -16,6 +16,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 PERFLIB_DATA_MAP_RAW(slots);
 PERFLIB_INDEX_MAP(idx);
+PERFLIB_LIVE_MAP(live);
 PERFLIB_GEOMETRY(ti_geo);
 const volatile __u8 ti_guid[16] = {};
 
@@ -34,11 +35,11 @@ int ti_create(struct ti_ctx *ctx)
 	if (ctx->ascii) {
 		__builtin_memcpy(ascii, ctx->name8, sizeof(ascii));
 		ascii[TI_NAME_UNITS - 1] = 0;
-		ctx->ret = perflib_instance_create_ascii(&slots, &idx, &ti_geo, ti_guid, ascii,
+		ctx->ret = perflib_instance_create_ascii(&slots, &idx, &live, &ti_geo, ti_guid, ascii,
 							 ctx->id, ctx->hint);
 	} else {
 		__builtin_memcpy(name, ctx->name16, sizeof(name));
-		ctx->ret = perflib_instance_create(&slots, &idx, &ti_geo, ti_guid, name, ctx->len,
+		ctx->ret = perflib_instance_create(&slots, &idx, &live, &ti_geo, ti_guid, name, ctx->len,
 						   ctx->id, ctx->hint);
 	}
 	return 0;
@@ -47,7 +48,16 @@ int ti_create(struct ti_ctx *ctx)
 SEC("syscall")
 int ti_delete(struct ti_ctx *ctx)
 {
-	ctx->ret = perflib_instance_delete(&slots, &idx, &ti_geo, ctx->slot);
+	ctx->ret = perflib_instance_delete(&slots, &idx, &live, &ti_geo, ctx->slot);
+	return 0;
+}
+
+/* what a counting program does: add to counter 0 of the slot it was given */
+SEC("syscall")
+int ti_add(struct ti_ctx *ctx)
+{
+	ctx->ret = perflib_gcounter_add(perflib_gslot(&slots, &ti_geo, ctx->slot), &ti_geo, 0,
+					ctx->value);
 	return 0;
 }
 
@@ -59,9 +69,9 @@ int BPF_PROG(ti_sys_enter, struct pt_regs *regs, long nr)
 	if (nr == 110) { /* getppid */
 		char name[TI_NAME_UNITS] = "tp";
 
-		tp_created = perflib_instance_create_ascii(&slots, &idx, &ti_geo, ti_guid, name,
+		tp_created = perflib_instance_create_ascii(&slots, &idx, &live, &ti_geo, ti_guid, name,
 							   tp_id, 0);
 	} else if (nr == 111 && tp_created >= 0) /* getpgrp */
-		tp_deleted = perflib_instance_delete(&slots, &idx, &ti_geo, (__u32)tp_created);
+		tp_deleted = perflib_instance_delete(&slots, &idx, &live, &ti_geo, (__u32)tp_created);
 	return 0;
 }

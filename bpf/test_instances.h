@@ -8,7 +8,10 @@
 
 #define TI_NAME_UNITS 64 /* PERFLIB_BPF_KEY_MAX */
 
-/* ti_create (in: name, len or ascii, id, hint; out: ret) and ti_delete (in: slot; out: ret) */
+/*
+ * ti_create (in: name, len or ascii, id, hint; out: ret), ti_delete (in: slot; out: ret) and
+ * ti_add (in: slot, value; out: ret)
+ */
 struct ti_ctx {
 	__u16 name16[TI_NAME_UNITS]; /* UTF-16 name (ascii == 0) */
 	char name8[TI_NAME_UNITS];   /* ASCII name, NUL-terminated (ascii == 1) */
@@ -16,8 +19,9 @@ struct ti_ctx {
 	__u32 ascii;		     /* 1: create from name8 */
 	__u32 id;		     /* InstanceId */
 	__u32 hint;		     /* first slot to try */
-	__u32 slot;		     /* ti_delete: the slot */
+	__u32 slot;		     /* ti_delete, ti_add: the slot */
 	__u32 pad;		     /* 0 */
+	__u64 value;		     /* ti_add: added to counter position 0 */
 	__s64 ret;		     /* out */
 };
 

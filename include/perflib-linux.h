@@ -237,6 +237,19 @@ PERFLIB_API int perflib_kernel_instance_create(HANDLE provider, const GUID *coun
  */
 PERFLIB_API int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid);
 
+/*
+ * perflib_kernel_reserve - make counter set @counterset_guid (registered by started provider
+ * @provider) hold storage for at least @nr_instances instances (up to its capacity) now. A
+ * set grows when a user-space PerfCreateInstance finds no free slot; a BPF program cannot
+ * grow it (perflib_instance_create() returns -ENOSPC when the storage there is is full), so
+ * a loader whose programs create instances reserves what they may need. Returns the number
+ * of instance slots the set's storage holds (>= @nr_instances unless the capacity is
+ * lower), or -EINVAL, -ENOENT (not registered by @provider), -ENOMEM (the kernel refused the
+ * memory; what was added stays).
+ */
+PERFLIB_API int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid,
+				       ULONG nr_instances);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,13 +56,13 @@
 /* the slot geometry of one counter set, copied from its info map by the loader */
 struct perflib_bpf_geometry {
 	__u32 slot_size;     /* bytes per slot (perflib_info.slot_size) */
-	__u32 capacity;	     /* slots in the data map */
+	__u32 capacity;	     /* slot limit of all segments together */
 	__u32 nr_counters;   /* counter positions per slot */
 	__u32 name_max;	     /* UTF-16 units per name incl. NUL */
 	__u32 name_offset;   /* slot offset of the UTF-16 name */
 	__u32 instance_type; /* PERF_COUNTERSET_* of the counter set */
 	__u32 nr_procs;	     /* procs map entries */
-	__u32 reserved;	     /* 0 */
+	__u32 seg0_slots;    /* slots of segment 0 (perflib_info.seg0_slots) */
 };
 
 /* what perflib_find_instance() matches */
@@ -82,6 +82,8 @@ struct perflib_bpf_geometry {
 #ifndef PERFLIB_BPF_KEY_MAX
 #define PERFLIB_BPF_KEY_MAX 64
 #endif
+/* most iterations of one bpf_loop() (the kernel's limit) */
+#define PERFLIB_BPF_LOOP_MAX (1u << 23)
 /* longest stored name a slot may hold (PERF_MAX_INSTANCE_NAME + 1) */
 #define PERFLIB_BPF_SLOT_NAME_MAX 1025
 
@@ -102,31 +104,67 @@ struct perflib_slot_raw {
 };
 
 /*
- * PERFLIB_DATA_MAP - declare a counter set's data map as the library creates it. @_value
- * is a slot struct the program declares (its size must be the pin's slot_size) or struct
- * perflib_slot_raw; @_capacity is max_entries. The loader must reuse the pinned map
- * (bpf_map__reuse_fd); its value size and capacity then override the declaration. Also
- * defines _name##__perflib_find() for perflib_find_instance().
+ * PERFLIB_DATA_MAP - declare a counter set's slots as the library stores them: the `segs`
+ * pin, an array of maps whose entry k is segment k's data map (layout.h). @_value is a
+ * slot struct the program declares (its size must be the pin's slot_size) or struct
+ * perflib_slot_raw; @_capacity is the inner maps' declared max_entries (the pin decides).
+ * The loader must reuse the pinned map (bpf_map__reuse_fd, perflib_bpf_counterset_reuse).
+ * perflib_slot() reaches every slot of every segment, including segments added after the
+ * program was loaded. Also defines _name##__perflib_find() for perflib_find_instance().
  */
 #define PERFLIB_DATA_MAP(_name, _value, _capacity)                                                 \
-	struct {                                                                                   \
+	struct _name##__perflib_seg {                                                              \
 		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
-		__uint(map_flags, BPF_F_MMAPABLE);                                                 \
-		__type(key, __u32);                                                                \
-		__type(value, _value);                                                             \
+		__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);                               \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, sizeof(_value));                                                \
 		__uint(max_entries, _capacity);                                                    \
+	};                                                                                         \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
+		__uint(max_entries, PERFLIB_MAX_SEGS);                                             \
+		__type(key, __u32);                                                                \
+		__array(values, struct _name##__perflib_seg);                                      \
 	} _name SEC(".maps");                                                                      \
 	PERFLIB__DEFINE_FIND(_name)
 
 #define PERFLIB_DATA_MAP_RAW(_name) PERFLIB_DATA_MAP(_name, struct perflib_slot_raw, 1)
 
-/* the index pin: live (name, id) -> slot */
+/* the `idxs` pin: segment k -> its index of live (name, id) -> slot */
 #define PERFLIB_INDEX_MAP(_name)                                                                   \
-	struct {                                                                                   \
+	struct _name##__perflib_idx {                                                              \
 		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
-		__type(key, struct perflib_index_key);                                             \
-		__type(value, struct perflib_index_val);                                           \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(key_size, sizeof(struct perflib_index_key));                                \
+		__uint(value_size, sizeof(struct perflib_index_val));                              \
 		__uint(max_entries, 1);                                                            \
+	};                                                                                         \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
+		__uint(max_entries, PERFLIB_MAX_SEGS);                                             \
+		__type(key, __u32);                                                                \
+		__array(values, struct _name##__perflib_idx);                                      \
+	} _name SEC(".maps")
+
+/*
+ * the `lives` pin: segment k -> its live bitmap (bit i of word i / 64 set = slot i of the
+ * segment is claimed or live; consumers visit only those slots). Programs that create or
+ * delete instances (perflib_instance_create) keep it; programs that only update counters
+ * need not declare it.
+ */
+#define PERFLIB_LIVE_MAP(_name)                                                                    \
+	struct _name##__perflib_live {                                                             \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
+		__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);                               \
+		__uint(key_size, sizeof(__u32));                                                   \
+		__uint(value_size, sizeof(__u64));                                                 \
+		__uint(max_entries, 1);                                                            \
+	};                                                                                         \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
+		__uint(max_entries, PERFLIB_MAX_SEGS);                                             \
+		__type(key, __u32);                                                                \
+		__array(values, struct _name##__perflib_live);                                     \
 	} _name SEC(".maps")
 
 /* the procs pin: provider processes of the counter set */
@@ -148,13 +186,32 @@ struct perflib_slot_raw {
  * counter sets declares one geometry each with PERFLIB_GEOMETRY().
  */
 
-/* perflib_gslot - slot @idx of @data_map with geometry @g, or NULL past the capacity */
+/* the segment map (data or index) of segment @k of outer map @outer, or NULL */
+static __always_inline void *perflib_segment(void *outer, __u32 k)
+{
+	return bpf_map_lookup_elem(outer, &k);
+}
+
+/*
+ * perflib_gslot - slot @idx of @data_map (a PERFLIB_DATA_MAP) with geometry @g, or NULL past
+ * the capacity or in a segment not created yet
+ */
 static __always_inline void *perflib_gslot(void *data_map,
 					   const volatile struct perflib_bpf_geometry *g, __u32 idx)
 {
-	if (idx >= g->capacity)
+	__u32 k, off, seg0 = g->seg0_slots;
+	void *seg;
+
+	if (idx >= g->capacity || !seg0)
 		return NULL;
-	return bpf_map_lookup_elem(data_map, &idx);
+	k = perflib_seg_of(idx, seg0);
+	if (k >= PERFLIB_MAX_SEGS)
+		return NULL;
+	seg = perflib_segment(data_map, k);
+	if (!seg)
+		return NULL;
+	off = idx - (__u32)perflib_seg_first(k, seg0);
+	return bpf_map_lookup_elem(seg, &off);
 }
 
 /* perflib_slot - slot @idx of @data_map (a PERFLIB_DATA_MAP), or NULL past the capacity */
@@ -162,6 +219,40 @@ static __always_inline void *perflib_slot(void *data_map, __u32 idx)
 {
 	return perflib_gslot(data_map, &perflib_geo, idx);
 }
+
+/*
+ * perflib_glive_set - set (@on) or clear the live bit of slot @idx in @live_map (a
+ * PERFLIB_LIVE_MAP). Only the holder of a claimed slot changes its bit: set after the
+ * claim, cleared before the slot is stored FREE.
+ */
+static __always_inline void perflib_glive_set(void *live_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 idx, int on)
+{
+	__u32 seg0 = g->seg0_slots, k, off, word;
+	__u64 *w, bit;
+	void *seg;
+
+	if (!seg0)
+		return;
+	k = perflib_seg_of(idx, seg0);
+	if (k >= PERFLIB_MAX_SEGS)
+		return;
+	seg = perflib_segment(live_map, k);
+	if (!seg)
+		return;
+	off = idx - (__u32)perflib_seg_first(k, seg0);
+	word = off / 64;
+	w = bpf_map_lookup_elem(seg, &word);
+	if (!w)
+		return;
+	bit = 1ULL << (off % 64);
+	if (on)
+		__sync_fetch_and_or(w, bit);
+	else
+		__sync_fetch_and_and(w, ~bit);
+}
+
 
 /* the header word {seq, owner_pid} of a slot (one 8-byte load) */
 static __always_inline __u64 perflib_slot_word(const void *slot)
@@ -405,11 +496,18 @@ static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
 static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
 						 const struct perflib_index_key *key)
 {
-	struct perflib_index_val *v = bpf_map_lookup_elem(index_map, key);
-	__u32 idx, gen;
-	void *slot;
+	struct perflib_index_val *v = NULL;
+	__u32 idx, gen, k;
+	void *slot, *seg;
 	__u64 w;
 
+	/* the key is in the index of the segment that holds its slot */
+	for (k = 0; k < PERFLIB_MAX_SEGS && !v; k++) {
+		seg = perflib_segment(index_map, k);
+		if (!seg)
+			return -1;
+		v = bpf_map_lookup_elem(seg, key);
+	}
 	if (!v)
 		return -1;
 	idx = v->slot;
@@ -420,7 +518,7 @@ static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map
 	w = perflib_slot_word(slot);
 	/* claimed at gen, published at gen + 1 (30-bit generations) */
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE ||
-	    perflib_word_gen(w) != ((gen + 1) & 0x3FFFFFFF))
+	    perflib_word_gen(w) != perflib_gen_add(gen, 1))
 		return -1;
 	return idx;
 }
@@ -488,7 +586,9 @@ static __always_inline int perflib__slot_matches(const void *slot, const struct 
 			if (!name[k])                                                              \
 				break;                                                             \
 		}                                                                                  \
-		bpf_loop(perflib_geo.capacity, _name##__perflib_find_cb, &f, 0);                   \
+		bpf_loop(perflib_geo.capacity < PERFLIB_BPF_LOOP_MAX ? perflib_geo.capacity        \
+									 : PERFLIB_BPF_LOOP_MAX,   \
+			 _name##__perflib_find_cb, &f, 0);                                         \
 		return f.found;                                                                    \
 	}
 
@@ -594,18 +694,47 @@ perflib__gzero(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 
 }
 
 /*
- * claim a FREE slot of @data_map by CAS, scanning from @hint; the slot index, or -ENOSPC.
- * *ret_word gets the claimed word.
+ * perflib_gnr_slots - slots in the segments of @data_map published so far (at most the
+ * capacity): the range a scan for a free slot covers. BPF programs never add segments; a
+ * user-space provider of the set does, when it finds no free slot.
  */
-static __always_inline __s64 perflib__gclaim(void *data_map,
+static __always_inline __u32 perflib_gnr_slots(void *data_map,
+					       const volatile struct perflib_bpf_geometry *g)
+{
+	struct bpf_iter_num it;
+	__u32 n = 0;
+	__u64 end;
+	int *k;
+
+	perflib__for(it, k, PERFLIB_MAX_SEGS)
+	{
+		if (!perflib_segment(data_map, (__u32)*k))
+			break;
+		n = (__u32)*k + 1;
+	}
+	bpf_iter_num_destroy(&it);
+	if (n > PERFLIB_MAX_SEGS)
+		n = PERFLIB_MAX_SEGS;
+	end = perflib_seg_first(n, g->seg0_slots);
+	return end < g->capacity ? (__u32)end : g->capacity;
+}
+
+/*
+ * claim a FREE slot of @data_map by CAS among the slots of its published segments, scanning
+ * from @hint, and set its live bit; the slot index, or -ENOSPC. *ret_word gets the claimed
+ * word.
+ */
+static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
 					     const volatile struct perflib_bpf_geometry *g,
 					     __u32 hint, __u64 *ret_word)
 {
-	__u32 cap = g->capacity < PERFLIB_BPF_SCAN_MAX ? g->capacity : PERFLIB_BPF_SCAN_MAX;
+	__u32 cap = perflib_gnr_slots(data_map, g);
 	struct bpf_iter_num it;
 	__s64 found = -28; /* -ENOSPC */
 	int *k;
 
+	if (cap > PERFLIB_BPF_SCAN_MAX)
+		cap = PERFLIB_BPF_SCAN_MAX;
 	if (hint >= cap)
 		hint = 0;
 	perflib__for(it, k, cap)
@@ -622,9 +751,10 @@ static __always_inline __s64 perflib__gclaim(void *data_map,
 		w = perflib_slot_word(slot);
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
-		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_word_gen(w) + 1,
+		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
 				       PERFLIB_KERNEL_CLAIM_PID);
 		if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) == w) {
+			perflib_glive_set(live_map, g, i, 1);
 			*ret_word = nw;
 			found = i;
 			break;
@@ -634,31 +764,91 @@ static __always_inline __s64 perflib__gclaim(void *data_map,
 	return found;
 }
 
-/* give claimed slot @slot (word @w) back: zero what the claim wrote, then FREE */
-static __always_inline void
-perflib__grelease(void *slot, const volatile struct perflib_bpf_geometry *g, __u64 w)
+/* give claimed slot @idx (word @w) back: zero what the claim wrote, clear its bit, then FREE */
+static __always_inline void perflib__grelease(void *slot, void *live_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 idx, __u64 w)
 {
 	struct perflib_slot_hdr *h = slot;
 
 	perflib__gzero(slot, g, PERFLIB_BLOCK_OFFSET);
 	h->owner_start = 0;
 	h->proc_index = 0;
+	perflib_glive_set(live_map, g, idx, 0);
 	__sync_lock_test_and_set((__u64 *)slot,
-				 perflib_make_word(PERFLIB_SLOT_FREE, perflib_word_gen(w) + 1, 0));
+				 perflib_make_word(PERFLIB_SLOT_FREE,
+						   perflib_gen_add(perflib_word_gen(w), 1), 0));
+}
+
+/* does an index value of claim generation @gen still describe the slot with word @w? */
+static __always_inline int perflib__key_current(__u64 w, __u32 gen)
+{
+	__u32 state = perflib_word_state(w), cur = perflib_word_gen(w);
+
+	return (state == PERFLIB_SLOT_CLAIMED && cur == gen) ||
+	       (state == PERFLIB_SLOT_LIVE && cur == perflib_gen_add(gen, 1));
+}
+
+/*
+ * After the key of claimed slot @idx is in its segment's index: does the index of another
+ * segment hold the key for an instance that wins (user space's rule, instance.c: a live one,
+ * or a creation in progress at a lower slot)? -EEXIST then; -EBUSY for a creation in
+ * progress at a higher slot (user space would wait for it; a program cannot: try again);
+ * 0 if nothing counts.
+ */
+static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_map,
+						   const volatile struct perflib_bpf_geometry *g,
+						   __u32 idx, const struct perflib_index_key *key)
+{
+	__u32 own = perflib_seg_of(idx, g->seg0_slots), k;
+	struct perflib_index_val *v;
+	struct bpf_iter_num it;
+	void *seg, *other;
+	int ret = 0, *kp;
+	__u64 ow;
+
+	perflib__for(it, kp, PERFLIB_MAX_SEGS)
+	{
+		k = (__u32)*kp;
+		seg = perflib_segment(index_map, k);
+		if (!seg)
+			break;
+		if (k == own)
+			continue;
+		v = bpf_map_lookup_elem(seg, key);
+		if (!v)
+			continue;
+		other = perflib_gslot(data_map, g, v->slot);
+		if (!other || v->slot == idx)
+			continue;
+		ow = perflib_slot_word(other);
+		if (!perflib__key_current(ow, v->gen))
+			continue;
+		/* -EEXIST, or -EBUSY for a creation in progress at a higher slot */
+		ret = perflib_word_state(ow) == PERFLIB_SLOT_LIVE || v->slot < idx ? -17 : -16;
+		break;
+	}
+	bpf_iter_num_destroy(&it);
+	return ret;
 }
 
 /*
  * perflib_instance_create - create a kernel-owned instance of the counter set of @data_map
- * (geometry @g) named by the @len UTF-16 units at @name (a buffer of PERFLIB_BPF_KEY_MAX
- * units; at most PERFLIB_BPF_CREATE_NAME_MAX units, no NUL needed) with InstanceId @id.
- * @guid is the counter set's GUID (16 bytes, Windows byte order; the loader copies it from
- * perflib_bpf_counterset.guid), @hint the slot to start looking at (any value; keep the last
- * result + 1 to spread creations). Returns the slot index (>= 0), or -EEXIST (a live
- * instance anywhere has this name and id, or the single instance of a single-instance set
- * exists), -ENOSPC (no free slot), -EINVAL (name too long for the set), -EBUSY (the index
- * kept changing), -E2BIG (index map full). Counters start at 0.
+ * (geometry @g; @index_map and @live_map its PERFLIB_INDEX_MAP and PERFLIB_LIVE_MAP) named
+ * by the @len UTF-16 units at @name (a buffer of PERFLIB_BPF_KEY_MAX units; at most
+ * PERFLIB_BPF_CREATE_NAME_MAX units, no NUL needed) with InstanceId @id. @guid is the
+ * counter set's GUID (16 bytes, Windows byte order; the loader copies it from
+ * perflib_bpf_counterset_guid()), @hint the slot to start looking at (any value; keep the
+ * last result + 1 to spread creations). The slot is taken among the segments the set has:
+ * a program never grows the set (a user-space provider does; perflib_kernel_reserve()
+ * makes room ahead). Returns the slot index (>= 0), or -EEXIST (a live instance anywhere
+ * has this name and id, or the single instance of a single-instance set exists), -ENOSPC
+ * (no free slot), -EINVAL (name too long for the set), -EBUSY (another provider is
+ * creating the same name right now: try again), -E2BIG (index map full). Counters start
+ * at 0.
  */
 static __always_inline __s64 perflib_instance_create(void *data_map, void *index_map,
+						     void *live_map,
 						     const volatile struct perflib_bpf_geometry *g,
 						     const volatile __u8 *guid, const __u16 *name,
 						     __u32 len, __u32 id, __u32 hint)
@@ -669,13 +859,13 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 	struct bpf_iter_num it;
 	__u32 k, name_bytes, blk_size;
 	__u64 w, live, ascii;
+	void *slot, *iseg;
 	__s64 idx;
-	void *slot;
 	int err, *kp;
 
 	if (len > PERFLIB_BPF_CREATE_NAME_MAX || len + 1 > g->name_max)
 		return -22; /* -EINVAL */
-	idx = perflib__gclaim(data_map, g, hint, &w);
+	idx = perflib__gclaim(data_map, live_map, g, hint, &w);
 	if (idx < 0)
 		return idx;
 	slot = perflib_gslot(data_map, g, (__u32)idx);
@@ -715,13 +905,26 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 	perflib__gkey(g, name, len, id, &key);
 	val.slot = (__u32)idx;
 	val.gen = perflib_word_gen(w);
-	err = bpf_map_update_elem(index_map, &key, &val, BPF_NOEXIST);
+	/* the key goes into the index of the segment that holds the slot */
+	iseg = perflib_segment(index_map, perflib_seg_of((__u32)idx, g->seg0_slots));
+	if (!iseg) {
+		perflib__grelease(slot, live_map, g, (__u32)idx, w);
+		return -28;
+	}
+	err = bpf_map_update_elem(iseg, &key, &val, BPF_NOEXIST);
+	if (!err) {
+		/* our insert before every look (a full barrier; the slot is ours, unchanged) */
+		__sync_fetch_and_add((__u64 *)slot, 0);
+		err = perflib__gkey_elsewhere(data_map, index_map, g, (__u32)idx, &key);
+		if (err)
+			bpf_map_delete_elem(iseg, &key);
+	}
 	if (err) {
-		perflib__grelease(slot, g, w);
-		return err; /* -EEXIST, -E2BIG, ... */
+		perflib__grelease(slot, live_map, g, (__u32)idx, w);
+		return err; /* -EEXIST, -EBUSY, -E2BIG, ... */
 	}
 	/* publish: block and name are in place before the word says LIVE (CAS: full barrier) */
-	live = perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w) + 1, 0);
+	live = perflib_make_word(PERFLIB_SLOT_LIVE, perflib_gen_add(perflib_word_gen(w), 1), 0);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, live) != w)
 		return -16; /* -EBUSY: cannot happen while the protocol is kept */
 	return idx;
@@ -734,8 +937,9 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
  * holding a task's comm read with bpf_probe_read_kernel_str().
  */
 static __always_inline __s64 perflib_instance_create_ascii(
-	void *data_map, void *index_map, const volatile struct perflib_bpf_geometry *g,
-	const volatile __u8 *guid, const char *name, __u32 id, __u32 hint)
+	void *data_map, void *index_map, void *live_map,
+	const volatile struct perflib_bpf_geometry *g, const volatile __u8 *guid, const char *name,
+	__u32 id, __u32 hint)
 {
 	__u16 units[PERFLIB_BPF_KEY_MAX] = {};
 	struct bpf_iter_num it;
@@ -756,7 +960,8 @@ static __always_inline __s64 perflib_instance_create_ascii(
 		len = k + 1;
 	}
 	bpf_iter_num_destroy(&it);
-	return perflib_instance_create(data_map, index_map, g, guid, units, len, id, hint);
+	return perflib_instance_create(data_map, index_map, live_map, g, guid, units, len, id,
+				       hint);
 }
 
 /* the index key of the kernel-owned instance stored in @slot: its name and id, pid 0 */
@@ -791,17 +996,18 @@ static __always_inline void perflib__gslot_key(const void *slot,
 /*
  * perflib_instance_delete - delete the kernel-owned live instance in slot @idx (from
  * perflib_instance_create): hide it from readers (LIVE -> CLAIMED), delete its index key,
- * zero the slot and free it for reuse. 0, -ENOENT (not a live kernel-owned instance),
- * -EBUSY (its word changed under us).
+ * zero the slot, clear its live bit and free it for reuse. 0, -ENOENT (not a live
+ * kernel-owned instance), -EBUSY (its word changed under us).
  */
 static __always_inline int perflib_instance_delete(void *data_map, void *index_map,
+						   void *live_map,
 						   const volatile struct perflib_bpf_geometry *g,
 						   __u32 idx)
 {
 	struct perflib_index_val *cur;
 	struct perflib_index_key key;
 	struct perflib_slot_hdr *h;
-	void *slot = perflib_gslot(data_map, g, idx);
+	void *slot = perflib_gslot(data_map, g, idx), *iseg;
 	__u64 w, nw;
 
 	if (!slot)
@@ -811,16 +1017,19 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
 	    h->owner_start != PERFLIB_OWNER_KERNEL)
 		return -2;
-	nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_word_gen(w) + 1,
+	nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
 			       PERFLIB_KERNEL_CLAIM_PID);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) != w)
 		return -16;
 	/* the key as the creator inserted it: the name read back from the slot, pid 0 */
 	perflib__gslot_key(slot, g, &key);
-	cur = bpf_map_lookup_elem(index_map, &key);
-	if (cur && cur->slot == idx)
-		bpf_map_delete_elem(index_map, &key);
-	perflib__grelease(slot, g, nw);
+	iseg = perflib_segment(index_map, perflib_seg_of(idx, g->seg0_slots));
+	if (iseg) {
+		cur = bpf_map_lookup_elem(iseg, &key);
+		if (cur && cur->slot == idx)
+			bpf_map_delete_elem(iseg, &key);
+	}
+	perflib__grelease(slot, live_map, g, idx, nw);
 	return 0;
 }
 
@@ -841,9 +1050,10 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 /* the pins of one counter set, opened for a loader */
 struct perflib_bpf_counterset {
 	int info_fd;			 /* info pin, read-only */
-	int data_fd;			 /* data pin, read-write */
-	int index_fd;			 /* index pin, read-write */
+	int data_fd;			 /* segs pin (segment -> data map), read-write */
+	int index_fd;			 /* idxs pin (segment -> index map), read-write */
 	int procs_fd;			 /* procs pin, read-write */
+	int live_fd;			 /* lives pin (segment -> live bitmap), read-write */
 	struct perflib_bpf_geometry geo; /* from the info map */
 };
 
@@ -859,14 +1069,15 @@ static inline void perflib_bpf_geometry_from_info(const struct perflib_info *inf
 	geo->name_offset = info->name_offset;
 	geo->instance_type = info->instance_type;
 	geo->nr_procs = info->nr_procs;
+	geo->seg0_slots = info->seg0_slots;
 }
 
 static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *cs)
 {
-	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd};
+	int *fds[5] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd, &cs->live_fd};
 	int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
@@ -876,15 +1087,15 @@ static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *c
 /*
  * perflib_bpf_counterset_open - open the pins of counter set @guid (text form, as the
  * directory is named) under @root (NULL: $PERFLIB_ROOT, else PERFLIB_DEFAULT_ROOT) and
- * read its geometry. The data, index and procs pins need write permission. 0, or -errno
- * (-ENOENT not registered, -EACCES, -EBADMSG not a perflib info map). Close with
+ * read its geometry. The segs, idxs and procs pins need write permission. 0, or -errno
+ * (-ENOENT not registered, -EACCES, -EBADMSG not a perflib info map of this layout). Close with
  * perflib_bpf_counterset_close().
  */
 static inline int perflib_bpf_counterset_open(const char *root, const char *guid,
 					      struct perflib_bpf_counterset *cs)
 {
-	static const char *const names[4] = {"info", "data", "index", "procs"};
-	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd};
+	static const char *const names[5] = {"info", "segs", "idxs", "procs", "lives"};
+	int *fds[5] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd, &cs->live_fd};
 	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
 	struct bpf_map_info mi;
 	struct perflib_info *info;
@@ -893,12 +1104,12 @@ static inline int perflib_bpf_counterset_open(const char *root, const char *guid
 	int i, err;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->info_fd = cs->data_fd = cs->index_fd = cs->procs_fd = -1;
+	cs->info_fd = cs->data_fd = cs->index_fd = cs->procs_fd = cs->live_fd = -1;
 	if (!root)
 		root = getenv("PERFLIB_ROOT");
 	if (!root || root[0] != '/')
 		root = PERFLIB_DEFAULT_ROOT;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", root, guid, names[i]);
 		gopts.file_flags = i ? 0 : BPF_F_RDONLY;
 		*fds[i] = bpf_obj_get_opts(path, &gopts);
@@ -958,6 +1169,16 @@ static inline int perflib_bpf_counterset_reuse(const struct perflib_bpf_counters
 }
 
 /* ==== kernel-owned instances: what their loader needs (see the BPF side above) ============= */
+
+/*
+ * perflib_bpf_counterset_reuse_live - make the program's PERFLIB_LIVE_MAP the set's `lives`
+ * pin (programs that create or delete instances). 0 or -errno.
+ */
+static inline int perflib_bpf_counterset_reuse_live(const struct perflib_bpf_counterset *cs,
+						    struct bpf_map *live)
+{
+	return bpf_map__reuse_fd(live, cs->live_fd);
+}
 
 /*
  * perflib_bpf_counterset_guid - the counter-set GUID of @cs as the 16 bytes of a

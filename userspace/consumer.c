@@ -212,7 +212,7 @@ static int pin_identity(const char *dir, dev_t *ret_dev, ino_t *ret_ino)
 	char path[PATH_MAX + 8];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/data", dir);
+	snprintf(path, sizeof(path), "%s/ctl", dir);
 	if (stat(path, &st))
 		return -errno;
 	*ret_dev = st.st_dev;
@@ -806,8 +806,10 @@ static inline bool owner_alive(struct perflib_alive *ac, uint32_t pid, uint64_t 
 /* ---- copying instances out of the slots ------------------------------------------------------ */
 
 /*
- * Where slots are read: the mapping, or (no mapping) two successive batch copies of a chunk,
- * @a to read from and @b to check the word against.
+ * The slot iterator: every slot that may hold a live instance, once. Mapped: the slots
+ * whose live bit is set, segment by segment (a set that held many instances costs what
+ * its live ones cost). Unmapped: every slot of the opened segments, read with two
+ * successive batch copies of a chunk, @a to read from and @b to check the word against.
  */
 struct reader {
 	const struct perflib_cset *cs;
@@ -816,18 +818,29 @@ struct reader {
 	uint32_t slot_size;   /* info->slot_size */
 	uint32_t name_offset; /* info->name_offset */
 	uint8_t *copy[2];     /* unmapped: COPY_CHUNK slots each */
+	uint32_t n_slots;     /* slots of the segments opened when the iteration began */
+	uint32_t next;	      /* first slot not yet looked at */
+	uint64_t bits;	      /* mapped: set bits of the live word not yet returned */
+	uint32_t bits_base;   /* slot of bit 0 of bits */
 };
 
 static int reader_init(struct reader *r, const struct perflib_cset *cs)
 {
-	size_t chunk = (size_t)COPY_CHUNK * cs->map->info->slot_size;
+	struct perflib_set_map *map = cs->map;
+	size_t chunk = (size_t)COPY_CHUNK * map->info->slot_size;
 
 	memset(r, 0, sizeof(*r));
 	r->cs = cs;
-	r->slot_size = cs->map->info->slot_size;
-	r->name_offset = cs->map->info->name_offset;
-	if (cs->map->data)
+	r->slot_size = map->info->slot_size;
+	r->name_offset = map->info->name_offset;
+	/* storage other processes added since the last call */
+	perflib_set_refresh(map);
+	r->n_slots = perflib_set_slots(map);
+	if (map->data) {
+		r->a = r->b = map->data;
+		r->nr = r->n_slots;
 		return 0;
+	}
 	r->copy[0] = malloc(chunk);
 	r->copy[1] = malloc(chunk);
 	return r->copy[0] && r->copy[1] ? 0 : -ENOMEM;
@@ -839,51 +852,91 @@ static void reader_fini(struct reader *r)
 	free(r->copy[1]);
 }
 
-/* make slots [first, first + *n) readable; *n may shrink */
-static int reader_load(struct reader *r, uint32_t first, uint32_t *n)
-{
-	const struct perflib_set_map *map = r->cs->map;
-	int err;
-
-	if (map->data) {
-		r->a = r->b = perflib_slot(map, first);
-	} else {
-		if (*n > COPY_CHUNK)
-			*n = COPY_CHUNK;
-		err = copy_entries(map->data_fd, first, *n, map->info->slot_size, r->copy[0]);
-		if (!err)
-			err = copy_entries(map->data_fd, first, *n, map->info->slot_size,
-					   r->copy[1]);
-		if (err)
-			return err;
-		r->a = r->copy[0];
-		r->b = r->copy[1];
-	}
-	r->first = first;
-	r->nr = *n;
-	return 0;
-}
-
 static inline const uint8_t *reader_slot(const struct reader *r, const uint8_t *base, uint32_t i)
 {
 	return base + (size_t)(i - r->first) * r->slot_size;
 }
 
+/* unmapped: copy the chunk of slots from r->next on (within its segment) */
+static int reader_load(struct reader *r)
+{
+	const struct perflib_set_map *map = r->cs->map;
+	uint32_t k = perflib_seg_of(r->next, map->seg0);
+	uint32_t first = (uint32_t)perflib_seg_first(k, map->seg0);
+	uint32_t end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+	uint32_t n = end - r->next < COPY_CHUNK ? end - r->next : COPY_CHUNK;
+	int fd = map->segs[k].data_fd, err;
+
+	err = copy_entries(fd, r->next - first, n, r->slot_size, r->copy[0]);
+	if (!err)
+		err = copy_entries(fd, r->next - first, n, r->slot_size, r->copy[1]);
+	if (err)
+		return err;
+	r->a = r->copy[0];
+	r->b = r->copy[1];
+	r->first = r->next;
+	r->nr = n;
+	return 0;
+}
+
+/* mapped: the next live word with a bit set; false at the end */
+static bool reader_bits(struct reader *r)
+{
+	const struct perflib_set_map *map = r->cs->map;
+
+	while (!r->bits) {
+		uint32_t k, first, end, off, valid;
+
+		if (r->next >= r->n_slots)
+			return false;
+		k = perflib_seg_of(r->next, map->seg0);
+		first = (uint32_t)perflib_seg_first(k, map->seg0);
+		end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+		off = r->next - first;
+		r->bits_base = r->next - off % 64;
+		r->bits = __atomic_load_n(&map->segs[k].live[off / 64], __ATOMIC_ACQUIRE);
+		valid = end - r->bits_base;
+		if (valid < 64)
+			r->bits &= (1ULL << valid) - 1;
+		r->next = r->bits_base + 64 < end ? r->bits_base + 64 : end;
+	}
+	return true;
+}
+
 /*
- * Start loading the lines a read of slot @i + PREFETCH_AHEAD touches (word, name, first
- * values): the reader does enough per slot that the memory can come in meanwhile.
+ * reader_next - the next slot to look at, readable through reader_slot(); false at the
+ * end or on an error (*err set). Starts loading the lines the slot after it needs.
  */
-static inline void reader_prefetch(const struct reader *r, uint32_t i, bool values)
+static inline bool reader_next(struct reader *r, uint32_t *ret_i, bool values, int *err)
 {
 	const uint8_t *p;
+	uint32_t j;
 
-	if (i + PREFETCH_AHEAD >= r->first + r->nr)
-		return;
-	p = reader_slot(r, r->a, i + PREFETCH_AHEAD);
-	__builtin_prefetch(p);
-	__builtin_prefetch(p + r->name_offset);
-	if (values)
-		__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
+	if (r->cs->map->data) {
+		if (!reader_bits(r))
+			return false;
+		j = (uint32_t)__builtin_ctzll(r->bits);
+		r->bits &= r->bits - 1;
+		*ret_i = r->bits_base + j;
+		/* the next live slot of this word: its memory comes in while this one is read */
+		if (r->bits) {
+			p = reader_slot(r, r->a, r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
+			__builtin_prefetch(p);
+			__builtin_prefetch(p + r->name_offset);
+			if (values)
+				__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
+		}
+		return true;
+	}
+	if (r->next >= r->first + r->nr) {
+		if (r->next >= r->n_slots)
+			return false;
+		*err = reader_load(r);
+		if (*err)
+			return false;
+	}
+	*ret_i = r->next++;
+	return true;
 }
 
 struct slot_copy {
@@ -1068,7 +1121,7 @@ int perflib_snap_add(struct perflib_snap *snap, uint32_t id, const WCHAR *name, 
 int perflib_snap_read(const struct perflib_cset *cs, bool values, struct perflib_snap *snap)
 {
 	const struct perflib_info *info = cs->map->info;
-	uint32_t first, i, n = cs->nr_counters, chunk;
+	uint32_t i, n = cs->nr_counters;
 	struct perflib_alive *ac;
 	struct slot_copy c;
 	struct reader r;
@@ -1087,15 +1140,12 @@ int perflib_snap_read(const struct perflib_cset *cs, bool values, struct perflib
 	snap->nr = snap->pool_len = snap->nr_rows = 0;
 	ac = perflib_alive_new();
 	err = ac ? reader_init(&r, cs) : -ENOMEM;
-	for (first = 0; !err && first < info->capacity; first += chunk) {
-		chunk = info->capacity - first;
-		err = reader_load(&r, first, &chunk);
-		for (i = first; !err && i < first + chunk; i++) {
+	if (!err) {
+		while (reader_next(&r, &i, values, &err)) {
 			struct perflib_snap_inst *in;
 			uint64_t *row = NULL;
 			uint8_t *nd = NULL;
 
-			reader_prefetch(&r, i, values);
 			if (perflib_word_state(perflib_slot_word(reader_slot(&r, r.a, i))) !=
 			    PERFLIB_SLOT_LIVE)
 				continue;
@@ -1144,7 +1194,7 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 			   16 * (!values   ? 0
 				 : pos < 0 ? n
 					   : 1);
-	uint32_t first, i, chunk, nr = 0;
+	uint32_t i, nr = 0;
 	struct perflib_alive *ac;
 	struct slot_copy c;
 	struct reader r;
@@ -1164,15 +1214,12 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 	scratch = nodata + n;
 	memset(nodata, 0, n); /* read_values sets the flags of by-reference counters only */
 	err = reader_init(&r, cs);
-	for (first = 0; !err && first < info->capacity; first += chunk) {
-		chunk = info->capacity - first;
-		err = reader_load(&r, first, &chunk);
-		for (i = first; !err && i < first + chunk; i++) {
+	if (!err) {
+		while (reader_next(&r, &i, values, &err)) {
 			uint8_t *dst = NULL;
 			WCHAR *name = (WCHAR *)scratch;
 			size_t used, size;
 
-			reader_prefetch(&r, i, values);
 			if (perflib_word_state(perflib_slot_word(reader_slot(&r, r.a, i))) !=
 			    PERFLIB_SLOT_LIVE)
 				continue;

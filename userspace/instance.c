@@ -8,8 +8,16 @@
  *  - only the holder of a slot inserts an index key that points to it, and the key of a
  *    slot is deleted before the slot returns to FREE, so a key that points to a FREE slot
  *    is only ever seen for an instant;
- *  - a reaper first takes the dead owner's slot by CAS (so exactly one process reaps it),
- *    then deletes the key of the name stored in the slot if that key points to the slot.
+ *  - a reaper first takes the dead owner's slot by CAS, putting its own pid in the word (so
+ *    exactly one process reaps it, and a second reaper sees a live owner), then deletes the
+ *    key of the name stored in the slot if that key points to the slot;
+ *  - a key lives in the index of the segment that holds its slot; after inserting it, the
+ *    creator looks the key up in every other segment's index: a live instance there, or a
+ *    creation in progress at a lower slot, wins; one at a higher slot is waited for (it
+ *    sees ours and gives up, or goes live and ours gives up). Two creators of one name
+ *    cannot both miss each other: each inserts before it looks, with a full fence between.
+ *  - the live bit of a slot is set once the slot is claimed and cleared before it is freed,
+ *    so readers that visit only set bits miss no instance.
  */
 #include <sched.h>
 #include <string.h>
@@ -19,6 +27,7 @@
 #include "internal.h"
 
 #define CREATE_RETRIES 64
+#define CREATE_WAIT_MS 1000 /* longest wait for another creator of the same key */
 
 /* the key of (name, id) in a uniqueness scope; the hash lives in layout.h, shared with BPF */
 static void index_key_scoped(const WCHAR *name, size_t len, uint32_t id, uint64_t scope,
@@ -72,39 +81,50 @@ static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
 	return perflib_proc_alive(perflib_word_pid(w), start);
 }
 
-/* delete the index key of the name stored in slot @i if it points to @i */
-static void slot_unindex(struct perflib_set_map *map, uint32_t i)
+/* delete the index key (inserted by @pid) of the name stored in slot @i if it points to @i */
+static void slot_unindex(struct perflib_set_map *map, uint32_t i, uint32_t pid)
 {
 	const struct perflib_info *info = map->info;
 	uint8_t *slot = perflib_slot(map, i);
 	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
 	const WCHAR *name = (const WCHAR *)(slot + info->name_offset);
-	const struct perflib_slot_hdr *h = (const void *)slot;
 	struct perflib_index_key key;
 	struct perflib_index_val val;
 	size_t len = perflib_wcsnlen(name, info->name_max);
 
-	slot_key(info, name, len, blk->InstanceId, h->owner_pid, &key);
-	if (bpf_map_lookup_elem(map->index_fd, &key, &val) == 0 && val.slot == i)
-		bpf_map_delete_elem(map->index_fd, &key);
+	slot_key(info, name, len, blk->InstanceId, pid, &key);
+	if (bpf_map_lookup_elem(perflib_index_fd(map, i), &key, &val) == 0 && val.slot == i)
+		bpf_map_delete_elem(perflib_index_fd(map, i), &key);
 }
 
 int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
 {
 	uint8_t *slot = perflib_slot(map, i);
-	uint64_t w;
-	uint32_t gen;
+	struct perflib_slot_hdr *h = (void *)slot;
+	uint64_t w, start, self_start;
+	uint32_t gen, self;
 
 	w = perflib_slot_word(slot);
 	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || slot_owner_alive(slot, w))
 		return 0;
-	gen = perflib_word_gen(w);
-	/* the pid stays the dead owner's so that a reaper dying here is reaped in turn */
-	if (!perflib_slot_cas(
-		    slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, perflib_word_pid(w))))
+	/*
+	 * Forget the dead owner's start time first (only if it is still the one that showed
+	 * it dead): from the CAS below until this reaper writes its own, the word names the
+	 * reaper and the pid alone decides, so no second reaper takes the slot from a live
+	 * reaper.
+	 */
+	start = __atomic_load_n(&h->owner_start, __ATOMIC_ACQUIRE);
+	if (start && start != PERFLIB_OWNER_KERNEL)
+		__atomic_compare_exchange_n(&h->owner_start, &start, 0, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+	perflib_self(&self, &self_start);
+	gen = perflib_gen_add(perflib_word_gen(w), 1);
+	if (!perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self)))
 		return 0;
-	slot_unindex(map, i);
-	slot_release(map, i, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, 0));
+	__atomic_store_n(&h->owner_start, self_start, __ATOMIC_RELEASE);
+	/* the key was inserted under the dead owner's pid (its scope for aggregate sets) */
+	slot_unindex(map, i, perflib_word_pid(w));
+	slot_release(map, i, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self));
 	pr_debug("reaped slot %u of a dead process\n", i);
 	return 1;
 }
@@ -112,7 +132,7 @@ int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
 int perflib_reap_counterset(const GUID *counterset_guid)
 {
 	struct perflib_set_map *map;
-	uint32_t i;
+	uint32_t i, n_slots;
 	int err, n = 0;
 
 	if (!counterset_guid)
@@ -120,40 +140,137 @@ int perflib_reap_counterset(const GUID *counterset_guid)
 	err = perflib_set_open(counterset_guid, true, &map);
 	if (err)
 		return err;
-	for (i = 0; i < map->info->capacity; i++)
+	n_slots = perflib_set_slots(map);
+	for (i = 0; i < n_slots; i++)
 		n += perflib_slot_reap(map, i);
 	perflib_set_close(map);
 	return n;
 }
 
-/* claim a FREE slot for this process, reaping dead owners' slots when none is free */
-static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint32_t *ret_idx,
+/*
+ * Claim a FREE slot among the first @n_slots, from the hint on; the live bitmap tells which
+ * slots are taken, so a full stretch costs one load per 64 slots.
+ */
+static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, uint32_t n_slots,
+		      uint32_t *ret_idx, uint64_t *ret_word)
+{
+	struct perflib_set_map *map = set->map;
+	uint32_t i = set->alloc_hint < n_slots ? set->alloc_hint : 0, left = n_slots;
+
+	while (left) {
+		uint32_t k = perflib_seg_of(i, map->seg0);
+		uint32_t first = (uint32_t)perflib_seg_first(k, map->seg0);
+		uint32_t end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+		uint32_t off = i - first, bit = off % 64, span, c;
+		uint64_t free_bits, w, nw;
+
+		if (end > n_slots)
+			end = n_slots;
+		span = end - i < 64 - bit ? end - i : 64 - bit;
+		if (span > left)
+			span = left;
+		free_bits = ~__atomic_load_n(&map->segs[k].live[off / 64], __ATOMIC_ACQUIRE) >> bit;
+		if (span < 64)
+			free_bits &= (1ULL << span) - 1;
+		if (!free_bits) {
+			left -= span;
+			i = i + span >= n_slots ? 0 : i + span;
+			continue;
+		}
+		c = i + (uint32_t)__builtin_ctzll(free_bits);
+		left -= c - i + 1;
+		i = c + 1 >= n_slots ? 0 : c + 1;
+		w = perflib_slot_word(perflib_slot(map, c));
+		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
+			continue;
+		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
+				       perflib_gen_add(perflib_word_gen(w), 1), pid);
+		/*
+		 * Our stamp goes in before the claim, so the slot is never ours without it: the
+		 * kernel's exit reaper matches (pid, stamp) and leaves a stamp of 0 alone. A
+		 * losing claimer may overwrite it meanwhile; slot_fill stores it again.
+		 */
+		__atomic_store_n(&((struct perflib_slot_hdr *)perflib_slot(map, c))->owner_start,
+				 start, __ATOMIC_RELAXED);
+		if (!perflib_slot_cas(perflib_slot(map, c), w, nw))
+			continue;
+		perflib_live_set(map, c, true);
+		set->alloc_hint = i;
+		*ret_idx = c;
+		*ret_word = nw;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/*
+ * Clear the live bit of FREE slot @i left set by a process that died between claiming and
+ * freeing (or by the kernel reaper): only the holder of a slot may touch its bit, so claim
+ * it first. 1 if cleared.
+ */
+static int slot_scrub(struct perflib_set_map *map, uint32_t i, uint32_t pid)
+{
+	uint8_t *slot = perflib_slot(map, i);
+	uint64_t w = perflib_slot_word(slot);
+	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1);
+
+	if (perflib_word_state(w) != PERFLIB_SLOT_FREE ||
+	    !perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid)))
+		return 0;
+	perflib_live_set(map, i, false);
+	__atomic_store_n((uint64_t *)slot,
+			 perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 1), 0),
+			 __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* free what dead processes hold among the first @n_slots; the number of slots freed */
+static uint32_t reap_all(struct perflib_set_map *map, uint32_t n_slots, uint32_t pid)
+{
+	uint32_t i, k, n = 0;
+
+	for (i = 0; i < n_slots; i++) {
+		k = perflib_seg_of(i, map->seg0);
+		n += (uint32_t)perflib_slot_reap(map, i);
+		if (__atomic_load_n(&map->segs[k].live[(i - perflib_seg_first(k, map->seg0)) / 64],
+				    __ATOMIC_RELAXED) &
+		    (1ULL << ((i - perflib_seg_first(k, map->seg0)) % 64)))
+			n += (uint32_t)slot_scrub(map, i, pid);
+	}
+	return n;
+}
+
+/*
+ * Claim a FREE slot for this process: in the segments there are, then after reaping the
+ * slots of dead processes, then in a new segment.
+ */
+static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint64_t start, uint32_t *ret_idx,
 		      uint64_t *ret_word)
 {
 	struct perflib_set_map *map = set->map;
-	uint32_t cap = set->capacity, n, i;
-	int pass;
-	uint64_t w, nw;
+	bool reaped = false;
+	uint32_t n, tries;
+	int err;
 
-	for (pass = 0; pass < 2; pass++) {
-		for (n = 0; n < cap; n++) {
-			i = (set->alloc_hint + n) % cap;
-			w = perflib_slot_word(perflib_slot(map, i));
-			if (perflib_word_state(w) != PERFLIB_SLOT_FREE) {
-				/* second pass: take back what dead processes left */
-				if (!pass || !perflib_slot_reap(map, i))
-					continue;
-				w = perflib_slot_word(perflib_slot(map, i));
-				if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
-					continue;
-			}
-			nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_word_gen(w) + 1, pid);
-			if (perflib_slot_cas(perflib_slot(map, i), w, nw)) {
-				set->alloc_hint = (i + 1) % cap;
-				*ret_idx = i;
-				*ret_word = nw;
-				return 0;
-			}
+	for (tries = 0; tries <= PERFLIB_MAX_SEGS + 1; tries++) {
+		/* segments other processes added meanwhile */
+		err = perflib_set_refresh(map);
+		if (err)
+			return err;
+		n = perflib_set_slots(map);
+		if (n > set->capacity)
+			n = set->capacity; /* the last segment's slots past the limit stay unused */
+		if (!claim_scan(set, pid, start, n, ret_idx, ret_word))
+			return 0;
+		if (!reaped) {
+			reaped = true;
+			if (reap_all(map, n, pid))
+				continue;
+		}
+		err = perflib_set_grow(map, perflib_set_nr_segs(map));
+		if (err) {
+			pr_debug("counter set full at %u slots: %s\n", n, strerror(-err));
+			return -ENOSPC;
 		}
 	}
 	return -ENOSPC;
@@ -169,9 +286,12 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 	memset(slot + PERFLIB_BLOCK_OFFSET, 0, map->info->slot_size - PERFLIB_BLOCK_OFFSET);
 
 	__atomic_store_n(&h->owner_start, 0, __ATOMIC_RELAXED);
-	__atomic_store_n((uint64_t *)slot,
-			 perflib_make_word(PERFLIB_SLOT_FREE, perflib_word_gen(w) + 1, 0),
-			 __ATOMIC_RELEASE);
+	/* readers stop visiting it before anyone can claim it again */
+	perflib_live_set(map, i, false);
+	__atomic_store_n(
+		(uint64_t *)slot,
+		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(perflib_word_gen(w), 1), 0),
+		__ATOMIC_RELEASE);
 }
 
 /* fill the Windows block and the perflib fields of a claimed slot */
@@ -211,9 +331,72 @@ static bool key_current(uint64_t w, uint32_t gen)
 {
 	uint32_t state = perflib_word_state(w), g = perflib_word_gen(w);
 
-	/* claimed at gen, published at gen + 1; gen + 2 is the owner deleting it */
+	/* claimed at gen, published at gen + 1 (modulo 2^30); gen + 2 is the owner deleting it */
 	return (state == PERFLIB_SLOT_CLAIMED && g == gen) ||
-	       (state == PERFLIB_SLOT_LIVE && g == gen + 1);
+	       (state == PERFLIB_SLOT_LIVE && g == perflib_gen_add(gen, 1));
+}
+
+/* an index value read from a map: a slot of segment @k that this process has opened */
+static bool index_val_ok(const struct perflib_set_map *map, const struct perflib_index_val *v,
+			 uint32_t k)
+{
+	if (v->slot >= perflib_set_slots(map) || perflib_seg_of(v->slot, map->seg0) != k) {
+		pr_warn("index of counter set points outside its segment (slot %u)\n", v->slot);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Is @key held in the index of segment @k (not the one of our slot @i) by an instance that
+ * wins over ours? -EEXIST: a live one, or a creation in progress at a lower slot; -EAGAIN:
+ * a creation at a higher slot, still undecided (wait and look again); 0: nothing that
+ * counts.
+ */
+static int key_elsewhere(struct perflib_set_map *map, uint32_t k, uint32_t i,
+			 const struct perflib_index_key *key)
+{
+	struct perflib_index_val cur;
+	uint64_t ow;
+
+	if (bpf_map_lookup_elem(map->segs[k].index_fd, key, &cur) || !index_val_ok(map, &cur, k))
+		return 0;
+	ow = perflib_slot_word(perflib_slot(map, cur.slot));
+	if (!key_current(ow, cur.gen))
+		return 0; /* changing hands: its owner deletes the key shortly */
+	if (!slot_owner_alive(perflib_slot(map, cur.slot), ow)) {
+		perflib_slot_reap(map, cur.slot);
+		return 0;
+	}
+	if (perflib_word_state(ow) == PERFLIB_SLOT_LIVE || cur.slot < i)
+		return -EEXIST;
+	return -EAGAIN;
+}
+
+/* after our key is in our segment's index: does another segment's index beat it? */
+static int key_unique(struct perflib_set_map *map, uint32_t i, const struct perflib_index_key *key)
+{
+	uint32_t own = perflib_seg_of(i, map->seg0), k, n;
+	uint64_t deadline = 0;
+	int err;
+
+	/* our insert before every look (the other creator does the same: one sees the other) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (;;) {
+		perflib_set_refresh(map);
+		n = perflib_set_nr_segs(map);
+		for (k = 0, err = 0; k < n && !err; k++) {
+			if (k != own)
+				err = key_elsewhere(map, k, i, key);
+		}
+		if (err != -EAGAIN)
+			return err;
+		if (!deadline)
+			deadline = perflib_now_ms() + CREATE_WAIT_MS;
+		else if (perflib_now_ms() > deadline)
+			return -EBUSY;
+		sched_yield();
+	}
 }
 
 /*
@@ -225,28 +408,36 @@ static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
 {
 	struct perflib_set_map *map = set->map;
 	struct perflib_index_val val = {.slot = i, .gen = perflib_word_gen(w)}, cur;
+	uint32_t k = perflib_seg_of(i, map->seg0);
+	int fd = map->segs[k].index_fd;
 	uint64_t ow;
-	int tries;
+	int tries, err;
 
 	for (tries = 0; tries < CREATE_RETRIES; tries++) {
-		if (bpf_map_update_elem(map->index_fd, key, &val, BPF_NOEXIST) == 0)
-			return 0;
+		if (bpf_map_update_elem(fd, key, &val, BPF_NOEXIST) == 0) {
+			err = key_unique(map, i, key);
+			if (err)
+				bpf_map_delete_elem(fd, key);
+			return err;
+		}
 		if (errno == E2BIG)
 			return -ENOSPC;
 		if (errno != EEXIST)
 			return -errno;
-		if (bpf_map_lookup_elem(map->index_fd, key, &cur))
+		if (bpf_map_lookup_elem(fd, key, &cur))
 			continue; /* deleted meanwhile: insert again */
-		if (cur.slot >= set->capacity) {
-			pr_warn("index of counter set points past the data map (slot %u)\n",
-				cur.slot);
+		if (!index_val_ok(map, &cur, k))
 			return -EBADMSG;
-		}
 		ow = perflib_slot_word(perflib_slot(map, cur.slot));
 		if (key_current(ow, cur.gen)) {
 			if (slot_owner_alive(perflib_slot(map, cur.slot), ow))
 				return -EEXIST;
 			perflib_slot_reap(map, cur.slot);
+			continue;
+		}
+		/* a key left by a process that died between freeing and deleting: stale */
+		if (perflib_word_state(ow) == PERFLIB_SLOT_FREE || tries > CREATE_RETRIES / 2) {
+			bpf_map_delete_elem(fd, key);
 			continue;
 		}
 		/* the key's slot is changing hands: its owner deletes the key shortly */
@@ -283,7 +474,7 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 		goto out;
 	}
 	perflib_self(&pid, &start);
-	err = slot_claim(set, pid, &idx, &w);
+	err = slot_claim(set, pid, start, &idx, &w);
 	if (err)
 		goto out;
 	slot_fill(set, idx, Name, len, Id, start);
@@ -305,9 +496,14 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 		goto out;
 	}
 	/* publish: name and id are in place before readers can see LIVE */
-	__atomic_store_n((uint64_t *)perflib_slot(set->map, idx),
-			 perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w) + 1, pid),
-			 __ATOMIC_RELEASE);
+	if (!perflib_slot_cas(perflib_slot(set->map, idx), w,
+			      perflib_make_word(PERFLIB_SLOT_LIVE,
+						perflib_gen_add(perflib_word_gen(w), 1), pid))) {
+		/* taken by a reaper that thought this process dead: it frees the slot */
+		pr_warn("slot %u was taken while being created\n", idx);
+		err = -EBUSY;
+		goto out;
+	}
 	atomic_store_explicit(&set->owned[idx], 1, memory_order_release);
 	set->nr_live++;
 	pthread_mutex_unlock(&prov->lock);
@@ -340,20 +536,21 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 {
 	uint8_t *slot = perflib_slot(set->map, idx);
 	uint64_t w = perflib_slot_word(slot);
-	uint32_t gen = perflib_word_gen(w);
+	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1), pid;
+	uint64_t start;
 
 	atomic_store_explicit(&set->owned[idx], 0, memory_order_release);
 	set->nr_live--;
-	/* hide from readers first, then drop the key, then free */
-	if (!perflib_slot_cas(
-		    slot, w,
-		    perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, perflib_word_pid(w)))) {
-		pr_warn("slot %u changed under its owner (word %#llx)\n", idx,
+	perflib_self(&pid, &start);
+	/* hide from readers first, then drop the key, then free; only our own live slot */
+	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != pid ||
+	    !perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid))) {
+		pr_warn("slot %u changed under its owner (word %#llx)\\n", idx,
 			(unsigned long long)w);
 		return;
 	}
-	slot_unindex(set->map, idx);
-	slot_release(set->map, idx, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen + 1, 0));
+	slot_unindex(set->map, idx, pid);
+	slot_release(set->map, idx, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid));
 }
 
 struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,
@@ -412,7 +609,7 @@ PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, const GUID *C
 	info = set->map->info;
 	len = perflib_wcsnlen(Name, info->name_max);
 	/* only this provider's own instances: the process-local table says which */
-	for (i = 0; i < set->capacity && len < info->name_max; i++) {
+	for (i = 0; i < perflib_set_slots(set->map) && len < info->name_max; i++) {
 		if (!atomic_load_explicit(&set->owned[i], memory_order_relaxed))
 			continue;
 		blk = (void *)(set->base + (size_t)i * set->slot_size);

@@ -76,21 +76,36 @@ uint64_t perflib_now_ms(void);
 /* this process: pid in its own namespace and stamp (layout.h), refreshed after fork() */
 void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
 
-/* ---- store: pin root, maps, mappings (store.c) ----------------------------------------- */
+/* ---- store: pin root, maps, mappings (store.c, segment.c) ------------------------------ */
+/* one segment of a counter set (layout.h): its maps, and its live bitmap when mapped */
+struct perflib_seg {
+	int data_fd, index_fd, live_fd;
+	uint64_t *live; /* mapping of the live bitmap, NULL for an unmapped reader */
+	size_t live_len;
+};
+
 struct perflib_set_map {
 	GUID guid;     /* counter set */
 	bool writable; /* opened read-write */
-	int info_fd, data_fd, index_fd, procs_fd;
+	int info_fd, ctl_fd, procs_fd;
+	int segs_fd, idxs_fd, lives_fd;		     /* outer maps (writers only), else -1 */
 	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
-	uint8_t *data;				     /* mapping of the data map (slots), or NULL
+	uint8_t *data;				     /* the reservation: slot i at data + i *
+						      * slot_size in every mapped segment, or NULL
 						      * for a reader without write permission
 						      * (read-only fds cannot be mmapped) */
-	size_t data_len;			     /* capacity * slot_size */
+	size_t data_len;			     /* capacity * slot_size (address space) */
+	struct perflib_ctl *ctl;		     /* mapping of ctl, NULL when data is */
 	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
 						      * data is (lookups instead) */
 	size_t procs_len;			     /* nr_procs * sizeof(struct perflib_proc) */
+	uint32_t seg0;				     /* info->seg0_slots */
+	uint32_t max_segs;			     /* segments of the full capacity */
+	_Atomic uint32_t nr_segs;		     /* segments opened (and mapped), only grows */
+	pthread_mutex_t seg_lock;		     /* serialises opening segments */
+	struct perflib_seg segs[PERFLIB_MAX_SEGS];
 };
 
 const char *perflib_root_path(void);
@@ -122,10 +137,62 @@ int perflib_set_remove(const GUID *guid);
 int perflib_info_check(const void *buf, size_t size);
 /* string at pool offset @off of @info, or NULL; @ret_units gets the length without NUL */
 const WCHAR *perflib_info_string(const struct perflib_info *info, uint32_t off, size_t *ret_units);
-/* slot @i of a mapped data map (no bounds check: callers check i < capacity) */
+/* slot @i of a mapped counter set (no bounds check: callers check i < perflib_set_slots) */
 static inline uint8_t *perflib_slot(const struct perflib_set_map *map, uint32_t i)
 {
 	return map->data + (size_t)i * map->info->slot_size;
+}
+/* segments opened by this process, and the slots they hold */
+static inline uint32_t perflib_set_nr_segs(const struct perflib_set_map *map)
+{
+	return atomic_load_explicit(&((struct perflib_set_map *)map)->nr_segs,
+				    memory_order_acquire);
+}
+static inline uint32_t perflib_set_slots(const struct perflib_set_map *map)
+{
+	return (uint32_t)perflib_seg_first(perflib_set_nr_segs(map), map->seg0);
+}
+/*
+ * perflib_set_refresh - open (and map) the segments other processes published since the
+ * last call; cheap when there are none (one read of ctl). 0 or -errno.
+ */
+int perflib_set_refresh(struct perflib_set_map *map);
+/*
+ * perflib_set_grow - publish segment @k (== the number opened) unless another process did:
+ * create, pin and enter it in the outer maps, then open it. -ENOSPC at the capacity,
+ * -EPERM without CAP_BPF (only lodctr or a privileged provider can grow a set).
+ */
+int perflib_set_grow(struct perflib_set_map *map, uint32_t k);
+/* open and map the published segment @k of @map (seg_lock held); internal to store files */
+int perflib_seg_open(struct perflib_set_map *map, uint32_t k);
+void perflib_seg_close(struct perflib_set_map *map, uint32_t k);
+/* the maps of one segment being created */
+struct perflib_seg_maps {
+	int data_fd, index_fd, live_fd;
+};
+int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perflib_seg_maps *ret);
+int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
+		    const struct perflib_pin_opts *opts);
+void perflib_seg_maps_close(struct perflib_seg_maps *m);
+/* store helpers shared by store.c and segment.c */
+int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
+		      __u32 flags);
+void *perflib_map_shared(void *addr, size_t len, bool writable, int fd);
+int perflib_pin_open(const char *dir, const char *name, bool rdonly);
+int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
+void perflib_remove_dir(const char *dir);
+int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, int *ret_value);
+/* segments of the full capacity of @info */
+uint32_t perflib_info_segs(const struct perflib_info *info);
+/* live bit of global slot @i: set when claimed, cleared before the slot is freed */
+void perflib_live_set(struct perflib_set_map *map, uint32_t i, bool on);
+/* look @key up in the index of every opened segment: 0 and *ret_val, or -ENOENT */
+int perflib_index_lookup(const struct perflib_set_map *map, const struct perflib_index_key *key,
+			 struct perflib_index_val *ret_val);
+/* the index map fd of the segment holding slot @i */
+static inline int perflib_index_fd(const struct perflib_set_map *map, uint32_t i)
+{
+	return map->segs[perflib_seg_of(i, map->seg0)].index_fd;
 }
 /* pin access defaults (perflib_set_pin_access + environment) */
 void perflib_pin_defaults(struct perflib_pin_opts *opts);
@@ -228,6 +295,7 @@ struct perflib_ctrset {
 	 * shared slot, which another writer of the map could change
 	 */
 	void *_Atomic *refs;
+	size_t refs_len; /* bytes of refs (address space, touched as slots are used) */
 };
 
 struct perflib_provider {
@@ -281,8 +349,9 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 
 	if (off >= (uint64_t)set->capacity * set->slot_size)
 		return -1;
-	/* Lemire: exact quotient for 32-bit dividends */
-	idx = (uint32_t)(((unsigned __int128)set->div_magic * (uint32_t)off) >> 64);
+	/* Lemire: exact quotient for 32-bit dividends (off / 64 < 2^32: capacity * slot <= 2^38) */
+	idx = (uint32_t)(((unsigned __int128)set->div_magic * (uint32_t)(off / PERFLIB_SLOT_ALIGN)) >>
+			 64);
 	if ((uint64_t)idx * set->slot_size != off)
 		return -1;
 	if (!atomic_load_explicit(&set->owned[idx], memory_order_relaxed))

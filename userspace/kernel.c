@@ -44,10 +44,34 @@ int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid
 		return n;
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (i = 0; set && i < set->capacity; i++) {
+	for (i = 0; set && i < perflib_set_slots(set->map); i++) {
 		if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
 			perflib_instance_retire(set, i);
 	}
 	pthread_mutex_unlock(&prov->lock);
 	return n;
+}
+
+int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid, ULONG nr_instances)
+{
+	struct perflib_provider *prov = perflib_provider_lookup(provider);
+	struct perflib_ctrset *set;
+	uint32_t want;
+	int err = 0;
+
+	if (!prov || !counterset_guid)
+		return -EINVAL;
+	pthread_mutex_lock(&prov->lock);
+	set = perflib_ctrset_find(prov, counterset_guid);
+	if (!set) {
+		pthread_mutex_unlock(&prov->lock);
+		return -ENOENT;
+	}
+	want = nr_instances < set->capacity ? nr_instances : set->capacity;
+	while (!err && perflib_set_slots(set->map) < want)
+		err = perflib_set_grow(set->map, perflib_set_nr_segs(set->map));
+	if (!err)
+		err = (int)perflib_set_slots(set->map);
+	pthread_mutex_unlock(&prov->lock);
+	return err == -ENOSPC ? -ENOMEM : err;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "ctrtype.h"
 #include "internal.h"
 
@@ -55,6 +57,7 @@ _Static_assert(sizeof(PERF_STRING_BUFFER_HEADER) == 8 && sizeof(PERF_STRING_COUN
 
 static pthread_mutex_t providers_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct perflib_provider *providers;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 void perflib_providers_lock(void)
 {
@@ -64,6 +67,33 @@ void perflib_providers_lock(void)
 void perflib_providers_unlock(void)
 {
 	pthread_mutex_unlock(&providers_mutex);
+}
+
+/*
+ * fork(): a provider's mappings are not inherited (MADV_DONTFORK: the child's fork costs
+ * nothing per counter set), so in the child every inherited handle is dead: its value
+ * functions return ERROR_INVALID_PARAMETER and the other functions refuse it, as for a
+ * stopped provider. The child starts its own provider to publish (docs/ARCHITECTURE.md).
+ * Its state stays allocated (the child cannot know which thread held which lock).
+ */
+static void providers_forked(void)
+{
+	struct perflib_provider *prov;
+
+	for (prov = providers; prov; prov = prov->next)
+		atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
+	providers = NULL;
+	pthread_mutex_init(&providers_mutex, NULL);
+}
+
+/*
+ * No prepare handler takes providers_mutex: the callback thread may hold it while a
+ * consumer waits on this process. The child has only the forking thread; it walks its copy
+ * of the list (pointer stores only: a snapshot is a list) and starts with a fresh mutex.
+ */
+static void providers_atfork(void)
+{
+	pthread_atfork(NULL, NULL, providers_forked);
 }
 
 struct perflib_provider *perflib_providers_first(void)
@@ -203,6 +233,7 @@ ULONG PerfStartProviderEx(GUID *ProviderGuid, PERF_PROVIDER_CONTEXT *ProviderCon
 		prov_retire(prov);
 		return perflib_win32_error(err);
 	}
+	pthread_once(&atfork_once, providers_atfork);
 	pthread_mutex_lock(&providers_mutex);
 	prov->next = providers;
 	providers = prov;
@@ -221,15 +252,29 @@ ULONG PerfStartProvider(GUID *ProviderGuid, PERFLIBREQUEST ControlCallback, HAND
 	return PerfStartProviderEx(ProviderGuid, &ctx, phProvider);
 }
 
+/*
+ * Tables with an entry per slot the set may ever hold (up to its capacity): address space
+ * only, so memory follows the slots this process touches.
+ */
+static void *slot_table(size_t size)
+{
+	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *set)
 {
 	if (!set)
 		return;
 	perflib_set_close(set->map);
 	perflib_prov_free(prov, set->dense);
-	perflib_prov_free(prov, (void *)set->refs);
+	if (set->refs)
+		munmap((void *)set->refs, set->refs_len);
 	perflib_prov_free(prov, set->counters);
-	perflib_prov_free(prov, (void *)set->owned);
+	if (set->owned)
+		munmap((void *)set->owned, set->capacity ? set->capacity : 1);
 	perflib_prov_free(prov, set);
 }
 
@@ -251,15 +296,21 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	*pp = prov->next;
 	pthread_mutex_unlock(&providers_mutex);
 
-	perflib_cb_provider_stopping(prov);
+	/*
+	 * The instances go while the procs entries still name this process: a kill from here on
+	 * is cleaned up by the kernel's exit reaper, which finds a process by its procs entry.
+	 */
 	pthread_mutex_lock(&prov->lock);
 	atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
-		for (i = 0; i < set->capacity && set->nr_live; i++) {
+		for (i = 0; i < perflib_set_slots(set->map) && set->nr_live; i++) {
 			if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
 				perflib_instance_retire(set, i);
 		}
 	}
+	pthread_mutex_unlock(&prov->lock);
+	perflib_cb_provider_stopping(prov);
+	pthread_mutex_lock(&prov->lock);
 	set = atomic_exchange(&prov->sets, NULL);
 	pthread_mutex_unlock(&prov->lock);
 	for (; set; set = next) {
@@ -322,7 +373,7 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 	uint32_t i, max_id = 0;
 
 	set->counters = perflib_prov_alloc(prov, n * sizeof(*set->counters));
-	set->owned = perflib_prov_alloc(prov, set->capacity);
+	set->owned = slot_table(set->capacity);
 	if (!set->counters || !set->owned)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -348,7 +399,8 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 	if (!set->dense)
 		return -ENOMEM;
 	if (set->has_byref) {
-		set->refs = perflib_prov_alloc(prov, (size_t)set->capacity * n * sizeof(void *));
+		set->refs_len = (size_t)set->capacity * n * sizeof(void *);
+		set->refs = slot_table(set->refs_len);
 		if (!set->refs)
 			return -ENOMEM;
 	}
@@ -489,7 +541,8 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	set->capacity = set->map->info->capacity;
 	set->slot_size = set->map->info->slot_size;
 	set->base = set->map->data + PERFLIB_BLOCK_OFFSET;
-	set->div_magic = UINT64_MAX / set->slot_size + 1;
+	/* slot sizes are multiples of 64: divide offsets / 64 (32 bits) by slot_size / 64 */
+	set->div_magic = UINT64_MAX / (set->slot_size / PERFLIB_SLOT_ALIGN) + 1;
 	err = ctrset_tables(prov, set, c, n);
 	if (err)
 		goto out;

@@ -107,9 +107,11 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 	perflib_bpf_geometry_from_info(map->info, &skel->rodata->perflib_geo);
 	tck = sysconf(_SC_CLK_TCK);
 	skel->rodata->clk_tck = tck > 0 ? (uint64_t)tck : 100;
-	err = bpf_map__reuse_fd(skel->maps.slots, map->data_fd);
+	err = bpf_map__reuse_fd(skel->maps.slots, map->segs_fd);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx, map->index_fd);
+		err = bpf_map__reuse_fd(skel->maps.idx, map->idxs_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.live, map->lives_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.procs, map->procs_fd);
 	if (!err)
@@ -190,7 +192,7 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	perflib_self(&pid, &start);
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (i = 0; set && i < set->capacity; i++) {
+	for (i = 0; set && i < perflib_set_slots(set->map); i++) {
 		h = (void *)perflib_slot(set->map, i);
 		w = perflib_slot_word((uint8_t *)h);
 		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||

@@ -49,7 +49,7 @@ int perflib_registry_register(const struct perflib_counterset_reg *reg,
 		if (user_opts->name_max)
 			opts.name_max = user_opts->name_max;
 	}
-	if (opts.capacity > (1u << 24) || opts.name_max < 2 ||
+	if (opts.capacity > PERFLIB_CAPACITY_MAX || opts.name_max < 2 ||
 	    opts.name_max > PERF_MAX_INSTANCE_NAME + 1)
 		return -EINVAL;
 	err = perflib_info_build(reg, PERFLIB_INFO_REGISTERED | PERFLIB_INFO_HAS_NAMES, &opts,
@@ -97,7 +97,7 @@ int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
 	}
 	if (err)
 		return err;
-	for (i = 0; i < map->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(map); i++) {
 		w = perflib_slot_word(perflib_slot(map, i));
 		if (perflib_word_state(w) == PERFLIB_SLOT_FREE)
 			continue;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ int perflib_set_pin_access(mode_t mode, gid_t gid)
 
 int perflib_set_capacity(unsigned int nr_slots, unsigned int name_max)
 {
-	if (nr_slots > (1u << 24) ||
+	if (nr_slots > PERFLIB_CAPACITY_MAX ||
 	    (name_max && (name_max < 2 || name_max > PERF_MAX_INSTANCE_NAME + 1)))
 		return -EINVAL;
 	pthread_mutex_lock(&store_lock);
@@ -177,8 +178,8 @@ void perflib_pin_defaults(struct perflib_pin_opts *opts)
 	if (!opts->mode)
 		opts->mode = 0640;
 	if (!opts->capacity)
-		opts->capacity =
-			env_uint("PERFLIB_CAPACITY", PERFLIB_CAPACITY_DEFAULT, 1, 1u << 24);
+		opts->capacity = env_uint("PERFLIB_CAPACITY", PERFLIB_CAPACITY_DEFAULT, 1,
+					  PERFLIB_CAPACITY_MAX);
 	if (!opts->name_max)
 		opts->name_max = env_uint("PERFLIB_NAME_MAX", PERFLIB_NAME_MAX_DEFAULT, 2,
 					  PERF_MAX_INSTANCE_NAME + 1);
@@ -268,6 +269,59 @@ static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref, u
 	*ret_size = round_up(end, PERFLIB_SLOT_ALIGN);
 }
 
+static uint32_t gcd32(uint32_t a, uint32_t b)
+{
+	while (b) {
+		uint32_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The segment geometry for slots of @slot_size and a limit of @limit slots: segment 0 is
+ * whole pages (so every segment starts on a page of the reservation) and at least
+ * PERFLIB_SEG0_MIN_BYTES; segments double; the capacity is @limit exactly (the last
+ * segment may hold slots past it, never used). -E2BIG for more than PERFLIB_MAX_SEGS
+ * segments.
+ */
+static int seg_geometry(uint32_t slot_size, uint32_t limit, uint32_t *ret_seg0,
+			uint32_t *ret_capacity)
+{
+	uint32_t seg0 = 4096 / gcd32(4096, slot_size), k;
+
+	while ((uint64_t)seg0 * slot_size < PERFLIB_SEG0_MIN_BYTES)
+		seg0 *= 2;
+	for (k = 1; k <= PERFLIB_MAX_SEGS; k++) {
+		if (perflib_seg_first(k, seg0) >= limit)
+			break;
+	}
+	if (k > PERFLIB_MAX_SEGS || perflib_seg_first(k, seg0) > UINT32_MAX)
+		return -E2BIG;
+	*ret_seg0 = seg0;
+	*ret_capacity = limit;
+	return 0;
+}
+
+/* segments that hold a capacity (0 if more than PERFLIB_MAX_SEGS) */
+static uint32_t seg_count(uint32_t capacity, uint32_t seg0)
+{
+	uint32_t k;
+
+	for (k = 1; k <= PERFLIB_MAX_SEGS; k++) {
+		if (perflib_seg_first(k, seg0) >= capacity)
+			return k;
+	}
+	return 0;
+}
+
+uint32_t perflib_info_segs(const struct perflib_info *info)
+{
+	return seg_count(info->capacity, info->seg0_slots);
+}
+
 const WCHAR *perflib_info_string(const struct perflib_info *info, uint32_t off, size_t *ret_units)
 {
 	const WCHAR *s;
@@ -301,9 +355,10 @@ int perflib_info_check(const void *buf, size_t size)
 	uint32_t name, ascii, ref, slot, i;
 	bool byref = false;
 
-	if (size < sizeof(*info) || info->magic != PERFLIB_INFO_MAGIC ||
-	    info->layout_version != PERFLIB_LAYOUT_VERSION || info->info_size != size)
+	if (size < sizeof(*info) || info->magic != PERFLIB_INFO_MAGIC || info->info_size != size)
 		return -EBADMSG;
+	if (info->layout_version != PERFLIB_LAYOUT_VERSION)
+		return -EPROTO;
 	if (info->nr_counters == 0 || info->nr_counters > PERFLIB_MAX_COUNTERS)
 		return -EBADMSG;
 	if (info->strings_offset < sizeof(*info) + (size_t)info->nr_counters * sizeof(*c) ||
@@ -311,7 +366,7 @@ int perflib_info_check(const void *buf, size_t size)
 	    info->strings_offset % 2 || info->strings_size % 2)
 		return -EBADMSG;
 	if (info->name_max < 2 || info->name_max > PERF_MAX_INSTANCE_NAME + 1 ||
-	    info->capacity == 0 || info->capacity > (1u << 24) || info->nr_procs == 0 ||
+	    info->capacity == 0 || info->capacity > PERFLIB_CAPACITY_MAX || info->nr_procs == 0 ||
 	    info->nr_procs > 65536)
 		return -EBADMSG;
 	c = (const struct perflib_info_counter *)(info + 1);
@@ -323,7 +378,14 @@ int perflib_info_check(const void *buf, size_t size)
 	}
 	slot_geometry(info->nr_counters, info->name_max, byref, &name, &ascii, &ref, &slot);
 	if (info->name_offset != name || info->ascii_offset != ascii || info->ref_offset != ref ||
-	    info->slot_size != slot || (uint64_t)info->capacity * slot > UINT32_MAX)
+	    info->slot_size != slot)
+		return -EBADMSG;
+	/* the segments must be whole pages, and at most PERFLIB_MAX_SEGS */
+	if (!info->seg0_slots || ((uint64_t)info->seg0_slots * slot) % 4096 ||
+	    !seg_count(info->capacity, info->seg0_slots) ||
+	    perflib_seg_first(seg_count(info->capacity, info->seg0_slots), info->seg0_slots) *
+			    slot >
+		    (1ULL << 38))
 		return -EBADMSG;
 	if (!string_ok(info, info->counterset_name) || !string_ok(info, info->counterset_help) ||
 	    !string_ok(info, info->provider_name))
@@ -412,7 +474,10 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 	slot_geometry(info->nr_counters, info->name_max, byref, &info->name_offset,
 		      &info->ascii_offset, &info->ref_offset, &slot);
 	info->slot_size = slot;
-	if ((uint64_t)info->capacity * slot > UINT32_MAX) {
+	if (seg_geometry(slot, opts->capacity, &info->seg0_slots, &info->capacity) ||
+	    perflib_seg_first(seg_count(info->capacity, info->seg0_slots), info->seg0_slots) *
+			    slot >
+		    (1ULL << 38)) {
 		free(info);
 		return -E2BIG;
 	}
@@ -511,7 +576,7 @@ int perflib_layout_compute(const struct perflib_counterset_reg *reg,
 		defaults.capacity = opts->capacity;
 	if (opts && opts->name_max)
 		defaults.name_max = opts->name_max;
-	if (defaults.capacity > (1u << 24) || defaults.name_max < 2 ||
+	if (defaults.capacity > PERFLIB_CAPACITY_MAX || defaults.name_max < 2 ||
 	    defaults.name_max > PERF_MAX_INSTANCE_NAME + 1)
 		return -EINVAL;
 	err = perflib_info_build(reg, PERFLIB_INFO_HAS_NAMES, &defaults, &info, &size);
@@ -581,7 +646,7 @@ static int btf_base(struct btf *btf, struct btf_ids *t)
 	} while (0)
 
 /* BTF of a slot: header, Windows block, one field per counter, names, dereferenced values */
-static int data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, int *ret_value)
+int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, int *ret_value)
 {
 	const struct perflib_info_counter *c = (const void *)(info + 1);
 	struct btf *btf = btf__new_empty();
@@ -654,18 +719,30 @@ static int info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value)
 	st = btf__add_struct(btf, "perflib_info", (uint32_t)size);
 	if (guid < 0 || body < 0 || st < 0)
 		goto fail;
-	ADD(btf, "magic", t.u32, 0);
-	ADD(btf, "layout_version", t.u32, 4);
-	ADD(btf, "info_size", t.u32, 8);
-	ADD(btf, "flags", t.u32, 12);
-	ADD(btf, "provider_guid", guid, 16);
-	ADD(btf, "counterset_guid", guid, 32);
-	ADD(btf, "instance_type", t.u32, 48);
-	ADD(btf, "nr_counters", t.u32, 52);
-	ADD(btf, "detail_level", t.u32, 56);
-	ADD(btf, "capacity", t.u32, 60);
-	ADD(btf, "slot_size", t.u32, 64);
-	ADD(btf, "name_max", t.u32, 68);
+#define INFO_U32(f) ADD(btf, #f, t.u32, offsetof(struct perflib_info, f))
+	INFO_U32(magic);
+	INFO_U32(layout_version);
+	INFO_U32(info_size);
+	INFO_U32(flags);
+	ADD(btf, "provider_guid", guid, offsetof(struct perflib_info, provider_guid));
+	ADD(btf, "counterset_guid", guid, offsetof(struct perflib_info, counterset_guid));
+	INFO_U32(instance_type);
+	INFO_U32(nr_counters);
+	INFO_U32(detail_level);
+	INFO_U32(capacity);
+	INFO_U32(slot_size);
+	INFO_U32(name_max);
+	INFO_U32(name_offset);
+	INFO_U32(ascii_offset);
+	INFO_U32(ref_offset);
+	INFO_U32(nr_procs);
+	INFO_U32(strings_offset);
+	INFO_U32(strings_size);
+	INFO_U32(counterset_name);
+	INFO_U32(counterset_help);
+	INFO_U32(provider_name);
+	INFO_U32(seg0_slots);
+#undef INFO_U32
 	ADD(btf, "body", body, sizeof(struct perflib_info));
 	return btf_finish(btf, t.u32, st, ret_fd, ret_key, ret_value);
 fail:
@@ -676,24 +753,35 @@ fail:
 
 /* ---- create, pin, open ------------------------------------------------------------------ */
 
-static const char *const pin_names[] = {"info", "data", "index", "procs"};
+static const char *const pin_names[] = {"info", "ctl", "procs"};
 
 void perflib_set_close(struct perflib_set_map *map)
 {
+	uint32_t k;
+
 	if (!map)
 		return;
+	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
+		perflib_seg_close(map, k);
 	if (map->data)
 		munmap(map->data, map->data_len);
 	if (map->procs)
 		munmap(map->procs, map->procs_len);
+	if (map->ctl)
+		munmap(map->ctl, sizeof(struct perflib_ctl));
 	if (map->info_fd >= 0)
 		close(map->info_fd);
-	if (map->data_fd >= 0)
-		close(map->data_fd);
-	if (map->index_fd >= 0)
-		close(map->index_fd);
+	if (map->ctl_fd >= 0)
+		close(map->ctl_fd);
 	if (map->procs_fd >= 0)
 		close(map->procs_fd);
+	if (map->segs_fd >= 0)
+		close(map->segs_fd);
+	if (map->idxs_fd >= 0)
+		close(map->idxs_fd);
+	if (map->lives_fd >= 0)
+		close(map->lives_fd);
+	pthread_mutex_destroy(&map->seg_lock);
 	free(map->info);
 	free(map);
 }
@@ -701,17 +789,22 @@ void perflib_set_close(struct perflib_set_map *map)
 static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
 {
 	struct perflib_set_map *map = calloc(1, sizeof(*map));
+	uint32_t k;
 
 	if (!map)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
-	map->info_fd = map->data_fd = map->index_fd = map->procs_fd = -1;
+	map->info_fd = map->ctl_fd = map->procs_fd = map->segs_fd = map->idxs_fd = map->lives_fd =
+		-1;
+	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
+		map->segs[k].data_fd = map->segs[k].index_fd = map->segs[k].live_fd = -1;
+	pthread_mutex_init(&map->seg_lock, NULL);
 	return map;
 }
 
-static int map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
-		     __u32 flags)
+int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
+		      __u32 flags)
 {
 	struct bpf_map_info mi;
 	__u32 len = sizeof(mi);
@@ -721,25 +814,38 @@ static int map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32
 		return -errno;
 	if (mi.type != type || mi.key_size != key_size ||
 	    (value_size && mi.value_size != value_size) || (entries && mi.max_entries != entries) ||
-	    (flags && !(mi.map_flags & flags)))
+	    (flags && (mi.map_flags & flags) != flags))
 		return -EBADMSG;
 	return (int)mi.value_size;
 }
 
-/*
- * Read the info value and map the data and procs arrays; fds are open. @unmapped: a reader
- * whose fds are read-only, which the kernel will not let mmap the maps (see
- * perflib_set_open): data and procs stay NULL, and readers use lookup syscalls.
- */
-static int map_attach(struct perflib_set_map *map, bool unmapped)
+/* shared mappings of a provider are not inherited: fork() copies no page tables of them */
+void *perflib_map_shared(void *addr, size_t len, bool writable, int fd)
 {
-	int prot = PROT_READ | (map->writable ? PROT_WRITE : 0);
+	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+	void *p = mmap(addr, len, prot, MAP_SHARED | (addr ? MAP_FIXED : 0), fd, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (writable)
+		madvise(p, len, MADV_DONTFORK);
+	return p;
+}
+
+/*
+ * Read the info value, map ctl and procs, reserve the address space of every slot the set
+ * may ever hold, and open the published segments; fds are open. @unmapped: a reader whose
+ * fds are read-only, which the kernel will not let mmap the maps (see perflib_set_open):
+ * nothing is mapped, and readers use lookup syscalls.
+ */
+/* read and check the info value of @map (info_fd open) into map->info */
+static int map_read_info(struct perflib_set_map *map)
+{
 	struct perflib_info *info;
 	__u32 key = 0;
 	int size, err;
-	void *p;
 
-	size = map_check(map->info_fd, BPF_MAP_TYPE_ARRAY, 4, 0, 1, 0);
+	size = perflib_map_check(map->info_fd, BPF_MAP_TYPE_ARRAY, 4, 0, 1, 0);
 	if (size < 0)
 		return size;
 	info = malloc((size_t)size);
@@ -751,45 +857,79 @@ static int map_attach(struct perflib_set_map *map, bool unmapped)
 		return err;
 	}
 	err = perflib_info_check(info, (size_t)size);
+	if (err == -EPROTO) {
+		char g[37];
+
+		pr_warn("counter set %s was created by another perflib layout (version %u, this "
+			"library reads %u): remove it (unlodctr, or rm -r %s/%s) and register it "
+			"again\n",
+			perflib_guid_to_string(&map->guid, g), info->layout_version,
+			PERFLIB_LAYOUT_VERSION, perflib_root_path(), g);
+	}
 	if (err) {
 		free(info);
 		return err;
 	}
 	map->info = info;
 	map->info_size = (size_t)size;
+	return 0;
+}
+
+static int map_attach(struct perflib_set_map *map, bool unmapped)
+{
+	const struct perflib_info *info = map->info;
+	int err;
+	void *p;
+
 	map->counters = (const struct perflib_info_counter *)(info + 1);
-	err = map_check(map->data_fd, BPF_MAP_TYPE_ARRAY, 4, info->slot_size, info->capacity,
-			BPF_F_MMAPABLE);
-	if (err >= 0)
-		err = map_check(map->procs_fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc),
+	map->seg0 = info->seg0_slots;
+	map->max_segs = perflib_info_segs(info);
+	err = perflib_map_check(map->procs_fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc),
 				info->nr_procs, BPF_F_MMAPABLE);
 	if (err >= 0)
-		err = map_check(map->index_fd, BPF_MAP_TYPE_HASH, sizeof(struct perflib_index_key),
-				sizeof(struct perflib_index_val), 0, 0);
+		err = perflib_map_check(map->ctl_fd, BPF_MAP_TYPE_ARRAY, 4,
+					sizeof(struct perflib_ctl), 1, BPF_F_MMAPABLE);
 	if (err < 0)
 		return err;
-	map->data_len = (size_t)info->capacity * info->slot_size;
+	map->data_len = (size_t)perflib_seg_first(map->max_segs, map->seg0) * info->slot_size;
 	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
-	if (unmapped)
-		return 0;
-	p = mmap(NULL, map->data_len, prot, MAP_SHARED, map->data_fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	map->data = p;
-	p = mmap(NULL, map->procs_len, prot, MAP_SHARED, map->procs_fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	map->procs = p;
-	return 0;
+	if (!unmapped) {
+		/* address space only: segments are mapped into it as they are published */
+		p = mmap(NULL, map->data_len, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		if (map->writable)
+			madvise(p, map->data_len, MADV_DONTFORK);
+		map->data = p;
+		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, map->procs_fd);
+		map->ctl = perflib_map_shared(NULL, sizeof(struct perflib_ctl), map->writable,
+					      map->ctl_fd);
+		if (!map->procs || !map->ctl)
+			return -errno;
+	}
+	return perflib_set_refresh(map);
+}
+
+/* open pin @name of directory @dir; -errno */
+int perflib_pin_open(const char *dir, const char *name, bool rdonly)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	gopts.file_flags = rdonly ? BPF_F_RDONLY : 0;
+	fd = bpf_obj_get_opts(path, &gopts);
+	return fd < 0 ? -errno : fd;
 }
 
 int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **ret_map)
 {
-	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
 	struct perflib_set_map *map;
-	char dir[PATH_MAX], path[PATH_MAX + 8];
+	char dir[PATH_MAX];
 	bool unmapped = false;
-	int *fds[4];
+	int *fds[3];
 	int err, i;
 
 	err = perflib_set_dir(guid, dir, sizeof(dir));
@@ -799,31 +939,30 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	if (!map)
 		return -ENOMEM;
 	fds[0] = &map->info_fd;
-	fds[1] = &map->data_fd;
-	fds[2] = &map->index_fd;
-	fds[3] = &map->procs_fd;
+	fds[1] = &map->ctl_fd;
+	fds[2] = &map->procs_fd;
 	/*
 	 * The kernel checks the pin's file mode: read for readers, read-write for providers.
 	 * info is frozen: always opened read-only. The kernel cannot mmap a BPF_F_RDONLY fd
 	 * (mmap drops VM_SHARED for a file not open for writing and bpf_map_mmap() refuses
-	 * private mappings), so readers open data and procs read-write when the pins allow it
-	 * and map them PROT_READ all the same; a reader with read permission only opens them
-	 * read-only and gets an unmapped set (map_attach).
+	 * private mappings), so readers open the mmapable maps read-write when the pins allow
+	 * it and map them PROT_READ all the same; a reader with read permission only opens
+	 * them read-only and gets an unmapped set (map_attach).
 	 */
-	for (i = 0; i < 4; i++) {
-		bool mmapped = i == 1 || i == 3; /* data, procs */
-
-		snprintf(path, sizeof(path), "%s/%s", dir, pin_names[i]);
-		gopts.file_flags =
-			i == 0 || (!writable && (!mmapped || unmapped)) ? BPF_F_RDONLY : 0;
-		*fds[i] = bpf_obj_get_opts(path, &gopts);
-		if (*fds[i] < 0 && !writable && mmapped && errno == EACCES) {
+	for (i = 0; i < 3; i++) {
+		/* the info first: a set of another layout is named as such, whatever it pins */
+		if (i == 1) {
+			err = map_read_info(map);
+			if (err)
+				goto out;
+		}
+		*fds[i] = perflib_pin_open(dir, pin_names[i], i == 0 || (!writable && unmapped));
+		if (*fds[i] == -EACCES && !writable && i > 0) {
 			unmapped = true;
-			gopts.file_flags = BPF_F_RDONLY;
-			*fds[i] = bpf_obj_get_opts(path, &gopts);
+			*fds[i] = perflib_pin_open(dir, pin_names[i], true);
 		}
 		if (*fds[i] < 0) {
-			err = -errno;
+			err = *fds[i];
 			if (err == -ENOENT && i == 0) {
 				int e2 = check_bpffs(perflib_root_path());
 
@@ -833,9 +972,21 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 			goto out;
 		}
 	}
+	if (writable) {
+		/* the outer maps, to enter new segments (a set of an older layout has none) */
+		map->segs_fd = perflib_pin_open(dir, "segs", false);
+		map->idxs_fd = perflib_pin_open(dir, "idxs", false);
+		map->lives_fd = perflib_pin_open(dir, "lives", false);
+	}
 	err = map_attach(map, unmapped);
 	if (err)
 		goto out;
+	if (writable && (map->segs_fd < 0 || map->idxs_fd < 0 || map->lives_fd < 0)) {
+		err = map->segs_fd < 0	 ? map->segs_fd
+		      : map->idxs_fd < 0 ? map->idxs_fd
+					 : map->lives_fd;
+		goto out;
+	}
 	*ret_map = map;
 	return 0;
 out:
@@ -843,7 +994,7 @@ out:
 	return err;
 }
 
-static int pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts)
+int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts)
 {
 	char path[PATH_MAX + 8];
 
@@ -858,11 +1009,12 @@ static int pin_one(int fd, const char *dir, const char *name, const struct perfl
 }
 
 /*
- * Unpin everything in a counter set's directory: the four maps and whatever pins BPF
- * programs added beside them (the exit reaper's link, kcounters' links; a pinned link
- * keeps its program attached and the maps alive until it is unpinned), then the directory.
+ * Unpin everything in a counter set's directory: the maps, the segment directories, and
+ * whatever pins BPF programs added beside them (the exit reaper's link, kcounters' links;
+ * a pinned link keeps its program attached and the maps alive until it is unpinned), then
+ * the directory.
  */
-static void remove_dir(const char *dir)
+void perflib_remove_dir(const char *dir)
 {
 	char path[PATH_MAX + 8];
 	struct dirent *de;
@@ -874,19 +1026,35 @@ static void remove_dir(const char *dir)
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
+			if (de->d_type == DT_DIR)
+				perflib_remove_dir(path);
+			else
+				unlink(path);
 		}
 		closedir(d);
 	}
 	rmdir(dir);
 }
 
+/* an ARRAY_OF_MAPS of PERFLIB_MAX_SEGS entries whose inner maps look like @inner_fd */
+static int outer_create(const char *name, int inner_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts);
+	int fd;
+
+	mopts.inner_map_fd = inner_fd;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, name, 4, 4, PERFLIB_MAX_SEGS, &mopts);
+	return fd < 0 ? -errno : fd;
+}
+
 int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		       const struct perflib_pin_opts *opts, struct perflib_set_map **ret_map)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);
+	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC};
+	struct perflib_seg_maps seg0;
 	struct perflib_set_map *map;
-	char dir[PATH_MAX], tmp[PATH_MAX];
+	char dir[PATH_MAX], tmp[PATH_MAX], sdir[PATH_MAX + 8];
 	static _Atomic unsigned int seq;
 	int btf_fd = -1, key_id, val_id, err;
 	__u32 key = 0;
@@ -905,6 +1073,8 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	map = map_alloc(&guid, true);
 	if (!map)
 		return -ENOMEM;
+	memset(&seg0, 0, sizeof(seg0));
+	seg0.data_fd = seg0.index_fd = seg0.live_fd = -1;
 
 	/* info: one frozen entry */
 	err = info_btf(info_size, &btf_fd, &key_id, &val_id);
@@ -921,36 +1091,34 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		err = -errno;
 		goto out;
 	}
-
-	/* data: mmapable slots with named fields */
-	err = data_btf(info, &btf_fd, &key_id, &val_id);
-	if (err)
-		goto out;
-	mopts.btf_fd = btf_fd;
-	mopts.btf_key_type_id = key_id;
-	mopts.btf_value_type_id = val_id;
-	mopts.map_flags = BPF_F_MMAPABLE;
-	map->data_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, info->slot_size,
-				      info->capacity, &mopts);
-	close(btf_fd);
-	btf_fd = -1; /* closed: the error path must not close the number again */
-	if (map->data_fd < 0) {
-		err = -errno;
-		goto out;
-	}
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
-	map->index_fd =
-		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
-			       sizeof(struct perflib_index_val), info->capacity, &mopts);
-	if (map->index_fd < 0) {
-		err = -errno;
-		goto out;
-	}
 	mopts.map_flags = BPF_F_MMAPABLE;
 	map->procs_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_procs", 4,
 				       sizeof(struct perflib_proc), info->nr_procs, &mopts);
-	if (map->procs_fd < 0) {
+	map->ctl_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_ctl", 4, sizeof(ctl), 1, &mopts);
+	if (map->procs_fd < 0 || map->ctl_fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* segment 0 exists from the start: it is the template of the outer maps */
+	err = perflib_seg_create(info, 0, &seg0);
+	if (err)
+		goto out;
+	map->segs_fd = outer_create("pl_segs", seg0.data_fd);
+	map->idxs_fd = outer_create("pl_idxs", seg0.index_fd);
+	map->lives_fd = outer_create("pl_lives", seg0.live_fd);
+	if (map->segs_fd < 0 || map->idxs_fd < 0 || map->lives_fd < 0) {
+		err = map->segs_fd < 0	 ? map->segs_fd
+		      : map->idxs_fd < 0 ? map->idxs_fd
+					 : map->lives_fd;
+		goto out;
+	}
+	ctl.nr_segs = 1;
+	if (bpf_map_update_elem(map->segs_fd, &key, &seg0.data_fd, BPF_ANY) ||
+	    bpf_map_update_elem(map->idxs_fd, &key, &seg0.index_fd, BPF_ANY) ||
+	    bpf_map_update_elem(map->lives_fd, &key, &seg0.live_fd, BPF_ANY) ||
+	    bpf_map_update_elem(map->ctl_fd, &key, &ctl, BPF_ANY)) {
 		err = -errno;
 		goto out;
 	}
@@ -961,21 +1129,30 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		err = -errno;
 		goto out;
 	}
-	err = pin_one(map->info_fd, tmp, "info", opts);
+	err = perflib_pin_one(map->info_fd, tmp, "info", opts);
 	if (!err)
-		err = pin_one(map->data_fd, tmp, "data", opts);
+		err = perflib_pin_one(map->ctl_fd, tmp, "ctl", opts);
 	if (!err)
-		err = pin_one(map->index_fd, tmp, "index", opts);
+		err = perflib_pin_one(map->procs_fd, tmp, "procs", opts);
 	if (!err)
-		err = pin_one(map->procs_fd, tmp, "procs", opts);
+		err = perflib_pin_one(map->segs_fd, tmp, "segs", opts);
+	if (!err)
+		err = perflib_pin_one(map->idxs_fd, tmp, "idxs", opts);
+	if (!err)
+		err = perflib_pin_one(map->lives_fd, tmp, "lives", opts);
+	if (!err) {
+		snprintf(sdir, sizeof(sdir), "%s/s0", tmp);
+		err = perflib_seg_pin(&seg0, sdir, opts);
+	}
 	if (!err && (opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) &&
 	    chown(tmp, opts->uid, opts->gid))
 		err = -errno;
 	if (!err && rename(tmp, dir)) {
 		err = -errno;
-		remove_dir(tmp);
+		perflib_remove_dir(tmp);
 		if (err == -EEXIST || err == -ENOTEMPTY) {
 			/* another process published it first: use theirs */
+			perflib_seg_maps_close(&seg0);
 			perflib_set_close(map);
 			err = perflib_set_open(&guid, true, ret_map);
 			return err ? err : 1;
@@ -983,10 +1160,13 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		goto out;
 	}
 	if (err) {
-		remove_dir(tmp);
+		perflib_remove_dir(tmp);
 		goto out;
 	}
-	err = map_attach(map, false);
+	perflib_seg_maps_close(&seg0);
+	err = map_read_info(map);
+	if (!err)
+		err = map_attach(map, false);
 	if (err)
 		goto out;
 	*ret_map = map;
@@ -994,6 +1174,7 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 out:
 	if (btf_fd >= 0)
 		close(btf_fd);
+	perflib_seg_maps_close(&seg0);
 	perflib_set_close(map);
 	return err;
 }
@@ -1009,7 +1190,7 @@ int perflib_set_remove(const GUID *guid)
 		return err;
 	if (stat(dir, &st))
 		return -errno;
-	remove_dir(dir);
+	perflib_remove_dir(dir);
 	if (!stat(dir, &st))
 		return -EBUSY;
 	return 0;

@@ -122,6 +122,7 @@ static int bench_pairs(void)
 	skel->rodata->bi_geo = cs.geo;
 	if (perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->bi_guid) ||
 	    perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL) ||
+	    perflib_bpf_counterset_reuse_live(&cs, skel->maps.live) ||
 	    bench_instances_bpf__load(skel)) {
 		printf("SKIP: bench_sysd: the create/delete program cannot be loaded here\n");
 		rc = 0;

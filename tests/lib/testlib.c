@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* testlib.c - private pin roots, BPF checks, processes with deadlines for the tests. */
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -206,4 +207,25 @@ int tl_run(const char *cmd, char **ret_out)
 	else
 		free(out);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static mode_t chmod_mode;
+static uid_t chmod_uid;
+static gid_t chmod_gid;
+
+static int chmod_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_D || type == FTW_DP)
+		return chmod(path, 0755) ? -1 : 0;
+	return chmod(path, chmod_mode) || chown(path, chmod_uid, chmod_gid) ? -1 : 0;
+}
+
+int tl_pins_chmod(const char *dir, mode_t mode, uid_t uid, gid_t gid)
+{
+	chmod_mode = mode;
+	chmod_uid = uid;
+	chmod_gid = gid;
+	return nftw(dir, chmod_one, 16, FTW_PHYS);
 }

@@ -48,5 +48,10 @@ int tl_await(int fd, int timeout_ms);
 
 /* run a shell command, capture stdout into a malloc'd string; returns exit status */
 int tl_run(const char *cmd, char **ret_out);
+/*
+ * every pin under @dir (a counter set's directory, segments included) to @mode, @uid,
+ * @gid; its directories to 0755. 0 or -1.
+ */
+int tl_pins_chmod(const char *dir, mode_t mode, uid_t uid, gid_t gid);
 
 #endif /* PERFLIB_TESTLIB_H */

@@ -53,7 +53,7 @@ until grep -q '^ready' "$tmp/out" 2>/dev/null; do
 	sleep 0.01
 done
 grep -q "^ready $guid\$" "$tmp/out" || fail "prov_demo said: $(cat "$tmp/out")"
-data=$root/$guid/data
+data=$root/$guid/s0/data
 
 # text dump: fields by counter name, values, id, ASCII name
 "$BPFTOOL" map dump pinned "$data" >"$tmp/dump.txt" 2>"$tmp/dump.err" ||
@@ -107,7 +107,7 @@ fi
 
 # the info map shows the registration header by name
 "$BPFTOOL" -j map dump pinned "$root/$guid/info" >"$tmp/info.json" || fail "bpftool info dump"
-for want in '"magic":1112294992' '"nr_counters":3' '"capacity":1024' '"layout_version":1'; do
+for want in '"magic":1112294992' '"nr_counters":3' '"capacity":1048576' '"layout_version":2' '"seg0_slots":'; do
 	grep -qF "$want" "$tmp/info.json" || fail "info dump has no $want"
 done
 

@@ -29,7 +29,7 @@ trap cleanup EXIT INT TERM
 
 # sum of one counter field over all slots, from bpftool's BTF-formatted dump
 field_sum() {
-	bpftool map dump pinned "$DIR/data" |
+	bpftool map dump pinned "$DIR/s0/data" |
 		awk -v f="\"$1\":" '$1 == f { gsub(",", "", $2); s += $2 } END { print s + 0 }'
 }
 
@@ -54,7 +54,7 @@ rc=$?
 
 out=$("$K" load 2>&1) || fail "load: $out"
 echo "$out"
-for p in info data index procs link_sched_switch link_sys_enter reaper; do
+for p in info ctl procs segs idxs lives s0/data s0/index s0/live link_sched_switch link_sys_enter reaper; do
 	[ -e "$DIR/$p" ] || fail "load: $DIR/$p is not pinned"
 done
 # a kernel that lacks a tracepoint gets no link for it (load says so)
@@ -63,7 +63,7 @@ for p in link_page_fault_user link_page_fault_kernel; do
 done
 
 # one kernel-owned instance per possible CPU: pid 0 and the PERFLIB_OWNER_KERNEL marker
-ncpu=$(bpftool map dump pinned "$DIR/data" | grep -c '"owner_start": 18446744073709551615')
+ncpu=$(bpftool map dump pinned "$DIR/s0/data" | grep -c '"owner_start": 18446744073709551615')
 possible=$(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-");
 	n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' /sys/devices/system/cpu/possible)
 [ "$ncpu" -eq "$possible" ] || fail "$ncpu kernel-owned instances, want $possible (possible CPUs)"

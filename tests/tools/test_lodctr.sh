@@ -60,9 +60,9 @@ diff -u tests/data/lodctr/ucs.dump.golden "$work/out" >"$work/diff" &&
 	ok "ucs layout matches tests/data/lodctr/ucs.dump.golden" || fail "layout: $(cat "$work/diff")"
 [ -z "$(ls -A "$PERFLIB_ROOT" 2>/dev/null)" ] && ok "--dump pinned nothing" || fail "--dump pinned: $(ls "$PERFLIB_ROOT")"
 expect 0 "lodctr demo.man with the dumped geometry" "$T/lodctr" "/m:$DEMO" --capacity 16 --name-max 33
-bpftool map show pinned "$PERFLIB_ROOT/$SET/data" | grep -q 'value 256B  max_entries 16' &&
-	ok "the data map has the dumped slot size and capacity" ||
-	fail "data map: $(bpftool map show pinned "$PERFLIB_ROOT/$SET/data")"
+bpftool map show pinned "$PERFLIB_ROOT/$SET/s0/data" | grep -q 'value 256B  max_entries 64' &&
+	ok "segment 0 has the dumped slot size and 16 KiB of slots" ||
+	fail "data map: $(bpftool map show pinned "$PERFLIB_ROOT/$SET/s0/data")"
 expect 0 "unlodctr demo.man" "$T/unlodctr" "/m:$DEMO"
 
 # every real manifest registers, lists and unregisters
@@ -81,14 +81,14 @@ done
 
 # identical re-registration is a no-op; a changed manifest is refused
 expect 0 "lodctr demo.man" "$T/lodctr" "/M:$DEMO"
-stat -c '%a %U %G' "$PERFLIB_ROOT/$SET/data" | grep -q '^644 root root$' &&
-	ok "default pins are 0644 root:root" || fail "pin mode: $(stat -c '%a %U %G' "$PERFLIB_ROOT/$SET/data")"
+stat -c '%a %U %G' "$PERFLIB_ROOT/$SET/s0/data" | grep -q '^644 root root$' &&
+	ok "default pins are 0644 root:root" || fail "pin mode: $(stat -c '%a %U %G' "$PERFLIB_ROOT/$SET/s0/data")"
 expect 0 "lodctr demo.man again" "$T/lodctr" "/m:$DEMO"
 grep -q 'already registered' "$work/out" || fail "no 'already registered' notice"
 sed 's/perf_counter_rawcount/perf_counter_large_rawcount/' $DEMO >"$work/changed.man"
 expect 183 "lodctr of a changed manifest" "$T/lodctr" "/m:$work/changed.man"
 grep -q 'run unlodctr' "$work/out" || fail "no hint to run unlodctr: $(cat "$work/out")"
-bpftool map dump pinned "$PERFLIB_ROOT/$SET/data" >"$work/dump" 2>&1
+bpftool map dump pinned "$PERFLIB_ROOT/$SET/s0/data" >"$work/dump" 2>&1
 grep -q '"Requests_sec_1": 0' "$work/dump" && grep -q '"Cache_Lookups_5": 0' "$work/dump" &&
 	ok "bpftool shows the manifest's counter names" || fail "bpftool: $(head -30 "$work/dump")"
 
@@ -104,8 +104,8 @@ expect 87 "unlodctr /g: with a bad GUID" "$T/unlodctr" /g:not-a-guid
 
 # group-writable registration: an unprivileged provider publishes, consumers read names
 expect 0 "lodctr --group nogroup --mode 0664" "$T/lodctr" "/m:$DEMO" --group nogroup --mode 0664
-stat -c '%a %G' "$PERFLIB_ROOT/$SET/data" | grep -q '^664 nogroup$' &&
-	ok "pins are 0664 root:nogroup" || fail "pins: $(stat -c '%a %G' "$PERFLIB_ROOT/$SET/data")"
+stat -c '%a %G' "$PERFLIB_ROOT/$SET/s0/data" | grep -q '^664 nogroup$' &&
+	ok "pins are 0664 root:nogroup" || fail "pins: $(stat -c '%a %G' "$PERFLIB_ROOT/$SET/s0/data")"
 cp "$T/perflib-demo" "$work/perflib-demo"
 su nobody -s /bin/sh -c "PERFLIB_ROOT=$PERFLIB_ROOT $work/perflib-demo --seconds 30" \
 	>"$work/demo.out" 2>&1 &

@@ -111,7 +111,7 @@ until grep -q '^ready' "$tmp/out" 2>/dev/null; do
 	[ $i -lt 1000 ] || fail "prov_msdoc did not get ready in 10 s"
 	sleep 0.01
 done
-data=$root/4c4bd1d1-5a8b-4f3e-8d2e-119c2a6f0002/data
+data=$root/4c4bd1d1-5a8b-4f3e-8d2e-119c2a6f0002/s0/data
 "$BPFTOOL" map dump pinned "$data" >"$tmp/dump.txt" 2>&1 || fail "bpftool: $(cat "$tmp/dump.txt")"
 # counters without a manifest are named counter_<id>; Instance_1 then Instance_2, id 0 both
 tr -d ' \n' <"$tmp/dump.txt" >"$tmp/flat"

@@ -163,7 +163,7 @@ check "typeperf: both counter sets in one sample" sh -c "
 	sed -n 2p '$t/tp.csv' | grep -q 'Kernel CPU(0)' &&
 	sed -n 2p '$t/tp.csv' | grep -q 'Exporter Test(beta)' &&
 	sed -n 3p '$t/tp.csv' | grep -Eq '^\"[0-9/]+ [0-9:.]+\",\"[0-9]+\\.[0-9]{6}\"'"
-bpftool map dump pinned "$PERFLIB_ROOT/$KC_SET/data" >"$t/kc.dump" 2>&1
+bpftool map dump pinned "$PERFLIB_ROOT/$KC_SET/s0/data" >"$t/kc.dump" 2>&1
 check "bpftool: the kernel counter set shows named, growing counters" sh -c "
 	grep -q '\"name\": \"0\"' '$t/kc.dump' &&
 	grep -Eq '\"Context_Switches_sec_[0-9]+\": [1-9]' '$t/kc.dump'"

@@ -29,7 +29,9 @@
 #define NOGROUP 65534
 #define WAIT_MS 10000
 
-static const char *const pins[] = {"info", "data", "index", "procs"};
+static const char *const pins[] = {"info",	 "ctl",	     "procs",  "segs",
+				   "idxs",	 "s0/data", "s0/index", "s0/live"};
+#define NR_PINS (sizeof(pins) / sizeof(pins[0]))
 
 /* become nobody:nogroup with no supplementary groups and, as a result, no capabilities */
 static int drop_privileges(void)
@@ -113,7 +115,7 @@ static void check_pins(const GUID *set, mode_t mode, uid_t uid, gid_t gid)
 	int i;
 
 	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < (int)NR_PINS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, pins[i]);
 		assert_int_equal(stat(path, &st), 0);
 		if ((st.st_mode & 07777) != mode || st.st_uid != uid || st.st_gid != gid)
@@ -135,7 +137,7 @@ static void check_child_instance(const GUID *set)
 	uint32_t i;
 
 	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < ro->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(ro); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		const PERF_COUNTERSET_INSTANCE *blk = (const void *)(s + PERFLIB_BLOCK_OFFSET);
 

@@ -198,8 +198,11 @@ static void test_out_of_memory(void **state)
 		assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 		assert_int_equal(mem.frees, mem.allocs);
 	}
-	/* at least the set, counters, slots and id tables were tried */
-	assert_true(k >= 5);
+	/*
+	 * at least the set, counters and id tables were tried (the per-slot tables are address
+	 * space reserved with mmap, not the provider's memory routines: storage v2)
+	 */
+	assert_true(k >= 3);
 	assert_true(k < 100);
 }
 

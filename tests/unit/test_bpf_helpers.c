@@ -158,7 +158,7 @@ static int64_t slot_of(const GUID *set, uint32_t id)
 	uint64_t w;
 
 	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < ro->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(ro); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 
 		w = perflib_slot_word(s);

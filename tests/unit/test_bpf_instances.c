@@ -27,6 +27,7 @@
 #include "test_instances.h"
 #include "test_instances.skel.h"
 #include "testlib.h"
+#include "../helpers/cons_util.h"
 #include "../helpers/prov_util.h"
 
 #define E_EXIST (-17)
@@ -55,6 +56,7 @@ static struct test_instances_bpf *load_for(const GUID *set)
 	assert_int_equal(perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->ti_guid), 0);
 	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL),
 			 0);
+	assert_int_equal(perflib_bpf_counterset_reuse_live(&cs, skel->maps.live), 0);
 	assert_int_equal(test_instances_bpf__load(skel), 0);
 	perflib_bpf_counterset_close(&cs);
 	return skel;
@@ -137,14 +139,15 @@ static void assert_all_free(const GUID *set)
 	uint32_t i, j;
 
 	assert_int_equal(perflib_set_open(set, false, &m), 0);
-	for (i = 0; i < m->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(m); i++) {
 		const uint8_t *s = perflib_slot(m, i);
 
 		assert_int_equal(perflib_word_state(perflib_slot_word(s)), PERFLIB_SLOT_FREE);
 		for (j = PERFLIB_BLOCK_OFFSET; j < m->info->slot_size; j++)
 			assert_int_equal(s[j], 0);
 	}
-	assert_int_not_equal(bpf_map_get_next_key(m->index_fd, NULL, &k), 0);
+	for (i = 0; i < perflib_set_nr_segs(m); i++)
+		assert_int_not_equal(bpf_map_get_next_key(m->segs[i].index_fd, NULL, &k), 0);
 	perflib_set_close(m);
 }
 
@@ -269,6 +272,88 @@ static void test_full(void **state)
 	assert_all_free(&set);
 }
 
+/*
+ * A program fills the storage the set has (-ENOSPC: it cannot grow it), its loader reserves
+ * more (perflib_kernel_reserve), and the program creates and updates instances in the new
+ * segment, seen by a consumer whose query was opened before the set grew.
+ */
+static void test_reserve(void **state)
+{
+	struct test_instances_bpf *skel;
+	struct perflib_set_map *m;
+	struct ti_ctx ctx;
+	uint32_t seg0, i;
+	int64_t s = -1;
+	char name[16];
+	HANDLE h, q;
+	GUID set;
+	int got;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	assert_int_equal(perflib_set_open(&set, false, &m), 0);
+	seg0 = m->seg0;
+	assert_int_equal(perflib_set_nr_segs(m), 1);
+	perflib_set_close(m);
+	assert_int_equal(PerfOpenQueryHandle(NULL, &q), ERROR_SUCCESS);
+	skel = load_for(&set);
+	for (i = 0; i < seg0; i++) {
+		snprintf(name, sizeof(name), "k%u", i);
+		assert_true(create_ascii(skel, name, i, 0) >= 0);
+	}
+	assert_int_equal(create_ascii(skel, "more", 1, 0), E_NOSPC);
+	/* bad input, then room for three times segment 0 (segments 0 and 1) */
+	assert_int_equal(perflib_kernel_reserve(NULL, &set, 1), -EINVAL);
+	assert_int_equal(perflib_kernel_reserve(h, NULL, 1), -EINVAL);
+	{
+		GUID other = prov_guid();
+
+		assert_int_equal(perflib_kernel_reserve(h, &other, 1), -ENOENT);
+	}
+	assert_int_equal(perflib_kernel_reserve(h, &set, seg0 + 1), (int)(3 * seg0));
+	assert_int_equal(perflib_kernel_reserve(h, &set, 1), (int)(3 * seg0));
+	s = create_ascii(skel, "more", 1, 0);
+	assert_true(s >= (int64_t)seg0);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.slot = (uint32_t)s;
+	ctx.value = 41;
+	run(skel->progs.ti_add, &ctx);
+	assert_int_equal(ctx.ret, 0);
+	run(skel->progs.ti_add, &ctx);
+	ctx.value = 1;
+	run(skel->progs.ti_add, &ctx);
+	/* the consumer opened before the growth sees the instance and its value */
+	assert_int_equal(listed(&set, "more", 1), 1);
+	{
+		const PERF_COUNTER_HEADER *ch;
+		BYTE *buf;
+		DWORD len;
+
+		assert_int_equal(cons_add(q, &set, PROV_STD_DWORD, 1, "more"), ERROR_SUCCESS);
+		assert_int_equal(cons_data(q, &buf, &len), ERROR_SUCCESS);
+		ch = cons_header(buf, 0);
+		assert_non_null(ch);
+		assert_int_equal(ch->dwStatus, ERROR_SUCCESS);
+		{
+			struct cons_row rows[2];
+			int nr, nc;
+
+			/* a named instance of a multi-instance set: one PERF_MULTIPLE_INSTANCES row */
+			assert_int_equal(cons_multi(ch, rows, 2, &nr, &nc), 0);
+			assert_int_equal(nr, 1);
+			assert_int_equal(rows[0].id, 1);
+			got = (int)rows[0].v[0];
+		}
+		free(buf);
+		assert_int_equal(got, 83);
+	}
+	assert_int_equal(PerfCloseQueryHandle(q), ERROR_SUCCESS);
+	assert_int_equal(perflib_kernel_instances_delete(h, &set), (int)seg0 + 1);
+	test_instances_bpf__destroy(skel);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_all_free(&set);
+}
+
 /* a tracing program (tp_btf) creates and deletes instances on the events it sees */
 static void test_tracing(void **state)
 {
@@ -325,9 +410,8 @@ static void test_cycles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_delete),
-		cmocka_unit_test(test_full),
-		cmocka_unit_test(test_tracing),
+		cmocka_unit_test(test_create_delete), cmocka_unit_test(test_full),
+		cmocka_unit_test(test_reserve),	      cmocka_unit_test(test_tracing),
 		cmocka_unit_test(test_cycles),
 	};
 

@@ -84,17 +84,10 @@ static int child_provider(void *arg)
 
 static void pins_chmod(GUID set, mode_t mode)
 {
-	static const char *const names[] = {"info", "data", "index", "procs"};
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	size_t i;
+	char dir[PATH_MAX];
 
 	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
-	assert_int_equal(chmod(dir, 0755), 0);
-	for (i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		assert_int_equal(chmod(path, mode), 0);
-		assert_int_equal(chown(path, 0, 0), 0);
-	}
+	assert_int_equal(tl_pins_chmod(dir, mode, 0, 0), 0);
 }
 
 /* the provider child's socket address, from its procs entry */
@@ -225,7 +218,7 @@ static void collect_refs(struct perflib_set_map *map, pid_t pid)
 	uint64_t *v = NULL;
 	uint32_t i;
 
-	for (i = 0; i < info->capacity && !v; i++) {
+	for (i = 0; i < perflib_set_slots(map) && !v; i++) {
 		uint8_t *slot = perflib_slot(map, i);
 		uint64_t w = perflib_slot_word(slot);
 

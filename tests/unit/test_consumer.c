@@ -581,10 +581,23 @@ static void poke_slot(const GUID *set, uint32_t i, const void *slot)
 	int fd;
 
 	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
-	snprintf(path, sizeof(path), "%s/data", dir);
+	snprintf(path, sizeof(path), "%s/s0/data", dir);
 	fd = bpf_obj_get(path);
 	assert_true(fd >= 0);
 	assert_int_equal(bpf_map_update_elem(fd, &i, slot, BPF_ANY), 0);
+	close(fd);
+	/* as a writer does: the slot's live bit set, so readers visit it */
+	snprintf(path, sizeof(path), "%s/s0/live", dir);
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	{
+		__u32 word = i / 64;
+		uint64_t bits;
+
+		assert_int_equal(bpf_map_lookup_elem(fd, &word, &bits), 0);
+		bits |= 1ULL << (i % 64);
+		assert_int_equal(bpf_map_update_elem(fd, &word, &bits, BPF_ANY), 0);
+	}
 	close(fd);
 }
 
@@ -684,33 +697,32 @@ static void test_garbage_slots(void **state)
 	assert_int_equal(PerfStopProvider(k.h), 0);
 }
 
-/* pin the four maps of a counter set built from @info as it is, bypassing every check */
-static void pin_raw_set(const struct perflib_info *info, size_t size)
+/*
+ * pin a counter set built from @good, then put @bad in its info pin as it is, bypassing
+ * every check (a corrupted or hostile registration)
+ */
+static void pin_raw_set(const struct perflib_info *good, const struct perflib_info *bad,
+			size_t size)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+	struct perflib_pin_opts opts;
+	struct perflib_set_map *map;
 	char dir[PATH_MAX], path[PATH_MAX + 8];
-	GUID g;
-	int fd[4], i;
 	__u32 key = 0;
-	static const char *const names[] = {"info", "data", "index", "procs"};
+	GUID guid;
+	int fd;
 
-	memcpy(&g, info->counterset_guid, sizeof(g));
-	assert_int_equal(perflib_set_dir(&g, dir, sizeof(dir)), 0);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	fd[0] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_info", 4, (__u32)size, 1, NULL);
-	fd[1] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_data", 4, info->slot_size, info->capacity,
-			       &mmapable);
-	fd[2] = bpf_map_create(BPF_MAP_TYPE_HASH, "t_index", sizeof(struct perflib_index_key),
-			       sizeof(struct perflib_index_val), info->capacity, NULL);
-	fd[3] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_procs", 4, sizeof(struct perflib_proc),
-			       info->nr_procs, &mmapable);
-	assert_int_equal(bpf_map_update_elem(fd[0], &key, info, BPF_ANY), 0);
-	for (i = 0; i < 4; i++) {
-		assert_true(fd[i] >= 0);
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		assert_int_equal(bpf_obj_pin(fd[i], path), 0);
-		close(fd[i]);
-	}
+	perflib_pin_defaults(&opts);
+	assert_int_equal(perflib_set_create(good, size, &opts, &map), 0);
+	guid = map->guid;
+	perflib_set_close(map);
+	assert_int_equal(perflib_set_dir(&guid, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/info", dir);
+	assert_int_equal(unlink(path), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_info", 4, (__u32)size, 1, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_update_elem(fd, &key, bad, BPF_ANY), 0);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	close(fd);
 }
 
 static struct perflib_info *build_info(GUID set, ULONG instance_type, size_t *ret_size)
@@ -735,7 +747,7 @@ static struct perflib_info *build_info(GUID set, ULONG instance_type, size_t *re
 static void test_corrupt_info(void **state)
 {
 	GUID bad_offset = prov_guid(), bad_type = prov_guid(), odd = prov_guid();
-	struct perflib_info *info;
+	struct perflib_info *info, *bad;
 	HANDLE q = open_query();
 	BYTE *buf;
 	DWORD len, n;
@@ -744,13 +756,22 @@ static void test_corrupt_info(void **state)
 	(void)state;
 	/* an info whose slot geometry is wrong: every reader refuses it */
 	info = build_info(bad_offset, PERF_COUNTERSET_MULTI_INSTANCES, &size);
-	info->name_offset += 8;
-	pin_raw_set(info, size);
+	bad = malloc(size);
+	assert_non_null(bad);
+	memcpy(bad, info, size);
+	bad->name_offset += 8;
+	pin_raw_set(info, bad, size);
 	free(info);
+	free(bad);
 	/* an instance type that does not exist */
-	info = build_info(bad_type, 0x99, &size);
-	pin_raw_set(info, size);
+	info = build_info(bad_type, PERF_COUNTERSET_MULTI_INSTANCES, &size);
+	bad = malloc(size);
+	assert_non_null(bad);
+	memcpy(bad, info, size);
+	bad->instance_type = 0x99;
+	pin_raw_set(info, bad, size);
 	free(info);
+	free(bad);
 	assert_int_equal(PerfEnumerateCounterSetInstances(NULL, &bad_offset, NULL, 0, &n),
 			 ERROR_INVALID_DATA);
 	assert_int_equal(PerfEnumerateCounterSetInstances(NULL, &bad_type, NULL, 0, &n),
@@ -762,7 +783,7 @@ static void test_corrupt_info(void **state)
 	assert_int_equal(cons_add(q, &bad_type, 1, CONS_ANY_INSTANCE, "*"), ERROR_INVALID_DATA);
 	/* odd but valid: duplicate ids, an unknown aggregate function, a text counter */
 	info = build_info(odd, PERF_COUNTERSET_MULTI_AGGREGATE, &size);
-	pin_raw_set(info, size);
+	pin_raw_set(info, info, size);
 	free(info);
 	assert_int_equal(cons_enum(&odd, &buf, &len), 0);
 	assert_int_equal(len, 0);

@@ -134,7 +134,7 @@ static unsigned int count_slots(const GUID *set, uint32_t state, uint32_t pid)
 	uint64_t w;
 
 	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < ro->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(ro); i++) {
 		w = perflib_slot_word(perflib_slot(ro, i));
 		if (perflib_word_state(w) == state && (!pid || perflib_word_pid(w) == pid))
 			n++;
@@ -208,12 +208,13 @@ static void test_sigkill_reap(void **state)
 		WCHAR name[16];
 
 		perflib_index_key(prov_wname(name, 16, "reap%u", i), 5, i, &key);
-		assert_int_equal(bpf_map_lookup_elem(ro->index_fd, &key, &val), 0);
+		assert_int_equal(perflib_index_lookup(ro, &key, &val), 0);
 	}
 	perflib_set_close(ro);
 	child_kill(&c);
 	assert_int_equal(perflib_reap_counterset(&set), 5);
-	assert_int_equal(count_slots(&set, PERFLIB_SLOT_FREE, 0), PROV_CAPACITY_DEFAULT);
+	assert_int_equal(count_slots(&set, PERFLIB_SLOT_LIVE, 0), 0);
+	assert_int_equal(count_slots(&set, PERFLIB_SLOT_CLAIMED, 0), 0);
 	/* the index is empty again and freed slots show nothing */
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
 	for (i = 0; i < 5; i++) {
@@ -221,7 +222,7 @@ static void test_sigkill_reap(void **state)
 		WCHAR name[16];
 
 		perflib_index_key(prov_wname(name, 16, "reap%u", i), 5, i, &key);
-		assert_int_not_equal(bpf_map_lookup_elem(ro->index_fd, &key, &val), 0);
+		assert_int_not_equal(perflib_index_lookup(ro, &key, &val), 0);
 	}
 	for (i = 0; i < 5; i++) {
 		const uint8_t *s = perflib_slot(ro, i);
@@ -297,7 +298,8 @@ static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start
 	perflib_index_key(u"ghost", 5, id, &key);
 	val.slot = i;
 	val.gen = gen - 1;
-	assert_int_equal(bpf_map_update_elem(rw->index_fd, &key, &val, BPF_NOEXIST), 0);
+	assert_int_equal(bpf_map_update_elem(perflib_index_fd(rw, i), &key, &val, BPF_NOEXIST), 0);
+	perflib_live_set(rw, i, true);
 	__atomic_store_n((uint64_t *)slot, perflib_make_word(PERFLIB_SLOT_LIVE, gen, pid),
 			 __ATOMIC_RELEASE);
 	perflib_set_close(rw);
@@ -383,7 +385,7 @@ static void test_two_processes_one_set(void **state)
 	child_start(&a, set, "a", 10, HOLD);
 	child_start(&b, set, "b", 10, HOLD);
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < ro->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(ro); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(s);
 		const PERF_COUNTERSET_INSTANCE *blk = (const void *)(s + PERFLIB_BLOCK_OFFSET);
@@ -431,6 +433,39 @@ static void test_duplicate_across_processes(void **state)
 	assert_non_null(PerfCreateInstance(h, &set, u"dup2", 1));
 	child_finish(&c);
 	assert_non_null(PerfCreateInstance(h, &set, u"dup1", 1));
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/*
+ * Generation wrap (issue 13 item 5): instances published in slots whose generation wraps
+ * (0x3FFFFFFF -> 0 at the claim) are duplicates like any other: ERROR_ALREADY_EXISTS at
+ * once, not ERROR_BUSY after retries; deleting and reusing such slots works.
+ */
+static void test_generation_wrap(void **state)
+{
+	GUID set = prov_guid();
+	struct perflib_set_map *rw;
+	struct child c;
+	uint32_t i;
+	HANDLE h;
+
+	(void)state;
+	h = parent_provider(set);
+	assert_int_equal(perflib_set_open(&set, true, &rw), 0);
+	for (i = 0; i < perflib_set_slots(rw); i++)
+		__atomic_store_n((uint64_t *)perflib_slot(rw, i),
+				 perflib_make_word(PERFLIB_SLOT_FREE, PERFLIB_GEN_MASK, 0),
+				 __ATOMIC_RELEASE);
+	child_start(&c, set, "wrap", 2, HOLD);
+	/* claimed at generation 0, published at 1 */
+	assert_int_equal(perflib_word_gen(perflib_slot_word(perflib_slot(rw, 0))), 1);
+	SetLastError(0);
+	assert_null(PerfCreateInstance(h, &set, u"wrap1", 1));
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	assert_non_null(PerfCreateInstance(h, &set, u"wrap1", 2));
+	child_finish(&c);
+	assert_non_null(PerfCreateInstance(h, &set, u"wrap1", 1));
+	perflib_set_close(rw);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
@@ -506,7 +541,7 @@ static void test_exit_removes(void **state)
 	child_close(&c);
 	/* the slots still say LIVE, but no slot has a live owner: readers skip them */
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < ro->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(ro); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(s);
 
@@ -536,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_proc_alive),
 		cmocka_unit_test(test_two_processes_one_set),
 		cmocka_unit_test(test_duplicate_across_processes),
+		cmocka_unit_test(test_generation_wrap),
 		cmocka_unit_test(test_uniqueness_scopes),
 		cmocka_unit_test(test_stop_removes),
 		cmocka_unit_test(test_exit_removes),

@@ -154,7 +154,7 @@ static void test_slot_protocol(void **state)
 	gen = perflib_word_gen(w);
 	/* the name is indexed, pointing at this slot and its claim */
 	perflib_index_key(u"proto", 5, 9, &key);
-	assert_int_equal(bpf_map_lookup_elem(cs->map->index_fd, &key, &val), 0);
+	assert_int_equal(perflib_index_lookup(cs->map, &key, &val), 0);
 	assert_int_equal(val.slot, 0);
 	assert_int_equal(val.gen, gen - 1);
 	/* ASCII rendering for bpftool */
@@ -167,7 +167,7 @@ static void test_slot_protocol(void **state)
 	assert_int_equal(perflib_word_pid(w), 0);
 	assert_true(perflib_word_gen(w) > gen);
 	assert_int_equal(hdr->owner_start, 0);
-	assert_int_not_equal(bpf_map_lookup_elem(cs->map->index_fd, &key, &val), 0);
+	assert_int_not_equal(perflib_index_lookup(cs->map, &key, &val), 0);
 	/* a free slot shows nothing of its last instance */
 	for (i = PERFLIB_BLOCK_OFFSET; i < cs->slot_size; i++)
 		assert_int_equal(slot[i], 0);
@@ -354,7 +354,7 @@ static void test_on_demand_registration(void **state)
 	perflib_set_close(ro);
 	/* default pin mode 0640 */
 	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
-	snprintf(path, sizeof(path), "%s/data", dir);
+	snprintf(path, sizeof(path), "%s/s0/data", dir);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
@@ -410,17 +410,17 @@ static int vis_child(void *p)
 	info = calloc(1, mi.value_size);
 	CHILD_CHECK(info && bpf_map_lookup_elem(info_fd, &key, info) == 0, 4);
 	CHILD_CHECK(info->magic == PERFLIB_INFO_MAGIC, 5);
-	snprintf(path, sizeof(path), "%s/data", dir);
+	snprintf(path, sizeof(path), "%s/s0/data", dir);
 	data_fd = bpf_obj_get_opts(path, &ro);
 	CHILD_CHECK(data_fd >= 0, 6);
-	data_len = (size_t)info->capacity * info->slot_size;
+	data_len = (size_t)info->seg0_slots * info->slot_size; /* segment 0 */
 	/* a read-only fd is never mapped for writing */
 	CHILD_CHECK(mmap(NULL, data_len, PROT_READ | PROT_WRITE, MAP_SHARED, data_fd, 0) ==
 			    MAP_FAILED,
 		    7);
 	slot = malloc(info->slot_size);
 	CHILD_CHECK(slot, 8);
-	for (i = 0; i < info->capacity; i++) {
+	for (i = 0; i < info->seg0_slots; i++) {
 		CHILD_CHECK(bpf_map_lookup_elem(data_fd, &i, slot) == 0, 9);
 		if ((*(uint32_t *)slot & PERFLIB_SLOT_STATE_MASK) == PERFLIB_SLOT_LIVE) {
 			live++;

@@ -131,12 +131,16 @@ static unsigned int count_keys(const struct perflib_set_map *map)
 {
 	struct perflib_index_key key, next;
 	unsigned int n = 0;
-	void *prev = NULL;
+	uint32_t k;
 
-	while (bpf_map_get_next_key(map->index_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		n++;
+	for (k = 0; k < perflib_set_nr_segs(map); k++) {
+		void *prev = NULL;
+
+		while (bpf_map_get_next_key(map->segs[k].index_fd, prev, &next) == 0) {
+			key = next;
+			prev = &key;
+			n++;
+		}
 	}
 	return n;
 }
@@ -148,7 +152,7 @@ static unsigned int count_slots(const struct perflib_set_map *map, uint32_t stat
 	uint32_t i;
 	uint64_t w;
 
-	for (i = 0; i < map->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(map); i++) {
 		w = perflib_slot_word(perflib_slot(map, i));
 		if (perflib_word_state(w) == state && perflib_word_pid(w) == pid)
 			n++;
@@ -200,7 +204,7 @@ static void kill_and_check_names(ULONG type, int nr, bool long_names)
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), nr);
 	assert_int_equal(count_keys(ro), nr);
 	assert_int_equal(count_live_procs(ro, (uint32_t)c.pid), 1);
-	for (i = 0; i < ro->info->capacity && n < (uint32_t)nr; i++) {
+	for (i = 0; i < perflib_set_slots(ro) && n < (uint32_t)nr; i++) {
 		w = perflib_slot_word(perflib_slot(ro, i));
 		if (perflib_word_state(w) == PERFLIB_SLOT_LIVE) {
 			idx[n] = i;
@@ -416,7 +420,7 @@ static void test_provider_hook(void **state)
 	(void)state;
 	assert_int_equal(tl_wait(tl_fork(child_disabled, &set), WAIT_MS), 0);
 	assert_false(pinned(&set, "reaper"));
-	assert_true(pinned(&set, "data"));
+	assert_true(pinned(&set, "s0/data"));
 	assert_int_equal(perflib_unregister_counterset(&set, false), 0);
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
 	assert_true(pinned(&set, "reaper"));
@@ -484,7 +488,7 @@ static void test_kernel_owned(void **state)
 	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, 0), NR_INST);
 	assert_int_equal(count_keys(ro), NR_INST);
-	for (i = 0; i < ro->info->capacity; i++) {
+	for (i = 0; i < perflib_set_slots(ro); i++) {
 		s = perflib_slot(ro, i);
 		if (perflib_word_state(perflib_slot_word(s)) != PERFLIB_SLOT_LIVE)
 			continue;
@@ -586,7 +590,7 @@ static void test_stress(void **state)
 	 * passed). perflib_reap_counterset() then frees those slots and their keys.
 	 */
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < (int)ro->info->capacity; i++) {
+	for (i = 0; i < (int)perflib_set_slots(ro); i++) {
 		const uint8_t *s = perflib_slot(ro, (uint32_t)i);
 		const struct perflib_slot_hdr *hdr = (const void *)s;
 		uint64_t w = perflib_slot_word(s);
@@ -602,7 +606,7 @@ static void test_stress(void **state)
 	assert_true(left <= STRESS_KILLS);
 	assert_int_equal(perflib_reap_counterset(&set), left);
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < (int)ro->info->capacity; i++)
+	for (i = 0; i < (int)perflib_set_slots(ro); i++)
 		assert_int_equal(
 			perflib_word_state(perflib_slot_word(perflib_slot(ro, (uint32_t)i))),
 			PERFLIB_SLOT_FREE);

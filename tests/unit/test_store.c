@@ -54,7 +54,8 @@ static struct perflib_counterset_reg *make_reg(void)
 	return &reg;
 }
 
-static const struct perflib_pin_opts small_opts = {sizeof(struct perflib_pin_opts), 0640, (uid_t)-1, (gid_t)-1, 16, 32};
+static const struct perflib_pin_opts small_opts = {
+	sizeof(struct perflib_pin_opts), 0640, (uid_t)-1, (gid_t)-1, 16, 32};
 
 static struct perflib_info *build(size_t *ret_size)
 {
@@ -167,9 +168,9 @@ static void test_info_build_limits(void **state)
 	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), -EINVAL);
 	reg.nr_counters = PERFLIB_MAX_COUNTERS + 1;
 	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), -EINVAL);
-	/* capacity * slot size past 4 GiB */
+	/* capacity * slot size past 2^38 bytes (the address space a set may reserve) */
 	make_reg();
-	opts.capacity = 1u << 24;
+	opts.capacity = PERFLIB_CAPACITY_MAX;
 	opts.name_max = PERF_MAX_INSTANCE_NAME + 1;
 	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), -E2BIG);
 	assert_null(info);
@@ -206,8 +207,10 @@ static void test_info_check_rejects(void **state)
 		{"nr_counters too many", HDR(nr_counters), PERFLIB_MAX_COUNTERS + 1},
 		{"nr_counters past the strings", HDR(nr_counters), 4},
 		{"capacity 0", HDR(capacity), 0},
-		{"capacity too big", HDR(capacity), (1u << 24) + 1},
-		{"capacity * slot_size overflows", HDR(capacity), 1u << 24},
+		{"capacity too big", HDR(capacity), PERFLIB_CAPACITY_MAX + 1},
+		{"segments past 2^38 bytes", HDR(seg0_slots), 0x7FFFF000u},
+		{"segment 0 not whole pages", HDR(seg0_slots), 1},
+		{"no segment 0", HDR(seg0_slots), 0},
 		{"slot_size", HDR(slot_size), 0},
 		{"slot_size unaligned", HDR(slot_size), 0}, /* filled below */
 		{"name_max 1", HDR(name_max), 1},
@@ -260,7 +263,9 @@ static void test_info_check_rejects(void **state)
 		assert_non_null(bad);
 		memcpy(bad, good, size);
 		memcpy((uint8_t *)bad + cs.off, &cs.value, 4);
-		if (perflib_info_check(bad, size) != -EBADMSG)
+		/* another layout is its own error (the open names the fix) */
+		if (perflib_info_check(bad, size) !=
+		    (strcmp(cs.what, "version") ? -EBADMSG : -EPROTO))
 			fail_msg("corruption \"%s\" accepted", cs.what);
 		free(bad);
 	}
@@ -290,7 +295,7 @@ static void test_info_check_fuzz(void **state)
 		for (k = 0; k < 1 + i % 4; k++)
 			((uint8_t *)bad)[rand_r(&seed) % size] = (uint8_t)rand_r(&seed);
 		err = perflib_info_check(bad, size);
-		assert_true(err == 0 || err == -EBADMSG);
+		assert_true(err == 0 || err == -EBADMSG || err == -EPROTO);
 		free(bad);
 	}
 	free(good);
@@ -351,7 +356,7 @@ static void test_register_bad_input(void **state)
 	opts.name_max = PERF_MAX_INSTANCE_NAME + 2;
 	assert_int_equal(perflib_register_counterset(&reg, &opts), -EINVAL);
 	opts.name_max = 0;
-	opts.capacity = (1u << 24) + 1;
+	opts.capacity = PERFLIB_CAPACITY_MAX + 1;
 	assert_int_equal(perflib_register_counterset(&reg, &opts), -EINVAL);
 	opts.capacity = 16;
 	opts.mode = 0777;
@@ -430,7 +435,7 @@ static void hand_pin(struct hand_set *hs, const char *name, enum bpf_map_type ty
 		     __u32 value, __u32 entries, __u32 flags, const void *content)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
-	char path[PATH_MAX + 8];
+	char path[PATH_MAX + 16];
 	__u32 k = 0;
 	int fd;
 
@@ -439,28 +444,29 @@ static void hand_pin(struct hand_set *hs, const char *name, enum bpf_map_type ty
 	if (content)
 		assert_int_equal(bpf_map_update_elem(fd, &k, content, BPF_ANY), 0);
 	snprintf(path, sizeof(path), "%s/%s", hs->dir, name);
+	unlink(path);
 	assert_int_equal(bpf_obj_pin(fd, path), 0);
 	close(fd);
 }
 
-/* a counter set directory with four maps; each argument overrides one shape */
-static void hand_set(struct hand_set *hs, const struct perflib_info *info, size_t info_size,
-		     __u32 info_value, enum bpf_map_type info_type, __u32 data_value,
-		     __u32 data_flags, bool with_index)
+/* a well-formed counter set of @info under a new GUID, to spoil one pin of by hand */
+static void hand_set(struct hand_set *hs, struct perflib_info *info)
 {
+	struct perflib_set_map *map;
+
 	hs->guid = prov_guid();
+	memcpy(info->counterset_guid, &hs->guid, 16);
+	assert_int_equal(perflib_set_create(info, info->info_size, &small_opts, &map), 0);
+	perflib_set_close(map);
 	assert_int_equal(perflib_set_dir(&hs->guid, hs->dir, sizeof(hs->dir)), 0);
-	assert_int_equal(mkdir(hs->dir, 0755), 0);
-	if (info_type == BPF_MAP_TYPE_ARRAY && info_value == info_size)
-		hand_pin(hs, "info", BPF_MAP_TYPE_ARRAY, 4, info_value, 1, 0, info);
-	else
-		hand_pin(hs, "info", info_type, 4, info_value, 1, 0, NULL);
-	hand_pin(hs, "data", BPF_MAP_TYPE_ARRAY, 4, data_value, info->capacity, data_flags, NULL);
-	if (with_index)
-		hand_pin(hs, "index", BPF_MAP_TYPE_HASH, sizeof(struct perflib_index_key),
-			 sizeof(struct perflib_index_val), info->capacity, 0, NULL);
-	hand_pin(hs, "procs", BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc), info->nr_procs,
-		 BPF_F_MMAPABLE, NULL);
+}
+
+static void hand_unpin(struct hand_set *hs, const char *name)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/%s", hs->dir, name);
+	assert_int_equal(unlink(path), 0);
 }
 
 static void test_hand_made_pins(void **state)
@@ -469,54 +475,70 @@ static void test_hand_made_pins(void **state)
 	struct perflib_info *info, *garbage;
 	struct hand_set hs;
 	size_t size;
+	__u32 words;
 
 	(void)state;
 	info = build(&size);
 	/* the right shapes: opens */
-	hand_set(&hs, info, size, (uint32_t)size, BPF_MAP_TYPE_ARRAY, info->slot_size,
-		 BPF_F_MMAPABLE, true);
+	hand_set(&hs, info);
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), 0);
 	assert_int_equal(map->info->capacity, info->capacity);
+	words = (__u32)perflib_seg_words(0, map->seg0);
 	perflib_set_close(map);
 	assert_int_equal(perflib_set_open(&hs.guid, false, &map), 0);
 	perflib_set_close(map);
 
 	/* info value of another size than the info says */
-	hand_set(&hs, info, size, 8, BPF_MAP_TYPE_ARRAY, info->slot_size, BPF_F_MMAPABLE, true);
+	hand_set(&hs, info);
+	hand_pin(&hs, "info", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, NULL);
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
-	hand_set(&hs, info, size, (uint32_t)size + 64, BPF_MAP_TYPE_ARRAY, info->slot_size,
-		 BPF_F_MMAPABLE, true);
+	hand_set(&hs, info);
+	hand_pin(&hs, "info", BPF_MAP_TYPE_ARRAY, 4, (uint32_t)size + 64, 1, 0, NULL);
 	assert_int_equal(perflib_set_open(&hs.guid, false, &map), -EBADMSG);
 	/* info of the right size, garbage inside */
 	garbage = malloc(size);
 	assert_non_null(garbage);
 	memset(garbage, 0xA5, size);
-	hs.guid = prov_guid();
-	assert_int_equal(perflib_set_dir(&hs.guid, hs.dir, sizeof(hs.dir)), 0);
-	assert_int_equal(mkdir(hs.dir, 0755), 0);
+	hand_set(&hs, info);
 	hand_pin(&hs, "info", BPF_MAP_TYPE_ARRAY, 4, (uint32_t)size, 1, 0, garbage);
-	hand_pin(&hs, "data", BPF_MAP_TYPE_ARRAY, 4, 64, 1, BPF_F_MMAPABLE, NULL);
-	hand_pin(&hs, "index", BPF_MAP_TYPE_HASH, 24, 8, 1, 0, NULL);
-	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 64, 1, BPF_F_MMAPABLE, NULL);
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
 	free(garbage);
 	/* info of the wrong map type */
-	hand_set(&hs, info, size, (uint32_t)size, BPF_MAP_TYPE_HASH, info->slot_size,
-		 BPF_F_MMAPABLE, true);
+	hand_set(&hs, info);
+	hand_pin(&hs, "info", BPF_MAP_TYPE_HASH, 4, (uint32_t)size, 1, 0, NULL);
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
-	/* data slots of another size, data not mmapable */
-	hand_set(&hs, info, size, (uint32_t)size, BPF_MAP_TYPE_ARRAY, info->slot_size - 64,
-		 BPF_F_MMAPABLE, true);
+	/* segment slots of another size, not mmapable, a live bitmap of the wrong length */
+	hand_set(&hs, info);
+	hand_pin(&hs, "s0/data", BPF_MAP_TYPE_ARRAY, 4, info->slot_size - 64, info->seg0_slots,
+		 BPF_F_MMAPABLE, NULL);
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
-	hand_set(&hs, info, size, (uint32_t)size, BPF_MAP_TYPE_ARRAY, info->slot_size, 0, true);
+	hand_set(&hs, info);
+	hand_pin(&hs, "s0/data", BPF_MAP_TYPE_ARRAY, 4, info->slot_size, info->seg0_slots, 0, NULL);
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	hand_set(&hs, info);
+	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8, words + 1, BPF_F_MMAPABLE, NULL);
+	assert_int_equal(perflib_set_open(&hs.guid, false, &map), -EBADMSG);
+	/* procs and ctl of the wrong shapes */
+	hand_set(&hs, info);
+	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 32, info->nr_procs, BPF_F_MMAPABLE, NULL);
+	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	hand_set(&hs, info);
+	hand_pin(&hs, "ctl", BPF_MAP_TYPE_ARRAY, 4, 64, 2, BPF_F_MMAPABLE, NULL);
+	assert_int_equal(perflib_set_open(&hs.guid, false, &map), -EBADMSG);
 	/* a pin missing */
-	hand_set(&hs, info, size, (uint32_t)size, BPF_MAP_TYPE_ARRAY, info->slot_size,
-		 BPF_F_MMAPABLE, false);
+	hand_set(&hs, info);
+	hand_unpin(&hs, "ctl");
+	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -ENOENT);
+	hand_set(&hs, info);
+	hand_unpin(&hs, "s0/index");
+	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -ENOENT);
+	hand_set(&hs, info);
+	hand_unpin(&hs, "lives");
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -ENOENT);
 
 	/* through the API: ERROR_INVALID_DATA, and unregister needs force */
-	hand_set(&hs, info, size, 8, BPF_MAP_TYPE_ARRAY, info->slot_size, BPF_F_MMAPABLE, true);
+	hand_set(&hs, info);
+	hand_pin(&hs, "info", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, NULL);
 	{
 		GUID pg = prov_provider_guid();
 		struct prov_tmpl t;
@@ -549,7 +571,10 @@ static void test_set_create(void **state)
 	assert_true(a->writable);
 	assert_int_equal(a->info_size, size);
 	assert_memory_equal(a->info, info, size);
-	assert_int_equal(a->data_len, (size_t)info->capacity * info->slot_size);
+	/* the reservation covers every segment the capacity may need, at their fixed places */
+	assert_int_equal(a->data_len,
+			 (size_t)perflib_seg_first(a->max_segs, a->seg0) * info->slot_size);
+	assert_true(a->data_len >= (size_t)info->capacity * info->slot_size);
 	/* a second creator finds it published and opens that one */
 	assert_int_equal(perflib_set_create(info, size, &small_opts, &b), 1);
 	assert_ptr_not_equal(a->data, b->data);
@@ -705,7 +730,7 @@ static void test_capacity_setting(void **state)
 	struct perflib_pin_opts opts;
 
 	(void)state;
-	assert_int_equal(perflib_set_capacity((1u << 24) + 1, 0), -EINVAL);
+	assert_int_equal(perflib_set_capacity(PERFLIB_CAPACITY_MAX + 1, 0), -EINVAL);
 	assert_int_equal(perflib_set_capacity(0, 1), -EINVAL);
 	assert_int_equal(perflib_set_capacity(0, PERF_MAX_INSTANCE_NAME + 2), -EINVAL);
 	assert_int_equal(perflib_set_capacity(7, PERF_MAX_INSTANCE_NAME + 1), 0);

@@ -490,13 +490,14 @@ static int print_cpus(const struct kc *kc)
 {
 	struct perflib_info info;
 	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key = 0, i, p;
+	__u32 len = sizeof(mi), key = 0, i, p, k;
 	uint8_t *buf = NULL, *slot = NULL;
 	int info_fd, data_fd = -1, err = -EBADMSG;
+	char seg[16];
 
 	info_fd = open_ro(kc, "info");
 	if (info_fd >= 0)
-		data_fd = open_ro(kc, "data");
+		data_fd = open_ro(kc, "s0/data");
 	if (info_fd < 0 || data_fd < 0) {
 		err = -errno;
 		goto out;
@@ -527,12 +528,19 @@ static int print_cpus(const struct kc *kc)
 	for (p = 0; p < NR_PROGS; p++)
 		printf(" %22s", progs[p].tp);
 	printf("\n");
-	for (i = 0; i < info.capacity; i++) {
+	/* the slots of every segment (s<k>/data), each read with lookups until it ends */
+	for (k = 0, i = 0; data_fd >= 0;) {
 		const struct perflib_slot_hdr *h = (const void *)slot;
 		uint64_t w, v;
 
-		if (bpf_map_lookup_elem(data_fd, &i, slot))
-			break;
+		if (bpf_map_lookup_elem(data_fd, &i, slot)) {
+			close(data_fd);
+			snprintf(seg, sizeof(seg), "s%u/data", ++k);
+			data_fd = k < PERFLIB_MAX_SEGS ? open_ro(kc, seg) : -1;
+			i = 0;
+			continue;
+		}
+		i++;
 		memcpy(&w, slot, sizeof(w));
 		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) ||
 		    h->owner_start != PERFLIB_OWNER_KERNEL)

@@ -39,9 +39,9 @@ echo "== typeperf (${SAMPLES} samples, one per second)"
 	"\\Demo Service(_Total)\\Bytes Sent/sec" "\\Demo Service(*)\\Cache Hit %" \
 	-si 1 -sc "$SAMPLES"
 echo
-echo "== bpftool map dump pinned $PERFLIB_ROOT/$SET/data (first slot)"
+echo "== bpftool map dump pinned $PERFLIB_ROOT/$SET/s0/data (first slot)"
 # the UTF-16 InstanceName array is long: show its ASCII rendering ("name") instead
-bpftool map dump pinned "$PERFLIB_ROOT/$SET/data" |
+bpftool map dump pinned "$PERFLIB_ROOT/$SET/s0/data" |
 	awk '/"InstanceName":/ { skip = 1; next } skip { skip = 0; next } { print } /"name"/ { exit }'
 echo "..."
 echo

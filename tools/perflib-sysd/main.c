@@ -448,6 +448,16 @@ static int fill_instances(struct sd *sd, struct sysd_bpf *skel)
 	return 0;
 }
 
+/* storage for @n instances of set @k, which BPF programs create (they cannot grow it) */
+static int sd_reserve(struct sd *sd, int k, unsigned int n)
+{
+	int r = perflib_kernel_reserve(sd->prov, &sd->reg[k]->counterset_guid, n);
+
+	if (r < 0)
+		sd_err("cannot reserve %u instances of \"%s\": %s", n, set_names[k], strerror(-r));
+	return r < 0 ? r : 0;
+}
+
 /* the first line of /sys file @path as an unsigned number (or "M:m" as a kernel dev_t) */
 static int sys_read(const char *path, unsigned long *ret, bool devt)
 {
@@ -936,6 +946,20 @@ static int cmd_run(struct sd *sd)
 		err = perflib_bpf_counterset_guid(&cs[SET_CG], (__u8 *)skel->rodata->cg_guid);
 	if (!err)
 		err = fill_instances(sd, skel);
+	/* the Process set's programs create instances: storage for max_ps of them, now */
+	if (!err) {
+		err = perflib_kernel_reserve(sd->prov, &sd->reg[SET_PS]->counterset_guid,
+					     sd->max_ps);
+		if (err > 0)
+			err = 0;
+		else if (err < 0)
+			sd_err("cannot reserve %u processes: %s", sd->max_ps, strerror(-err));
+	}
+	/* and those of the Network Interface and Cgroup sets */
+	if (!err)
+		err = sd_reserve(sd, SET_NET, cs[SET_NET].geo.capacity);
+	if (!err)
+		err = sd_reserve(sd, SET_CG, sd->max_cg);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_map, cs[SET_PS].geo.capacity);
 	if (!err)
@@ -950,6 +974,8 @@ static int cmd_run(struct sd *sd)
 		err = perflib_bpf_counterset_reuse(&cs[SET_PS], skel->maps.ps_slots,
 						   skel->maps.ps_idx, NULL);
 	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_PS], skel->maps.ps_live);
+	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_NET], skel->maps.net_slots,
 						   skel->maps.net_idx, NULL);
 	if (!err)
@@ -959,6 +985,10 @@ static int cmd_run(struct sd *sd)
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_CG], skel->maps.cg_slots,
 						   skel->maps.cg_idx, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_NET], skel->maps.net_live);
+	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_CG], skel->maps.cg_live);
 	if (!err)
 		err = sysd_bpf__load(skel);
 	if (err) {

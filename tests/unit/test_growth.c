@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_growth.c - counter sets that grow: instances past the first segment from two
+ * processes at once, a consumer opened before seeing them, pointers that never move, the
+ * limit (ERROR_NOT_ENOUGH_MEMORY, then a working set), fork() (the child inherits no
+ * instance), and a set of an older layout refused with a message naming the fix.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "testlib.h"
+#include "internal.h"
+#include "../helpers/prov_util.h"
+
+#define PER_CHILD 700 /* several segments of the small-name slots these tests use */
+
+struct grow_arg {
+	GUID set;
+	int who;     /* 0 or 1 */
+	int go_fd;   /* read: start */
+	int done_fd; /* write: created */
+	int exit_fd; /* read: exit */
+};
+
+/* create PER_CHILD instances, write through every returned pointer, wait to be told */
+static int grower(void *p)
+{
+	struct grow_arg *a = p;
+	PPERF_COUNTERSET_INSTANCE inst[PER_CHILD];
+	GUID pg = prov_provider_guid();
+	struct prov_tmpl t;
+	WCHAR name[32];
+	HANDLE h;
+	int i;
+
+	prov_tmpl_std(&t, a->set, PERF_COUNTERSET_MULTI_INSTANCES);
+	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+		return 2;
+	if (tl_await(a->go_fd, 10000))
+		return 3;
+	for (i = 0; i < PER_CHILD; i++) {
+		inst[i] = PerfCreateInstance(h, &a->set, prov_wname(name, 32, "p%d-%d", a->who, i),
+					     (ULONG)i);
+		if (!inst[i])
+			return 4;
+		if (PerfSetULongLongCounterValue(h, inst[i], PROV_STD_LARGE, 1000000 * a->who + i))
+			return 5;
+	}
+	/* every block stays where it was created: read back through the first pointers */
+	for (i = 0; i < PER_CHILD; i++) {
+		if (*(ULONGLONG *)prov_slot(inst[i], 1) != (ULONGLONG)(1000000 * a->who + i) ||
+		    inst[i]->InstanceId != (ULONG)i)
+			return 6;
+	}
+	tl_signal(a->done_fd);
+	tl_await(a->exit_fd, 20000);
+	return PerfStopProvider(h) ? 7 : 0;
+}
+
+static size_t enumerate(const GUID *set, int *ret_p0, int *ret_p1)
+{
+	static BYTE buf[1 << 20];
+	DWORD need = 0;
+	PERF_INSTANCE_HEADER *hd;
+	size_t off, n = 0;
+
+	*ret_p0 = *ret_p1 = 0;
+	assert_int_equal(
+		PerfEnumerateCounterSetInstances(NULL, set, (void *)buf, sizeof(buf), &need),
+		ERROR_SUCCESS);
+	for (off = 0; off < need; off += hd->Size, n++) {
+		const WCHAR *w;
+
+		hd = (void *)(buf + off);
+		w = (const WCHAR *)(hd + 1);
+		if (w[0] == 'p' && w[1] == '0')
+			(*ret_p0)++;
+		if (w[0] == 'p' && w[1] == '1')
+			(*ret_p1)++;
+	}
+	return n;
+}
+
+static void test_two_processes_grow(void **state)
+{
+	struct grow_arg a[2];
+	int go[2], done[2], quit[2], p0, p1, i;
+	struct perflib_set_map *ro;
+	HANDLE h;
+	GUID set = prov_guid(), pg = prov_provider_guid();
+	struct prov_tmpl t;
+	pid_t pid[2];
+
+	(void)state;
+	/* small names: 64-slot segments, so 1,400 instances span five segments */
+	assert_int_equal(perflib_set_capacity(0, 33), 0);
+	prov_tmpl_std(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
+	assert_int_equal(PerfStartProvider(&pg, NULL, &h), 0);
+	assert_int_equal(prov_tmpl_register(h, &t), 0);
+	/* a reader opened while the set has one segment */
+	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_set_nr_segs(ro), 1);
+	assert_int_equal(tl_pipe(go), 0);
+	assert_int_equal(tl_pipe(done), 0);
+	assert_int_equal(tl_pipe(quit), 0);
+	for (i = 0; i < 2; i++) {
+		a[i] = (struct grow_arg){set, i, go[0], done[1], quit[0]};
+		pid[i] = tl_fork(grower, &a[i]);
+		assert_true(pid[i] > 0);
+	}
+	/* both at once */
+	assert_int_equal(tl_signal(go[1]), 0);
+	assert_int_equal(tl_signal(go[1]), 0);
+	assert_int_equal(tl_await(done[0], 30000), 0);
+	assert_int_equal(tl_await(done[0], 30000), 0);
+	assert_int_equal(enumerate(&set, &p0, &p1), 2 * PER_CHILD);
+	assert_int_equal(p0, PER_CHILD);
+	assert_int_equal(p1, PER_CHILD);
+	/* the reader opened before sees the new segments without reopening */
+	assert_int_equal(perflib_set_refresh(ro), 0);
+	assert_true(perflib_set_nr_segs(ro) >= 5);
+	tl_signal(quit[1]);
+	tl_signal(quit[1]);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(tl_wait(pid[i], 30000), 0);
+	assert_int_equal(enumerate(&set, &p0, &p1), 0);
+	perflib_set_close(ro);
+	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_set_capacity(0, PERFLIB_NAME_MAX_DEFAULT), 0);
+}
+
+static void test_limit(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst[101], extra;
+	WCHAR name[32];
+	HANDLE h;
+	GUID set;
+	int i;
+
+	(void)state;
+	assert_int_equal(perflib_set_capacity(100, 33), 0);
+	assert_int_equal(prov_std_start(&h, &set), 0);
+	for (i = 0; i < 100; i++) {
+		inst[i] = PerfCreateInstance(h, &set, prov_wname(name, 32, "i%d", i), 0);
+		assert_non_null(inst[i]);
+	}
+	extra = PerfCreateInstance(h, &set, u"one too many", 0);
+	assert_null(extra);
+	assert_int_equal(GetLastError(), ERROR_NOT_ENOUGH_MEMORY);
+	/* nothing else disturbed: the set works on */
+	assert_int_equal(PerfSetULongCounterValue(h, inst[5], PROV_STD_DWORD, 7), 0);
+	assert_int_equal(PerfDeleteInstance(h, inst[5]), 0);
+	extra = PerfCreateInstance(h, &set, u"one too many", 0);
+	assert_non_null(extra);
+	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
+}
+
+static HANDLE fork_provider; /* the parent's provider, inherited by the child */
+
+static int forked_child(void *p)
+{
+	PPERF_COUNTERSET_INSTANCE inst = p, mine;
+	HANDLE h;
+	GUID set;
+
+	/* an inherited instance is not the child's: an error, never a write */
+	if (PerfIncrementULongCounterValue(fork_provider, inst, PROV_STD_DWORD, 1) !=
+	    ERROR_INVALID_PARAMETER)
+		return 2;
+	if (PerfDeleteInstance(fork_provider, inst) != ERROR_INVALID_PARAMETER)
+		return 3;
+	if (PerfStopProvider(fork_provider) != ERROR_INVALID_PARAMETER)
+		return 4;
+	/* a provider of its own works */
+	if (prov_std_start(&h, &set))
+		return 5;
+	mine = PerfCreateInstance(h, &set, u"child", 1);
+	if (!mine || PerfIncrementULongCounterValue(h, mine, PROV_STD_DWORD, 1))
+		return 6;
+	return PerfStopProvider(h) ? 7 : 0;
+}
+
+static void test_fork(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst;
+	GUID set;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&fork_provider, &set), 0);
+	inst = PerfCreateInstance(fork_provider, &set, u"parent", 1);
+	assert_non_null(inst);
+	pid = tl_fork(forked_child, inst);
+	assert_true(pid > 0);
+	assert_int_equal(tl_wait(pid, 20000), 0);
+	/* the parent's instance is untouched and still its own */
+	assert_int_equal(*(ULONG *)prov_slot(inst, 0), 0);
+	assert_int_equal(PerfIncrementULongCounterValue(fork_provider, inst, PROV_STD_DWORD, 2), 0);
+	assert_int_equal(*(ULONG *)prov_slot(inst, 0), 2);
+	assert_int_equal(PerfStopProvider(fork_provider), 0);
+}
+
+static char warned[512];
+
+static int capture(enum perflib_log_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	vsnprintf(warned + strlen(warned), sizeof(warned) - strlen(warned), fmt, ap);
+	return 0;
+}
+
+/* a set pinned by the previous layout (version 1) is refused, never misread */
+static void test_old_layout_refused(void **state)
+{
+	struct perflib_counter_reg c = {1,	    PERF_COUNTER_RAWCOUNT,
+					0,	    0,
+					0,	    0xFFFFFFFF,
+					0xFFFFFFFF, 0xFFFFFFFF,
+					0xFFFFFFFF, 0,
+					"c",	    NULL};
+	struct perflib_counterset_reg reg;
+	struct perflib_pin_opts opts;
+	struct perflib_set_map *map;
+	struct perflib_info *info;
+	size_t size;
+	int fd;
+	__u32 key = 0;
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	/* not prov_guid(): a forked child of an earlier test counted through the same GUIDs */
+	GUID set = tl_guid(0x01D1A7);
+
+	(void)state;
+	memset(&reg, 0, sizeof(reg));
+	reg.counterset_guid = set;
+	reg.instance_type = PERF_COUNTERSET_MULTI_INSTANCES;
+	reg.nr_counters = 1;
+	reg.counters = &c;
+	perflib_pin_defaults(&opts);
+	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), 0);
+	info->layout_version = 1;
+	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	mkdir(perflib_root_path(), 0755);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_info", 4, (__u32)size, 1, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_update_elem(fd, &key, info, BPF_ANY), 0);
+	snprintf(path, sizeof(path), "%s/info", dir);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	close(fd);
+	free(info);
+	warned[0] = 0;
+	perflib_set_print(capture);
+	assert_int_not_equal(perflib_set_open(&set, false, &map), 0);
+	perflib_set_print(NULL);
+	assert_non_null(strstr(warned, "layout"));
+	assert_non_null(strstr(warned, "unlodctr"));
+	assert_int_equal(perflib_set_remove(&set), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_processes_grow),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_old_layout_refused),
+	};
+
+	tl_require_bpf();
+	return cmocka_run_group_tests_name("growth", tests, tl_group_setup, tl_group_teardown);
+}

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * segment.c - how a counter set grows: segments of slots, each a data map, an index map
+ * and a live bitmap pinned in <set>/s<k>/, published in the ctl map and the outer maps,
+ * and mapped by every process at their fixed place in its reservation (layout.h).
+ *
+ * Growing: the process that finds no free slot creates segment k's maps, pins them in a
+ * private directory and renames it to s<k>; a loser of that race removes its copy. Then
+ * whoever sees s<k> enters it in the outer maps and moves ctl.nr_segs from k to k + 1, so a
+ * grower that dies after the rename only delays the next one. Readers open the segments
+ * below ctl.nr_segs (perflib_set_refresh), so they see new storage without reopening.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
+#include "internal.h"
+
+void perflib_seg_maps_close(struct perflib_seg_maps *m)
+{
+	if (m->data_fd >= 0)
+		close(m->data_fd);
+	if (m->index_fd >= 0)
+		close(m->index_fd);
+	if (m->live_fd >= 0)
+		close(m->live_fd);
+	m->data_fd = m->index_fd = m->live_fd = -1;
+}
+
+int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perflib_seg_maps *ret)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts);
+	uint32_t slots = (uint32_t)perflib_seg_slots(k, info->seg0_slots);
+	struct perflib_seg_maps m = {-1, -1, -1};
+	int btf_fd, key_id, val_id, err;
+
+	err = perflib_data_btf(info, &btf_fd, &key_id, &val_id);
+	if (err)
+		return err;
+	mopts.btf_fd = btf_fd;
+	mopts.btf_key_type_id = key_id;
+	mopts.btf_value_type_id = val_id;
+	/* BPF_F_INNER_MAP: segments of different sizes share the outer map's template */
+	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
+	m.data_fd =
+		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, info->slot_size, slots, &mopts);
+	close(btf_fd);
+	memset(&mopts, 0, sizeof(mopts));
+	mopts.sz = sizeof(mopts);
+	/* keys are allocated as instances are created: memory follows the live instances */
+	mopts.map_flags = BPF_F_NO_PREALLOC;
+	m.index_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
+				    sizeof(struct perflib_index_val), slots, &mopts);
+	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
+	m.live_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
+				   (uint32_t)perflib_seg_words(k, info->seg0_slots), &mopts);
+	if (m.data_fd < 0 || m.index_fd < 0 || m.live_fd < 0) {
+		err = -errno;
+		perflib_seg_maps_close(&m);
+		return err;
+	}
+	*ret = m;
+	return 0;
+}
+
+int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
+		    const struct perflib_pin_opts *opts)
+{
+	int err;
+
+	if (mkdir(dir, 0755))
+		return -errno;
+	err = perflib_pin_one(m->data_fd, dir, "data", opts);
+	if (!err)
+		err = perflib_pin_one(m->index_fd, dir, "index", opts);
+	if (!err)
+		err = perflib_pin_one(m->live_fd, dir, "live", opts);
+	if (!err && (opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) &&
+	    chown(dir, opts->uid, opts->gid))
+		err = -errno;
+	return err;
+}
+
+void perflib_seg_close(struct perflib_set_map *map, uint32_t k)
+{
+	struct perflib_seg *s = &map->segs[k];
+	struct perflib_seg_maps m = {s->data_fd, s->index_fd, s->live_fd};
+
+	if (s->live)
+		munmap(s->live, s->live_len);
+	s->live = NULL;
+	perflib_seg_maps_close(&m);
+	s->data_fd = s->index_fd = s->live_fd = -1;
+}
+
+int perflib_seg_open(struct perflib_set_map *map, uint32_t k)
+{
+	const struct perflib_info *info = map->info;
+	struct perflib_seg *s = &map->segs[k];
+	uint64_t slots = perflib_seg_slots(k, map->seg0), words = perflib_seg_words(k, map->seg0);
+	bool rdonly = !map->writable && !map->data;
+	char dir[PATH_MAX], sdir[PATH_MAX + 16];
+	int err;
+
+	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	if (err)
+		return err;
+	snprintf(sdir, sizeof(sdir), "%s/s%u", dir, k);
+	s->data_fd = perflib_pin_open(sdir, "data", rdonly);
+	s->index_fd = perflib_pin_open(sdir, "index", !map->writable);
+	s->live_fd = perflib_pin_open(sdir, "live", rdonly);
+	err = s->data_fd < 0 ? s->data_fd : s->index_fd < 0 ? s->index_fd : s->live_fd;
+	if (err < 0)
+		goto fail;
+	err = perflib_map_check(s->data_fd, BPF_MAP_TYPE_ARRAY, 4, info->slot_size, (uint32_t)slots,
+				BPF_F_MMAPABLE);
+	if (err >= 0)
+		err = perflib_map_check(s->index_fd, BPF_MAP_TYPE_HASH,
+					sizeof(struct perflib_index_key),
+					sizeof(struct perflib_index_val), (uint32_t)slots, 0);
+	if (err >= 0)
+		err = perflib_map_check(s->live_fd, BPF_MAP_TYPE_ARRAY, 4, 8, (uint32_t)words,
+					BPF_F_MMAPABLE);
+	if (err < 0)
+		goto fail;
+	if (!map->data)
+		return 0;
+	/* the segment's slots at their fixed place in the reservation */
+	if (!perflib_map_shared(perflib_slot(map, (uint32_t)perflib_seg_first(k, map->seg0)),
+				slots * info->slot_size, map->writable, s->data_fd)) {
+		err = -errno;
+		goto fail;
+	}
+	s->live_len = words * 8;
+	s->live = perflib_map_shared(NULL, s->live_len, map->writable, s->live_fd);
+	if (!s->live) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	perflib_seg_close(map, k);
+	return err;
+}
+
+/* segments published in ctl */
+static int ctl_nr_segs(const struct perflib_set_map *map, uint32_t *ret_nr)
+{
+	struct perflib_ctl ctl;
+	__u32 key = 0;
+
+	if (map->ctl) {
+		*ret_nr = __atomic_load_n(&map->ctl->nr_segs, __ATOMIC_ACQUIRE);
+	} else {
+		if (bpf_map_lookup_elem(map->ctl_fd, &key, &ctl))
+			return -errno;
+		*ret_nr = ctl.nr_segs;
+	}
+	if (*ret_nr > map->max_segs)
+		*ret_nr = map->max_segs; /* garbage in ctl: the info bounds it */
+	return 0;
+}
+
+int perflib_set_refresh(struct perflib_set_map *map)
+{
+	uint32_t want, k;
+	int err;
+
+	err = ctl_nr_segs(map, &want);
+	if (err || want <= perflib_set_nr_segs(map))
+		return err;
+	pthread_mutex_lock(&map->seg_lock);
+	for (k = perflib_set_nr_segs(map); k < want; k++) {
+		err = perflib_seg_open(map, k);
+		if (err)
+			break;
+		/* readers of nr_segs see the segment's fds and mappings */
+		atomic_store_explicit(&map->nr_segs, k + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&map->seg_lock);
+	return err;
+}
+
+/* enter published segment @k in the outer maps and ctl (idempotent) */
+static int seg_publish(struct perflib_set_map *map, uint32_t k)
+{
+	struct perflib_seg_maps m = {-1, -1, -1};
+	char dir[PATH_MAX], sdir[PATH_MAX + 16];
+	uint32_t cur = k;
+	__u32 key = k;
+	int err;
+
+	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	if (err)
+		return err;
+	snprintf(sdir, sizeof(sdir), "%s/s%u", dir, k);
+	m.data_fd = perflib_pin_open(sdir, "data", false);
+	m.index_fd = perflib_pin_open(sdir, "index", false);
+	m.live_fd = perflib_pin_open(sdir, "live", false);
+	if (m.data_fd < 0 || m.index_fd < 0 || m.live_fd < 0) {
+		err = m.data_fd < 0 ? m.data_fd : m.index_fd < 0 ? m.index_fd : m.live_fd;
+		goto out;
+	}
+	if (bpf_map_update_elem(map->segs_fd, &key, &m.data_fd, BPF_ANY) ||
+	    bpf_map_update_elem(map->idxs_fd, &key, &m.index_fd, BPF_ANY) ||
+	    bpf_map_update_elem(map->lives_fd, &key, &m.live_fd, BPF_ANY)) {
+		err = -errno;
+		goto out;
+	}
+	/* from k to k + 1 only: a later segment may already be there */
+	__atomic_compare_exchange_n(&map->ctl->nr_segs, &cur, k + 1, false, __ATOMIC_RELEASE,
+				    __ATOMIC_RELAXED);
+out:
+	perflib_seg_maps_close(&m);
+	return err;
+}
+
+/* the pins' owner, group and mode: those of the set's ctl pin */
+static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
+{
+	char path[PATH_MAX + 8];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/ctl", dir);
+	if (stat(path, &st))
+		return -errno;
+	memset(opts, 0, sizeof(*opts));
+	opts->mode = st.st_mode & 0666;
+	opts->uid = st.st_uid;
+	opts->gid = st.st_gid;
+	return 0;
+}
+
+int perflib_set_grow(struct perflib_set_map *map, uint32_t k)
+{
+	struct perflib_seg_maps m = {-1, -1, -1};
+	struct perflib_pin_opts opts;
+	char dir[PATH_MAX], tmp[PATH_MAX + 64], sdir[PATH_MAX + 16];
+	static _Atomic unsigned int seq;
+	struct stat st;
+	uint32_t nr;
+	int err;
+
+	if (!map->writable || !map->ctl)
+		return -EBADF;
+	err = ctl_nr_segs(map, &nr);
+	if (err)
+		return err;
+	if (nr > k)
+		return perflib_set_refresh(map);
+	if (k >= map->max_segs)
+		return -ENOSPC;
+	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	if (!err)
+		err = set_pin_opts(dir, &opts);
+	if (err)
+		return err;
+	snprintf(sdir, sizeof(sdir), "%s/s%u", dir, k);
+	if (stat(sdir, &st)) {
+		err = perflib_seg_create(map->info, k, &m);
+		if (err) {
+			pr_debug("cannot grow counter set to %u segments: %s\n", k + 1,
+				 strerror(-err));
+			return err == -ENOMEM || err == -E2BIG ? -ENOSPC : err;
+		}
+		snprintf(tmp, sizeof(tmp), "%s/tmp-s%u-%d-%u", dir, k, (int)getpid(), seq++);
+		err = perflib_seg_pin(&m, tmp, &opts);
+		perflib_seg_maps_close(&m);
+		if (!err && rename(tmp, sdir) && errno != EEXIST && errno != ENOTEMPTY)
+			err = -errno;
+		/* lost the race (or failed): the winner's s<k> stays */
+		perflib_remove_dir(tmp);
+		if (err)
+			return err;
+	}
+	err = seg_publish(map, k);
+	if (err)
+		return err;
+	return perflib_set_refresh(map);
+}
+
+void perflib_live_set(struct perflib_set_map *map, uint32_t i, bool on)
+{
+	uint32_t k = perflib_seg_of(i, map->seg0);
+	uint64_t off = i - perflib_seg_first(k, map->seg0), bit = 1ULL << (off % 64);
+	uint64_t *w = &map->segs[k].live[off / 64];
+
+	if (on)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
+}
+
+int perflib_index_lookup(const struct perflib_set_map *map, const struct perflib_index_key *key,
+			 struct perflib_index_val *ret_val)
+{
+	uint32_t k, n = perflib_set_nr_segs(map);
+
+	for (k = 0; k < n; k++) {
+		if (!bpf_map_lookup_elem(map->segs[k].index_fd, key, ret_val))
+			return 0;
+	}
+	return -ENOENT;
+}
