@@ -60,14 +60,16 @@ static const char usage_text[] =
 	"    perflib-sysd - the Windows system counter sets, counted in the kernel\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    perflib-sysd run [--hz N] [--max-processes N] [--mode MODE] [--group GROUP]\n"
+	"    perflib-sysd run [--hz N] [--max-processes N] [--max-cgroups N] [--mode MODE]\n"
+	"                     [--group GROUP]\n"
 	"    perflib-sysd stop\n"
 	"    perflib-sysd status\n"
 	"    perflib-sysd --help\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    run registers the counter sets Processor, Processor Information, System,\n"
-	"    Memory and Process (names, counter types and help as on Windows; the\n"
+	"    Memory, Process, Network Interface, PhysicalDisk, LogicalDisk and Cgroup\n"
+	"    (names, counter types and help as on Windows; the\n"
 	"    manifest is built in), creates one instance per possible CPU plus the totals\n"
 	"    (Processor: \"0\", \"1\", ..., \"_Total\"; Processor Information: \"0,0\",\n"
 	"    \"0,1\", ..., \"0,_Total\", \"_Total\"), loads BPF programs that count into\n"
@@ -82,6 +84,15 @@ static const char usage_text[] =
 	"                                one Process instance per process (name = command,\n"
 	"                                InstanceId = pid), created and deleted in the\n"
 	"                                kernel; Processes and Threads\n"
+	"      net_dev_xmit, netif_receive_skb\n"
+	"                                Network Interface, one instance per device (made\n"
+	"                                and deleted in BPF when rtnetlink reports a link)\n"
+	"      block_rq_complete         PhysicalDisk (per disk) and LogicalDisk (per\n"
+	"                                mounted block device; free space from statfs,\n"
+	"                                polled once a second)\n"
+	"      cgroup_mkdir/rmdir, page_fault_user\n"
+	"                                Cgroup, one instance per cgroup v2 (name = path\n"
+	"                                with '\\' for '/', InstanceId = cgroup id)\n"
 	"    SIGTERM or SIGINT stops it: the programs are detached, every instance is\n"
 	"    deleted and the counter sets are unregistered, so nothing stays pinned.\n"
 	"    A run that finds leftovers of a killed one removes them first.\n"
@@ -102,6 +113,7 @@ static const char usage_text[] =
 	"                        and split user from privileged time (default 100, 1-1000):\n"
 	"                        values are at most 1/N s stale\n"
 	"    --max-processes N   Process instances (slots), default 8192\n"
+	"    --max-cgroups N     Cgroup instances (slots), default 4096\n"
 	"    --mode MODE         file mode of the pins (octal), default 0644\n"
 	"    --group GROUP       group of the pins (name or number)\n"
 	"\n"
@@ -1166,7 +1178,9 @@ int main(int argc, char **argv)
 	sd_close(&sd);
 	return rc;
 usage:
-	fputs("usage: perflib-sysd run [--hz N] [--max-processes N] [--mode MODE] [--group G]\n"
+	fputs("usage: perflib-sysd run [--hz N] [--max-processes N] [--max-cgroups N] [--mode "
+	      "MODE]\n"
+	      "                        [--group G]\n"
 	      "       perflib-sysd stop | status | --help\n",
 	      stderr);
 	return 2;
