@@ -285,7 +285,7 @@ $(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $$(BENCH_OBJS_$$*
 	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -Itools/perflib-exporter $(XML_CFLAGS) $(ALL_LDFLAGS) $< \
 		$(BENCH_OBJS_$*) $(COMMON_OBJS) $(PDH_A) $(A) $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
-bench: lib $(BENCH_BINS)
+bench: lib $(BENCH_BINS) $(OUTPUT)tools/perflib-sysd
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 # counter sets at scale (issue 8) alone, with options: make bench-scale BENCH_SCALE_ARGS=--quick

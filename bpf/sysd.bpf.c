@@ -18,6 +18,21 @@
  *    every context switch and sample; thread count, working set and private bytes are read
  *    from the task when it leaves a CPU or is sampled.
  *
+ *  - Network Interface: one instance per device of the initial network namespace (name =
+ *    device name, InstanceId = ifindex), created and deleted here (sd_net_ctl, a syscall
+ *    program) when the service sees the device come and go on rtnetlink.
+ *    Bytes and packets from net:net_dev_xmit and net:netif_receive_skb.
+ *  - PhysicalDisk and LogicalDisk: instances created by the loader (one per disk, one per
+ *    mounted block device, and _Total); reads, writes, bytes and the time-weighted queue
+ *    length from block:block_rq_complete (whole disk: the request queue's disk; logical:
+ *    the partition the request was for). Free space is polled by the loader (statfs) and
+ *    stored through sd_ld_set.
+ *  - Cgroup: one instance per cgroup of the unified (v2) hierarchy (name = path, InstanceId
+ *    = cgroup id), created and deleted here at cgroup:cgroup_mkdir / cgroup_rmdir (the
+ *    loader creates those that existed at start). CPU time and context switches are charged
+ *    with the process's, page faults at exceptions:page_fault_user, to the task's cgroup
+ *    and every ancestor (hierarchical, as cpu.stat); memory is the cgroup's memcg usage.
+ *
  * Per-CPU accumulators live in cpu_state (a per-CPU array); CPU 0's sample writes the
  * totals (_Total, node totals, System) from every CPU's accumulators.
  */
@@ -46,11 +61,45 @@ PERFLIB_GEOMETRY(geo_cpu);
 PERFLIB_GEOMETRY(geo_sys);
 PERFLIB_GEOMETRY(geo_ps);
 const volatile __u8 ps_guid[16] = {};
+PERFLIB_DATA_MAP_RAW(net_slots);
+PERFLIB_INDEX_MAP(net_idx);
+PERFLIB_LIVE_MAP(net_live);
+PERFLIB_DATA_MAP_RAW(pd_slots);
+PERFLIB_DATA_MAP_RAW(ld_slots);
+PERFLIB_DATA_MAP_RAW(cg_slots);
+PERFLIB_INDEX_MAP(cg_idx);
+PERFLIB_LIVE_MAP(cg_live);
+PERFLIB_GEOMETRY(geo_net);
+PERFLIB_GEOMETRY(geo_pd);
+PERFLIB_GEOMETRY(geo_ld);
+PERFLIB_GEOMETRY(geo_cg);
+const volatile __u8 net_guid[16] = {};
+const volatile __u8 cg_guid[16] = {};
 
 /* counter positions (the manifest's order, checked by the loader) */
 enum { PC_PROC_TIME, PC_USER, PC_PRIV, PC_INTERRUPTS, PC_IDLE };
 enum { SYS_CTXSW, SYS_SYSCALLS, SYS_PROCESSES, SYS_THREADS };
 enum { PS_TIME, PS_USER, PS_PRIV, PS_ID, PS_PARENT, PS_THREADS, PS_WS, PS_PRIVATE };
+enum { NET_BYTES, NET_PACKETS, NET_PACKETS_RX, NET_PACKETS_TX, NET_BYTES_RX, NET_BYTES_TX };
+/* PhysicalDisk: the first DK_NR_PHYS; LogicalDisk: all */
+enum {
+	DK_READS,
+	DK_WRITES,
+	DK_TRANSFERS,
+	DK_READ_BYTES,
+	DK_WRITE_BYTES,
+	DK_BYTES,
+	DK_QUEUE,
+	DK_NR_PHYS,
+	DK_FREE_PCT = DK_NR_PHYS,
+	DK_FREE_BASE,
+	DK_FREE_MB
+};
+enum { CG_TIME, CG_CTXSW, CG_FAULTS, CG_MEMORY };
+
+#define SD_INIT_NET_INO 0xEFFFFFF9U /* PROC_NET_INIT_INO: the initial network namespace */
+#define SD_CG_DEPTH 16		    /* cgroup levels charged (deeper ones are not) */
+#define SD_REQ_OP_MASK 0xff	    /* REQ_OP_BITS = 8 */
 
 /* instance slots, filled by the loader (a value >= capacity: no such instance) */
 const volatile __u32 nr_cpus = 1;
@@ -60,6 +109,8 @@ const volatile __u32 cpu_total_slot = 0;
 const volatile __u32 pi_total_slot = 0;
 const volatile __u32 pi_node_total_slot = 0; /* single NUMA node only, else >= capacity */
 const volatile __u32 sys_slot = 0;
+const volatile __u32 pd_total_slot = 0xFFFFFFFF;
+const volatile __u32 ld_total_slot = 0xFFFFFFFF;
 
 struct cpu_state {
 	__u64 last_ts;	 /* last charge, ns */
@@ -87,6 +138,37 @@ struct {
 	__uint(max_entries, 4096); /* the loader sets the Process capacity */
 } ps_map SEC(".maps");
 
+/* ifindex (initial network namespace) -> its Network Interface slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1024);
+} net_map SEC(".maps");
+
+/* device number (kernel encoding, major << 20 | minor) -> PhysicalDisk / LogicalDisk slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1024);
+} pd_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1024);
+} ld_map SEC(".maps");
+
+/* cgroup id -> its Cgroup slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, __u32);
+	__uint(max_entries, 4096); /* the loader sets the Cgroup capacity */
+} cg_map SEC(".maps");
+
 /* System's gauges and the loader's clock handshake */
 __s64 nr_processes = 0;
 __s64 nr_threads = 0;
@@ -94,6 +176,8 @@ __u64 attach_ns = 0;	    /* CLOCK_MONOTONIC when the fork and exit programs were
 __u32 iter_done = 0;	    /* the task iterator has run */
 __u32 ps_hint = 0;	    /* where the next Process slot is looked for */
 __s64 ps_create_errors = 0; /* creations that failed (no slot, ...), for status */
+__s64 net_create_errors = 0;
+__s64 cg_create_errors = 0;
 
 static __always_inline struct cpu_state *state(void)
 {
@@ -136,6 +220,33 @@ static __always_inline void ps_gauges(struct task_struct *t)
 			     (rss(mm, MM_ANONPAGES) + rss(mm, MM_SWAPENTS)) * SD_PAGE_SIZE);
 }
 
+/* add @v to counter @pos of the Cgroup instances of @t's cgroup (unified hierarchy) and its
+ * ancestors; @large: a 64-bit counter */
+static __always_inline void cg_charge(struct task_struct *t, __u32 pos, __u64 v, int large)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *a;
+	int level = BPF_CORE_READ(cg, level), i;
+	__u32 *s;
+	__u64 id;
+	void *slot;
+
+	for (i = 0; i < SD_CG_DEPTH; i++) {
+		if (i > level)
+			break;
+		a = NULL;
+		bpf_core_read(&a, sizeof(a), &cg->ancestors[i]);
+		id = BPF_CORE_READ(a, kn, id);
+		s = bpf_map_lookup_elem(&cg_map, &id);
+		if (!s)
+			continue;
+		slot = perflib_gslot(&cg_slots, &geo_cg, *s);
+		if (large)
+			perflib_gcounter_add(slot, &geo_cg, pos, v);
+		else
+			perflib_gcounter_add32(slot, &geo_cg, pos, (__u32)v);
+	}
+}
+
 /* charge the time since the CPU's last charge to @t (idle when its pid is 0) */
 static __always_inline void charge(struct cpu_state *st, struct task_struct *t, __u64 now)
 {
@@ -151,6 +262,8 @@ static __always_inline void charge(struct cpu_state *st, struct task_struct *t, 
 		st->user += delta;
 	else
 		st->priv += delta;
+	if (delta >= SD_NS_PER_100NS)
+		cg_charge(t, CG_TIME, delta / SD_NS_PER_100NS, 1);
 	slot = ps_slot_of(BPF_CORE_READ(t, tgid));
 	if (!slot || delta < SD_NS_PER_100NS)
 		return;
@@ -217,9 +330,46 @@ int BPF_PROG(sd_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		return 0;
 	charge(st, prev, bpf_ktime_get_ns());
 	st->ctxsw++;
-	if (prev->pid)
+	if (prev->pid) {
 		ps_gauges(prev);
+		cg_charge(prev, CG_CTXSW, 1, 0);
+	}
 	return 0;
+}
+
+/* Memory of the cgroups of @t: their memcg usage, where the memory controller is on the
+ * unified hierarchy (else it stays 0) */
+static __always_inline void cg_memory(struct task_struct *t)
+{
+	int mem_id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *a;
+	int level = BPF_CORE_READ(cg, level), i;
+	struct cgroup_subsys_state *css;
+	struct mem_cgroup *memcg;
+	__u32 *s;
+	__u64 id;
+	long pages;
+
+	if (mem_id < 0 || mem_id >= CGROUP_SUBSYS_COUNT)
+		return;
+	for (i = 0; i < SD_CG_DEPTH; i++) {
+		if (i > level)
+			break;
+		a = NULL;
+		bpf_core_read(&a, sizeof(a), &cg->ancestors[i]);
+		id = BPF_CORE_READ(a, kn, id);
+		s = bpf_map_lookup_elem(&cg_map, &id);
+		if (!s)
+			continue;
+		css = NULL;
+		bpf_core_read(&css, sizeof(css), &a->subsys[mem_id]);
+		if (!css)
+			continue;
+		memcg = (struct mem_cgroup *)css; /* css is its first member */
+		pages = BPF_CORE_READ(memcg, memory.usage.counter);
+		perflib_gcounter_set(perflib_gslot(&cg_slots, &geo_cg, *s), &geo_cg, CG_MEMORY,
+				     pages > 0 ? (__u64)pages * SD_PAGE_SIZE : 0);
+	}
 }
 
 SEC("perf_event")
@@ -234,8 +384,10 @@ int sd_sample(struct bpf_perf_event_data *ctx)
 	/* the mode the CPU was interrupted in (x86: CPL in the low bits of CS) */
 	st->user_mode = (*(volatile unsigned long *)&ctx->regs.cs & 3) == 3; /* 8-byte ctx load */
 	charge(st, t, bpf_ktime_get_ns());
-	if (BPF_CORE_READ(t, pid))
+	if (BPF_CORE_READ(t, pid)) {
 		ps_gauges(t);
+		cg_memory(t);
+	}
 	cpu_write(&cpu_slots, cpu_slot[cpu], st->idle, st->user, st->priv, st->irqs);
 	cpu_write(&pi_slots, pi_slot[cpu], st->idle, st->user, st->priv, st->irqs);
 	if (cpu == 0)
@@ -272,8 +424,8 @@ static __always_inline __s64 ps_create(struct task_struct *t, __u32 ppid)
 	void *slot;
 
 	bpf_probe_read_kernel_str(name, 16, BPF_CORE_READ(t, comm));
-	s = perflib_instance_create_ascii(&ps_slots, &ps_idx, &ps_live, &geo_ps, ps_guid, name, tgid,
-					  ps_hint);
+	s = perflib_instance_create_ascii(&ps_slots, &ps_idx, &ps_live, &geo_ps, ps_guid, name,
+					  tgid, ps_hint);
 	if (s < 0) {
 		if (s != -17)
 			__sync_fetch_and_add(&ps_create_errors, 1);
@@ -361,5 +513,219 @@ int sd_iter_task(struct bpf_iter__task *ctx)
 	__sync_fetch_and_add(&nr_threads, 1);
 	if (t->pid == t->tgid)
 		ps_create(t, BPF_CORE_READ(t, real_parent, tgid));
+	return 0;
+}
+
+/* ---- Network Interface ------------------------------------------------------------------ */
+
+static __always_inline int in_init_net(struct net_device *dev)
+{
+	return BPF_CORE_READ(dev, nd_net.net, ns.inum) == SD_INIT_NET_INO;
+}
+
+static __always_inline void net_count(struct net_device *dev, __u64 bytes, int rx)
+{
+	__u32 ifindex = BPF_CORE_READ(dev, ifindex), *s = bpf_map_lookup_elem(&net_map, &ifindex);
+	void *slot;
+
+	if (!s || !in_init_net(dev))
+		return;
+	slot = perflib_gslot(&net_slots, &geo_net, *s);
+	perflib_gcounter_add(slot, &geo_net, NET_BYTES, bytes);
+	perflib_gcounter_add(slot, &geo_net, rx ? NET_BYTES_RX : NET_BYTES_TX, bytes);
+	perflib_gcounter_add32(slot, &geo_net, NET_PACKETS, 1);
+	perflib_gcounter_add32(slot, &geo_net, rx ? NET_PACKETS_RX : NET_PACKETS_TX, 1);
+}
+
+SEC("tp_btf/net_dev_xmit")
+int BPF_PROG(sd_net_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int len)
+{
+	if (!rc)
+		net_count(dev, len, 0);
+	return 0;
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(sd_net_rx, struct sk_buff *skb)
+{
+	__u16 mac = skb->mac_header;
+	__u64 data = (__u64)skb->data - (__u64)skb->head, bytes = skb->len;
+
+	/* the link-layer header, pulled by now, counts as the driver counts it */
+	if (mac != (__u16)~0U && data > mac && data - mac <= 128)
+		bytes += data - mac;
+	net_count(skb->dev, bytes, 1);
+	return 0;
+}
+
+/*
+ * Network Interface instances are made and deleted here, on the service's request: it
+ * follows rtnetlink's link messages (this kernel has no tracepoint where devices register
+ * or unregister, and refuses kprobes and fentry/fexit programs). ctl: 0 create (name,
+ * ifindex) unless the ifindex has one, 1 delete the ifindex's. ret: slot, 0, or -errno.
+ */
+struct sd_net_ctx {
+	char name[16];
+	__u32 ifindex;
+	__u32 del;
+	__s64 ret;
+};
+
+SEC("syscall")
+int sd_net_ctl(struct sd_net_ctx *c)
+{
+	char name[PERFLIB_BPF_KEY_MAX] = {};
+	__u32 ifindex = c->ifindex, *s = bpf_map_lookup_elem(&net_map, &ifindex);
+	__s64 r;
+
+	if (c->del) {
+		if (!s) {
+			c->ret = -2; /* -ENOENT */
+			return 0;
+		}
+		c->ret = perflib_instance_delete(&net_slots, &net_idx, &net_live, &geo_net, *s);
+		bpf_map_delete_elem(&net_map, &ifindex);
+		return 0;
+	}
+	if (s) {
+		c->ret = -17; /* -EEXIST */
+		return 0;
+	}
+	__builtin_memcpy(name, c->name, sizeof(c->name));
+	name[15] = 0;
+	r = perflib_instance_create_ascii(&net_slots, &net_idx, &net_live, &geo_net, net_guid, name,
+					  ifindex, 0);
+	if (r >= 0)
+		bpf_map_update_elem(&net_map, &ifindex, &(__u32){(__u32)r}, BPF_ANY);
+	else
+		__sync_fetch_and_add(&net_create_errors, 1);
+	c->ret = r;
+	return 0;
+}
+
+/* ---- PhysicalDisk, LogicalDisk ------------------------------------------------------------ */
+
+static __always_inline void disk_count(void *map, const volatile struct perflib_bpf_geometry *g,
+				       __u32 idx, int write, __u64 bytes, __u64 queue)
+{
+	void *slot = perflib_gslot(map, g, idx);
+
+	if (!slot)
+		return;
+	perflib_gcounter_add32(slot, g, write ? DK_WRITES : DK_READS, 1);
+	perflib_gcounter_add32(slot, g, DK_TRANSFERS, 1);
+	perflib_gcounter_add(slot, g, write ? DK_WRITE_BYTES : DK_READ_BYTES, bytes);
+	perflib_gcounter_add(slot, g, DK_BYTES, bytes);
+	perflib_gcounter_add(slot, g, DK_QUEUE, queue);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(sd_rq_done, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	__u32 op = BPF_CORE_READ(rq, cmd_flags) & SD_REQ_OP_MASK, devt, *s;
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	__u64 start = BPF_CORE_READ(rq, start_time_ns), now = bpf_ktime_get_ns(), queue;
+
+	if (op > 1) /* REQ_OP_READ 0, REQ_OP_WRITE 1; flushes, discards, ... are not counted */
+		return 0;
+	/* the request's time in the queue, 100 ns: its share of the queue-length integral */
+	queue = start && now > start ? (now - start) / SD_NS_PER_100NS : 0;
+	devt = ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+	s = bpf_map_lookup_elem(&pd_map, &devt);
+	if (s) {
+		disk_count(&pd_slots, &geo_pd, *s, op, nr_bytes, queue);
+		disk_count(&pd_slots, &geo_pd, pd_total_slot, op, nr_bytes, queue);
+	}
+	devt = BPF_CORE_READ(rq, part, bd_dev);
+	s = bpf_map_lookup_elem(&ld_map, &devt);
+	if (s) {
+		disk_count(&ld_slots, &geo_ld, *s, op, nr_bytes, queue);
+		disk_count(&ld_slots, &geo_ld, ld_total_slot, op, nr_bytes, queue);
+	}
+	return 0;
+}
+
+/* the loader's polled LogicalDisk counters (free space), one DWORD counter at a time */
+struct sd_set_ctx {
+	__u32 slot;
+	__u32 pos;
+	__u32 value;
+	__s32 ret;
+};
+
+SEC("syscall")
+int sd_ld_set(struct sd_set_ctx *c)
+{
+	c->ret = perflib_gcounter_set32(perflib_gslot(&ld_slots, &geo_ld, c->slot), &geo_ld, c->pos,
+					c->value);
+	return 0;
+}
+
+/* ---- Cgroup ----------------------------------------------------------------------------- */
+
+#define SD_PATH_MAX 256
+
+/* room to measure a cgroup path (the stack has none) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, char[SD_PATH_MAX]);
+	__uint(max_entries, 1);
+} path_buf SEC(".maps");
+
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(sd_cg_mkdir, struct cgroup *cgrp, const char *path)
+{
+	char name[PERFLIB_BPF_KEY_MAX] = {};
+	__u64 id = BPF_CORE_READ(cgrp, kn, id);
+	__u32 zero = 0;
+	char *buf = bpf_map_lookup_elem(&path_buf, &zero);
+	long n;
+	__s64 s;
+
+	if (!buf || BPF_CORE_READ(cgrp, root, hierarchy_id) != 0) /* cgroup v1 hierarchies */
+		return 0;
+	n = bpf_probe_read_kernel_str(buf, SD_PATH_MAX, path);
+	if (n <= 0)
+		return 0;
+	/* a path longer than an instance name keeps its end (the cgroup's own name) */
+	n = n - 1 > PERFLIB_BPF_CREATE_NAME_MAX ? n - 1 - PERFLIB_BPF_CREATE_NAME_MAX : 0;
+	bpf_probe_read_kernel_str(name, PERFLIB_BPF_CREATE_NAME_MAX + 1, path + (n & 0xff));
+	/* '/' separates parent and instance in a counter path: a path is written as Windows
+	 * writes a mounted folder, with '\\' */
+	for (n = 0; n < PERFLIB_BPF_CREATE_NAME_MAX; n++) {
+		if (name[n] == '/')
+			name[n] = '\\';
+	}
+	s = perflib_instance_create_ascii(&cg_slots, &cg_idx, &cg_live, &geo_cg, cg_guid, name,
+					  (__u32)id, 0);
+	if (s < 0) {
+		__sync_fetch_and_add(&cg_create_errors, 1);
+		return 0;
+	}
+	bpf_map_update_elem(&cg_map, &id, &(__u32){(__u32)s}, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(sd_cg_rmdir, struct cgroup *cgrp, const char *path)
+{
+	__u64 id = BPF_CORE_READ(cgrp, kn, id);
+	__u32 *s;
+
+	if (BPF_CORE_READ(cgrp, root, hierarchy_id) != 0)
+		return 0;
+	s = bpf_map_lookup_elem(&cg_map, &id);
+	if (!s)
+		return 0;
+	perflib_instance_delete(&cg_slots, &cg_idx, &cg_live, &geo_cg, *s);
+	bpf_map_delete_elem(&cg_map, &id);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(sd_fault)
+{
+	cg_charge((struct task_struct *)bpf_get_current_task(), CG_FAULTS, 1, 0);
 	return 0;
 }

@@ -619,9 +619,9 @@ static __always_inline int perflib__slot_matches(const void *slot, const struct 
  * While a slot is being created or deleted its word carries PERFLIB_KERNEL_CLAIM_PID (pid 1,
  * always alive), so user-space reapers leave it alone.
  *
- * Program types: tracing (tp_btf, fentry, iter/...), raw tracepoints and syscall programs
- * (all tested); anything that may use atomics on map values and the bpf_iter_num kfuncs
- * (kernel 6.4 and later).
+ * Program types tested: syscall, tracing tp_btf and iter/task (docs/BPF.md lists where);
+ * anything that may use atomics on map values and the bpf_iter_num kfuncs (kernel 6.4 and
+ * later) should work, untested: kprobe, fentry/fexit, LSM, cgroup and network programs.
  */
 
 /* the pid a kernel claim shows while the slot is CLAIMED (create or delete in progress) */

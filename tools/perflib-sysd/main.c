@@ -8,6 +8,7 @@
  * Only public API (perflib.h, perflib-linux.h, perflib_bpf.h). See usage_text.
  */
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -15,12 +16,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
 #include <linux/perf_event.h>
+#include <linux/rtnetlink.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -51,14 +60,16 @@ static const char usage_text[] =
 	"    perflib-sysd - the Windows system counter sets, counted in the kernel\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    perflib-sysd run [--hz N] [--max-processes N] [--mode MODE] [--group GROUP]\n"
+	"    perflib-sysd run [--hz N] [--max-processes N] [--max-cgroups N] [--mode MODE]\n"
+	"                     [--group GROUP]\n"
 	"    perflib-sysd stop\n"
 	"    perflib-sysd status\n"
 	"    perflib-sysd --help\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    run registers the counter sets Processor, Processor Information, System,\n"
-	"    Memory and Process (names, counter types and help as on Windows; the\n"
+	"    Memory, Process, Network Interface, PhysicalDisk, LogicalDisk and Cgroup\n"
+	"    (names, counter types and help as on Windows; the\n"
 	"    manifest is built in), creates one instance per possible CPU plus the totals\n"
 	"    (Processor: \"0\", \"1\", ..., \"_Total\"; Processor Information: \"0,0\",\n"
 	"    \"0,1\", ..., \"0,_Total\", \"_Total\"), loads BPF programs that count into\n"
@@ -73,6 +84,15 @@ static const char usage_text[] =
 	"                                one Process instance per process (name = command,\n"
 	"                                InstanceId = pid), created and deleted in the\n"
 	"                                kernel; Processes and Threads\n"
+	"      net_dev_xmit, netif_receive_skb\n"
+	"                                Network Interface, one instance per device (made\n"
+	"                                and deleted in BPF when rtnetlink reports a link)\n"
+	"      block_rq_complete         PhysicalDisk (per disk) and LogicalDisk (per\n"
+	"                                mounted block device; free space from statfs,\n"
+	"                                polled once a second)\n"
+	"      cgroup_mkdir/rmdir, page_fault_user\n"
+	"                                Cgroup, one instance per cgroup v2 (name = path\n"
+	"                                with '\\' for '/', InstanceId = cgroup id)\n"
 	"    SIGTERM or SIGINT stops it: the programs are detached, every instance is\n"
 	"    deleted and the counter sets are unregistered, so nothing stays pinned.\n"
 	"    A run that finds leftovers of a killed one removes them first.\n"
@@ -93,6 +113,7 @@ static const char usage_text[] =
 	"                        and split user from privileged time (default 100, 1-1000):\n"
 	"                        values are at most 1/N s stale\n"
 	"    --max-processes N   Process instances (slots), default 8192\n"
+	"    --max-cgroups N     Cgroup instances (slots), default 4096\n"
 	"    --mode MODE         file mode of the pins (octal), default 0644\n"
 	"    --group GROUP       group of the pins (name or number)\n"
 	"\n"
@@ -105,22 +126,36 @@ static const char usage_text[] =
 	"Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN for the task iterator). Exit: 0 ok,\n"
 	"1 error, 2 usage, 3 not registered (status).\n";
 
-enum { SET_CPU, SET_PI, SET_SYS, SET_MEM, SET_PS, NR_SETS };
-static const char *const set_names[NR_SETS] = {"Processor", "Processor Information", "System",
-					       "Memory", "Process"};
+enum { SET_CPU, SET_PI, SET_SYS, SET_MEM, SET_PS, SET_NET, SET_PD, SET_LD, SET_CG, NR_SETS };
+static const char *const set_names[NR_SETS] = {
+	"Processor",	     "Processor Information", "System",	     "Memory", "Process",
+	"Network Interface", "PhysicalDisk",	      "LogicalDisk", "Cgroup"};
 /* counter ids in the order the BPF program writes them (positions) */
 static const ULONG ids_cpu[] = {0, 1, 2, 3, 8};
 static const ULONG ids_sys[] = {0, 1, 2, 3};
 static const ULONG ids_mem[] = {0, 1, 2, 3, 4, 5};
 static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7};
+static const ULONG ids_net[] = {0, 1, 2, 3, 4, 5};
+static const ULONG ids_pd[] = {0, 1, 2, 3, 4, 5, 6};
+static const ULONG ids_ld[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+static const ULONG ids_cg[] = {0, 1, 2, 3};
+/* LogicalDisk positions the service writes (free space) */
+enum { LD_FREE_PCT = 7, LD_FREE_BASE, LD_FREE_MB };
+#define SD_MAX_MOUNTS 256
+/* longest name the BPF programs create (PERFLIB_BPF_CREATE_NAME_MAX of perflib_bpf.h) */
+#define SD_NAME_MAX 63
 
 struct sd {
 	struct manifest *man;
 	struct regman rm;
 	const struct perflib_counterset_reg *reg[NR_SETS];
 	HANDLE prov;
-	unsigned int nr_cpus, hz, max_ps;
+	unsigned int nr_cpus, hz, max_ps, max_cg;
 	struct perflib_pin_opts opts;
+	/* LogicalDisk instances: mount point and slot (slot of _Total in ld_total) */
+	char *ld_path[SD_MAX_MOUNTS];
+	int ld_slot[SD_MAX_MOUNTS];
+	int nr_ld, ld_total;
 };
 
 static void sd_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -180,7 +215,9 @@ static int sd_open(struct sd *sd)
 	}
 	if (!ids_match(sd->reg[SET_CPU], ids_cpu, 5) || !ids_match(sd->reg[SET_PI], ids_cpu, 5) ||
 	    !ids_match(sd->reg[SET_SYS], ids_sys, 4) || !ids_match(sd->reg[SET_MEM], ids_mem, 6) ||
-	    !ids_match(sd->reg[SET_PS], ids_ps, 8)) {
+	    !ids_match(sd->reg[SET_PS], ids_ps, 8) || !ids_match(sd->reg[SET_NET], ids_net, 6) ||
+	    !ids_match(sd->reg[SET_PD], ids_pd, 7) || !ids_match(sd->reg[SET_LD], ids_ld, 10) ||
+	    !ids_match(sd->reg[SET_CG], ids_cg, 4)) {
 		sd_err("the manifest's counter ids are not the ones the BPF programs write");
 		return -EINVAL;
 	}
@@ -283,13 +320,21 @@ static int sd_register(struct sd *sd)
 
 	for (k = 0; k < NR_SETS; k++) {
 		o = sd->opts;
-		o.name_max = 16; /* "0,_Total", a 15-character command */
+		o.name_max = 16; /* "0,_Total", a 15-character command or device name */
 		if (k == SET_CPU || k == SET_PI)
 			o.capacity = (sd->nr_cpus + 2 + 63) / 64 * 64;
 		else if (k == SET_PS)
 			o.capacity = sd->max_ps;
+		else if (k == SET_CG)
+			o.capacity = sd->max_cg;
+		else if (k == SET_NET)
+			o.capacity = 1024;
+		else if (k == SET_LD)
+			o.capacity = SD_MAX_MOUNTS + 1;
 		else
 			o.capacity = 64;
+		if (k == SET_LD || k == SET_CG)
+			o.name_max = SD_NAME_MAX + 1; /* paths */
 		err = perflib_register_counterset(sd->reg[k], &o);
 		if (err && err != -EEXIST) {
 			sd_err("cannot register \"%s\": %s", set_names[k],
@@ -301,13 +346,30 @@ static int sd_register(struct sd *sd)
 }
 
 /* kernel-owned instance @text / @id of set @k; its slot or -errno */
+static int kinst_quiet(struct sd *sd, int k, const char *text, ULONG id)
+{
+	WCHAR name[SD_NAME_MAX + 1];
+	size_t len = strlen(text);
+
+	/* a longer path keeps its end, as the BPF programs name it */
+	WCHAR *c;
+
+	if (len > SD_NAME_MAX)
+		text += len - SD_NAME_MAX;
+	perflib_utf8_to_utf16(text, name, SD_NAME_MAX + 1);
+	/* paths: '/' separates parent and instance in a counter path, so '\\' as Windows
+	 * writes a mounted folder (the BPF programs do the same) */
+	for (c = name; *c; c++) {
+		if (*c == '/')
+			*c = '\\';
+	}
+	return perflib_kernel_instance_create(sd->prov, &sd->reg[k]->counterset_guid, name, id);
+}
+
 static int kinst(struct sd *sd, int k, const char *text, ULONG id)
 {
-	WCHAR name[32];
-	int idx;
+	int idx = kinst_quiet(sd, k, text, id);
 
-	perflib_utf8_to_utf16(text, name, 32);
-	idx = perflib_kernel_instance_create(sd->prov, &sd->reg[k]->counterset_guid, name, id);
 	if (idx < 0)
 		sd_err("cannot create instance \"%s\" of \"%s\": %s", text, set_names[k],
 		       strerror(-idx));
@@ -386,7 +448,349 @@ static int fill_instances(struct sd *sd, struct sysd_bpf *skel)
 	if (idx < 0)
 		return idx;
 	skel->rodata->sys_slot = (__u32)idx;
+	idx = kinst(sd, SET_PD, "_Total", 0);
+	if (idx < 0)
+		return idx;
+	skel->rodata->pd_total_slot = (__u32)idx;
+	idx = kinst(sd, SET_LD, "_Total", 0);
+	if (idx < 0)
+		return idx;
+	skel->rodata->ld_total_slot = (__u32)idx;
+	sd->ld_total = idx;
 	return 0;
+}
+
+/* storage for @n instances of set @k, which BPF programs create (they cannot grow it) */
+static int sd_reserve(struct sd *sd, int k, unsigned int n)
+{
+	int r = perflib_kernel_reserve(sd->prov, &sd->reg[k]->counterset_guid, n);
+
+	if (r < 0)
+		sd_err("cannot reserve %u instances of \"%s\": %s", n, set_names[k], strerror(-r));
+	return r < 0 ? r : 0;
+}
+
+/* the first line of /sys file @path as an unsigned number (or "M:m" as a kernel dev_t) */
+static int sys_read(const char *path, unsigned long *ret, bool devt)
+{
+	unsigned int ma, mi;
+	char line[64];
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	if (ok && devt && sscanf(line, "%u:%u", &ma, &mi) == 2)
+		*ret = (unsigned long)ma << 20 | mi;
+	else if (ok && !devt)
+		*ret = strtoul(line, NULL, 10);
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* @name's instance (@k, @id), handed to the BPF programs under @key in @map; -EEXIST (the
+ * programs made it first) is not an error */
+static int kinst_map(struct sd *sd, int k, const char *name, ULONG id, struct bpf_map *map,
+		     const void *key)
+{
+	int idx = kinst_quiet(sd, k, name, id);
+	__u32 v;
+
+	if (idx == -EEXIST)
+		return 0;
+	if (idx < 0) {
+		sd_err("cannot create instance \"%s\" of \"%s\": %s", name, set_names[k],
+		       strerror(-idx));
+		return idx;
+	}
+	v = (__u32)idx;
+	if (bpf_map__update_elem(map, key, bpf_map__key_size(map), &v, sizeof(v), BPF_NOEXIST))
+		return -errno;
+	return idx;
+}
+
+/* create (@del 0) or delete the Network Interface instance of @ifindex, in BPF (sd_net_ctl) */
+static int net_ctl(struct sysd_bpf *skel, const char *name, __u32 ifindex, int del)
+{
+	struct {
+		char name[16];
+		__u32 ifindex, del;
+		__s64 ret;
+	} c;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	memset(&c, 0, sizeof(c));
+	if (name)
+		strncpy(c.name, name, sizeof(c.name) - 1);
+	c.ifindex = ifindex;
+	c.del = (__u32)del;
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sd_net_ctl), &opts))
+		return -errno;
+	return (int)c.ret;
+}
+
+/* an rtnetlink socket for link messages; -1 outside the initial network namespace */
+static int net_open(void)
+{
+	struct sockaddr_nl a = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
+	struct stat st;
+	int fd;
+
+	if (stat("/proc/self/ns/net", &st) == 0 && st.st_ino != 0xEFFFFFF9U) {
+		sd_err("not in the initial network namespace: no Network Interface instances");
+		return -1;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		sd_err("cannot follow network devices (rtnetlink): %s", strerror(errno));
+	return fd;
+}
+
+/* the link messages waiting on @fd: a device came (created) or went (deleted) */
+static void net_events(struct sysd_bpf *skel, int fd)
+{
+	char buf[16384], name[IFNAMSIZ];
+	struct nlmsghdr *h;
+	struct ifinfomsg *ifi;
+	struct rtattr *a;
+	ssize_t n;
+	int len;
+
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK)
+				continue;
+			ifi = NLMSG_DATA(h);
+			if (h->nlmsg_type == RTM_DELLINK) {
+				net_ctl(skel, NULL, (__u32)ifi->ifi_index, 1);
+				continue;
+			}
+			name[0] = 0;
+			len = (int)IFLA_PAYLOAD(h);
+			for (a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+				if (a->rta_type == IFLA_IFNAME)
+					snprintf(name, sizeof(name), "%s", (char *)RTA_DATA(a));
+			}
+			if (name[0])
+				net_ctl(skel, name, (__u32)ifi->ifi_index, 0); /* -EEXIST: known */
+		}
+	}
+}
+
+/* the network devices that exist now (after net_open, so that none is missed) */
+static int add_netdevs(struct sysd_bpf *skel)
+{
+	DIR *d = opendir("/sys/class/net");
+	char path[PATH_MAX];
+	struct dirent *de;
+	unsigned long ifindex;
+	int r, err = 0;
+
+	while (d && !err && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/ifindex", de->d_name);
+		if (sys_read(path, &ifindex, false))
+			continue; /* gone meanwhile */
+		r = net_ctl(skel, de->d_name, (__u32)ifindex, 0);
+		if (r < 0 && r != -EEXIST) {
+			sd_err("cannot create instance \"%s\" of \"Network Interface\": %s",
+			       de->d_name, strerror(-r));
+			err = r;
+		}
+	}
+	if (d)
+		closedir(d);
+	return err;
+}
+
+/* the disks (block devices with a size) that exist at start */
+static int add_disks(struct sd *sd, struct sysd_bpf *skel)
+{
+	DIR *d = opendir("/sys/block");
+	char path[PATH_MAX];
+	struct dirent *de;
+	unsigned long size, devt;
+	ULONG n = 0;
+	__u32 key;
+	int err = 0;
+
+	while (d && !err && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/size", de->d_name);
+		if (sys_read(path, &size, false) || !size)
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
+		if (sys_read(path, &devt, true))
+			continue;
+		key = (__u32)devt;
+		err = kinst_map(sd, SET_PD, de->d_name, n++, skel->maps.pd_map, &key);
+		err = err < 0 ? err : 0;
+	}
+	if (d)
+		closedir(d);
+	return err;
+}
+
+/* one field of a /proc/self/mountinfo line: mount point (5), device (3), or after " - " the
+ * file-system type (1) and source (2); in @buf */
+static const char *mi_field(const char *line, int n, bool after, char *buf, size_t size)
+{
+	const char *p = line, *e;
+	size_t len;
+	int i;
+
+	if (after) {
+		p = strstr(line, " - ");
+		if (!p)
+			return NULL;
+		p += 3;
+		n--;
+	} else {
+		n--;
+	}
+	for (i = 0; i < n && p; i++) {
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return NULL;
+	e = strpbrk(p, " \n");
+	len = e ? (size_t)(e - p) : strlen(p);
+	if (len >= size)
+		return NULL;
+	memcpy(buf, p, len);
+	buf[len] = 0;
+	return buf;
+}
+
+/* one LogicalDisk instance per mounted block device (its first mount point) */
+static int add_mounts(struct sd *sd, struct sysd_bpf *skel)
+{
+	char line[4096], mp[PATH_MAX], dev[32], src[PATH_MAX];
+	unsigned int ma, mi;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	__u32 key, v;
+	int idx, err = 0;
+
+	while (f && !err && sd->nr_ld < SD_MAX_MOUNTS && fgets(line, sizeof(line), f)) {
+		if (!mi_field(line, 5, false, mp, sizeof(mp)) ||
+		    !mi_field(line, 3, false, dev, sizeof(dev)) ||
+		    !mi_field(line, 2, true, src, sizeof(src)) || strncmp(src, "/dev/", 5) ||
+		    sscanf(dev, "%u:%u", &ma, &mi) != 2 || !ma)
+			continue;
+		key = ma << 20 | mi;
+		if (!bpf_map__lookup_elem(skel->maps.ld_map, &key, sizeof(key), &v, sizeof(v), 0))
+			continue; /* mounted twice */
+		idx = kinst_map(sd, SET_LD, mp, (ULONG)sd->nr_ld, skel->maps.ld_map, &key);
+		if (idx < 0) {
+			err = idx;
+			break;
+		}
+		sd->ld_path[sd->nr_ld] = strdup(mp);
+		sd->ld_slot[sd->nr_ld++] = idx;
+	}
+	if (f)
+		fclose(f);
+	return err;
+}
+
+/* the cgroup2 mount point, in @buf; NULL when there is none */
+static const char *cgroup2_root(char *buf, size_t size)
+{
+	char line[4096], fs[32];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	const char *ret = NULL;
+
+	while (f && !ret && fgets(line, sizeof(line), f)) {
+		if (mi_field(line, 1, true, fs, sizeof(fs)) && !strcmp(fs, "cgroup2"))
+			ret = mi_field(line, 5, false, buf, size);
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* the cgroups that existed at start (the programs add the ones made since) */
+static struct sd *walk_sd;
+static struct sysd_bpf *walk_skel;
+static size_t walk_root_len;
+static int walk_err;
+
+static int cg_visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	const char *rel = path + walk_root_len;
+	__u64 key = st->st_ino;
+	int idx;
+
+	(void)ftw;
+	if (type != FTW_D)
+		return 0;
+	idx = kinst_map(walk_sd, SET_CG, *rel ? rel : "/", (ULONG)key, walk_skel->maps.cg_map,
+			&key);
+	if (idx < 0 && idx != -ENOSPC) {
+		walk_err = idx;
+		return 1;
+	}
+	return 0;
+}
+
+static int add_cgroups(struct sd *sd, struct sysd_bpf *skel)
+{
+	char root[PATH_MAX];
+
+	if (!cgroup2_root(root, sizeof(root))) {
+		sd_err("no cgroup2 mount: no Cgroup instances");
+		return 0;
+	}
+	walk_sd = sd;
+	walk_skel = skel;
+	walk_root_len = strlen(root);
+	walk_err = 0;
+	nftw(root, cg_visit, 16, FTW_PHYS | FTW_MOUNT);
+	return walk_err;
+}
+
+/* LogicalDisk free space: statfs of each mount point, stored through sd_ld_set */
+static void ld_set(struct sysd_bpf *skel, int slot, __u32 pos, __u32 value)
+{
+	struct {
+		__u32 slot, pos, value;
+		__s32 ret;
+	} c = {(__u32)slot, pos, value, 0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sd_ld_set), &opts);
+}
+
+static void publish_free_space(struct sd *sd, struct sysd_bpf *skel)
+{
+	uint64_t free_all = 0, size_all = 0, fr, sz;
+	struct statvfs v;
+	int i;
+
+	for (i = 0; i < sd->nr_ld; i++) {
+		if (statvfs(sd->ld_path[i], &v))
+			continue;
+		fr = (uint64_t)v.f_bavail * v.f_frsize >> 20;
+		sz = (uint64_t)v.f_blocks * v.f_frsize >> 20;
+		free_all += fr;
+		size_all += sz;
+		ld_set(skel, sd->ld_slot[i], LD_FREE_PCT, (__u32)fr);
+		ld_set(skel, sd->ld_slot[i], LD_FREE_BASE, (__u32)sz);
+		ld_set(skel, sd->ld_slot[i], LD_FREE_MB, (__u32)fr);
+	}
+	ld_set(skel, sd->ld_total, LD_FREE_PCT, (__u32)free_all);
+	ld_set(skel, sd->ld_total, LD_FREE_BASE, (__u32)size_all);
+	ld_set(skel, sd->ld_total, LD_FREE_MB, (__u32)free_all);
 }
 
 static uint64_t mono_ns(void)
@@ -504,9 +908,12 @@ static int cmd_run(struct sd *sd)
 	struct bpf_link **links = NULL;
 	PPERF_COUNTERSET_INSTANCE mem;
 	struct sysd_bpf *skel = NULL;
-	struct timespec tick = {.tv_sec = 1};
+	struct signalfd_siginfo si;
+	struct pollfd pf[2];
+	int netfd = -1, sigfd = -1;
+	uint64_t next;
 	sigset_t sigs;
-	int k, sig, err, n;
+	int k, sig = 0, err, n;
 
 	memset(cs, 0, sizeof(cs));
 	for (k = 0; k < NR_SETS; k++)
@@ -539,20 +946,36 @@ static int cmd_run(struct sd *sd)
 	skel->rodata->geo_cpu = cs[SET_CPU].geo;
 	skel->rodata->geo_sys = cs[SET_SYS].geo;
 	skel->rodata->geo_ps = cs[SET_PS].geo;
+	skel->rodata->geo_net = cs[SET_NET].geo;
+	skel->rodata->geo_pd = cs[SET_PD].geo;
+	skel->rodata->geo_ld = cs[SET_LD].geo;
+	skel->rodata->geo_cg = cs[SET_CG].geo;
 	skel->rodata->nr_cpus = sd->nr_cpus;
 	err = perflib_bpf_counterset_guid(&cs[SET_PS], (__u8 *)skel->rodata->ps_guid);
+	if (!err)
+		err = perflib_bpf_counterset_guid(&cs[SET_NET], (__u8 *)skel->rodata->net_guid);
+	if (!err)
+		err = perflib_bpf_counterset_guid(&cs[SET_CG], (__u8 *)skel->rodata->cg_guid);
 	if (!err)
 		err = fill_instances(sd, skel);
 	/* the Process set's programs create instances: storage for max_ps of them, now */
 	if (!err) {
-		err = perflib_kernel_reserve(sd->prov, &sd->reg[SET_PS]->counterset_guid, sd->max_ps);
+		err = perflib_kernel_reserve(sd->prov, &sd->reg[SET_PS]->counterset_guid,
+					     sd->max_ps);
 		if (err > 0)
 			err = 0;
 		else if (err < 0)
 			sd_err("cannot reserve %u processes: %s", sd->max_ps, strerror(-err));
 	}
+	/* and those of the Network Interface and Cgroup sets */
+	if (!err)
+		err = sd_reserve(sd, SET_NET, cs[SET_NET].geo.capacity);
+	if (!err)
+		err = sd_reserve(sd, SET_CG, sd->max_cg);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_map, cs[SET_PS].geo.capacity);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.cg_map, cs[SET_CG].geo.capacity);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_CPU], skel->maps.cpu_slots, NULL, NULL);
 	if (!err)
@@ -564,6 +987,20 @@ static int cmd_run(struct sd *sd)
 						   skel->maps.ps_idx, NULL);
 	if (!err)
 		err = perflib_bpf_counterset_reuse_live(&cs[SET_PS], skel->maps.ps_live);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_NET], skel->maps.net_slots,
+						   skel->maps.net_idx, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_PD], skel->maps.pd_slots, NULL, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_LD], skel->maps.ld_slots, NULL, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_CG], skel->maps.cg_slots,
+						   skel->maps.cg_idx, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_NET], skel->maps.net_live);
+	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_CG], skel->maps.cg_live);
 	if (!err)
 		err = sysd_bpf__load(skel);
 	if (err) {
@@ -580,6 +1017,15 @@ static int cmd_run(struct sd *sd)
 		err = attach_samples(sd, skel, links);
 	if (!err)
 		err = run_iterator(skel);
+	netfd = net_open();
+	if (!err && netfd >= 0)
+		err = add_netdevs(skel);
+	if (!err)
+		err = add_disks(sd, skel);
+	if (!err)
+		err = add_mounts(sd, skel);
+	if (!err)
+		err = add_cgroups(sd, skel);
 	if (err) {
 		sd_err("cannot attach the BPF programs: %s", strerror(-err));
 		goto out;
@@ -594,14 +1040,35 @@ static int cmd_run(struct sd *sd)
 	printf("perflib-sysd: running: %u CPUs, %lld processes, %u samples/s; SIGTERM stops\n",
 	       sd->nr_cpus, (long long)skel->bss->nr_processes, sd->hz);
 	fflush(stdout);
+	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (sigfd < 0) {
+		err = -errno;
+		goto out;
+	}
+	pf[0] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+	pf[1] = (struct pollfd){.fd = netfd, .events = POLLIN};
+	next = 0;
 	for (;;) {
-		publish_memory(sd, mem);
-		sig = sigtimedwait(&sigs, NULL, &tick);
-		if (sig > 0)
+		if (mono_ns() >= next) {
+			publish_memory(sd, mem);
+			publish_free_space(sd, skel);
+			next = mono_ns() + 1000000000ull;
+		}
+		if (poll(pf, 2, (int)((next - mono_ns()) / 1000000) + 1) < 0 && errno != EINTR)
 			break;
+		if (pf[1].revents & POLLIN)
+			net_events(skel, netfd);
+		if ((pf[0].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+			sig = (int)si.ssi_signo;
+			break;
+		}
 	}
 	printf("perflib-sysd: stopping (signal %d)\n", sig);
 out:
+	if (netfd >= 0)
+		close(netfd);
+	if (sigfd >= 0)
+		close(sigfd);
 	if (links) {
 		for (n = 0; n < (int)sd->nr_cpus; n++)
 			bpf_link__destroy(links[n]);
@@ -610,6 +1077,8 @@ out:
 	sysd_bpf__destroy(skel);
 	for (k = 0; k < NR_SETS; k++)
 		perflib_bpf_counterset_close(&cs[k]);
+	while (sd->nr_ld > 0)
+		free(sd->ld_path[--sd->nr_ld]);
 	n = sd_remove(sd);
 	if (!err && !n)
 		printf("perflib-sysd: stopped, nothing left registered\n");
@@ -649,6 +1118,7 @@ int main(int argc, char **argv)
 {
 	struct sd sd = {.hz = 100,
 			.max_ps = 8192,
+			.max_cg = 4096,
 			.opts = {.sz = sizeof(struct perflib_pin_opts),
 				 .mode = 0644,
 				 .uid = (uid_t)-1,
@@ -668,6 +1138,10 @@ int main(int argc, char **argv)
 		} else if (win_switch(argv[i], "max-processes", &v)) {
 			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
 			if (!v || parse_uint(v, 64, 1u << 22, &sd.max_ps))
+				goto usage;
+		} else if (win_switch(argv[i], "max-cgroups", &v)) {
+			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || parse_uint(v, 64, 1u << 20, &sd.max_cg))
 				goto usage;
 		} else if (win_switch(argv[i], "mode", &v)) {
 			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
@@ -704,7 +1178,9 @@ int main(int argc, char **argv)
 	sd_close(&sd);
 	return rc;
 usage:
-	fputs("usage: perflib-sysd run [--hz N] [--max-processes N] [--mode MODE] [--group G]\n"
+	fputs("usage: perflib-sysd run [--hz N] [--max-processes N] [--max-cgroups N] [--mode "
+	      "MODE]\n"
+	      "                        [--group G]\n"
 	      "       perflib-sysd stop | status | --help\n",
 	      stderr);
 	return 2;

@@ -1,0 +1,208 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_sysd_sets.sh - the device and cgroup sets of perflib-sysd end to end, in one typeperf
+# run next to the issue's four counters, compared with /proc and /sys over the same interval:
+#   - a cgroup this test creates (unified hierarchy) with a busy loop in it: its instance
+#     appears, \Cgroup(<path>)\% Processor Time agrees with the cgroup's cpu.stat usage_usec
+#     (15 points), and the instance goes when the cgroup is removed;
+#   - a loopback TCP transfer this test makes: \Network Interface(lo)\Bytes Total/sec agrees
+#     with /proc/net/dev's lo rx+tx bytes (30 %);
+#   - a file this test writes with fsync: \PhysicalDisk(<disk>)\Disk Write Bytes/sec and
+#     \LogicalDisk(<mount>)\Disk Write Bytes/sec carry at least half the file, and no more
+#     than the disk's /sys/block/<disk>/stat says it wrote (+30 %); % Free Space and Free
+#     Megabytes agree with statfs (1 %);
+#   - a veth pair this test adds appears as two Network Interface instances, and goes.
+# The typeperf interval is 1 s, -sc 4: the rates of samples 2-4 are used.
+# Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
+: "${TOOLS:?}"
+S="$TOOLS/perflib-sysd"
+TP="$TOOLS/typeperf"
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ -x "$S" ] && [ -x "$TP" ] || skip "perflib-sysd or typeperf is not built"
+[ "$(id -u)" = 0 ] || skip "perflib-sysd needs root"
+command -v python3 >/dev/null 2>&1 || skip "no python3 (the loopback transfer)"
+command -v bpftool >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin"
+
+PERFLIB_ROOT=/sys/fs/bpf/perflib-sysd-sets-$$
+export PERFLIB_ROOT
+mkdir -p "$PERFLIB_ROOT" || skip "no bpffs at /sys/fs/bpf"
+work=$(mktemp -d)
+# the file goes on a block device: the repository's file system (not /tmp, often tmpfs)
+data=$(mktemp -d "$PWD/.sysd-sets.XXXXXX")
+cg2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+cg=""
+veth=""
+pids=""
+svc=""
+cleanup() {
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+	[ -n "$veth" ] && ip link del "$veth" 2>/dev/null
+	[ -n "$svc" ] && kill -TERM "$svc" 2>/dev/null && wait "$svc"
+	"$S" stop >/dev/null 2>&1
+	rm -rf "$PERFLIB_ROOT" "$work" "$data"
+}
+trap cleanup EXIT INT TERM
+
+[ -n "$cg2" ] || skip "no cgroup2 mount"
+"$S" run >"$work/svc.out" 2>&1 &
+svc=$!
+i=0
+while ! grep -q running "$work/svc.out" && [ $i -lt 300 ]; do
+	kill -0 $svc 2>/dev/null || fail "perflib-sysd run exited: $(cat "$work/svc.out")"
+	sleep 0.1
+	i=$((i + 1))
+done
+grep -q running "$work/svc.out" || fail "perflib-sysd did not start: $(cat "$work/svc.out")"
+
+within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+listed() { "$TP" -qx "$1" 2>/dev/null | grep -qF "\\$1($2)\\"; }
+
+# a cgroup with a busy loop in it; its instance name is the path with '\' for '/'
+name="sdsets$$"
+cg="$cg2/$name"
+mkdir "$cg" || fail "mkdir $cg"
+sleep 0.2
+listed Cgroup "\\$name" || fail "no Cgroup(\\$name) after mkdir"
+sh -c 'while :; do :; done' &
+busy=$!
+pids="$pids $busy"
+echo "$busy" >"$cg/cgroup.procs" || fail "cannot move the busy loop into $cg"
+
+# a veth pair comes and goes
+if command -v ip >/dev/null 2>&1 && ip link add "sdv$$" type veth peer name "sdw$$" 2>/dev/null; then
+	veth="sdv$$"
+	sleep 0.3
+	listed "Network Interface" "sdv$$" || fail "no Network Interface(sdv$$)"
+	listed "Network Interface" "sdw$$" || fail "no Network Interface(sdw$$)"
+	ip link del "sdv$$"
+	veth=""
+	sleep 0.3
+	listed "Network Interface" "sdv$$" && fail "Network Interface(sdv$$) still listed"
+	listed "Network Interface" "sdw$$" && fail "Network Interface(sdw$$) still listed"
+else
+	echo "note: cannot add a veth pair here: device arrival not checked"
+fi
+
+# the disk and mount point of the data directory
+src=$(stat -c '%Hd:%Ld %m' "$data")
+devnum=${src%% *}
+mnt=${src#* }
+disk=""
+if [ -n "$devnum" ] && [ -e "/sys/dev/block/$devnum" ]; then
+	disk=$(basename "$(readlink -f "/sys/dev/block/$devnum")")
+	[ -e "/sys/dev/block/$devnum/partition" ] &&
+		disk=$(basename "$(readlink -f "/sys/dev/block/$devnum/..")")
+fi
+[ -n "$disk" ] && listed PhysicalDisk "$disk" || disk=""
+mntname=$(echo "$mnt" | tr '/' '\\')
+[ -n "$disk" ] || echo "note: $data is not on a listed disk: disk counters not checked"
+
+# the workload, running through the whole typeperf run: loopback transfer, file + fsync
+python3 - "$work/net.go" <<'EOF' &
+import os, socket, sys, threading, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+def rx():
+    c, _ = s.accept()
+    while c.recv(1 << 16):
+        pass
+t = threading.Thread(target=rx)
+t.start()
+c = socket.create_connection(s.getsockname())
+buf = b"x" * (1 << 18)
+end = time.time() + 7
+while time.time() < end:
+    c.sendall(buf)
+    time.sleep(0.01)
+c.close()
+t.join()
+EOF
+pids="$pids $!"
+size=$((64 * 1048576))
+(sleep 1.5; dd if=/dev/urandom of="$data/f" bs=1M count=64 conv=fsync 2>/dev/null) &
+pids="$pids $!"
+sleep 0.5
+
+lo() { awk '$1 == "lo:" { print $2 + $10 }' /proc/net/dev; }
+wr() { [ -n "$disk" ] && awk '{ printf "%.0f\n", $7 * 512 }' "/sys/block/$disk/stat" || echo 0; }
+cgu() { awk '/^usage_usec/ { print $2 }' "$cg/cpu.stat"; }
+t0=$(date +%s.%N); l0=$(lo); w0=$(wr); u0=$(cgu)
+set -- "\\Processor(_Total)\\% Processor Time" "\\Process(*)\\% Processor Time" \
+	"\\Memory\\Available Bytes" "\\System\\Context Switches/sec" \
+	"\\Cgroup(\\$name)\\% Processor Time" "\\Network Interface(lo)\\Bytes Total/sec"
+[ -n "$disk" ] && set -- "$@" "\\PhysicalDisk($disk)\\Disk Write Bytes/sec" \
+	"\\LogicalDisk($mntname)\\Disk Write Bytes/sec" "\\LogicalDisk($mntname)\\% Free Space" \
+	"\\LogicalDisk($mntname)\\Free Megabytes"
+out=$("$TP" "$@" -sc 4 2>&1) || fail "typeperf: $out"
+t1=$(date +%s.%N); l1=$(lo); w1=$(wr); u1=$(cgu)
+printf '%s\n' "$out" | grep '^"[0-9]' | cut -d, -f1
+# the column of a counter (by its path's end), and the mean / sum of samples 2-4
+colno() { printf '%s\n' "$out" | grep '^"(PDH-CSV' | tr ',' '\n' | grep -nF "$1\"" | head -1 | cut -d: -f1; }
+mean() { c=$(colno "$1"); printf '%s\n' "$out" | grep '^"[0-9]' | tail -3 | cut -d, -f"$c" | tr -d '"\r' |
+	awk '{ s += $1 } END { print s / NR }'; }
+sum() { c=$(colno "$1"); printf '%s\n' "$out" | grep '^"[0-9]' | tail -3 | cut -d, -f"$c" | tr -d '"\r' |
+	awk '{ s += $1 } END { print s }'; }
+last() { c=$(colno "$1"); printf '%s\n' "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f"$c" | tr -d '"\r'; }
+dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+
+tp_cg=$(mean "Cgroup(\\$name)\\% Processor Time")
+proc_cg=$(awk -v a="$u0" -v b="$u1" -v t="$dt" 'BEGIN { print (b - a) / 10000 / t }')
+echo "cgroup: typeperf $tp_cg%, cpu.stat $proc_cg%"
+within "$tp_cg" "$proc_cg" 15 || fail "Cgroup % Processor Time $tp_cg vs cpu.stat $proc_cg"
+awk -v v="$tp_cg" 'BEGIN { exit !(v >= 40) }' || fail "the cgroup's busy loop shows $tp_cg%"
+
+tp_lo=$(mean "Network Interface(lo)\\Bytes Total/sec")
+proc_lo=$(awk -v a="$l0" -v b="$l1" -v t="$dt" 'BEGIN { print (b - a) / t }')
+echo "lo: typeperf $tp_lo B/s, /proc/net/dev $proc_lo B/s"
+within "$tp_lo" "$proc_lo" "$(awk -v v="$proc_lo" 'BEGIN { print v * 0.3 }')" ||
+	fail "Network Interface(lo) Bytes Total/sec $tp_lo vs /proc/net/dev $proc_lo"
+awk -v v="$tp_lo" 'BEGIN { exit !(v > 1000000) }' || fail "no loopback transfer seen ($tp_lo)"
+
+if [ -n "$disk" ]; then
+	pd=$(sum "PhysicalDisk($disk)\\Disk Write Bytes/sec")
+	ld=$(sum "LogicalDisk($mntname)\\Disk Write Bytes/sec")
+	sys_w=$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.0f", b - a }')
+	echo "disk $disk: typeperf $pd bytes in 3 s ($mnt: $ld), /sys/block stat $sys_w over the run"
+	awk -v v="$pd" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s / 2 && v <= w * 1.3) }' ||
+		fail "PhysicalDisk($disk) wrote $pd: file $size, /sys/block $sys_w"
+	awk -v v="$ld" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s / 2 && v <= w * 1.3) }' ||
+		fail "LogicalDisk($mnt) wrote $ld: file $size, /sys/block $sys_w"
+	free_tp=$(last "LogicalDisk($mntname)\\Free Megabytes")
+	pct_tp=$(last "LogicalDisk($mntname)\\% Free Space")
+	set -- $(stat -f -c '%a %b %S' "$data")
+	free_fs=$(awk -v a="$1" -v s="$3" 'BEGIN { print int(a * s / 1048576) }')
+	pct_fs=$(awk -v a="$1" -v b="$2" 'BEGIN { print 100 * a / b }')
+	echo "free: typeperf $free_tp MB $pct_tp%, statfs $free_fs MB $pct_fs%"
+	within "$free_tp" "$free_fs" "$(awk -v v="$free_fs" 'BEGIN { print v * 0.01 + 2 }')" ||
+		fail "Free Megabytes $free_tp vs statfs $free_fs"
+	within "$pct_tp" "$pct_fs" 1 || fail "% Free Space $pct_tp vs statfs $pct_fs"
+fi
+
+# the issue's four counters were there and read
+for c in "Processor(_Total)\\% Processor Time" "Memory\\Available Bytes" \
+	"System\\Context Switches/sec"; do
+	[ -n "$(colno "$c")" ] || fail "no column for $c"
+done
+
+# the cgroup goes: its instance goes
+kill -9 "$busy"
+wait "$busy" 2>/dev/null
+sleep 0.2
+rmdir "$cg" || fail "rmdir $cg"
+cg=""
+sleep 0.2
+listed Cgroup "\\$name" && fail "Cgroup(\\$name) still listed after rmdir"
+
+kill -TERM "$svc"
+wait "$svc"
+rc=$?
+svc=""
+[ $rc -eq 0 ] || fail "perflib-sysd exit $rc on SIGTERM: $(cat "$work/svc.out")"
+[ -z "$(ls -A "$PERFLIB_ROOT")" ] || fail "SIGTERM left pins: $(ls -R "$PERFLIB_ROOT")"
+echo "perflib-sysd sets: ok"
