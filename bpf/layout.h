@@ -191,7 +191,8 @@ struct perflib_proc {
 	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
 	__u64 start;	   /* process stamp (start time, pid namespace, above) */
 	__u64 token;	   /* random socket name component */
-	__u64 reserved[4]; /* 0 */
+	__u64 pending;	   /* slot + 1 the process is freeing right now, 0 = none */
+	__u64 reserved[3]; /* 0 */
 };
 
 /*

@@ -179,10 +179,14 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 			continue;
 		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
 				       perflib_gen_add(perflib_word_gen(w), 1), pid);
-		/* word and stamp at once: the slot is never ours without our stamp */
+		/*
+		 * The live bit first (a kill right after the claim leaves a slot the exit reaper
+		 * walks to; if the claim fails the bit stays on a FREE slot until slot_scrub),
+		 * then word and stamp at once: the slot is never ours without our stamp.
+		 */
+		perflib_live_set(map, c, true);
 		if (!perflib_slot_take(perflib_slot(map, c), w, nw, start))
 			continue;
-		perflib_live_set(map, c, true);
 		set->alloc_hint = i;
 		*ret_idx = c;
 		*ret_word = nw;
@@ -272,7 +276,14 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 	/* a free slot shows nothing of its last instance (bpftool dumps every slot) */
 	memset(slot + PERFLIB_BLOCK_OFFSET, 0, map->info->slot_size - PERFLIB_BLOCK_OFFSET);
 
-	/* readers stop visiting it before anyone can claim it again */
+	/*
+	 * Readers stop visiting it before anyone can claim it again. From here the kernel's
+	 * exit reaper, which walks the live bits, would not see the slot: the procs entry
+	 * names it until it is FREE.
+	 */
+	if (map->proc_index >= 0 && map->procs)
+		__atomic_store_n(&map->procs[map->proc_index].pending, (uint64_t)i + 1,
+				 __ATOMIC_RELEASE);
 	perflib_live_set(map, i, false);
 	/*
 	 * FREE and stamp 0 together: until then the slot shows its holder's stamp, so a kill
@@ -283,6 +294,8 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 						 perflib_gen_add(perflib_word_gen(w), 1), 0),
 			       0))
 		pr_warn("slot %u changed while being freed\n", i);
+	if (map->proc_index >= 0 && map->procs)
+		__atomic_store_n(&map->procs[map->proc_index].pending, 0, __ATOMIC_RELEASE);
 }
 
 /* fill the Windows block and the perflib fields of a claimed slot */

@@ -89,6 +89,7 @@ struct perflib_set_map {
 	bool writable; /* opened read-write */
 	int info_fd, ctl_fd, procs_fd;
 	int segs_fd, idxs_fd, lives_fd;		     /* outer maps (writers only), else -1 */
+	int proc_index; /* this process's procs entry (a provider's map), -1 = none */
 	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
