@@ -345,7 +345,7 @@ static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *
 }
 
 /*
- * The machine's exit reaper (docs/ARCHITECTURE.md, "Crash cleanup"): one program on
+ * The exit reaper of a root (docs/ARCHITECTURE.md, "Crash cleanup"): one program on
  * sched_process_exit for every counter set under a root, in <root>/exit-reaper/:
  *   provs  HASH   struct perflib_exit_key -> struct perflib_exit_val: the provider
  *                 processes and the counter sets (exit ids) each provides into

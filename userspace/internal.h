@@ -416,6 +416,8 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 int perflib_reaper_attach(const struct perflib_set_map *map);
 /* drop the reaper program of the set whose ctl pin is @ctl_fd from the dispatcher */
 void perflib_reaper_forget(const GUID *guid, int ctl_fd);
+/* remove the root's exit dispatcher if no counter set is left under the root */
+void perflib_reaper_root_done(void);
 /*
  * perflib_exit_join / _leave - enter (or remove) the counter set of @map in this process's
  * entry of the dispatcher's provs table, so the kernel frees its slots when it exits.

@@ -1208,6 +1208,7 @@ int perflib_set_remove(const GUID *guid)
 	perflib_remove_dir(dir);
 	if (!stat(dir, &st))
 		return -EBUSY;
+	perflib_reaper_root_done();
 	return 0;
 }
 
