@@ -472,12 +472,13 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 				return -ENOMEM;
 			continue;
 		}
-		for (k = 0; k < c->cur.nr; k++) {
-			const struct pdh_item *it = &c->cur.items[k];
-			char *inst = tp_instance_display(it->name, it->dup);
+		for (k = 0; k < pdh_counter_nr(c); k++) {
+			unsigned int dup;
+			const char *name = pdh_counter_name(c, k, &dup);
+			char *inst = tp_instance_display(name, dup);
 
 			if (!inst ||
-			    add_column(log, c, it->name, it->dup,
+			    add_column(log, c, name, dup,
 				       tp_path_format(pdh_host(), object, inst, counter))) {
 				free(inst);
 				return -ENOMEM;
@@ -615,21 +616,18 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 	}
 	for (i = 0; i < log->nr_cols; i++) {
 		const struct pdh_counter *c = log->col_ctr[i];
-		const struct pdh_item *cur, *old;
 		PDH_FMT_COUNTERVALUE v;
+		size_t at;
 
 		/* a counter's columns are neighbours, in the order of its items at open */
 		if (!i || log->col_ctr[i - 1] != c)
 			cursor = 0;
-		cur = q->source
-			      ? (log->col_dup[i] < c->cur.nr ? &c->cur.items[log->col_dup[i]]
-							     : NULL)
-			      : pdh_item_seek(&c->cur, log->col_inst[i], log->col_dup[i], &cursor);
-		if (!cur)
+		at = q->source ? (log->col_dup[i] < pdh_counter_nr(c) ? log->col_dup[i] : SIZE_MAX)
+			       : pdh_counter_find(c, log->col_inst[i], log->col_dup[i], &cursor);
+		if (at == SIZE_MAX)
 			continue;
-		old = cur->prev;
-		valid[i] = !pdh_format_item(c, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100,
-					    cur, old, &v);
+		valid[i] = !pdh_counter_format(
+			c, at, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100, &v);
 		values[i] = v.doubleValue;
 	}
 	stamp_format(q->stamp, stamp);

@@ -150,4 +150,55 @@ struct perfbuf_data_ops {
 int perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
 		       const struct perfbuf_data_ops *ops, void *ctx);
 
+/*
+ * The same buffer decoded without callbacks, as columns (what PDH reads on every sample):
+ * per block the counter ids its items carry, per item its values in one array and its
+ * name in one arena of NUL-terminated UTF-8 strings. The arrays are kept and reused from
+ * one decode to the next.
+ */
+struct perfbuf_item {
+	uint32_t id;	/* InstanceId; 0 without an instance header */
+	uint32_t len;	/* bytes of the UTF-8 name, without NUL */
+	uint32_t units; /* UTF-16 units of the name, without NUL */
+	uint32_t dup;	/* 0; the caller's (duplicate numbering) */
+	size_t name;	/* the name at names + name; SIZE_MAX: no instance header */
+	size_t val;	/* its values: values[val .. val + nr_cols of its block) */
+};
+
+struct perfbuf_block {
+	uint32_t status;   /* dwStatus; ERROR_INVALID_DATA when the payload was malformed */
+	uint32_t type;	   /* PerfCounterDataType */
+	uint32_t nr_cols;  /* counter ids per item (0 for PERF_ERROR_RETURN) */
+	size_t cols;	   /* those ids: ids[cols .. cols + nr_cols) */
+	size_t first, nr;  /* items[first .. first + nr) */
+	size_t nr_named;   /* items with a name */
+	size_t name_bytes; /* sum of len + 1 over its named items */
+	size_t name_units; /* sum of units + 1 over its named items */
+};
+
+struct perfbuf_data {
+	struct perfbuf_data_header hdr;
+	size_t nr_blocks, nr_items, nr_values, nr_ids, names_len;
+	struct perfbuf_block *blocks; /* by Index */
+	struct perfbuf_item *items;
+	uint64_t *values; /* zero-extended */
+	uint8_t *sizes;	  /* per value: 4 or 8, 0 when dwDataSize was neither (no value) */
+	uint32_t *ids;
+	char *names;
+	size_t cap_blocks, cap_items, cap_values, cap_sizes, cap_ids, cap_names;
+};
+
+/*
+ * perfbuf_data_decode - decode a PerfQueryCounterData buffer of @size bytes into @d (zeroed
+ * the first time; its arrays are reused). @spec_ids as for perfbuf_data_parse (the column
+ * id of PERF_SINGLE_COUNTER and PERF_MULTIPLE_INSTANCES blocks). The rules are those of
+ * perfbuf_data_parse: a malformed payload leaves its block empty with status
+ * ERROR_INVALID_DATA; a header or size that breaks navigation gives -EBADMSG. -ENOMEM.
+ */
+int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
+			struct perfbuf_data *d);
+
+/* perfbuf_data_release - free the arrays of @d (accepts a zeroed struct) */
+void perfbuf_data_release(struct perfbuf_data *d);
+
 #endif /* PERFBUF_H */
