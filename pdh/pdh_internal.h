@@ -67,6 +67,8 @@ struct pdh_data {
 	struct perfbuf_data d;
 	GUID *sets; /* per block: its counter set */
 	size_t cap_sets;
+	bool *in_order; /* per block: the instances of the sample before, in its order */
+	size_t cap_in_order;
 	unsigned long gen; /* the collection it came from, 0: none */
 	int64_t stamp;	   /* local FILETIME of PerfTime100NSec */
 };

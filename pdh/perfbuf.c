@@ -459,11 +459,12 @@ static int decode_item(struct perfbuf_data *d, struct perfbuf_block *b, uint32_t
 	    reserve(&d->sizes, &d->cap_sizes, d->nr_values + b->nr_cols, 1))
 		return -ENOMEM;
 	it = &d->items[d->nr_items++];
-	*it = (struct perfbuf_item){.id = id, .name = SIZE_MAX, .val = d->nr_values};
+	*it = (struct perfbuf_item){.id = id, .name = PERFBUF_NO_NAME};
 	if (!name)
 		return 0;
-	/* a unit gives at most 3 bytes, a pair 4 */
-	if (reserve(&d->names, &d->cap_names, d->names_len + 3 * units + 1, 1))
+	/* a unit gives at most 3 bytes, a pair 4; offsets are 32 bits */
+	if (d->names_len + 3 * units + 1 >= PERFBUF_NO_NAME ||
+	    reserve(&d->names, &d->cap_names, d->names_len + 3 * units + 1, 1))
 		return -ENOMEM;
 	dst = d->names + d->names_len;
 	for (i = 0; i < units; i++) {
@@ -480,7 +481,7 @@ static int decode_item(struct perfbuf_data *d, struct perfbuf_block *b, uint32_t
 		len = (size_t)perflib_utf16_to_utf8((const WCHAR *)(const void *)name, units, dst,
 						    3 * units + 1);
 	}
-	it->name = d->names_len;
+	it->name = (uint32_t)d->names_len;
 	it->len = (uint32_t)len;
 	it->units = (uint32_t)units;
 	d->names_len += len + 1;
@@ -613,6 +614,7 @@ int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, 
 			.type = FIELD32(p + off, PERF_COUNTER_HEADER, dwType),
 			.cols = d->nr_ids,
 			.first = d->nr_items,
+			.val0 = d->nr_values,
 		};
 		err = decode_payload(d, b, p, off + sizeof(PERF_COUNTER_HEADER), off + hsize,
 				     spec_ids && i < nr_specs ? spec_ids[i]
@@ -628,7 +630,8 @@ int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, 
 			*b = (struct perfbuf_block){.status = ERROR_INVALID_DATA,
 						    .type = b->type,
 						    .cols = ids0,
-						    .first = items0};
+						    .first = items0,
+						    .val0 = values0};
 		}
 		b->nr = d->nr_items - b->first;
 		d->nr_blocks = i + 1;

@@ -153,16 +153,17 @@ int perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, s
 /*
  * The same buffer decoded without callbacks, as columns (what PDH reads on every sample):
  * per block the counter ids its items carry, per item its values in one array and its
- * name in one arena of NUL-terminated UTF-8 strings. The arrays are kept and reused from
+ * name in one arena of NUL-terminated UTF-8 strings (a block's names are consecutive). The arrays are kept and reused from
  * one decode to the next.
  */
+#define PERFBUF_NO_NAME UINT32_MAX
+
 struct perfbuf_item {
 	uint32_t id;	/* InstanceId; 0 without an instance header */
 	uint32_t len;	/* bytes of the UTF-8 name, without NUL */
 	uint32_t units; /* UTF-16 units of the name, without NUL */
 	uint32_t dup;	/* 0; the caller's (duplicate numbering) */
-	size_t name;	/* the name at names + name; SIZE_MAX: no instance header */
-	size_t val;	/* its values: values[val .. val + nr_cols of its block) */
+	uint32_t name;	/* the name at names + name; PERFBUF_NO_NAME: no instance header */
 };
 
 struct perfbuf_block {
@@ -171,6 +172,7 @@ struct perfbuf_block {
 	uint32_t nr_cols;  /* counter ids per item (0 for PERF_ERROR_RETURN) */
 	size_t cols;	   /* those ids: ids[cols .. cols + nr_cols) */
 	size_t first, nr;  /* items[first .. first + nr) */
+	size_t val0;	   /* item first + k has values[val0 + k * nr_cols ..] */
 	size_t nr_named;   /* items with a name */
 	size_t name_bytes; /* sum of len + 1 over its named items */
 	size_t name_units; /* sum of units + 1 over its named items */

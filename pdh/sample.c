@@ -24,6 +24,7 @@ void pdh_data_free(struct pdh_query *q)
 	for (i = 0; i < 2; i++) {
 		perfbuf_data_release(&q->dbuf[i].d);
 		free(q->dbuf[i].sets);
+		free(q->dbuf[i].in_order);
 	}
 	free(q->prev_map);
 	free(q->names);
@@ -34,7 +35,7 @@ void pdh_data_free(struct pdh_query *q)
 
 static const char *item_name(const struct perfbuf_data *d, const struct perfbuf_item *it)
 {
-	return it->name == SIZE_MAX ? NULL : d->names + it->name;
+	return it->name == PERFBUF_NO_NAME ? NULL : d->names + it->name;
 }
 
 static bool item_same(const struct perfbuf_data *a, const struct perfbuf_item *x,
@@ -68,8 +69,9 @@ static bool same_names(const struct perfbuf_data *d, const struct perfbuf_block 
 		const struct perfbuf_item *x = &d->items[b->first + i];
 		const struct perfbuf_item *y = &od->items[ob->first + i];
 
-		if (x->len != y->len || (x->name == SIZE_MAX) != (y->name == SIZE_MAX) ||
-		    (x->name != SIZE_MAX &&
+		if (x->len != y->len ||
+		    (x->name == PERFBUF_NO_NAME) != (y->name == PERFBUF_NO_NAME) ||
+		    (x->name != PERFBUF_NO_NAME &&
 		     memcmp(d->names + x->name, od->names + y->name, x->len)))
 			return false;
 	}
@@ -185,15 +187,25 @@ static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct
 	}
 	map = q->prev_map;
 	memset(map, 0xff, d->nr_items * sizeof(*map));
+	if (pd->cap_in_order < d->nr_blocks) {
+		bool *grown = realloc(pd->in_order, d->nr_blocks * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		pd->in_order = grown;
+		pd->cap_in_order = d->nr_blocks;
+	}
 	for (k = 0; k < d->nr_blocks; k++) {
 		const struct perfbuf_block *b = &d->blocks[k], *ob = NULL;
 
+		pd->in_order[k] = false;
 		ok = old->gen ? block_of(old, &pd->sets[k]) : SIZE_MAX;
 		if (ok != SIZE_MAX && !old->d.blocks[ok].status)
 			ob = &old->d.blocks[ok];
 		if (b->status)
 			continue;
-		if (ob && same_names(d, b, &old->d, ob)) {
+		pd->in_order[k] = ob && same_names(d, b, &old->d, ob);
+		if (pd->in_order[k]) {
 			for (i = 0; i < b->nr; i++) {
 				d->items[b->first + i].dup = old->d.items[ob->first + i].dup;
 				map[b->first + i] = ob->first + i;
@@ -238,13 +250,20 @@ static bool item_matches(const struct pdh_counter *c, const struct perfbuf_data 
 	return c->wildcard || it->dup == 0;
 }
 
-static bool value_at(const struct perfbuf_data *d, size_t item, uint32_t col, uint64_t *ret)
+/* the values of item @item of block @b */
+static size_t val_of(const struct perfbuf_block *b, size_t item)
+{
+	return b->val0 + (item - b->first) * b->nr_cols;
+}
+
+static bool value_at(const struct perfbuf_data *d, const struct perfbuf_block *b, size_t item,
+		     uint32_t col, uint64_t *ret)
 {
 	size_t at;
 
 	if (col == PDH_NO_COL)
 		return false;
-	at = d->items[item].val + col;
+	at = val_of(b, item) + col;
 	if (!d->sizes[at])
 		return false;
 	*ret = d->values[at];
@@ -260,6 +279,7 @@ static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
 		   const struct pdh_cols *cols, size_t item, PDH_RAW_COUNTER *r, int64_t *tb)
 {
 	const struct perfbuf_data *d = &pd->d;
+	const struct perfbuf_block *b = &d->blocks[cols->block];
 	uint64_t v = 0, base = 0, multi = 0, otime = (uint64_t)d->hdr.time;
 	uint64_t ofreq = (uint64_t)d->hdr.freq;
 	uint32_t type = c->ctr.type;
@@ -269,19 +289,19 @@ static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
 	r->TimeStamp.dwLowDateTime = (DWORD)pd->stamp;
 	r->TimeStamp.dwHighDateTime = (DWORD)((uint64_t)pd->stamp >> 32);
 	r->MultiCount = 1;
-	ok = value_at(d, item, cols->v, &v);
+	ok = value_at(d, b, item, cols->v, &v);
 	if (c->base_id != TP_NO_ID)
-		ok = ok && value_at(d, item, cols->base, &base);
+		ok = ok && value_at(d, b, item, cols->base, &base);
 	if (c->ctr.multi_id != TP_NO_ID)
-		ok = ok && value_at(d, item, cols->multi, &multi);
+		ok = ok && value_at(d, b, item, cols->multi, &multi);
 	else
 		multi = base; /* multi count from the base (PERF_COUNTER_MULTI_BASE) */
 	if (c->ctr.time_id != TP_NO_ID)
-		ok = ok && value_at(d, item, cols->time, &otime);
+		ok = ok && value_at(d, b, item, cols->time, &otime);
 	else if (type == PERF_PRECISION_OBJECT_TIMER)
 		otime = base; /* the companion time stamp is the base */
 	if (c->ctr.freq_id != TP_NO_ID)
-		ok = ok && value_at(d, item, cols->freq, &ofreq);
+		ok = ok && value_at(d, b, item, cols->freq, &ofreq);
 	switch ((enum ctrtype_timebase)c->tb) {
 	case CTRTYPE_TB_100NS:
 		*tb = 10000000;
@@ -603,10 +623,62 @@ static size_t put_name(const struct perfbuf_data *d, const struct perfbuf_item *
 }
 
 /*
+ * the names of a real-time counter's items after its @nr items of @item_size at @buf (each
+ * item's szName, its first member, set); a whole block's names in the A variant are one
+ * copy (they are consecutive in the data); the bytes used
+ */
+static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_t item_size,
+			size_t off)
+{
+	const struct perfbuf_data *d = &c->q->data->d;
+	size_t i, nr = c->nr;
+
+	if (!wide && c->sel_all && nr) {
+		const struct perfbuf_block *b = &d->blocks[c->cols.block];
+		const struct perfbuf_item *it = &d->items[c->sel_first];
+
+		memcpy(buf + off, d->names + it->name, b->name_bytes);
+		for (i = 0; i < nr; i++, it++) {
+			char *name = buf + off;
+
+			memcpy(buf + i * item_size, &name, sizeof(name));
+			off += it->len + 1;
+		}
+		return off;
+	}
+	if (wide && c->sel_all && nr &&
+	    d->blocks[c->cols.block].name_units == d->blocks[c->cols.block].name_bytes) {
+		/* ASCII: a byte a unit, the block's names widened in one pass */
+		const struct perfbuf_block *b = &d->blocks[c->cols.block];
+		const struct perfbuf_item *it = &d->items[c->sel_first];
+		const uint8_t *src = (const uint8_t *)d->names + it->name;
+		uint16_t *dst = (uint16_t *)(void *)(buf + off);
+
+		for (i = 0; i < b->name_bytes; i++)
+			dst[i] = src[i];
+		for (i = 0; i < nr; i++, it++) {
+			char *name = buf + off;
+
+			memcpy(buf + i * item_size, &name, sizeof(name));
+			off += 2 * ((size_t)it->len + 1);
+		}
+		return off;
+	}
+	for (i = 0; i < nr; i++) {
+		char *name = buf + off;
+
+		memcpy(buf + i * item_size, &name, sizeof(name));
+		off += put_name(d, &d->items[sel_item(c, i)], name, wide);
+	}
+	return off;
+}
+
+/*
  * a formatted array of a counter whose raw sample is its value alone (no companion
  * counter), a raw count or a count per second, specialised: a load per item (two for a
  * rate, whose clock delta is computed once per sample), the status from the same
- * instance's value before, no raw-sample detour; the bytes written
+ * instance's value before (found without the pairing map when the block's instances are
+ * those of the sample before, in order), no raw-sample detour; the bytes written
  */
 static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *buf, size_t off)
 {
@@ -618,34 +690,43 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 		     (!c->scale || (fmt & PDH_FMT_NOSCALE)) &&
 		     (!ctrtype_percent(c->ctr.type) || (fmt & PDH_FMT_NOCAP100));
 	bool rate = c->calc != CTRTYPE_CALC_RAW, same_time = d->hdr.time == od->hdr.time;
+	const struct perfbuf_block *b = &d->blocks[c->cols.block];
+	const struct perfbuf_block *ob = have_old ? &od->blocks[c->old_cols.block] : NULL;
+	bool in_order = have_old && c->sel_all && q->data->in_order[c->cols.block];
 	uint32_t col = c->cols.v, ocol = c->old_cols.v;
+	size_t stride = b->nr_cols, ostride = ob ? ob->nr_cols : 0;
+	const uint64_t *vals = d->values + b->val0 + col, *ovals = NULL;
+	const uint8_t *sizes = d->sizes + b->val0 + col, *osizes = NULL;
 	enum cook_status div_st = COOK_BAD_DATA;
+	PDH_FMT_COUNTERVALUE_ITEM_W *items = (PDH_FMT_COUNTERVALUE_ITEM_W *)(void *)buf;
 	size_t i, nr = c->nr;
 	double div = 0, x;
 
+	off = put_names(c, wide, buf, sizeof(*items), off);
+	if (ob) {
+		ovals = od->values + ob->val0 + ocol;
+		osizes = od->sizes + ob->val0 + ocol;
+	}
 	if (rate && have_old)
 		div_st = cook_per_second_divisor(od->hdr.time, d->hdr.time, pdh_timebase(c), &div);
 	for (i = 0; i < nr; i++) {
-		PDH_FMT_COUNTERVALUE_ITEM_W *f = (PDH_FMT_COUNTERVALUE_ITEM_W *)(void *)buf + i;
-		size_t item = sel_item(c, i), at, o;
-		const struct perfbuf_item *it = &d->items[item];
+		PDH_FMT_COUNTERVALUE *f = &items[i].FmtValue;
+		size_t k = c->sel_all ? i : c->sel[i] - b->first, o = SIZE_MAX;
 		bool old_ok = false;
 		uint64_t v, ov = 0;
 
-		f->szName = (LPWSTR)(void *)(buf + off);
-		off += put_name(d, it, buf + off, wide);
-		memset(&f->FmtValue, 0, sizeof(f->FmtValue));
-		f->FmtValue.CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-		at = it->val + col;
-		if (col == PDH_NO_COL || !d->sizes[at])
+		memset(f, 0, sizeof(*f));
+		f->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
+		if (col == PDH_NO_COL || !sizes[k * stride])
 			continue;
-		v = d->values[at];
-		o = q->prev_map[item];
-		if (have_old && o != SIZE_MAX) {
-			size_t oat = od->items[o].val + ocol;
-
-			old_ok = od->sizes[oat];
-			ov = od->values[oat];
+		v = vals[k * stride];
+		if (in_order)
+			o = k;
+		else if (have_old && q->prev_map[b->first + k] != SIZE_MAX)
+			o = q->prev_map[b->first + k] - ob->first;
+		if (o != SIZE_MAX) {
+			old_ok = osizes[o * ostride];
+			ov = ovals[o * ostride];
 		}
 		if (!rate) {
 			x = (double)v;
@@ -653,13 +734,13 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 			continue; /* one sample, or a clock or counter that went back */
 		}
 		/* the same raw values as before are valid, not new (pdh.md 6.4) */
-		f->FmtValue.CStatus = old_ok && ov == v && (!rate || same_time)
-					      ? (DWORD)PDH_CSTATUS_VALID_DATA
-					      : (DWORD)PDH_CSTATUS_NEW_DATA;
+		f->CStatus = old_ok && ov == v && (!rate || same_time)
+				     ? (DWORD)PDH_CSTATUS_VALID_DATA
+				     : (DWORD)PDH_CSTATUS_NEW_DATA;
 		if (plain)
-			f->FmtValue.doubleValue = x;
+			f->doubleValue = x;
 		else
-			pdh_finish(c->ctr.type, c->scale, fmt, x, &f->FmtValue);
+			pdh_finish(c->ctr.type, c->scale, fmt, x, f);
 	}
 	return off;
 }
@@ -677,30 +758,22 @@ size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool raw, bool wid
 	     (cook_per_second_type(c->ctr.type) && c->second == SECOND_TIME))) {
 		return fmt_fast(c, fmt, wide, buf, off);
 	}
+	if (!c->q->source)
+		off = put_names(c, wide, buf, item_size, off);
 	for (i = 0; i < nr; i++) {
 		char *name = (char *)buf + off;
 
 		if (c->q->source) {
 			const char *n = pdh_counter_name(c, i, &dup);
 
+			memcpy((char *)buf + i * item_size, &name, sizeof(name));
 			off += pdh_put(name, n ? n : "", wide) * (wide ? 2 : 1);
-		} else {
-			const struct perfbuf_data *d = &c->q->data->d;
-
-			off += put_name(d, &d->items[sel_item(c, i)], name, wide);
 		}
-		if (raw) {
-			PDH_RAW_COUNTER_ITEM_W *r = (PDH_RAW_COUNTER_ITEM_W *)buf + i;
-
-			r->szName = (LPWSTR)(void *)name;
-			pdh_counter_raw(c, i, &r->RawValue);
-		} else {
-			PDH_FMT_COUNTERVALUE_ITEM_W *f = (PDH_FMT_COUNTERVALUE_ITEM_W *)buf + i;
-
-			f->szName = (LPWSTR)(void *)name;
-			/* per item: a failed value keeps its CStatus (S-TELEGRAF, S-WINEXP) */
-			pdh_counter_format(c, i, fmt, &f->FmtValue);
-		}
+		if (raw)
+			pdh_counter_raw(c, i, &((PDH_RAW_COUNTER_ITEM_W *)buf)[i].RawValue);
+		else /* per item: a failed value keeps its CStatus (S-TELEGRAF, S-WINEXP) */
+			pdh_counter_format(c, i, fmt,
+					   &((PDH_FMT_COUNTERVALUE_ITEM_W *)buf)[i].FmtValue);
 	}
 	return off;
 }
