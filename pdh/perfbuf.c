@@ -491,17 +491,25 @@ static int decode_item(struct perfbuf_data *d, struct perfbuf_block *b, uint32_t
 	return 0;
 }
 
-/* the values of the last item: @n counter data blocks at *@off */
+/*
+ * the values of the last item: @n counter data blocks at *@off (room reserved; locals, so
+ * that the stores do not make the compiler reload the arrays)
+ */
 static int decode_values(struct perfbuf_data *d, const uint8_t *p, size_t *off, size_t end,
 			 uint32_t n)
 {
+	uint64_t *values = d->values + d->nr_values;
+	uint8_t *sizes = d->sizes + d->nr_values;
+	size_t at = *off;
 	uint32_t k, size;
 
 	for (k = 0; k < n; k++) {
-		if (read_counter_data(p, off, end, &size, &d->values[d->nr_values]))
+		if (read_counter_data(p, &at, end, &size, &values[k]))
 			return MALFORMED;
-		d->sizes[d->nr_values++] = (uint8_t)size;
+		sizes[k] = (uint8_t)size;
 	}
+	d->nr_values += n;
+	*off = at;
 	return 0;
 }
 

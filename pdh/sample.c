@@ -499,7 +499,8 @@ static bool raw_pair(const struct pdh_counter *c, size_t i, PDH_RAW_COUNTER *cur
 	if (have)
 		raw_of(c, q->data_old, &c->old_cols, o, old, &otb);
 	/* the rate status: the same raw values as before are valid, not new (pdh.md 6.4) */
-	if (have && !cur->CStatus && !old->CStatus && old->FirstValue == cur->FirstValue &&
+	if (have && cur->CStatus == (DWORD)PDH_CSTATUS_NEW_DATA &&
+	    old->CStatus == (DWORD)PDH_CSTATUS_NEW_DATA && old->FirstValue == cur->FirstValue &&
 	    old->SecondValue == cur->SecondValue)
 		cur->CStatus = (DWORD)PDH_CSTATUS_VALID_DATA;
 	return have;
@@ -536,7 +537,7 @@ PDH_STATUS pdh_counter_format(const struct pdh_counter *c, size_t i, DWORD fmt,
 		return 0;
 	}
 	have = raw_pair(c, i, &cur, &old, &tb);
-	if (c->calc == CTRTYPE_CALC_RAW && !cur.CStatus) {
+	if (c->calc == CTRTYPE_CALC_RAW && cur.CStatus != (DWORD)PDH_CSTATUS_INVALID_DATA) {
 		/* a count is its value (cook_value's one_sample, without the detour) */
 		memset(ret, 0, sizeof(*ret));
 		ret->CStatus = cur.CStatus;
