@@ -446,7 +446,17 @@ static int reserve(void *p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* append an item (@name NULL: none) whose @nr_cols values follow; -ENOMEM */
+/* room for @items items and their values (@cols each) after those decoded; -ENOMEM */
+static int reserve_items(struct perfbuf_data *d, size_t items, size_t cols)
+{
+	if (reserve(&d->items, &d->cap_items, d->nr_items + items, sizeof(*d->items)) ||
+	    reserve(&d->values, &d->cap_values, d->nr_values + items * cols, sizeof(*d->values)) ||
+	    reserve(&d->sizes, &d->cap_sizes, d->nr_values + items * cols, 1))
+		return -ENOMEM;
+	return 0;
+}
+
+/* append an item (@name NULL: none; room reserved); -ENOMEM */
 static int decode_item(struct perfbuf_data *d, struct perfbuf_block *b, uint32_t id,
 		       const uint8_t *name, size_t units)
 {
@@ -454,10 +464,6 @@ static int decode_item(struct perfbuf_data *d, struct perfbuf_block *b, uint32_t
 	size_t i, len;
 	char *dst;
 
-	if (reserve(&d->items, &d->cap_items, d->nr_items + 1, sizeof(*d->items)) ||
-	    reserve(&d->values, &d->cap_values, d->nr_values + b->nr_cols, sizeof(*d->values)) ||
-	    reserve(&d->sizes, &d->cap_sizes, d->nr_values + b->nr_cols, 1))
-		return -ENOMEM;
 	it = &d->items[d->nr_items++];
 	*it = (struct perfbuf_item){.id = id, .name = PERFBUF_NO_NAME};
 	if (!name)
@@ -492,23 +498,23 @@ static int decode_item(struct perfbuf_data *d, struct perfbuf_block *b, uint32_t
 }
 
 /*
- * the values of the last item: @n counter data blocks at *@off (room reserved; locals, so
- * that the stores do not make the compiler reload the arrays)
+ * the values of an item: @n counter data blocks at *@off into values[@first + k * @stride]
+ * (room reserved; through locals, so that the stores do not make the compiler reload the
+ * arrays)
  */
 static int decode_values(struct perfbuf_data *d, const uint8_t *p, size_t *off, size_t end,
-			 uint32_t n)
+			 uint32_t n, size_t first, size_t stride)
 {
-	uint64_t *values = d->values + d->nr_values;
-	uint8_t *sizes = d->sizes + d->nr_values;
+	uint64_t *values = d->values + first;
+	uint8_t *sizes = d->sizes + first;
 	size_t at = *off;
 	uint32_t k, size;
 
 	for (k = 0; k < n; k++) {
-		if (read_counter_data(p, &at, end, &size, &values[k]))
+		if (read_counter_data(p, &at, end, &size, &values[k * stride]))
 			return MALFORMED;
-		sizes[k] = (uint8_t)size;
+		sizes[k * stride] = (uint8_t)size;
 	}
-	d->nr_values += n;
 	*off = at;
 	return 0;
 }
@@ -531,11 +537,8 @@ static int decode_instances(struct perfbuf_data *d, struct perfbuf_block *b, con
 	iend = off + total;
 	if (count > (iend - ioff) / sizeof(PERF_INSTANCE_HEADER))
 		return MALFORMED;
-	/* room for every instance at once */
-	if (reserve(&d->items, &d->cap_items, d->nr_items + count, sizeof(*d->items)) ||
-	    reserve(&d->values, &d->cap_values, d->nr_values + (size_t)count * b->nr_cols,
-		    sizeof(*d->values)) ||
-	    reserve(&d->sizes, &d->cap_sizes, d->nr_values + (size_t)count * b->nr_cols, 1))
+	/* room for every instance at once; the values by column (perfbuf_value) */
+	if (reserve_items(d, count, b->nr_cols))
 		return -ENOMEM;
 	for (i = 0; i < count; i++) {
 		if (!instance_block(p, ioff, iend, &hsize, &units))
@@ -545,9 +548,10 @@ static int decode_instances(struct perfbuf_data *d, struct perfbuf_block *b, con
 		if (err)
 			return err;
 		ioff += hsize;
-		if (decode_values(d, p, &ioff, iend, b->nr_cols))
+		if (decode_values(d, p, &ioff, iend, b->nr_cols, b->val0 + i, count))
 			return MALFORMED;
 	}
+	d->nr_values += (size_t)count * b->nr_cols;
 	return 0;
 }
 
@@ -582,8 +586,14 @@ static int decode_payload(struct perfbuf_data *d, struct perfbuf_block *b, const
 	b->nr_cols = n;
 	if (b->type == PERF_MULTIPLE_INSTANCES || b->type == PERF_COUNTERSET)
 		return decode_instances(d, b, p, off, end);
-	err = decode_item(d, b, 0, NULL, 0);
-	return err ? err : decode_values(d, p, &off, end, n);
+	err = reserve_items(d, 1, n);
+	if (!err)
+		err = decode_item(d, b, 0, NULL, 0);
+	if (!err)
+		err = decode_values(d, p, &off, end, n, b->val0, 1);
+	if (!err)
+		d->nr_values += n;
+	return err;
 }
 
 int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,

@@ -152,8 +152,8 @@ int perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, s
 
 /*
  * The same buffer decoded without callbacks, as columns (what PDH reads on every sample):
- * per block the counter ids its items carry, per item its values in one array and its
- * name in one arena of NUL-terminated UTF-8 strings (a block's names are consecutive). The arrays are kept and reused from
+ * per block the counter ids its items carry, their values in one array (by column) and
+ * each item's name in one arena of NUL-terminated UTF-8 strings (a block's names are consecutive). The arrays are kept and reused from
  * one decode to the next.
  */
 #define PERFBUF_NO_NAME UINT32_MAX
@@ -172,7 +172,7 @@ struct perfbuf_block {
 	uint32_t nr_cols;  /* counter ids per item (0 for PERF_ERROR_RETURN) */
 	size_t cols;	   /* those ids: ids[cols .. cols + nr_cols) */
 	size_t first, nr;  /* items[first .. first + nr) */
-	size_t val0;	   /* item first + k has values[val0 + k * nr_cols ..] */
+	size_t val0;	   /* its values start at values[val0]: see perfbuf_value() */
 	size_t nr_named;   /* items with a name */
 	size_t name_bytes; /* sum of len + 1 over its named items */
 	size_t name_units; /* sum of units + 1 over its named items */
@@ -189,6 +189,15 @@ struct perfbuf_data {
 	char *names;
 	size_t cap_blocks, cap_items, cap_values, cap_sizes, cap_ids, cap_names;
 };
+
+/*
+ * perfbuf_value - where the value of column @col of item @item (of block @b) is in values
+ * and sizes: by column (a counter's values over the instances are consecutive)
+ */
+static inline size_t perfbuf_value(const struct perfbuf_block *b, size_t item, uint32_t col)
+{
+	return b->val0 + (size_t)col * b->nr + (item - b->first);
+}
 
 /*
  * perfbuf_data_decode - decode a PerfQueryCounterData buffer of @size bytes into @d (zeroed

@@ -250,12 +250,6 @@ static bool item_matches(const struct pdh_counter *c, const struct perfbuf_data 
 	return c->wildcard || it->dup == 0;
 }
 
-/* the values of item @item of block @b */
-static size_t val_of(const struct perfbuf_block *b, size_t item)
-{
-	return b->val0 + (item - b->first) * b->nr_cols;
-}
-
 static bool value_at(const struct perfbuf_data *d, const struct perfbuf_block *b, size_t item,
 		     uint32_t col, uint64_t *ret)
 {
@@ -263,7 +257,7 @@ static bool value_at(const struct perfbuf_data *d, const struct perfbuf_block *b
 
 	if (col == PDH_NO_COL)
 		return false;
-	at = val_of(b, item) + col;
+	at = perfbuf_value(b, item, col);
 	if (!d->sizes[at])
 		return false;
 	*ret = d->values[at];
@@ -695,18 +689,22 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	const struct perfbuf_block *ob = have_old ? &od->blocks[c->old_cols.block] : NULL;
 	bool in_order = have_old && c->sel_all && q->data->in_order[c->cols.block];
 	uint32_t col = c->cols.v, ocol = c->old_cols.v;
-	size_t stride = b->nr_cols, ostride = ob ? ob->nr_cols : 0;
-	const uint64_t *vals = d->values + b->val0 + col, *ovals = NULL;
-	const uint8_t *sizes = d->sizes + b->val0 + col, *osizes = NULL;
+	const uint64_t *vals = NULL, *ovals = NULL;
+	const uint8_t *sizes = NULL, *osizes = NULL;
 	enum cook_status div_st = COOK_BAD_DATA;
 	PDH_FMT_COUNTERVALUE_ITEM_W *items = (PDH_FMT_COUNTERVALUE_ITEM_W *)(void *)buf;
 	size_t i, nr = c->nr;
 	double div = 0, x;
 
 	off = put_names(c, wide, buf, sizeof(*items), off);
+	/* a column's values are consecutive: index them by the item's place in its block */
+	if (col != PDH_NO_COL) {
+		vals = d->values + perfbuf_value(b, b->first, col);
+		sizes = d->sizes + perfbuf_value(b, b->first, col);
+	}
 	if (ob) {
-		ovals = od->values + ob->val0 + ocol;
-		osizes = od->sizes + ob->val0 + ocol;
+		ovals = od->values + perfbuf_value(ob, ob->first, ocol);
+		osizes = od->sizes + perfbuf_value(ob, ob->first, ocol);
 	}
 	if (rate && have_old)
 		div_st = cook_per_second_divisor(od->hdr.time, d->hdr.time, pdh_timebase(c), &div);
@@ -718,16 +716,16 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 
 		memset(f, 0, sizeof(*f));
 		f->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-		if (col == PDH_NO_COL || !sizes[k * stride])
+		if (col == PDH_NO_COL || !sizes[k])
 			continue;
-		v = vals[k * stride];
+		v = vals[k];
 		if (in_order)
 			o = k;
 		else if (have_old && q->prev_map[b->first + k] != SIZE_MAX)
 			o = q->prev_map[b->first + k] - ob->first;
 		if (o != SIZE_MAX) {
-			old_ok = osizes[o * ostride];
-			ov = ovals[o * ostride];
+			old_ok = osizes[o];
+			ov = ovals[o];
 		}
 		if (!rate) {
 			x = (double)v;

@@ -595,7 +595,7 @@ static void test_tp_data_types(void **state)
 		decode_same(b.b, b.n, spec_ids, 4, &pd);
 		/* the column view: block 2's third value was neither 4 nor 8 bytes */
 		assert_int_equal(pd.blocks[2].nr_cols, 3);
-		assert_int_equal(pd.sizes[pd.blocks[2].val0 + 2], 0);
+		assert_int_equal(pd.sizes[perfbuf_value(&pd.blocks[2], pd.blocks[2].first, 2)], 0);
 		assert_string_equal(pd.names + pd.items[pd.blocks[1].first + 2].name, "x");
 		perfbuf_data_release(&pd);
 	}
@@ -703,7 +703,6 @@ static void decode_same(const void *buf, size_t size, const uint32_t *spec_ids, 
 		for (j = 0; j < tb->nr; j++) {
 			const struct tp_item *ti = &d.items[tb->first + j];
 			const struct perfbuf_item *pi = &pd->items[pb->first + j];
-			size_t val = pb->val0 + j * pb->nr_cols;
 
 			decoded_items++;
 			assert_int_equal(pi->id, ti->instance_id);
@@ -721,8 +720,10 @@ static void decode_same(const void *buf, size_t size, const uint32_t *spec_ids, 
 				const struct tp_value *tv = &d.values[ti->first + k];
 
 				assert_int_equal(pd->ids[pb->cols + k], tv->counter_id);
-				assert_int_equal(pd->sizes[val + k], tv->size);
-				assert_true(pd->values[val + k] == tv->value);
+				size_t at = perfbuf_value(pb, pb->first + j, (uint32_t)k);
+
+				assert_int_equal(pd->sizes[at], tv->size);
+				assert_true(pd->values[at] == tv->value);
 			}
 		}
 		assert_int_equal(pb->nr_named, named);
