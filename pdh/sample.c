@@ -617,6 +617,31 @@ static size_t put_name(const struct perfbuf_data *d, const struct perfbuf_item *
 	return 2 * ((size_t)it->len + 1);
 }
 
+/* @n ASCII bytes at @src as UTF-16 units at @dst: eight at a time (SWAR) */
+static void widen(uint16_t *dst, const uint8_t *src, size_t n)
+{
+	size_t i = 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, lo, hi;
+
+		memcpy(&x, src + i, sizeof(x));
+		/* bytes 0-3 and 4-7 into four 16-bit lanes each */
+		lo = x & 0xFFFFFFFFu;
+		hi = x >> 32;
+		lo = (lo | (lo << 16)) & 0x0000FFFF0000FFFFull;
+		hi = (hi | (hi << 16)) & 0x0000FFFF0000FFFFull;
+		lo = (lo | (lo << 8)) & 0x00FF00FF00FF00FFull;
+		hi = (hi | (hi << 8)) & 0x00FF00FF00FF00FFull;
+		memcpy(dst + i, &lo, sizeof(lo));
+		memcpy(dst + i + 4, &hi, sizeof(hi));
+	}
+#endif
+	for (; i < n; i++)
+		dst[i] = src[i];
+}
+
 /*
  * the names of a real-time counter's items after its @nr items of @item_size at @buf (each
  * item's szName, its first member, set); a whole block's names in the A variant are one
@@ -649,8 +674,7 @@ static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_
 		const uint8_t *src = (const uint8_t *)d->names + it->name;
 		uint16_t *dst = (uint16_t *)(void *)(buf + off);
 
-		for (i = 0; i < b->name_bytes; i++)
-			dst[i] = src[i];
+		widen(dst, src, b->name_bytes);
 		for (i = 0; i < nr; i++, it++) {
 			char *name = buf + off;
 
