@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -97,7 +98,7 @@ void pdh_log_free(struct pdh_log *log)
 
 	if (!log)
 		return;
-	if (log->f)
+	if (log->f && !log->console)
 		fclose(log->f);
 	for (i = 0; i < log->nr_paths; i++)
 		free(log->paths[i]);
@@ -444,7 +445,7 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 		pdh_collect_locked(q);
 	for (i = 0; i < q->nr_counters; i++) {
 		struct pdh_counter *c = q->counters[i];
-		const char *object, *counter;
+		const char *object, *counter, *machine;
 
 		if (q->source) {
 			for (k = 0; k < c->nr_log_cols; k++)
@@ -454,6 +455,8 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			continue;
 		}
 		names_of(q, c, &object, &counter);
+		/* the computer as the counter's path names it (\\localhost stays), else this one */
+		machine = c->path.machine ? c->path.machine : pdh_host();
 		if (!c->multi || !c->wildcard) {
 			char *inst = NULL;
 
@@ -466,7 +469,7 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			}
 			k = (size_t)add_column(log, c, c->multi ? c->pattern : NULL,
 					       c->path.index > 0 ? (unsigned)c->path.index : 0,
-					       tp_path_format(pdh_host(), object, inst, counter));
+					       tp_path_format(machine, object, inst, counter));
 			free(inst);
 			if (k)
 				return -ENOMEM;
@@ -477,9 +480,8 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			const char *name = pdh_counter_name(c, k, &dup);
 			char *inst = tp_instance_display(name, dup);
 
-			if (!inst ||
-			    add_column(log, c, name, dup,
-				       tp_path_format(pdh_host(), object, inst, counter))) {
+			if (!inst || add_column(log, c, name, dup,
+						tp_path_format(machine, object, inst, counter))) {
 				free(inst);
 				return -ENOMEM;
 			}
@@ -494,8 +496,10 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 {
 	struct pdh_log *log;
 	struct pdh_query *q;
+	/* "CON", the Windows console device: standard output, never appended to */
+	bool console = !strcasecmp(name, "CON");
 	struct stat stb;
-	bool exists = !stat(name, &stb), append;
+	bool exists = !console && !stat(name, &stb), append;
 	DWORD create = flags & PDH_LOG_CREATE_MASK;
 	PDH_STATUS st;
 
@@ -524,7 +528,8 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 	append = exists && stb.st_size > 0 &&
 		 ((flags & PDH_LOG_OPT_APPEND) || create == PDH_LOG_OPEN_EXISTING ||
 		  create == PDH_LOG_OPEN_ALWAYS);
-	log->f = fopen(name, append ? "a" : "w");
+	log->console = console;
+	log->f = console ? stdout : fopen(name, append ? "a" : "w");
 	st = PDH_LOG_FILE_CREATE_ERROR;
 	if (!log->f)
 		goto fail;
@@ -687,7 +692,7 @@ PDH_FUNCTION PdhCloseLog(PDH_HLOG hLog, DWORD dwFlags)
 	pdh_handle_del(log);
 	q = log->q;
 	if (log->f) {
-		failed = fclose(log->f) != 0;
+		failed = log->console ? fflush(log->f) != 0 : fclose(log->f) != 0;
 		log->f = NULL;
 	}
 	pdh_log_free(log);

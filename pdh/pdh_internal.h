@@ -153,6 +153,7 @@ struct pdh_query {
 struct pdh_log {
 	enum pdh_kind kind;
 	bool writing;
+	bool console; /* writing to "CON": standard output, not closed */
 	enum tp_format fmt;
 	FILE *f;
 	char *file;

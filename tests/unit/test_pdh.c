@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1145,6 +1146,49 @@ static void log_roundtrip(DWORD type, const char *name)
 	assert_int_equal(PerfSetULongCounterValue(prov, inst_a, 1, 10), 0);
 }
 
+/* "CON", the console device: the log on standard output, which stays open */
+static void test_log_console(void **state)
+{
+	char file[128], text[512], want[160];
+	PDH_HLOG log = NULL;
+	PDH_HQUERY q;
+	DWORD t = PDH_LOG_TYPE_TSV;
+	FILE *f;
+	size_t n;
+	int saved, fd;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/console.tsv", dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
+	close(fd);
+	q = open_query();
+	/* the computer as the path names it appears in the header */
+	add(q, "\\\\localhost\\PDH Single\\Value");
+	assert_int_equal(PdhOpenLogA("con", PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, q, 0,
+				     NULL, &log),
+			 0);
+	assert_int_equal(PdhUpdateLogA(log, NULL), 0);
+	assert_int_equal(PdhCloseLog(log, PDH_FLAGS_CLOSE_QUERY), 0);
+	/* standard output is still usable */
+	assert_true(fputs("after\n", stdout) >= 0);
+	assert_int_equal(fflush(stdout), 0);
+	assert_int_equal(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
+	close(saved);
+	f = fopen(file, "r");
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	snprintf(want, sizeof(want), "\"(PDH-TSV 4.0)\"\t\"\\\\localhost\\PDH Single\\Value\"\r\n");
+	assert_memory_equal(text, want, strlen(want));
+	assert_non_null(strstr(text, "\t\"7000000000.000000\"\r\nafter\n"));
+}
+
 static void test_logs(void **state)
 {
 	PDH_HQUERY q;
@@ -1262,6 +1306,7 @@ int main(void)
 		cmocka_unit_test(test_validate_expand),
 		cmocka_unit_test(test_enum),
 		cmocka_unit_test(test_logs),
+		cmocka_unit_test(test_log_console),
 		cmocka_unit_test(test_collect_ex),
 	};
 

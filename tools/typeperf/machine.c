@@ -119,13 +119,9 @@ void tp_machine_load(struct tp_machine *m, bool instances)
 
 void tp_machine_free(struct tp_machine *m)
 {
-	if (m->query)
-		PerfCloseQueryHandle(m->query);
 	tp_catalog_free(&m->cat);
 	free(m->name);
 	free(m->display);
 	free(m->wname);
-	free(m->set_index);
-	free(m->spec_ids);
 	memset(m, 0, sizeof(*m));
 }
