@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_pdh_ports.sh - PDH consumers written as Windows code (tests/ports/pdh/: rewrites of the
 # SDK docs' "Collecting Performance Data" and "Reading Performance Data from a Log File"
-# samples and of a monitoring agent's wildcard-array collector), built with gcc and clang
+# samples, of a monitoring agent's wildcard-array collector and of a Nagios agent's
+# threshold check with name indexes in wide strings), built with gcc and clang
 # against the installed pdh.pc (`make install` into a temporary DESTDIR, `pkg-config
 # --cflags --libs pdh`), run against tests/helpers/tp_provider; every printed value is
 # checked against what the provider publishes.
@@ -37,7 +38,7 @@ san=
 readelf -d "$lib/libpdh.so.1.0.0" | grep -q libasan && san="-fsanitize=address,undefined"
 b=$tmp/build
 mkdir -p "$b"
-for src in sdk_collect sdk_readlog agent_array; do
+for src in sdk_collect sdk_readlog agent_array nsclient_check; do
 	for cc in gcc clang; do
 		# shellcheck disable=SC2086
 		$cc -std=gnu11 -Wall -Wextra -Werror -fshort-wchar $san \
@@ -118,4 +119,40 @@ echo "ok    agent_array: instances and rates"
 	fail "sdk_readlog of a missing log succeeded"
 grep -q 'PdhOpenQuery failed with 0xc0000bd1' "$tmp/r.out" || fail "missing log: $(cat "$tmp/r.out")"
 echo "ok    sdk_readlog: a typeperf log replayed"
+# ---- a Nagios agent's check: name indexes, counter info, thresholds, exit codes ---------
+check_nsc() { # WANT_EXIT WANT_LINE PATH WARN CRIT [MS]
+	want=$1 line=$2
+	shift 2
+	"$b/nsclient_check.gcc" "$@" >"$tmp/n.out" 2>&1
+	rc=$?
+	[ "$rc" -eq "$want" ] || fail "nsclient_check $*: exit $rc, expected $want: $(cat "$tmp/n.out")"
+	grep -qxF -- "$line" "$tmp/n.out" || fail "nsclient_check $*: no '$line' in $(cat "$tmp/n.out")"
+}
+path='\TP Demo(beta)\Items'
+check_nsc 0 "OK: $path = 20|'$path'=20;50;80" "$path" 50 80 100
+check_nsc 1 "WARNING: $path = 20|'$path'=20;10;30" "$path" 10 30 100
+check_nsc 2 "CRITICAL: $path = 20|'$path'=20;5;15" "$path" 5 15 100
+grep -q '^type 0x00010000 Items: ' "$tmp/n.out" || fail "nsclient_check type: $(cat "$tmp/n.out")"
+# the same counter by its name indexes, which the agent translates back
+idx=$(sed -n 's/^index \([0-9]*\) \([0-9]*\)$/\\\1(beta)\\\2/p' "$tmp/n.out")
+[ -n "$idx" ] || fail "nsclient_check printed no indexes: $(cat "$tmp/n.out")"
+"$b/nsclient_check.clang" "$idx" 50 80 100 >"$tmp/n2.out" 2>&1 ||
+	fail "nsclient_check $idx: $(cat "$tmp/n2.out")"
+grep -qxF "OK: $path = 20|'$path'=20;50;80" "$tmp/n2.out" ||
+	fail "nsclient_check by index $idx: $(cat "$tmp/n2.out")"
+# a percentage above 100 is not capped (PDH_FMT_NOCAP100); a rate over 300 ms
+path='\TP Demo(beta)\Hit %'
+check_nsc 1 "WARNING: $path = 75|'$path'=75;70;90" "$path" 70 90 100
+"$b/nsclient_check.gcc" '\TP Demo(alpha)\Ops/sec' 1000 2000 300 >"$tmp/n.out" 2>&1 ||
+	fail "nsclient_check rate: $(cat "$tmp/n.out")"
+awk -F'[=|]' '/^OK: / { v = $2 + 0; ok = v >= 60 && v <= 140 } END { exit !ok }' "$tmp/n.out" ||
+	fail "nsclient_check rate: $(cat "$tmp/n.out")"
+# unknown: a malformed path, an unknown counter, an index no name has
+check_nsc 3 "UNKNOWN: Invalid counter path: not a path (0xc0000bc0)" "not a path" 1 2 10
+"$b/nsclient_check.gcc" '\TP Demo(beta)\Nope' 1 2 10 >"$tmp/n.out" 2>&1
+[ $? -eq 3 ] && grep -q '^UNKNOWN: Invalid counter path' "$tmp/n.out" ||
+	fail "nsclient_check unknown counter: $(cat "$tmp/n.out")"
+"$b/nsclient_check.gcc" '\TP Demo(beta)\7' 1 2 10 >"$tmp/n.out" 2>&1
+[ $? -eq 3 ] && grep -q '^UNKNOWN: ' "$tmp/n.out" || fail "nsclient_check bad index: $(cat "$tmp/n.out")"
+echo "ok    nsclient_check: thresholds, name indexes, counter info, unknowns"
 echo "pdh ports: all checks passed"
