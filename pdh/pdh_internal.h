@@ -14,6 +14,7 @@
 
 #include "pdh.h"
 #include "cook.h"
+#include "pdh_fetch.h"
 #include "tp_buf.h"
 #include "tp_catalog.h"
 #include "tp_out.h"
@@ -218,13 +219,7 @@ PDH_HIDDEN bool pdh_machine_local(const char *name);
 /* Win32 code of the consumer API -> PDH status (pdh.md 9.4) */
 PDH_HIDDEN PDH_STATUS pdh_from_win32(ULONG code);
 
-/*
- * pdh_fetch - one call of the consumer API's buffer protocol (ERROR_NOT_ENOUGH_MEMORY with
- * the size, call again; retried because data changes in between): *@ret malloc'd (at least
- * 8 bytes) holding *@ret_size bytes. Win32 code.
- */
-typedef ULONG (*pdh_fetch_fn)(void *ctx, void *buf, DWORD size, DWORD *actual);
-PDH_HIDDEN ULONG pdh_fetch(pdh_fetch_fn fn, void *ctx, void **ret, DWORD *ret_size);
+/* the buffer protocol: pdh_fetch.h */
 
 /* the help text of counter @id of set @guid (malloc'd UTF-8), NULL when none */
 PDH_HIDDEN char *pdh_explain(const GUID *guid, uint32_t id);

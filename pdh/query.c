@@ -15,8 +15,6 @@
 #include "ctrtype.h"
 #include "pdh_internal.h"
 
-#define DATA_RETRIES 8
-
 /* ---- lifecycle ----------------------------------------------------------------------- */
 
 static PDH_STATUS query_new(struct pdh_log *source, DWORD_PTR user, PDH_HQUERY *ret)
@@ -576,10 +574,8 @@ static PDH_STATUS log_step(struct pdh_query *q)
 PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 {
 	DWORD actual = 0;
-	size_t tries;
 	PDH_STATUS st;
 	ULONG ws;
-	void *grown;
 
 	if (!q->nr_counters)
 		return PDH_NO_DATA;
@@ -590,19 +586,11 @@ PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 		if (st)
 			return st == PDH_CSTATUS_NO_OBJECT ? PDH_NO_DATA : st;
 	}
-	for (tries = 0; tries < DATA_RETRIES; tries++) {
-		ws = PerfQueryCounterData(q->perf, q->buf, q->buf_size, &actual);
-		if (ws != ERROR_NOT_ENOUGH_MEMORY)
-			break;
-		/* grow with slack: instances come and go between samples */
-		grown = realloc(q->buf, actual + actual / 4 + 256);
-		if (!grown)
-			return PDH_MEMORY_ALLOCATION_FAILURE;
-		q->buf = grown;
-		q->buf_size = actual + actual / 4 + 256;
-	}
-	if (ws != ERROR_SUCCESS || actual > q->buf_size)
-		return ws == ERROR_FILE_NOT_FOUND ? PDH_NO_DATA : pdh_from_win32(ws);
+	ws = pdh_fetch_into(pdh_call_data, q->perf, &q->buf, &q->buf_size, &actual);
+	if (ws != ERROR_SUCCESS)
+		return ws == ERROR_FILE_NOT_FOUND ? PDH_NO_DATA
+		       : ws == ERROR_OUTOFMEMORY  ? PDH_MEMORY_ALLOCATION_FAILURE
+						  : pdh_from_win32(ws);
 	st = pdh_data_update(q, actual);
 	if (st)
 		return st;
