@@ -16,7 +16,7 @@
 
 #include "pdh.h"
 #include "pdhmsg.h"
-#include "tp_opts.h"
+#include "lines.h"
 
 #define EXIT_OK 0
 #define EXIT_ERROR 1 /* unreadable or corrupt input, unknown counters, I/O */
@@ -276,14 +276,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 		} else if (!strcasecmp(name, "cf")) {
-			err = tp_read_lines(val, true, &lines, &nr);
+			err = tool_read_lines(val, true, &lines, &nr);
 			if (err) {
 				fprintf(stderr, "Error: cannot read %s: %s\n", val, strerror(-err));
 				return -EINVAL;
 			}
 			for (k = 0; k < nr && !err; k++)
 				err = add_path(o, lines[k]);
-			tp_free_lines(lines, nr);
+			tool_free_lines(lines, nr);
 			if (err)
 				return err;
 		} else {

@@ -7,79 +7,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lines.h"
 #include "tp_opts.h"
-
-/* a growable list of strings */
-struct strv {
-	char **v;
-	size_t nr;
-};
-
-static int strv_add(struct strv *sv, const char *s)
-{
-	char **grown;
-	char *copy;
-
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	grown = realloc(sv->v, (sv->nr + 1) * sizeof(*grown));
-	if (!grown) {
-		free(copy);
-		return -ENOMEM;
-	}
-	sv->v = grown;
-	sv->v[sv->nr++] = copy;
-	return 0;
-}
-
-void tp_free_lines(char **lines, size_t nr)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++)
-		free(lines[i]);
-	free(lines);
-}
-
-int tp_read_lines(const char *path, bool comments, char ***ret_lines, size_t *ret_nr)
-{
-	struct strv sv = {0};
-	char *line = NULL, *s, *e;
-	size_t cap = 0;
-	int err = 0;
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (!err && getline(&line, &cap, f) >= 0) {
-		/* trim blanks and line ends (files written on Windows end lines with CRLF) */
-		for (s = line; *s == ' ' || *s == '\t'; s++)
-			;
-		for (e = s + strlen(s); e > s && strchr(" \t\r\n", e[-1]); e--)
-			;
-		*e = '\0';
-		if (!*s || (comments && (*s == ';' || *s == '#')))
-			continue;
-		err = strv_add(&sv, s);
-	}
-	if (!err && ferror(f))
-		err = -EIO;
-	free(line);
-	fclose(f);
-	if (err) {
-		tp_free_lines(sv.v, sv.nr);
-		return err;
-	}
-	*ret_lines = sv.v;
-	*ret_nr = sv.nr;
-	return 0;
-}
 
 void tp_opts_free(struct tp_opts *opts)
 {
-	tp_free_lines(opts->counters, opts->nr_counters);
+	tool_free_lines(opts->counters, opts->nr_counters);
 	free(opts->output);
 	free(opts->query_object);
 	free(opts->machine);
@@ -88,7 +21,7 @@ void tp_opts_free(struct tp_opts *opts)
 
 struct parser {
 	struct tp_opts *o;
-	struct strv counters;
+	struct tool_strv counters;
 	char *err;
 	size_t err_size;
 	bool in_config; /* parsing the arguments of a -config file */
@@ -165,14 +98,14 @@ static int add_counter_file(struct parser *p, const char *path)
 	size_t nr, i;
 	int err;
 
-	err = tp_read_lines(path, true, &lines, &nr);
+	err = tool_read_lines(path, true, &lines, &nr);
 	if (err == -ENOMEM)
 		return err;
 	if (err)
 		return usage_error(p, "-cf %s: %s", path, strerror(-err));
 	for (i = 0; !err && i < nr; i++)
-		err = strv_add(&p->counters, lines[i]);
-	tp_free_lines(lines, nr);
+		err = tool_strv_add(&p->counters, lines[i]);
+	tool_free_lines(lines, nr);
 	return err;
 }
 
@@ -181,7 +114,7 @@ static int parse_args(struct parser *p, size_t argc, char *const *argv);
 /* -config: turn the settings file into arguments and parse them in place */
 static int add_config(struct parser *p, const char *path)
 {
-	struct strv args = {0};
+	struct tool_strv args = {0};
 	char **lines, name[64];
 	bool counters = false, section = false;
 	size_t nr, i;
@@ -189,7 +122,7 @@ static int add_config(struct parser *p, const char *path)
 
 	if (p->in_config)
 		return usage_error(p, "-config %s: a settings file cannot load another one", path);
-	err = tp_read_lines(path, true, &lines, &nr);
+	err = tool_read_lines(path, true, &lines, &nr);
 	if (err == -ENOMEM)
 		return err;
 	if (err)
@@ -209,7 +142,7 @@ static int add_config(struct parser *p, const char *path)
 				   !strcasecmp(name, "-counters");
 			section = true;
 			if (!counters)
-				err = strv_add(&args, name);
+				err = tool_strv_add(&args, name);
 			continue;
 		}
 		if (!section) {
@@ -217,15 +150,15 @@ static int add_config(struct parser *p, const char *path)
 					  path, lines[i]);
 			break;
 		}
-		err = strv_add(&args, lines[i]);
+		err = tool_strv_add(&args, lines[i]);
 	}
-	tp_free_lines(lines, nr);
+	tool_free_lines(lines, nr);
 	if (!err) {
 		p->in_config = true;
 		err = parse_args(p, args.nr, args.v);
 		p->in_config = false;
 	}
-	tp_free_lines(args.v, args.nr);
+	tool_free_lines(args.v, args.nr);
 	return err;
 }
 
@@ -248,7 +181,7 @@ static int parse_args(struct parser *p, size_t argc, char *const *argv)
 	for (i = 0; !err && i < argc; i++) {
 		name = switch_name(argv[i]);
 		if (!name) {
-			err = strv_add(&p->counters, argv[i]);
+			err = tool_strv_add(&p->counters, argv[i]);
 			continue;
 		}
 		if (!strcmp(name, "?") || !strcasecmp(name, "h")) {
