@@ -18,6 +18,7 @@
 #include "pdh.h"
 #include "tp_path.h"
 #include "typeperf.h"
+#include "tool.h"
 
 /* the paths @text expands to, as a malloc'd MULTI_SZ; NULL (with the status) when none */
 static char *expand(const char *text, PDH_STATUS *ret)
@@ -55,7 +56,7 @@ static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 	int added = 0;
 
 	if (tp_path_parse(text, &path)) {
-		tp_warn("\"%s\" is not a valid counter path", text);
+		tool_warn("\"%s\" is not a valid counter path", text);
 		return 0;
 	}
 	/* -s names the computer of paths without one */
@@ -71,8 +72,8 @@ static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 	if (st == PDH_MEMORY_ALLOCATION_FAILURE) {
 		added = -ENOMEM;
 	} else if (st == PDH_CSTATUS_NO_MACHINE) {
-		tp_warn("%s: cannot read counter sets: not this computer",
-			path.machine ? path.machine : machine);
+		tool_warn("%s: cannot read counter sets: not this computer",
+			  path.machine ? path.machine : machine);
 	}
 	for (p = list; p && *p; p += strlen(p) + 1) {
 		PDH_HCOUNTER c;
@@ -81,7 +82,7 @@ static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 			added++;
 	}
 	if (!added)
-		tp_warn("\"%s\" matches no counter", text);
+		tool_warn("\"%s\" matches no counter", text);
 	free(list);
 	free(full);
 	tp_path_free(&path);
@@ -135,19 +136,19 @@ int tp_sample_run(const struct tp_opts *opts)
 	sigaddset(&sigs, SIGTERM);
 	sigprocmask(SIG_BLOCK, &sigs, &old);
 	if (PdhOpenQueryA(NULL, 0, &q)) {
-		tp_warn("%s", strerror(ENOMEM));
+		tool_warn("%s", strerror(ENOMEM));
 		goto out;
 	}
 	for (i = 0; i < opts->nr_counters; i++) {
 		n = add_path(q, opts->counters[i], opts->machine);
 		if (n < 0) {
-			tp_warn("%s", strerror(-n));
+			tool_warn("%s", strerror(-n));
 			goto out;
 		}
 		added += n;
 	}
 	if (!added) {
-		fputs("Error: No valid counters.\n", stderr);
+		tool_error("No valid counters.");
 		goto out;
 	}
 	if (opts->output) {
@@ -181,7 +182,7 @@ int tp_sample_run(const struct tp_opts *opts)
 		if (write_failed(st))
 			goto io_error;
 		if (st)
-			tp_warn("collecting failed: 0x%08X", (unsigned int)st);
+			tool_warn("collecting failed: 0x%08X", (unsigned int)st);
 	}
 	/* as Windows: also after Ctrl+C, on the console */
 	fputs("Exiting, please wait...\r\n", stdout);
@@ -193,7 +194,7 @@ int tp_sample_run(const struct tp_opts *opts)
 	ret = TP_EXIT_OK;
 	goto out;
 io_error:
-	fputs("Error: Cannot write the output.\n", stderr);
+	tool_error("Cannot write the output.");
 out:
 	if (log)
 		PdhCloseLog(log, 0);

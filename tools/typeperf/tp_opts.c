@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "lines.h"
+#include "tool.h"
 #include "tp_opts.h"
 
 void tp_opts_free(struct tp_opts *opts)
@@ -38,15 +39,6 @@ __attribute__((format(printf, 2, 3))) static int usage_error(struct parser *p, c
 }
 
 /* the switch name of @arg ("-si" or "/SI" -> "si"), or NULL when @arg is no switch */
-static const char *switch_name(const char *arg)
-{
-	if (!strcmp(arg, "--help"))
-		return "?";
-	if ((arg[0] == '-' || arg[0] == '/') && arg[1])
-		return arg + 1;
-	return NULL;
-}
-
 static int set_string(char **dst, const char *value)
 {
 	char *copy = strdup(value);
@@ -162,77 +154,97 @@ static int add_config(struct parser *p, const char *path)
 	return err;
 }
 
-/* the value of switch @name at argv[*i], advancing *i */
-static int need_value(struct parser *p, size_t argc, char *const *argv, size_t *i, const char **ret)
-{
-	if (*i + 1 >= argc)
-		return usage_error(p, "%s needs a value", argv[*i]);
-	*ret = argv[++*i];
-	return 0;
-}
+enum { SW_HELP, SW_YES, SW_Q, SW_QX, SW_CF, SW_F, SW_SI, SW_O, SW_SC, SW_S, SW_CONFIG };
+
+/* typeperf's switches (tools/common/tool.h: "-si 5", "/si:5", "--si=5", ...) */
+static const struct tool_switch switches[] = {
+	{"?", SW_HELP, false},	     {"h", SW_HELP, false}, {"help", SW_HELP, false},
+	{"y", SW_YES, false},	     {"q", SW_Q, false},    {"qx", SW_QX, false},
+	{"cf", SW_CF, true},	     {"f", SW_F, true},	    {"si", SW_SI, true},
+	{"o", SW_O, true},	     {"sc", SW_SC, true},   {"s", SW_S, true},
+	{"config", SW_CONFIG, true}, {NULL, 0, false},
+};
 
 static int parse_args(struct parser *p, size_t argc, char *const *argv)
 {
+	const struct tool_switch *sw;
 	struct tp_opts *o = p->o;
-	const char *name, *v = NULL;
-	size_t i;
+	const char *v = NULL, *inl;
+	bool unknown;
+	int i, n = (int)argc;
 	int err = 0;
 
-	for (i = 0; !err && i < argc; i++) {
-		name = switch_name(argv[i]);
-		if (!name) {
+	for (i = 0; !err && i < n; i++) {
+		sw = tool_switch_of(switches, argv[i], &inl, &unknown);
+		/* a '/' argument is a switch here too: counter paths start with '\' */
+		if (!sw && (unknown || (argv[i][0] == '/' && argv[i][1]))) {
+			err = usage_error(p, "unknown switch %s (see typeperf -?)", argv[i]);
+			continue;
+		}
+		if (!sw) {
 			err = tool_strv_add(&p->counters, argv[i]);
 			continue;
 		}
-		if (!strcmp(name, "?") || !strcasecmp(name, "h")) {
+		if (sw->value) {
+			v = tool_value(n, argv, &i, inl);
+			if (!v) {
+				err = usage_error(p, "%s needs a value", argv[i]);
+				continue;
+			}
+		} else if (inl && sw->id != SW_Q && sw->id != SW_QX) {
+			err = usage_error(p, "%s takes no value", argv[i]);
+			continue;
+		}
+		switch (sw->id) {
+		case SW_HELP:
 			o->help = true;
-		} else if (!strcasecmp(name, "y")) {
+			break;
+		case SW_YES:
 			o->yes = true;
-		} else if (!strcasecmp(name, "q") || !strcasecmp(name, "qx")) {
-			o->query = strcasecmp(name, "q") ? TP_QUERY_QX : TP_QUERY_Q;
-			/* optional object: the next argument unless it is a switch or a path */
-			if (i + 1 < argc && !strchr("-/\\", argv[i + 1][0]))
+			break;
+		case SW_Q:
+		case SW_QX:
+			o->query = sw->id == SW_QX ? TP_QUERY_QX : TP_QUERY_Q;
+			/* optional object: inline, or the next argument unless a switch or a path */
+			if (inl)
+				err = set_string(&o->query_object, inl);
+			else if (i + 1 < n && !strchr("-/\\", argv[i + 1][0]))
 				err = set_string(&o->query_object, argv[++i]);
-		} else if (!strcasecmp(name, "cf")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = add_counter_file(p, v);
-		} else if (!strcasecmp(name, "f")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = set_format(p, v);
-		} else if (!strcasecmp(name, "si")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err && tp_parse_interval(v, &o->interval))
+			break;
+		case SW_CF:
+			err = add_counter_file(p, v);
+			break;
+		case SW_F:
+			err = set_format(p, v);
+			break;
+		case SW_SI:
+			if (tp_parse_interval(v, &o->interval))
 				err = usage_error(p,
 						  "-si %s: expected [[hh:]mm:]ss, at least 1 "
 						  "second",
 						  v);
-		} else if (!strcasecmp(name, "o")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err && !strncasecmp(v, "SQL:", 4))
+			break;
+		case SW_O:
+			if (!strncasecmp(v, "SQL:", 4))
 				err = usage_error(p, "-o %s: SQL logging (ODBC) is not supported",
 						  v);
 			if (!err)
 				err = set_string(&o->output, v);
-		} else if (!strcasecmp(name, "sc")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = set_samples(p, v);
-		} else if (!strcasecmp(name, "s")) {
-			err = need_value(p, argc, argv, &i, &v);
-			while (!err && *v == '\\')
+			break;
+		case SW_SC:
+			err = set_samples(p, v);
+			break;
+		case SW_S:
+			while (*v == '\\')
 				v++;
-			if (!err && !*v)
+			if (!*v)
 				err = usage_error(p, "-s needs a computer name");
 			if (!err)
 				err = set_string(&o->machine, v);
-		} else if (!strcasecmp(name, "config")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = add_config(p, v);
-		} else {
-			err = usage_error(p, "unknown switch %s (see typeperf -?)", argv[i]);
+			break;
+		default: /* SW_CONFIG */
+			err = add_config(p, v);
+			break;
 		}
 	}
 	return err;

@@ -28,8 +28,7 @@ struct tp_machine {
 	ULONG load_status;     /* ERROR_SUCCESS, or why the catalog could not be read */
 };
 
-/* p_err-style messages: "typeperf: ..." on stderr */
-void tp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* messages: tool_warn ("typeperf: ..."), tool_error ("Error: ..."): tools/common/tool.h */
 
 /* tp_win32_str - a short text for a Win32 code returned by the consumer API */
 const char *tp_win32_str(ULONG code);
