@@ -169,7 +169,7 @@ static int parse_args(struct parser *p, size_t argc, char *const *argv)
 {
 	const struct tool_switch *sw;
 	struct tp_opts *o = p->o;
-	const char *v = NULL, *inl;
+	const char *v = "", *inl; /* "": a switch without value */
 	bool unknown;
 	int i, n = (int)argc;
 	int err = 0;
@@ -225,7 +225,7 @@ static int parse_args(struct parser *p, size_t argc, char *const *argv)
 						  v);
 			break;
 		case SW_O:
-			if (!strncasecmp(v, "SQL:", 4))
+			if (v && !strncasecmp(v, "SQL:", 4)) /* v is set: a value switch */
 				err = usage_error(p, "-o %s: SQL logging (ODBC) is not supported",
 						  v);
 			if (!err)
