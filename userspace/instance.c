@@ -78,7 +78,14 @@ static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
 	/* start 0: the claimer has not written it yet; the pid alone decides */
 	if (!start)
 		return perflib_proc_start_time((pid_t)perflib_word_pid(w), &now) == 0;
-	return perflib_proc_alive(perflib_word_pid(w), start);
+	if (perflib_proc_alive(perflib_word_pid(w), start))
+		return true;
+	/*
+	 * A claimed slot may still show the stamp a losing claimer stored before its CAS failed
+	 * (claim_scan stores the stamp first): dead only if its pid is gone too.
+	 */
+	return perflib_word_state(w) == PERFLIB_SLOT_CLAIMED &&
+	       perflib_proc_start_time((pid_t)perflib_word_pid(w), &now) == 0;
 }
 
 /* delete the index key (inserted by @pid) of the name stored in slot @i if it points to @i */
@@ -545,7 +552,7 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 	/* hide from readers first, then drop the key, then free; only our own live slot */
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != pid ||
 	    !perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid))) {
-		pr_warn("slot %u changed under its owner (word %#llx)\\n", idx,
+		pr_warn("slot %u changed under its owner (word %#llx)\n", idx,
 			(unsigned long long)w);
 		return;
 	}
@@ -609,7 +616,7 @@ PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, const GUID *C
 	info = set->map->info;
 	len = perflib_wcsnlen(Name, info->name_max);
 	/* only this provider's own instances: the process-local table says which */
-	for (i = 0; i < perflib_set_slots(set->map) && len < info->name_max; i++) {
+	for (i = 0; i < perflib_ctrset_slots(set) && len < info->name_max; i++) {
 		if (!atomic_load_explicit(&set->owned[i], memory_order_relaxed))
 			continue;
 		blk = (void *)(set->base + (size_t)i * set->slot_size);

@@ -327,6 +327,16 @@ static inline struct perflib_provider *perflib_provider_get(HANDLE h)
  */
 struct perflib_provider *perflib_provider_lookup(HANDLE h);
 /* find a registered counter set of @prov by GUID (NULL if none) */
+/*
+ * perflib_ctrset_slots - the slots a provider's per-slot tables (owned, refs) cover: those of
+ * the published segments, at most the set's capacity (the last segment may hold more)
+ */
+static inline uint32_t perflib_ctrset_slots(const struct perflib_ctrset *set)
+{
+	uint32_t n = perflib_set_slots(set->map);
+
+	return n < set->capacity ? n : set->capacity;
+}
 struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid);
 /* memory through the provider's routines when given */
 void *perflib_prov_alloc(struct perflib_provider *prov, size_t size);

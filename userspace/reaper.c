@@ -425,7 +425,7 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	perflib_self(&pid, &start);
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (i = 0; set && i < perflib_set_slots(set->map); i++) {
+	for (i = 0; set && i < perflib_ctrset_slots(set); i++) {
 		h = (void *)perflib_slot(set->map, i);
 		w = perflib_slot_word((uint8_t *)h);
 		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
