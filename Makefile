@@ -34,6 +34,10 @@ CFLAGS ?= -O2 -g -Werror
 ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
 	-Icommon -Ipdh -Itools/common -I$(OUTPUT)gen
 ALL_LDFLAGS := $(LDFLAGS)
+# a slot's word and its owner stamp change together in one 16-byte CAS (internal.h)
+ifeq ($(shell uname -m),x86_64)
+ALL_CFLAGS += -mcx16
+endif
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)

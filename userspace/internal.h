@@ -224,6 +224,39 @@ static inline bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
 					   __ATOMIC_ACQUIRE);
 }
 
+/*
+ * perflib_slot_take - CAS the word of @slot from @old to @new and, in the same instant, its
+ * owner stamp from what it is to @stamp: a slot is never held without its holder's stamp
+ * (the kernel's exit reaper matches (pid, stamp)), and no stale claimer can write its stamp
+ * into a slot another process holds. One 16-byte CAS where the CPU has it (x86-64 with
+ * cmpxchg16b: -mcx16); elsewhere the word first, then the stamp.
+ */
+static inline bool perflib_slot_take(uint8_t *slot, uint64_t old, uint64_t new, uint64_t stamp)
+{
+#if defined(__x86_64__) && defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16)
+	unsigned __int128 *p = (unsigned __int128 *)slot, o, n;
+	uint64_t start;
+	int tries;
+
+	/* the stamp may change under us (a reaper zeroing it): retry while the word holds */
+	for (tries = 0; tries < 16; tries++) {
+		start = __atomic_load_n((uint64_t *)(slot + 8), __ATOMIC_ACQUIRE);
+		o = (unsigned __int128)start << 64 | old;
+		n = (unsigned __int128)stamp << 64 | new;
+		if (__sync_bool_compare_and_swap(p, o, n))
+			return true;
+		if (__atomic_load_n((uint64_t *)slot, __ATOMIC_ACQUIRE) != old)
+			return false;
+	}
+	return false;
+#else
+	if (!perflib_slot_cas(slot, old, new))
+		return false;
+	__atomic_store_n((uint64_t *)(slot + 8), stamp, __ATOMIC_RELEASE);
+	return true;
+#endif
+}
+
 /* ---- instances and reaping (instance.c) ------------------------------------------------ */
 /*
  * perflib_slot_reap - free slot @i if it is held by a dead process (removing its index
