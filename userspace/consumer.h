@@ -172,63 +172,6 @@ static inline bool perflib_owner_alive(struct perflib_alive *ac, uint32_t pid, u
 	return perflib_alive_lookup(ac, pid, start);
 }
 
-/* ---- the slot reader (reader.c) --------------------------------------------------------- */
-/*
- * One iteration over the instances of a counter set a consumer may see, in slot order.
- * Mapped: the slots whose live bit is set. Unmapped (read permission only): every slot of
- * the opened segments, read with two successive batch copies of a chunk, @a to read from
- * and @b to check the word against.
- */
-struct perflib_reader {
-	const struct perflib_cset *cs;
-	struct perflib_alive alive; /* owners seen during this iteration */
-	bool values;		    /* copy counter values too */
-	bool single;		    /* SINGLE_INSTANCE: stop after one instance */
-	bool hides_total;	    /* MULTI_AGGREGATE, INSTANCE_AGGREGATE: hide "_Total" */
-	bool done;
-	int err;	      /* 0, or why the iteration stopped early */
-	const uint8_t *a, *b; /* slot `first` of each */
-	uint32_t first, nr;   /* slots held */
-	uint32_t slot_size;   /* info->slot_size */
-	uint32_t name_offset; /* info->name_offset */
-	uint8_t *copy[2];     /* unmapped: a chunk of slots each */
-	uint32_t n_slots;     /* slots of the segments opened when the iteration began */
-	uint32_t next;	      /* first slot not yet looked at */
-	uint64_t bits;	      /* mapped: set bits of the live word not yet returned */
-	uint32_t bits_base;   /* slot of bit 0 of bits */
-};
-
-/* what perflib_reader_next found */
-struct perflib_found {
-	uint32_t slot; /* global slot index */
-	uint32_t id;   /* InstanceId */
-	uint32_t len;  /* name units without NUL */
-	uint32_t gen;  /* generation of the LIVE word */
-};
-
-/*
- * perflib_reader_init - start an iteration over @cs (its new segments opened first), with
- * the counter values when @values. perflib_reader_fini must follow, even on an error
- * (-ENOMEM).
- */
-int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs, bool values);
-void perflib_reader_fini(struct perflib_reader *r);
-/*
- * perflib_reader_next - the next instance a consumer may see: its slot word LIVE and the
- * same before and after the copy, its owner running, its name ending inside name_max units,
- * not a provider's own "_Total" of a set whose consumers compute it, and for a
- * single-instance set the first such instance only. Its name (with NUL) goes to @name (room
- * for round8(2 * name_max) bytes: the name is copied by 8-byte words; the bytes are
- * scratch when the slot is skipped), its raw values, masked to their size, to @vals and the
- * NULL-address flags of its by-reference counters to @nodata (when the iteration copies
- * values; @nodata of other counters is left as it is). False at the end, or on an error
- * (r->err).
- */
-bool perflib_reader_next(struct perflib_reader *r, WCHAR *name, uint64_t *vals, uint8_t *nodata,
-			 struct perflib_found *ret);
-/* is an instance of this name hidden in a set of @instance_type (the computed _Total)? */
-bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len);
-
 /* ---- snapshots of what the reader returns (snap.c) --------------------- */
 struct perflib_snap_inst {
 	uint32_t id;	   /* InstanceId */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consumer.h"
+#include "reader.h"
 
 ULONG perflib_obuf_result(const struct perflib_obuf *o, DWORD *ret_actual)
 {

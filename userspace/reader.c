@@ -28,9 +28,8 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
-#include "consumer.h"
+#include "reader.h"
 
-#define READ_RETRIES 4 /* copies of one slot before it is skipped as changing */
 #define COPY_CHUNK 256 /* slots per batch copy when a counter set cannot be mapped */
 
 bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len)
@@ -110,14 +109,8 @@ void perflib_reader_fini(struct perflib_reader *r)
 	perflib_alive_fini(&r->alive);
 }
 
-static inline const uint8_t *reader_slot(const struct perflib_reader *r, const uint8_t *base,
-					 uint32_t i)
-{
-	return base + (size_t)(i - r->first) * r->slot_size;
-}
-
 /* unmapped: copy the chunk of slots from r->next on (within its segment) */
-static int reader_load(struct perflib_reader *r)
+int perflib_reader_load(struct perflib_reader *r)
 {
 	const struct perflib_set_map *map = r->cs->map;
 	uint32_t k = perflib_seg_of(r->next, map->seg0);
@@ -139,7 +132,7 @@ static int reader_load(struct perflib_reader *r)
 }
 
 /* mapped: the next live word with a bit set; false at the end */
-static bool reader_bits(struct perflib_reader *r)
+bool perflib_reader_bits(struct perflib_reader *r)
 {
 	const struct perflib_set_map *map = r->cs->map;
 
@@ -160,142 +153,4 @@ static bool reader_bits(struct perflib_reader *r)
 		r->next = r->bits_base + 64 < end ? r->bits_base + 64 : end;
 	}
 	return true;
-}
-
-/*
- * reader_next - the next slot to look at, readable through reader_slot(); false at the
- * end or on an error (*err set). Starts loading the lines the slot after it needs.
- */
-static inline bool reader_next(struct perflib_reader *r, uint32_t *ret_i, int *err)
-{
-	const uint8_t *p;
-	uint32_t j;
-
-	if (r->cs->map->data) {
-		if (!reader_bits(r))
-			return false;
-		j = (uint32_t)__builtin_ctzll(r->bits);
-		r->bits &= r->bits - 1;
-		*ret_i = r->bits_base + j;
-		/* the next live slot of this word: its memory comes in while this one is read */
-		if (r->bits) {
-			p = reader_slot(r, r->a, r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
-			__builtin_prefetch(p);
-			__builtin_prefetch(p + r->name_offset);
-			if (r->values)
-				__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
-		}
-		return true;
-	}
-	if (r->next >= r->first + r->nr) {
-		if (r->next >= r->n_slots)
-			return false;
-		*err = reader_load(r);
-		if (*err)
-			return false;
-	}
-	*ret_i = r->next++;
-	return true;
-}
-
-/* raw counter values of @slot, masked to their size; by-reference ones from the ref area */
-static void read_values(const struct perflib_cset *cs, const uint8_t *slot, uint64_t *vals,
-			uint8_t *nodata)
-{
-	const struct perflib_info *info = cs->map->info;
-	const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
-	const uint64_t *ref, *null_bits;
-	uint32_t k, n = cs->nr_counters;
-
-	for (k = 0; k < n; k++)
-		vals[k] = __atomic_load_n(&v[k], __ATOMIC_RELAXED) & cs->mask[k];
-	if (!cs->byref)
-		return;
-	/* values dereferenced by the provider, then one bit per position: address NULL */
-	ref = (const uint64_t *)(slot + info->ref_offset);
-	null_bits = ref + n;
-	for (k = 0; k < n; k++) {
-		nodata[k] = 0;
-		if (!cs->is_ref[k])
-			continue;
-		vals[k] = __atomic_load_n(&ref[k], __ATOMIC_RELAXED) & cs->mask[k];
-		nodata[k] = (__atomic_load_n(&null_bits[k / 64], __ATOMIC_RELAXED) >> (k % 64)) & 1;
-	}
-}
-
-/*
- * read_slot - copy slot @i: its id, its name (with NUL) into @name (room for
- * round8(2 * name_max) bytes: the name is copied by 8-byte words), and when @vals is given its
- * values. True only for a consistent copy of a live instance whose owner runs.
- */
-static inline __attribute__((always_inline)) bool read_slot(struct perflib_reader *r, uint32_t i,
-							    WCHAR *name, uint64_t *vals,
-							    uint8_t *nodata,
-							    struct perflib_found *ret)
-{
-	const struct perflib_cset *cs = r->cs;
-	const struct perflib_info *info = cs->map->info;
-	const uint8_t *slot = reader_slot(r, r->a, i), *again = reader_slot(r, r->b, i);
-	const struct perflib_slot_hdr *h = (const void *)slot;
-	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
-	const WCHAR *src = (const WCHAR *)(slot + info->name_offset);
-	uint64_t w = perflib_slot_word(slot), w2, start;
-	uint32_t id;
-	size_t len;
-	int tries;
-
-	for (tries = 0; tries < READ_RETRIES; tries++) {
-		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE)
-			return false;
-		start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
-		id = __atomic_load_n(&blk->InstanceId, __ATOMIC_RELAXED);
-		/* bounded by the private info copy, whatever the slot holds; the NUL comes along */
-		len = perflib_name_copy((uint8_t *)name, src, info->name_max);
-		if (vals)
-			read_values(cs, slot, vals, nodata);
-		/* the copy is good only if the word did not move while we copied */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		w2 = __atomic_load_n((const uint64_t *)again, __ATOMIC_RELAXED);
-		if (w2 != w) {
-			if (slot != again)
-				return false; /* copies do not change: it shows next time */
-			w = w2;
-			continue;
-		}
-		if (len >= info->name_max)
-			return false; /* no NUL inside name_max: not something a provider wrote */
-		if (!perflib_owner_alive(&r->alive, perflib_word_pid(w), start))
-			return false;
-		ret->slot = i;
-		ret->id = id;
-		ret->len = (uint32_t)len;
-		ret->gen = perflib_word_gen(w);
-		return true;
-	}
-	return false;
-}
-
-bool perflib_reader_next(struct perflib_reader *r, WCHAR *name, uint64_t *vals, uint8_t *nodata,
-			 struct perflib_found *ret)
-{
-	uint32_t i;
-
-	if (r->done)
-		return false;
-	while (reader_next(r, &i, &r->err)) {
-		/* most slots looked at are live; a cheap look first spares the copy of the others */
-		if (perflib_word_state(perflib_slot_word(reader_slot(r, r->a, i))) !=
-		    PERFLIB_SLOT_LIVE)
-			continue;
-		if (!read_slot(r, i, name, r->values ? vals : NULL, nodata, ret))
-			continue;
-		if (r->hides_total && perflib_total_hidden(r->cs->instance_type, name, ret->len))
-			continue;
-		/* a single-instance set has one instance; more can only be garbage */
-		if (r->single)
-			r->done = true;
-		return true;
-	}
-	r->done = true;
-	return false;
 }

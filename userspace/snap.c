@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consumer.h"
+#include "reader.h"
 
 void perflib_snap_free(struct perflib_snap *snap)
 {
