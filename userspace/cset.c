@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "consumer.h"
+#include "ctrtype.h"
 
 #define CACHE_KEEP 64  /* unused counter-set openings kept open */
 #define OPEN_RETRIES 3 /* re-registrations raced while opening */
@@ -99,7 +100,7 @@ static int cset_tables(struct perflib_cset *cs)
 	if (!cs->mask || !cs->data_size || !cs->is_ref || !cs->by_id)
 		return -ENOMEM;
 	for (k = 0; k < n; k++) {
-		switch (c[k].type & 0x300) {
+		switch (c[k].type & CTRTYPE_SIZE_MASK) {
 		case PERF_SIZE_DWORD:
 			/* the low half of the 8-byte slot, as on Windows */
 			cs->mask[k] = 0xFFFFFFFFull;
