@@ -104,7 +104,7 @@ A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
 .PHONY: all lib tools tests check bench bench-scale install uninstall clean deps deps-check \
-	demo check-abi check-headers format-check dupcheck stress
+	demo check-abi check-headers check-layers format-check dupcheck stress
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -289,6 +289,7 @@ check:
 	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)$(MAKE) --no-print-directory check-abi
+	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
@@ -361,6 +362,10 @@ abi_check = exported=$$(nm -D --defined-only $(1) | awk '{print $$3}' | sed 's/@
 check-abi: $(SO) $(PDH_SO)
 	@$(call abi_check,$(SO),userspace/perflib.map,PERFLIB_)
 	@$(call abi_check,$(PDH_SO),pdh/pdh.map,PDH_1)
+
+# the library's files form layers that call one way (userspace/layers; docs/ARCHITECTURE.md)
+check-layers: $(LIB_STATIC_OBJS)
+	$(Q)sh tools/dev/check-layers.sh userspace/layers $(LIB_STATIC_OBJS)
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')

@@ -92,14 +92,6 @@ static void acc_store(const struct perflib_cset *cs, const struct acc *accs,
 	}
 }
 
-bool perflib_aggregate_hides(uint32_t instance_type, const WCHAR *name, size_t len)
-{
-	/* the computed _Total takes the name: a provider's own "_Total" would be a duplicate */
-	return (instance_type == PERF_COUNTERSET_MULTI_AGGREGATE ||
-		instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE) &&
-	       len == PERFLIB_TOTAL_LEN && !memcmp(name, PERFLIB_TOTAL_NAME, PERFLIB_TOTAL_LEN * 2);
-}
-
 /* ---- history of vanished instances (SINGLE_AGGREGATE_HISTORY) ----------------------------- */
 
 struct hist {
@@ -273,17 +265,11 @@ static int aggregate_total(const struct perflib_cset *cs, struct perflib_snap *s
 {
 	struct perflib_snap_inst *in;
 	struct acc *accs = NULL;
-	size_t i, j = 0;
+	size_t i;
 	int err;
 
-	for (i = 0; i < snap->nr; i++) {
-		in = &snap->inst[i];
-		if (!perflib_aggregate_hides(cs->instance_type, perflib_snap_name(snap, in),
-					     in->name_len))
-			snap->inst[j++] = *in;
-	}
-	snap->nr = j;
-	if (!j)
+	/* a provider's own "_Total" never reaches a snapshot (perflib_reader_next) */
+	if (!snap->nr)
 		return 0;
 	if (snap->values) {
 		accs = calloc(snap->nr_counters, sizeof(*accs));
@@ -312,7 +298,7 @@ static uint64_t name_hash(const WCHAR *s, size_t len)
 /* same-named instances merged, then _Total */
 static int aggregate_by_name(const struct perflib_cset *cs, struct perflib_snap *snap)
 {
-	size_t nr = snap->nr, cap = 16, i, g, t, nr_groups = 0, nr_members = 0;
+	size_t nr = snap->nr, cap = 16, i, g, t, nr_groups = 0;
 	struct perflib_snap_inst *raw = NULL, *in;
 	uint32_t *table = NULL, *member_of = NULL, *gid = NULL, *start = NULL, *order = NULL;
 	struct acc *accs = NULL, *total = NULL;
@@ -340,9 +326,6 @@ static int aggregate_by_name(const struct perflib_cset *cs, struct perflib_snap 
 		const WCHAR *name = perflib_snap_name(snap, &raw[i]);
 		size_t len = raw[i].name_len;
 
-		member_of[i] = UINT32_MAX;
-		if (perflib_aggregate_hides(cs->instance_type, name, len))
-			continue;
 		for (t = name_hash(name, len) & (cap - 1); table[t] != UINT32_MAX;
 		     t = (t + 1) & (cap - 1)) {
 			const struct perflib_snap_inst *first = &raw[gid[table[t]]];
@@ -357,15 +340,12 @@ static int aggregate_by_name(const struct perflib_cset *cs, struct perflib_snap 
 		}
 		member_of[i] = table[t];
 		start[table[t] + 1]++;
-		nr_members++;
 	}
 	/* counting sort: the members of group g are order[start[g] .. start[g + 1]) */
 	for (g = 0; g < nr_groups; g++)
 		start[g + 1] += start[g];
-	for (i = 0; i < nr; i++) {
-		if (member_of[i] != UINT32_MAX)
-			order[start[member_of[i]]++] = (uint32_t)i;
-	}
+	for (i = 0; i < nr; i++)
+		order[start[member_of[i]]++] = (uint32_t)i;
 	for (g = nr_groups; g > 0; g--)
 		start[g] = start[g - 1];
 	start[0] = 0;
@@ -393,7 +373,7 @@ static int aggregate_by_name(const struct perflib_cset *cs, struct perflib_snap 
 		acc_store(cs, accs, snap, in);
 	}
 	err = 0;
-	if (nr_members) {
+	if (nr) {
 		err = perflib_snap_add(snap, 0, PERFLIB_TOTAL_NAME, PERFLIB_TOTAL_LEN, &in);
 		if (!err && total)
 			acc_store(cs, total, snap, in);

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * consumer.h - what the consumer files share (consumer.c, aggregate.c, query.c, reginfo.c):
- * machine names, the process-wide cache of counter sets opened read-only, snapshots of
- * the live instances of a counter set, aggregation, and the output-buffer writer.
+ * consumer.h - the consumer pipeline, one section per file, each calling only the sections
+ * above it (docs/ARCHITECTURE.md, "Layers"):
+ *
+ *   machine.c    machine names
+ *   cset.c       counter-set handles: counter sets opened read-only, cached per process
+ *   liveness.c   owner liveness
+ *   reader.c     the slot reader: the one iterator that applies every visibility rule
+ *   snap.c       snapshots of what the reader returns
+ *   aggregate.c  the aggregate instance types, computed from a snapshot
+ *   obuf.c       the output buffer and the direct writer (reader -> buffer)
+ *   enumerate.c, query.c, query_data.c, reginfo.c: the API front ends
  *
  * Nothing read from a map is trusted: the private info copy (perflib_info_check) gives
  * every offset used inside a slot, names must end inside name_max units, and an instance
@@ -15,12 +23,24 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "internal.h"
 
 #define PERFLIB_TOTAL_NAME u"_Total" /* PERF_AGGREGATE_INSTANCE */
 #define PERFLIB_TOTAL_LEN 6	     /* units of "_Total" without NUL */
 #define PERFLIB_MACHINE_MAX 256	     /* units of a machine name we compare */
+
+#define PERFLIB_RECHECK_NS 1000000000ull /* cached facts are checked at least this often */
+
+/* CLOCK_MONOTONIC_COARSE in ns: a vDSO read, for "at least this often" decisions */
+static inline uint64_t perflib_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static inline size_t perflib_round8(size_t v)
 {
@@ -76,7 +96,7 @@ static inline void perflib_zero_tail(uint8_t *p, size_t used, size_t size)
 	memcpy(p + size - 8, &tail, 8);
 }
 
-/* ---- machines (consumer.c) ------------------------------------------------------------- */
+/* ---- machines (machine.c) ------------------------------------------------------------- */
 /*
  * perflib_machine_check - 0 when @machine names this machine (NULL, "", ".", "localhost" or
  * the host name, case-insensitive, optionally after a leading "\\"), -EHOSTUNREACH for any
@@ -86,7 +106,7 @@ int perflib_machine_check(LPCWSTR machine);
 /* this host's name as NUL-terminated UTF-16 into @buf; returns bytes written incl. NUL */
 size_t perflib_machine_name(WCHAR *buf, size_t units);
 
-/* ---- counter sets opened read-only, cached per process (consumer.c) -------------------- */
+/* ---- counter-set handles: opened read-only, cached per process (cset.c) -------------------- */
 struct perflib_cset {
 	struct perflib_set_map *map; /* read-only maps: private info copy, PROT_READ data */
 	char dir[PATH_MAX];	     /* "<root>/<guid>": the cache key */
@@ -121,7 +141,38 @@ static inline bool perflib_cset_multi(const struct perflib_cset *cs)
 	return cs->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE;
 }
 
-/* ---- snapshots of the live instances of a counter set (consumer.c) --------------------- */
+/* ---- owner liveness (liveness.c) -------------------------------------------------------- */
+struct perflib_alive_entry {
+	uint64_t start; /* owner start time */
+	uint32_t pid;	/* 0 = empty entry */
+	uint32_t alive; /* the answer */
+};
+
+/* the owners looked up during one read ((pid, start) -> alive); zeroed = empty */
+struct perflib_alive {
+	struct perflib_alive_entry last; /* most recent answer: one provider owns most slots */
+	struct perflib_alive_entry *tab; /* open addressing, power-of-two size */
+	size_t cap, nr;
+};
+
+/*
+ * perflib_alive_lookup - is (@pid, @start) a running process? Each distinct owner is looked
+ * up once per struct perflib_alive, then remembered across calls with a pidfd (an owner
+ * found dead stays dead). A kernel-owned slot (start PERFLIB_OWNER_KERNEL) is alive; pid 0
+ * is not; start 0 (unknown) is decided by the pid alone.
+ */
+bool perflib_alive_lookup(struct perflib_alive *ac, uint32_t pid, uint64_t start);
+void perflib_alive_fini(struct perflib_alive *ac);
+
+static inline bool perflib_owner_alive(struct perflib_alive *ac, uint32_t pid, uint64_t start)
+{
+	/* one provider owns most slots: the answer for the previous slot usually holds */
+	if (pid && ac->last.pid == pid && ac->last.start == start)
+		return ac->last.alive;
+	return perflib_alive_lookup(ac, pid, start);
+}
+
+/* ---- snapshots of what the reader returns (snap.c) --------------------- */
 struct perflib_snap_inst {
 	uint32_t id;	   /* InstanceId */
 	uint32_t name_len; /* UTF-16 units without NUL */
@@ -143,15 +194,10 @@ struct perflib_snap {
 	size_t nr_rows, rows_cap;
 };
 
-/* per-call cache of owner liveness ((pid, start) -> alive) */
-struct perflib_alive;
-struct perflib_alive *perflib_alive_new(void);
-void perflib_alive_free(struct perflib_alive *ac);
-
 /*
- * perflib_snap_read - copy every live instance of @cs whose owner runs into @snap (reset
+ * perflib_snap_read - copy every instance of @cs the slot reader returns into @snap (reset
  * first): ids, names and, when @values, the counter values (by-reference counters from the
- * ref area). Instances being created or deleted during the copy are left out.
+ * ref area).
  */
 int perflib_snap_read(const struct perflib_cset *cs, bool values, struct perflib_snap *snap);
 void perflib_snap_free(struct perflib_snap *snap);
@@ -188,10 +234,8 @@ static inline bool perflib_filter_match(const struct perflib_filter *f, uint32_t
  * until it exits) when @history is set. No-op for the other types.
  */
 int perflib_snap_aggregate(const struct perflib_cset *cs, struct perflib_snap *snap, bool history);
-/* are raw instances named "_Total" hidden (the computed aggregate takes the name)? */
-bool perflib_aggregate_hides(uint32_t instance_type, const WCHAR *name, size_t len);
 
-/* ---- output buffer --------------------------------------------------------------------- */
+/* ---- the output buffer (obuf.c) --------------------------------------------------------------------- */
 /*
  * The writer counts every byte and writes only what fits: once a put does not fit, nothing
  * more is written, and len is the size the caller needs (ERROR_NOT_ENOUGH_MEMORY).
@@ -234,13 +278,11 @@ void perflib_obuf_values(struct perflib_obuf *o, const struct perflib_cset *cs,
 #define PERFLIB_NO_VALUES (-2) /* perflib_obuf_direct: instance blocks only */
 
 /*
- * perflib_obuf_direct - instance blocks written straight from the slots of @cs: for every live
- * instance that @f accepts (NULL: all), a PERF_INSTANCE_HEADER block followed by the
- * PERF_COUNTER_DATA blocks of counter @pos (PERF_MULTIPLE_INSTANCES), of every counter when
- * @pos is -1 (PERF_COUNTERSET), of none when @pos is PERFLIB_NO_VALUES (an enumeration).
- * A block is kept only when the slot word did not change while it was written and the owner
- * runs; a provider's own "_Total" of a MULTI_AGGREGATE set is left out, and a single-instance
- * set gives at most one instance. *ret_nr gets the number of instances. No snapshot: one copy.
+ * perflib_obuf_direct - instance blocks written straight from the slots of @cs: for every
+ * instance the slot reader returns that @f accepts (NULL: all), a PERF_INSTANCE_HEADER block
+ * followed by the PERF_COUNTER_DATA blocks of counter @pos (PERF_MULTIPLE_INSTANCES), of
+ * every counter when @pos is -1 (PERF_COUNTERSET), of none when @pos is PERFLIB_NO_VALUES
+ * (an enumeration). *ret_nr gets the number of instances. No snapshot: one copy.
  */
 int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filter *f, int pos,
 			struct perflib_obuf *o, uint32_t *ret_nr);

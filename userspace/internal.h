@@ -376,6 +376,12 @@ struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const 
 void *perflib_prov_alloc(struct perflib_provider *prov, size_t size);
 void perflib_prov_free(struct perflib_provider *prov, void *p);
 /* iterate over every started provider of the process (used by the callback thread) */
+/* provlist.c: a new provider structure (from the quarantine or malloc), and back into it */
+struct perflib_provider *perflib_prov_new(void);
+void perflib_prov_retire(struct perflib_provider *prov);
+/* put a started provider on the list; take the one behind @h off it (NULL: not on it) */
+void perflib_providers_add(struct perflib_provider *prov);
+struct perflib_provider *perflib_providers_remove(HANDLE h);
 void perflib_providers_lock(void);
 void perflib_providers_unlock(void);
 struct perflib_provider *perflib_providers_first(void);

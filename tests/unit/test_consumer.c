@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_consumer.c - the consumer modules (consumer.c, aggregate.c, query.c, reginfo.c)
+ * test_consumer.c - the consumer modules (enumerate.c, aggregate.c, query*.c, reginfo.c)
  * beyond the public conformance tests: registration info of a set registered with names,
  * aggregation with real values (global, multiple + _Total, history, by name), garbage in
  * the maps, a counter set re-registered under a consumer, churn, ControlCallback

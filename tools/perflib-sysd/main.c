@@ -37,6 +37,7 @@
 #include <perflib.h>
 #include <perflib-linux.h>
 
+#include "ctrtype.h"
 #include "manifest.h"
 #include "perflib_bpf.h"
 #include "regman.h"
@@ -258,7 +259,9 @@ static ULONG sd_provider(struct sd *sd)
 			c[i].CounterId = r->counters[i].id;
 			c[i].Type = r->counters[i].type;
 			c[i].Attrib = r->counters[i].attrib;
-			c[i].Size = (r->counters[i].type & 0x300) == PERF_SIZE_LARGE ? 8 : 4;
+			c[i].Size = (r->counters[i].type & CTRTYPE_SIZE_MASK) == PERF_SIZE_LARGE
+					    ? 8
+					    : 4;
 			c[i].DetailLevel = r->counters[i].detail_level;
 			c[i].Scale = r->counters[i].scale;
 		}

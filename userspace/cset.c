@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cset.c - counter-set handles: the counter sets a consumer reads, opened read-only once
+ * per process and cached, with the per-position tables every read uses (value masks,
+ * PERF_COUNTER_DATA sizes, by-reference flags, id lookups).
+ *
+ * Invariants:
+ *  - maps are opened for reading and mapped PROT_READ: a consumer never writes;
+ *  - an opening is used only while its pins are the files it opened (device and inode of
+ *    ctl): a re-registration under the same GUID gets a new opening, the old one goes when
+ *    its last user puts it;
+ *  - the cache learns of new and removed counter sets from an inotify watch on the root,
+ *    else from a stat() of the pins at least once a second.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "consumer.h"
+#include "ctrtype.h"
+
+#define CACHE_KEEP 64  /* unused counter-set openings kept open */
+#define OPEN_RETRIES 3 /* re-registrations raced while opening */
+#define WATCH_MAX 4    /* pin roots watched with inotify */
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct perflib_cset *cache;
+static uint64_t cache_clock;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Counter sets appear by rename() into the root and go by rmdir() (store.c): an inotify
+ * watch on the root sees both, so a cached opening needs no stat() per call. Without a
+ * watch (no inotify, no permission, too many roots) every call stat()s the pins.
+ */
+static struct {
+	int fd;		  /* inotify instance, -1 = none */
+	bool unavailable; /* inotify_init1 failed: stat() every time */
+	int nr;
+	struct {
+		int wd;
+		char root[PATH_MAX];
+	} w[WATCH_MAX];
+} watch = {.fd = -1};
+
+static bool instance_type_known(uint32_t t)
+{
+	return t == PERF_COUNTERSET_SINGLE_INSTANCE || t == PERF_COUNTERSET_MULTI_INSTANCES ||
+	       t == PERF_COUNTERSET_SINGLE_AGGREGATE || t == PERF_COUNTERSET_MULTI_AGGREGATE ||
+	       t == PERF_COUNTERSET_SINGLE_AGGREGATE_HISTORY ||
+	       t == PERF_COUNTERSET_INSTANCE_AGGREGATE;
+}
+
+/* identity of the counter set's pins: a re-registration pins new files */
+static int pin_identity(const char *dir, dev_t *ret_dev, ino_t *ret_ino)
+{
+	char path[PATH_MAX + 8];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/ctl", dir);
+	if (stat(path, &st))
+		return -errno;
+	*ret_dev = st.st_dev;
+	*ret_ino = st.st_ino;
+	return 0;
+}
+
+static void cset_free(struct perflib_cset *cs)
+{
+	if (!cs)
+		return;
+	perflib_set_close(cs->map);
+	free(cs->mask);
+	free(cs->data_size);
+	free(cs->is_ref);
+	free(cs->by_id);
+	free(cs);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the per-position tables every read uses */
+static int cset_tables(struct perflib_cset *cs)
+{
+	const struct perflib_info_counter *c = cs->map->counters;
+	uint32_t n = cs->nr_counters, k;
+
+	cs->mask = calloc(n, sizeof(*cs->mask));
+	cs->data_size = calloc(n, sizeof(*cs->data_size));
+	cs->is_ref = calloc(n, sizeof(*cs->is_ref));
+	cs->by_id = calloc(n, sizeof(*cs->by_id));
+	if (!cs->mask || !cs->data_size || !cs->is_ref || !cs->by_id)
+		return -ENOMEM;
+	for (k = 0; k < n; k++) {
+		switch (c[k].type & CTRTYPE_SIZE_MASK) {
+		case PERF_SIZE_DWORD:
+			/* the low half of the 8-byte slot, as on Windows */
+			cs->mask[k] = 0xFFFFFFFFull;
+			cs->data_size[k] = 4;
+			break;
+		case PERF_SIZE_ZERO:
+			cs->mask[k] = 0;
+			cs->data_size[k] = 0;
+			break;
+		default:
+			/* LARGE; VARIABLE_LEN cannot be set through the API: the raw slot */
+			cs->mask[k] = ~0ull;
+			cs->data_size[k] = 8;
+			break;
+		}
+		cs->is_ref[k] = !!(c[k].attrib & PERF_ATTRIB_BY_REFERENCE);
+		if (cs->is_ref[k])
+			cs->byref = true;
+		cs->by_id[k] = (uint64_t)c[k].id << 32 | k;
+	}
+	/* a by-reference counter without a ref area would be a corrupt registration */
+	if (cs->byref && !cs->map->info->ref_offset)
+		return -EBADMSG;
+	qsort(cs->by_id, n, sizeof(*cs->by_id), cmp_u64);
+	return 0;
+}
+
+/* copy entries [first, first + n) of array map @fd (@value_size bytes each) into @buf */
+static int cset_open(const GUID *guid, const char *dir, struct perflib_cset **ret_cs)
+{
+	struct perflib_cset *cs;
+	dev_t dev2;
+	ino_t ino2;
+	int err;
+
+	cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	snprintf(cs->dir, sizeof(cs->dir), "%s", dir);
+	err = pin_identity(dir, &cs->dev, &cs->ino);
+	/* readable but not mappable (read permission only): map->data NULL, slots are copied */
+	if (!err)
+		err = perflib_set_open(guid, false, &cs->map);
+	/* the pins must still be those we identified: else a re-registration raced us */
+	if (!err)
+		err = pin_identity(dir, &dev2, &ino2);
+	if (!err && (dev2 != cs->dev || ino2 != cs->ino))
+		err = -EAGAIN;
+	if (err == -ENOENT)
+		err = -EAGAIN; /* removed meanwhile: the caller looks again */
+	if (err)
+		goto out;
+	cs->checked = perflib_coarse_ns();
+	cs->nr_counters = cs->map->info->nr_counters;
+	cs->instance_type = cs->map->info->instance_type;
+	if (!instance_type_known(cs->instance_type)) {
+		pr_debug("counter set %s has an unknown instance type %#x\n", dir,
+			 cs->instance_type);
+		err = -EBADMSG;
+		goto out;
+	}
+	err = cset_tables(cs);
+	if (err)
+		goto out;
+	*ret_cs = cs;
+	return 0;
+out:
+	cset_free(cs);
+	return err;
+}
+
+/* why nothing is pinned for @guid: -ESRCH, or -ENODEV when bpffs is not mounted */
+static int not_registered(const GUID *guid)
+{
+	struct perflib_set_map *map;
+	int err;
+
+	/* perflib_set_open tells a missing bpffs (and says how to mount it) from a missing set */
+	err = perflib_set_open(guid, false, &map);
+	if (!err) {
+		perflib_set_close(map);
+		return -EAGAIN; /* registered meanwhile */
+	}
+	return err == -ENOENT ? -ESRCH : err;
+}
+
+/* forget the openings of @dir, or of everything under @root when @dir is NULL (lock held) */
+static void cache_invalidate(const char *dir, const char *root)
+{
+	struct perflib_cset **pp = &cache, *cs;
+	size_t len = root ? strlen(root) : 0;
+
+	while (*pp) {
+		cs = *pp;
+		if (dir ? strcmp(cs->dir, dir)
+			: strncmp(cs->dir, root, len) || cs->dir[len] != '/') {
+			pp = &cs->next;
+			continue;
+		}
+		/* the opening goes when its last user is done */
+		*pp = cs->next;
+		cs->stale = true;
+		if (!cs->refs)
+			cset_free(cs);
+	}
+}
+
+static void watch_drop(int i)
+{
+	watch.w[i] = watch.w[--watch.nr];
+}
+
+/* apply the root changes inotify reported since the last call (cache lock held) */
+static void watch_drain(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char dir[PATH_MAX + NAME_MAX + 2];
+	const struct inotify_event *ev;
+	ssize_t n;
+	int i;
+
+	while (watch.fd >= 0 && (n = read(watch.fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				/* events were lost: trust nothing cached */
+				for (i = 0; i < watch.nr; i++)
+					cache_invalidate(NULL, watch.w[i].root);
+				continue;
+			}
+			for (i = 0; i < watch.nr && watch.w[i].wd != ev->wd; i++)
+				;
+			if (i == watch.nr)
+				continue;
+			if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) {
+				cache_invalidate(NULL, watch.w[i].root);
+				if (ev->mask & IN_IGNORED)
+					watch_drop(i);
+			} else if (ev->len) {
+				snprintf(dir, sizeof(dir), "%s/%s", watch.w[i].root, ev->name);
+				cache_invalidate(dir, NULL);
+			}
+		}
+	}
+}
+
+/* is @root watched (watching it from now on if possible)? Cache lock held. */
+static bool watch_root(const char *root)
+{
+	struct perflib_cset *cs;
+	size_t len = strlen(root);
+	int i, wd;
+
+	for (i = 0; i < watch.nr; i++) {
+		if (!strcmp(watch.w[i].root, root))
+			return true;
+	}
+	if (watch.unavailable || watch.nr == WATCH_MAX || len >= PATH_MAX)
+		return false;
+	if (watch.fd < 0) {
+		watch.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (watch.fd < 0) {
+			watch.unavailable = true;
+			return false;
+		}
+	}
+	wd = inotify_add_watch(watch.fd, root,
+			       IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+				       IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+	if (wd < 0)
+		return false; /* no root yet, or not readable: stat() until it works */
+	watch.w[watch.nr].wd = wd;
+	memcpy(watch.w[watch.nr].root, root, len + 1);
+	watch.nr++;
+	/* what happened before the watch went unseen: check those openings once more */
+	for (cs = cache; cs; cs = cs->next) {
+		if (!strncmp(cs->dir, root, len) && cs->dir[len] == '/')
+			cs->checked = 0;
+	}
+	return true;
+}
+
+/* fork: the child must not read the parent's inotify events (one shared instance) */
+static void cache_prefork(void)
+{
+	pthread_mutex_lock(&cache_lock);
+}
+
+static void cache_postfork_parent(void)
+{
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void cache_postfork_child(void)
+{
+	struct perflib_cset *cs;
+
+	if (watch.fd >= 0)
+		close(watch.fd);
+	watch.fd = -1;
+	watch.nr = 0;
+	for (cs = cache; cs; cs = cs->next)
+		cs->checked = 0;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void cache_atfork(void)
+{
+	pthread_atfork(cache_prefork, cache_postfork_parent, cache_postfork_child);
+}
+
+/* drop the least recently used unused openings beyond CACHE_KEEP (cache lock held) */
+static void cache_trim(void)
+{
+	struct perflib_cset **pp, **oldest, *victim;
+	unsigned int unused;
+
+	for (;;) {
+		unused = 0;
+		oldest = NULL;
+		for (pp = &cache; *pp; pp = &(*pp)->next) {
+			if ((*pp)->refs)
+				continue;
+			unused++;
+			if (!oldest || (*pp)->last_use < (*oldest)->last_use)
+				oldest = pp;
+		}
+		if (unused <= CACHE_KEEP || !oldest)
+			return;
+		victim = *oldest;
+		*oldest = victim->next;
+		cset_free(victim);
+	}
+}
+
+/* a cached opening of @dir still known good without a stat(), with a reference, or NULL */
+static struct perflib_cset *cache_fast(const char *dir)
+{
+	const char *root = perflib_root_path();
+	struct perflib_cset *cs;
+	bool watched;
+
+	pthread_once(&cache_once, cache_atfork);
+	pthread_mutex_lock(&cache_lock);
+	watch_drain();
+	watched = watch_root(root);
+	for (cs = cache; cs && strcmp(cs->dir, dir); cs = cs->next)
+		;
+	if (cs && watched && perflib_coarse_ns() - cs->checked < PERFLIB_RECHECK_NS) {
+		cs->refs++;
+		cs->last_use = ++cache_clock;
+	} else {
+		cs = NULL;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return cs;
+}
+
+int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
+{
+	struct perflib_cset *cs, **pp, *fresh;
+	char dir[PATH_MAX];
+	dev_t dev = 0;
+	ino_t ino = 0;
+	int err = -EBUSY, tries;
+
+	if (perflib_set_dir(guid, dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	cs = cache_fast(dir);
+	if (cs) {
+		*ret_cs = cs;
+		return 0;
+	}
+	for (tries = 0; tries < OPEN_RETRIES; tries++) {
+		err = pin_identity(dir, &dev, &ino);
+		if (err == -ENOENT || err == -ENOTDIR)
+			err = not_registered(guid);
+		if (err == -EAGAIN)
+			continue;
+		if (err)
+			return err;
+		pthread_mutex_lock(&cache_lock);
+		for (pp = &cache; *pp;) {
+			cs = *pp;
+			if (strcmp(cs->dir, dir)) {
+				pp = &cs->next;
+				continue;
+			}
+			if (cs->dev == dev && cs->ino == ino) {
+				cs->refs++;
+				cs->last_use = ++cache_clock;
+				cs->checked = perflib_coarse_ns();
+				pthread_mutex_unlock(&cache_lock);
+				*ret_cs = cs;
+				return 0;
+			}
+			/* re-registered: the old opening goes when its last user is done */
+			*pp = cs->next;
+			cs->stale = true;
+			if (!cs->refs)
+				cset_free(cs);
+		}
+		pthread_mutex_unlock(&cache_lock);
+
+		err = cset_open(guid, dir, &fresh);
+		if (err == -EAGAIN)
+			continue;
+		if (err)
+			return err;
+		pthread_mutex_lock(&cache_lock);
+		fresh->refs = 1;
+		fresh->last_use = ++cache_clock;
+		fresh->next = cache;
+		cache = fresh;
+		cache_trim();
+		pthread_mutex_unlock(&cache_lock);
+		*ret_cs = fresh;
+		return 0;
+	}
+	/* pins kept changing under us */
+	return err == -EAGAIN ? -EBUSY : err;
+}
+
+void perflib_cset_put(struct perflib_cset *cs)
+{
+	if (!cs)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	if (--cs->refs == 0 && cs->stale)
+		cset_free(cs);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+int perflib_cset_counter(const struct perflib_cset *cs, uint32_t id)
+{
+	size_t lo = 0, hi = cs->nr_counters;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint32_t mid_id = (uint32_t)(cs->by_id[mid] >> 32);
+
+		if (mid_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* duplicate ids (a corrupt registration): the first position wins */
+	if (lo < cs->nr_counters && (uint32_t)(cs->by_id[lo] >> 32) == id)
+		return (int)(uint32_t)cs->by_id[lo];
+	return -1;
+}

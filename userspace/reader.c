@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reader.c - the slot reader: the one iterator over the instances of a counter set that a
+ * consumer may see. Every consumer path (snapshots, the direct writer, and through them the
+ * enumeration, the queries and the tools) reads slots through perflib_reader_next, which
+ * applies every visibility rule in one place:
+ *
+ *  - the slot word is LIVE and did not change while the slot was copied (seqlock: the
+ *    generation in the word grows on every transition, so names are never torn and
+ *    half-created or half-deleted instances never show);
+ *  - its owner (pid + start time) still runs (liveness.c), so orphans of a dead provider
+ *    never show, even before a reaper frees them;
+ *  - its name ends inside name_max units (every offset comes from the private, checked info
+ *    copy, never from the slot);
+ *  - a single-instance counter set gives at most one instance;
+ *  - a provider's own "_Total" of a MULTI_AGGREGATE or INSTANCE_AGGREGATE set is hidden:
+ *    the consumer computes that instance (aggregate.c, enumerate.c).
+ *
+ * Mapped sets: the slots whose live bit is set, segment by segment, so a set that held many
+ * instances costs what its live ones cost. The kernel maps a BPF array only through a file
+ * open for writing: a reader whose pins grant read but not write permission (mode 0644 for
+ * others) copies the slots with batch lookups, twice, and keeps a slot only when its word
+ * is the same in both copies.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
+#include "reader.h"
+
+#define COPY_CHUNK 256 /* slots per batch copy when a counter set cannot be mapped */
+
+bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len)
+{
+	/* the computed _Total takes the name: a provider's own "_Total" would be a duplicate */
+	return (instance_type == PERF_COUNTERSET_MULTI_AGGREGATE ||
+		instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE) &&
+	       len == PERFLIB_TOTAL_LEN && !memcmp(name, PERFLIB_TOTAL_NAME, PERFLIB_TOTAL_LEN * 2);
+}
+
+/* copy entries [first, first + n) of array map @fd (@value_size bytes each) into @buf */
+static int copy_entries(int fd, uint32_t first, uint32_t n, uint32_t value_size, uint8_t *buf)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t prev = first - 1, out = 0, count = n, k;
+	uint32_t *keys = malloc((n ? n : 1) * sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	/* defined bytes whatever the kernel copies (valgrind does not know batch lookups) */
+	memset(keys, 0, (n ? n : 1) * sizeof(*keys));
+	memset(buf, 0, (size_t)n * value_size);
+	/* a batch continues after the key it is given: the entry before the first one */
+	if (!bpf_map_lookup_batch(fd, first ? &prev : NULL, &out, keys, buf, &count, &opts) ||
+	    errno == ENOENT) {
+		for (k = 0; k < count && keys[k] == first + k; k++)
+			;
+		if (k == n) {
+			free(keys);
+			return 0;
+		}
+	}
+	free(keys);
+	/* no batch support, or not the entries asked for: one lookup each */
+	for (k = 0; k < n; k++) {
+		uint32_t key = first + k;
+
+		if (bpf_map_lookup_elem(fd, &key, buf + (size_t)k * value_size))
+			return -errno;
+	}
+	return 0;
+}
+
+/* ---- where the next slot comes from ------------------------------------------------------ */
+
+int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs, bool values)
+{
+	struct perflib_set_map *map = cs->map;
+	size_t chunk = (size_t)COPY_CHUNK * map->info->slot_size;
+
+	memset(r, 0, sizeof(*r));
+	r->cs = cs;
+	r->values = values;
+	r->single = cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE;
+	r->hides_total = cs->instance_type == PERF_COUNTERSET_MULTI_AGGREGATE ||
+			 cs->instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE;
+	r->slot_size = map->info->slot_size;
+	r->name_offset = map->info->name_offset;
+	/* storage other processes added since the last call */
+	perflib_set_refresh(map);
+	r->n_slots = perflib_set_slots(map);
+	if (map->data) {
+		r->a = r->b = map->data;
+		r->nr = r->n_slots;
+		return 0;
+	}
+	r->copy[0] = malloc(chunk);
+	r->copy[1] = malloc(chunk);
+	return r->copy[0] && r->copy[1] ? 0 : -ENOMEM;
+}
+
+void perflib_reader_fini(struct perflib_reader *r)
+{
+	free(r->copy[0]);
+	free(r->copy[1]);
+	r->copy[0] = r->copy[1] = NULL;
+	perflib_alive_fini(&r->alive);
+}
+
+/* unmapped: copy the chunk of slots from r->next on (within its segment) */
+int perflib_reader_load(struct perflib_reader *r)
+{
+	const struct perflib_set_map *map = r->cs->map;
+	uint32_t k = perflib_seg_of(r->next, map->seg0);
+	uint32_t first = (uint32_t)perflib_seg_first(k, map->seg0);
+	uint32_t end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+	uint32_t n = end - r->next < COPY_CHUNK ? end - r->next : COPY_CHUNK;
+	int fd = map->segs[k].data_fd, err;
+
+	err = copy_entries(fd, r->next - first, n, r->slot_size, r->copy[0]);
+	if (!err)
+		err = copy_entries(fd, r->next - first, n, r->slot_size, r->copy[1]);
+	if (err)
+		return err;
+	r->a = r->copy[0];
+	r->b = r->copy[1];
+	r->first = r->next;
+	r->nr = n;
+	return 0;
+}
+
+/* mapped: the next live word with a bit set; false at the end */
+bool perflib_reader_bits(struct perflib_reader *r)
+{
+	const struct perflib_set_map *map = r->cs->map;
+
+	while (!r->bits) {
+		uint32_t k, first, end, off, valid;
+
+		if (r->next >= r->n_slots)
+			return false;
+		k = perflib_seg_of(r->next, map->seg0);
+		first = (uint32_t)perflib_seg_first(k, map->seg0);
+		end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+		off = r->next - first;
+		r->bits_base = r->next - off % 64;
+		r->bits = __atomic_load_n(&map->segs[k].live[off / 64], __ATOMIC_ACQUIRE);
+		valid = end - r->bits_base;
+		if (valid < 64)
+			r->bits &= (1ULL << valid) - 1;
+		r->next = r->bits_base + 64 < end ? r->bits_base + 64 : end;
+	}
+	return true;
+}
