@@ -34,6 +34,10 @@ CFLAGS ?= -O2 -g -Werror
 ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
 	-Icommon -Ipdh -Itools/common -I$(OUTPUT)gen
 ALL_LDFLAGS := $(LDFLAGS)
+# a slot's word and its owner stamp change together in one 16-byte CAS (internal.h)
+ifeq ($(shell uname -m),x86_64)
+ALL_CFLAGS += -mcx16
+endif
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
@@ -68,6 +72,9 @@ COMMON_OBJS := $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(COMMON_SRCS))
 # tools link tools/common as an archive: each takes the modules it calls, and libxml2 only
 # when the manifest reader is among them (--as-needed)
 COMMON_A := $(OUTPUT)libtoolcommon.a
+# tool-private modules that tests and benches link, and where their headers are
+TOOL_LIBS := $(OUTPUT)libtool-perflib-exporter.a $(OUTPUT)libtool-typeperf.a
+TOOL_INCLUDES := -Itools/perflib-exporter -Itools/typeperf
 TOOLS := $(sort $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c)))
 TOOL_BINS := $(addprefix $(OUTPUT)tools/,$(TOOLS))
 
@@ -212,6 +219,12 @@ $(COMMON_A): $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# a tool's private modules (its objects but main.o) for the unit tests and benches that
+# reach them; the tools themselves link their own objects
+$(OUTPUT)libtool-%.a: $$(filter-out %/main.o,$$(call tool_objs,$$*))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(OUTPUT)tools/%: $$(call tool_objs,$$*) \
 		$(COMMON_A) $(PDH_A) $(A)
 	$(call msg,LINK,$@)
@@ -237,11 +250,13 @@ $(OUTPUT)tests/lib/%.o: tests/lib/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUTPUT)tests/%: tests/unit/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TESTLIB_OBJS) | skeletons
+$(OUTPUT)tests/%: tests/unit/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) $(TESTLIB_OBJS) \
+		| skeletons
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) $< \
-		$(TESTLIB_OBJS) $(COMMON_OBJS) $(PDH_A) $(A) -lcmocka $(LIB_LIBS) $(XML_LIBS) -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(TOOL_INCLUDES) $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) \
+		$< $(TESTLIB_OBJS) $(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) -lcmocka $(LIB_LIBS) \
+		$(XML_LIBS) -lm -o $@
 
 $(OUTPUT)tests/%.so-test: tests/unit/%.c $(SO) $(TESTLIB_OBJS)
 	$(call msg,TEST,$@)
@@ -277,13 +292,12 @@ check:
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
-# a bench links the library, tools/common and what it names here beside them
-BENCH_OBJS_bench_exporter := $(OUTPUT)tools-obj/perflib-exporter/collect.o
-$(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $$(BENCH_OBJS_$$*) | skeletons
+# a bench links the library, tools/common and the tools' private modules
+$(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) | skeletons
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -Itools/perflib-exporter $(XML_CFLAGS) $(ALL_LDFLAGS) $< \
-		$(BENCH_OBJS_$*) $(COMMON_OBJS) $(PDH_A) $(A) $(LIB_LIBS) $(XML_LIBS) -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace $(TOOL_INCLUDES) $(XML_CFLAGS) $(ALL_LDFLAGS) $< \
+		$(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
 bench: lib $(BENCH_BINS) $(OUTPUT)tools/perflib-sysd
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

@@ -191,7 +191,8 @@ struct perflib_proc {
 	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
 	__u64 start;	   /* process stamp (start time, pid namespace, above) */
 	__u64 token;	   /* random socket name component */
-	__u64 reserved[4]; /* 0 */
+	__u64 pending;	   /* slot + 1 the process is freeing right now, 0 = none */
+	__u64 reserved[3]; /* 0 */
 };
 
 /*
@@ -344,7 +345,7 @@ static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *
 }
 
 /*
- * The machine's exit reaper (docs/ARCHITECTURE.md, "Crash cleanup"): one program on
+ * The exit reaper of a root (docs/ARCHITECTURE.md, "Crash cleanup"): one program on
  * sched_process_exit for every counter set under a root, in <root>/exit-reaper/:
  *   provs  HASH   struct perflib_exit_key -> struct perflib_exit_val: the provider
  *                 processes and the counter sets (exit ids) each provides into

@@ -41,6 +41,7 @@ struct reap_ctx {
 	__u32 seg;     /* segment being walked */
 	__u32 word;    /* word of its live bitmap being walked */
 	__u64 bits;    /* that word */
+	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
 };
 
 /*
@@ -74,6 +75,8 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 	if (e->pid != r->tgid || !start_matches(e->start, r->start))
 		return;
 	r->found = 1;
+	/* a slot it was freeing when it died: its live bit may already be clear */
+	r->pending = e->pending;
 	__sync_val_compare_and_swap((__u64 *)e, w, (w & 0xFFFFFFFF00000000ULL) + (1ULL << 32));
 }
 
@@ -216,6 +219,9 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 		bpf_loop(perflib_geo.nr_procs - PROCS_INLINE, procs_cb, &r, 0);
 	/* the claimed and live slots of every segment there is */
 	bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, 0);
+	/* and the slot it was freeing (its live bit cleared before the slot went FREE) */
+	if (r.pending && r.pending <= perflib_geo.capacity)
+		slot_cb((__u32)(r.pending - 1), &r);
 	if (r.reaped)
 		__sync_fetch_and_add(&nr_reaped, r.reaped);
 	perflib_exit_next(ctx, c);

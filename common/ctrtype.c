@@ -203,3 +203,15 @@ bool ctrtype_next_is_base(uint32_t type, uint32_t next_type)
 {
 	return ctrtype_wants_base(type) && ctrtype_is_base(next_type);
 }
+
+long ctrtype_base_index(uint32_t type, long base_idx, long multi_idx, size_t self, size_t n,
+			uint32_t next_type)
+{
+	if (base_idx >= 0)
+		return base_idx;
+	if ((type & PERF_MULTI_COUNTER) && multi_idx >= 0)
+		return multi_idx;
+	if (self + 1 < n && ctrtype_next_is_base(type, next_type))
+		return (long)self + 1;
+	return -1;
+}

@@ -130,4 +130,15 @@ bool ctrtype_wants_base(uint32_t type);
  */
 bool ctrtype_next_is_base(uint32_t type, uint32_t next_type);
 
+/*
+ * ctrtype_base_index - the one base-counter rule over a registration (libpdh, typeperf,
+ * perflib-exporter): the index of the base of counter @self (of @type, one of @n counters;
+ * @next_type the type of counter @self + 1 when there is one) given the indexes its
+ * BaseCounterId and MultiId name (-1: none, or no such counter): the BaseCounterId's
+ * counter; else, for a PERF_MULTI_COUNTER type, the MultiId's counter; else the counter
+ * right after it when ctrtype_next_is_base() says so; else -1.
+ */
+long ctrtype_base_index(uint32_t type, long base_idx, long multi_idx, size_t self, size_t n,
+			uint32_t next_type);
+
 #endif /* PERFLIB_CTRTYPE_H */

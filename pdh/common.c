@@ -333,54 +333,62 @@ int64_t pdh_local_filetime(int64_t utc)
 
 /* ---- the catalog --------------------------------------------------------------------- */
 
-ULONG pdh_fetch(pdh_fetch_fn fn, void *ctx, void **ret, DWORD *ret_size)
+ULONG pdh_fetch_into(pdh_fetch_fn fn, void *ctx, void **buf, DWORD *cap, DWORD *ret_size)
 {
-	DWORD size = 0, actual = 0;
-	void *buf = NULL, *grown;
+	DWORD actual = 0, size;
+	void *grown;
 	ULONG st;
 	int i;
 
-	st = fn(ctx, NULL, 0, &actual);
+	st = fn(ctx, *buf, *cap, &actual);
 	for (i = 0; st == ERROR_NOT_ENOUGH_MEMORY && i < SIZE_RETRIES; i++) {
-		/* a little slack in case the data grows before the next call */
-		size = actual + 256;
-		grown = realloc(buf, size);
-		if (!grown) {
-			free(buf);
+		/* slack: the data may grow before the next call (instances come and go) */
+		size = actual + actual / 4 + 256;
+		if (size < actual || size <= *cap)
+			return ERROR_NOT_ENOUGH_MEMORY; /* an answer that cannot be sized */
+		grown = realloc(*buf, size);
+		if (!grown)
 			return ERROR_OUTOFMEMORY;
-		}
-		buf = grown;
-		st = fn(ctx, buf, size, &actual);
+		*buf = grown;
+		*cap = size;
+		st = fn(ctx, *buf, *cap, &actual);
 	}
-	if (st != ERROR_SUCCESS || actual > size) {
-		free(buf);
-		return st == ERROR_SUCCESS ? ERROR_INVALID_DATA : st;
-	}
-	if (!buf) {
-		buf = calloc(1, 8); /* success with nothing to return */
-		if (!buf)
-			return ERROR_OUTOFMEMORY;
-	}
-	*ret = buf;
+	if (st != ERROR_SUCCESS)
+		return st;
+	if (actual > *cap)
+		return ERROR_INVALID_DATA;
 	*ret_size = actual;
 	return ERROR_SUCCESS;
 }
 
-struct reg_call {
-	const GUID *guid;
-	PerfRegInfoType code;
-};
-
-static ULONG call_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
+ULONG pdh_fetch(pdh_fetch_fn fn, void *ctx, void **ret, DWORD *ret_size)
 {
-	const struct reg_call *c = ctx;
+	void *buf = NULL;
+	DWORD cap = 0;
+	ULONG st = pdh_fetch_into(fn, ctx, &buf, &cap, ret_size);
+
+	if (st == ERROR_SUCCESS && !buf)
+		buf = calloc(1, 8); /* success with nothing to return */
+	if (st == ERROR_SUCCESS && !buf)
+		st = ERROR_OUTOFMEMORY;
+	if (st) {
+		free(buf);
+		return st;
+	}
+	*ret = buf;
+	return ERROR_SUCCESS;
+}
+
+ULONG pdh_call_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	const struct pdh_reg_call *c = ctx;
 
 	return PerfQueryCounterSetRegistrationInfo(NULL, c->guid, c->code, 0, buf, size, actual);
 }
 
-static ULONG call_instances(void *ctx, void *buf, DWORD size, DWORD *actual)
+ULONG pdh_call_instances(void *ctx, void *buf, DWORD size, DWORD *actual)
 {
-	const struct reg_call *c = ctx;
+	const struct pdh_reg_call *c = ctx;
 
 	return PerfEnumerateCounterSetInstances(NULL, c->guid, buf, size, actual);
 }
@@ -390,7 +398,7 @@ struct guids {
 	DWORD nr;
 };
 
-static ULONG call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
+ULONG pdh_call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
 {
 	ULONG st = PerfEnumerateCounterSet(NULL, buf, size / sizeof(GUID), actual);
 
@@ -399,17 +407,27 @@ static ULONG call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
 	return st;
 }
 
+ULONG pdh_call_info(void *query, void *buf, DWORD size, DWORD *actual)
+{
+	return PerfQueryCounterInfo(query, buf, size, actual);
+}
+
+ULONG pdh_call_data(void *query, void *buf, DWORD size, DWORD *actual)
+{
+	return PerfQueryCounterData(query, buf, size, actual);
+}
+
 /* registration, names and (when wanted) instances of one counter set into @set */
 static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 {
-	struct reg_call c = {.guid = guid};
+	struct pdh_reg_call c = {.guid = guid};
 	DWORD size;
 	void *buf;
 	ULONG st;
 	int err;
 
 	c.code = PERF_REG_COUNTERSET_STRUCT;
-	st = pdh_fetch(call_reg, &c, &buf, &size);
+	st = pdh_fetch(pdh_call_reg, &c, &buf, &size);
 	if (st)
 		return st;
 	err = tp_reg_parse(buf, size, set);
@@ -419,10 +437,10 @@ static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 	set->guid = *guid;
 	/* the display name; the English name when no localized one is registered */
 	c.code = PERF_REG_COUNTERSET_NAME_STRING;
-	st = pdh_fetch(call_reg, &c, &buf, &size);
+	st = pdh_fetch(pdh_call_reg, &c, &buf, &size);
 	if (st) {
 		c.code = PERF_REG_COUNTERSET_ENGLISH_NAME;
-		st = pdh_fetch(call_reg, &c, &buf, &size);
+		st = pdh_fetch(pdh_call_reg, &c, &buf, &size);
 	}
 	if (!st) {
 		err = perfbuf_string(buf, size, &set->name);
@@ -431,10 +449,10 @@ static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 			return ERROR_OUTOFMEMORY;
 	}
 	c.code = PERF_REG_COUNTER_NAME_STRINGS;
-	st = pdh_fetch(call_reg, &c, &buf, &size);
+	st = pdh_fetch(pdh_call_reg, &c, &buf, &size);
 	if (st) {
 		c.code = PERF_REG_COUNTER_ENGLISH_NAMES;
-		st = pdh_fetch(call_reg, &c, &buf, &size);
+		st = pdh_fetch(pdh_call_reg, &c, &buf, &size);
 	}
 	if (!st) {
 		/* a malformed name block leaves the counters named by id */
@@ -447,7 +465,7 @@ static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 		return ERROR_OUTOFMEMORY;
 	if (!instances || !tp_set_multi(set))
 		return ERROR_SUCCESS;
-	st = pdh_fetch(call_instances, &c, &buf, &size);
+	st = pdh_fetch(pdh_call_instances, &c, &buf, &size);
 	if (st)
 		return st;
 	err = tp_instances_parse(buf, size, &set->instances, &set->nr_instances);
@@ -466,7 +484,7 @@ ULONG tp_catalog_load(struct tp_catalog *cat, bool instances,
 	ULONG st;
 
 	memset(cat, 0, sizeof(*cat));
-	st = pdh_fetch(call_sets, NULL, (void **)&guids, &size);
+	st = pdh_fetch(pdh_call_sets, NULL, (void **)&guids, &size);
 	if (st)
 		return st;
 	nr = size / sizeof(GUID);
@@ -516,12 +534,12 @@ static int explain_fn(void *ctx, uint32_t id, const void *text, size_t units)
 
 char *pdh_explain(const GUID *guid, uint32_t id)
 {
-	struct reg_call c = {.guid = guid, .code = PERF_REG_COUNTER_HELP_STRINGS};
+	struct pdh_reg_call c = {.guid = guid, .code = PERF_REG_COUNTER_HELP_STRINGS};
 	struct explain_ctx e = {.id = id};
 	DWORD size;
 	void *buf;
 
-	if (pdh_fetch(call_reg, &c, &buf, &size))
+	if (pdh_fetch(pdh_call_reg, &c, &buf, &size))
 		return NULL;
 	if (perfbuf_strings_parse(buf, size, explain_fn, &e)) {
 		free(e.text);

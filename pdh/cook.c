@@ -92,21 +92,43 @@ static enum cook_status time_ratio(uint32_t type, const struct cook_raw *old,
 	return st;
 }
 
+bool cook_per_second_type(uint32_t type)
+{
+	/* PERF_SAMPLE_COUNTER: [WS03]/[CALC]/.NET, not [PSDK]'s base form */
+	return type == PERF_COUNTER_COUNTER || type == PERF_COUNTER_BULK_COUNT ||
+	       type == PERF_SAMPLE_COUNTER;
+}
+
+enum cook_status cook_per_second_divisor(int64_t time0, int64_t time1, int64_t freq, double *ret)
+{
+	enum cook_status st;
+	double dd;
+
+	if (freq <= 0)
+		return COOK_NEGATIVE_TIMEBASE;
+	st = time_delta(time0, time1, &dd);
+	if (st == COOK_OK)
+		*ret = dd / (double)freq;
+	return st;
+}
+
+enum cook_status cook_per_second(uint64_t n0, uint64_t n1, double divisor, double *ret)
+{
+	if (n0 > n1)
+		return COOK_BAD_DATA; /* as value_delta */
+	*ret = (double)(n1 - n0) / divisor;
+	return COOK_OK;
+}
+
 /* delta(N) / (delta(D) / F) over the system clock: counts per second */
 static enum cook_status per_second(const struct cook_raw *old, const struct cook_raw *cur,
 				   double *ret)
 {
 	enum cook_status st;
-	double dn, dd;
+	double div;
 
-	if (cur->freq <= 0)
-		return COOK_NEGATIVE_TIMEBASE;
-	st = time_delta(old->time, cur->time, &dd);
-	if (st == COOK_OK)
-		st = value_delta(old, cur, &dn);
-	if (st == COOK_OK)
-		*ret = dn / (dd / (double)cur->freq);
-	return st;
+	st = cook_per_second_divisor(old->time, cur->time, cur->freq, &div);
+	return st == COOK_OK ? cook_per_second(old->value, cur->value, div, ret) : st;
 }
 
 /* delta(N) / delta(B): sample fractions and averages; a zero delta(B) gives 0 */
@@ -191,11 +213,9 @@ static enum cook_status two_samples(uint32_t type, const struct cook_raw *old,
 	enum cook_status st;
 	double r;
 
-	switch (type) {
-	case PERF_COUNTER_COUNTER:
-	case PERF_COUNTER_BULK_COUNT:
-	case PERF_SAMPLE_COUNTER: /* [WS03]/[CALC]/.NET, not [PSDK]'s base form */
+	if (cook_per_second_type(type))
 		return per_second(old, cur, ret);
+	switch (type) {
 	case PERF_COUNTER_QUEUELEN_TYPE:
 	case PERF_COUNTER_LARGE_QUEUELEN_TYPE:
 	case PERF_COUNTER_100NS_QUEUELEN_TYPE:

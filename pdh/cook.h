@@ -68,6 +68,17 @@ enum cook_status cook_value(uint32_t type, const struct cook_raw *old, const str
  * ctrtype_displayable(), ctrtype_is_base() (ctrtype.h, the one counter-type table).
  */
 
+/*
+ * The counts-per-second types (PERF_COUNTER_COUNTER, PERF_COUNTER_BULK_COUNT,
+ * PERF_SAMPLE_COUNTER) in two steps, for callers that cook many instances of one sample
+ * pair: cook_per_second_divisor() once (delta(D) / F of the system clock: the data
+ * headers' PerfTimeStamp and PerfFreq), then cook_per_second() per instance. cook_value()
+ * computes these types the same way.
+ */
+bool cook_per_second_type(uint32_t type);
+enum cook_status cook_per_second_divisor(int64_t time0, int64_t time1, int64_t freq, double *ret);
+enum cook_status cook_per_second(uint64_t n0, uint64_t n1, double divisor, double *ret);
+
 /* cook_scale - @value * 10^@scale, the default scale of a counter (-10..10). */
 double cook_scale(double value, int32_t scale);
 

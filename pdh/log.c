@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -97,7 +98,7 @@ void pdh_log_free(struct pdh_log *log)
 
 	if (!log)
 		return;
-	if (log->f)
+	if (log->f && !log->console)
 		fclose(log->f);
 	for (i = 0; i < log->nr_paths; i++)
 		free(log->paths[i]);
@@ -444,7 +445,7 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 		pdh_collect_locked(q);
 	for (i = 0; i < q->nr_counters; i++) {
 		struct pdh_counter *c = q->counters[i];
-		const char *object, *counter;
+		const char *object, *counter, *machine;
 
 		if (q->source) {
 			for (k = 0; k < c->nr_log_cols; k++)
@@ -454,6 +455,8 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			continue;
 		}
 		names_of(q, c, &object, &counter);
+		/* the computer as the counter's path names it (\\localhost stays), else this one */
+		machine = c->path.machine ? c->path.machine : pdh_host();
 		if (!c->multi || !c->wildcard) {
 			char *inst = NULL;
 
@@ -466,19 +469,19 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			}
 			k = (size_t)add_column(log, c, c->multi ? c->pattern : NULL,
 					       c->path.index > 0 ? (unsigned)c->path.index : 0,
-					       tp_path_format(pdh_host(), object, inst, counter));
+					       tp_path_format(machine, object, inst, counter));
 			free(inst);
 			if (k)
 				return -ENOMEM;
 			continue;
 		}
-		for (k = 0; k < c->cur.nr; k++) {
-			const struct pdh_item *it = &c->cur.items[k];
-			char *inst = tp_instance_display(it->name, it->dup);
+		for (k = 0; k < pdh_counter_nr(c); k++) {
+			unsigned int dup;
+			const char *name = pdh_counter_name(c, k, &dup);
+			char *inst = tp_instance_display(name, dup);
 
-			if (!inst ||
-			    add_column(log, c, it->name, it->dup,
-				       tp_path_format(pdh_host(), object, inst, counter))) {
+			if (!inst || add_column(log, c, name, dup,
+						tp_path_format(machine, object, inst, counter))) {
 				free(inst);
 				return -ENOMEM;
 			}
@@ -493,8 +496,10 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 {
 	struct pdh_log *log;
 	struct pdh_query *q;
+	/* "CON", the Windows console device: standard output, never appended to */
+	bool console = !strcasecmp(name, "CON");
 	struct stat stb;
-	bool exists = !stat(name, &stb), append;
+	bool exists = !console && !stat(name, &stb), append;
 	DWORD create = flags & PDH_LOG_CREATE_MASK;
 	PDH_STATUS st;
 
@@ -523,7 +528,8 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 	append = exists && stb.st_size > 0 &&
 		 ((flags & PDH_LOG_OPT_APPEND) || create == PDH_LOG_OPEN_EXISTING ||
 		  create == PDH_LOG_OPEN_ALWAYS);
-	log->f = fopen(name, append ? "a" : "w");
+	log->console = console;
+	log->f = console ? stdout : fopen(name, append ? "a" : "w");
 	st = PDH_LOG_FILE_CREATE_ERROR;
 	if (!log->f)
 		goto fail;
@@ -615,21 +621,18 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 	}
 	for (i = 0; i < log->nr_cols; i++) {
 		const struct pdh_counter *c = log->col_ctr[i];
-		const struct pdh_item *cur, *old;
 		PDH_FMT_COUNTERVALUE v;
+		size_t at;
 
 		/* a counter's columns are neighbours, in the order of its items at open */
 		if (!i || log->col_ctr[i - 1] != c)
 			cursor = 0;
-		cur = q->source
-			      ? (log->col_dup[i] < c->cur.nr ? &c->cur.items[log->col_dup[i]]
-							     : NULL)
-			      : pdh_item_seek(&c->cur, log->col_inst[i], log->col_dup[i], &cursor);
-		if (!cur)
+		at = q->source ? (log->col_dup[i] < pdh_counter_nr(c) ? log->col_dup[i] : SIZE_MAX)
+			       : pdh_counter_find(c, log->col_inst[i], log->col_dup[i], &cursor);
+		if (at == SIZE_MAX)
 			continue;
-		old = cur->prev;
-		valid[i] = !pdh_format_item(c, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100,
-					    cur, old, &v);
+		valid[i] = !pdh_counter_format(
+			c, at, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100, &v);
 		values[i] = v.doubleValue;
 	}
 	stamp_format(q->stamp, stamp);
@@ -689,7 +692,7 @@ PDH_FUNCTION PdhCloseLog(PDH_HLOG hLog, DWORD dwFlags)
 	pdh_handle_del(log);
 	q = log->q;
 	if (log->f) {
-		failed = fclose(log->f) != 0;
+		failed = log->console ? fflush(log->f) != 0 : fclose(log->f) != 0;
 		log->f = NULL;
 	}
 	pdh_log_free(log);

@@ -14,6 +14,7 @@
 
 #include "pdh.h"
 #include "cook.h"
+#include "pdh_fetch.h"
 #include "tp_buf.h"
 #include "tp_catalog.h"
 #include "tp_out.h"
@@ -28,23 +29,49 @@ enum pdh_kind {
 	PDH_KIND_EVENT,
 };
 
-/* One instance of a counter in one sample. */
+/* Log replay: one instance of a counter in one record. */
 struct pdh_item {
 	char *name;		     /* instance name (plain), NULL without instances */
 	size_t len;		     /* strlen(name) */
 	unsigned int dup;	     /* duplicate number within the sample */
 	PDH_RAW_COUNTER raw;	     /* as pdh.md 6.5 */
-	double logged;		     /* log replay: the logged value */
+	double logged;		     /* the logged value */
 	const struct pdh_item *prev; /* this instance in the counter's previous sample */
-	size_t src;		     /* its item in the query's data (real time) */
 };
 
-/* One sample of a counter: its items (one for a counter without wildcard). */
+/* Log replay: one record of a counter, its items (one for a counter without wildcard). */
 struct pdh_sample {
 	struct pdh_item *items;
 	size_t nr, cap;
-	bool valid;	/* collected at all (else: no sample yet) */
-	bool own_names; /* names malloc'd (log replay); else they point into the query's data */
+};
+
+/* what PDH_RAW_COUNTER.SecondValue carries for a counter's type (pdh.md 6.5) */
+enum second {
+	SECOND_NONE,
+	SECOND_TIME,
+	SECOND_100NS,
+	SECOND_OBJECT,
+	SECOND_BASE,
+};
+
+#define PDH_NO_COL UINT32_MAX
+
+/* Real time: where a counter's values are in one decoded sample of its query. */
+struct pdh_cols {
+	size_t block; /* the block of its counter set, SIZE_MAX: none */
+	/* columns of the block: the value, its base, multi count, time and frequency */
+	uint32_t v, base, multi, time, freq;
+};
+
+/* One decoded sample of a query (real time); a query keeps the newest and the one before. */
+struct pdh_data {
+	struct perfbuf_data d;
+	GUID *sets; /* per block: its counter set */
+	size_t cap_sets;
+	bool *in_order; /* per block: the instances of the sample before, in its order */
+	size_t cap_in_order;
+	unsigned long gen; /* the collection it came from, 0: none */
+	int64_t stamp;	   /* local FILETIME of PerfTime100NSec */
 };
 
 struct pdh_query;
@@ -65,10 +92,22 @@ struct pdh_counter {
 	int32_t def_scale;     /* DefaultScale */
 	LONG scale;	       /* PdhSetCounterScaleFactor */
 	char *explain;	       /* cached help text */
-	size_t log_col;	       /* log replay: first column */
 	size_t *log_cols;      /* log replay: matching columns */
 	size_t nr_log_cols;
-	struct pdh_sample cur, old;
+	struct pdh_sample cur, old; /* log replay: the newest record and the one before */
+	/*
+	 * real time: the newest sample is items of the query's newest data, chosen by the
+	 * instance part (all of a block's items: sel_all, else the indexes in sel), read
+	 * through cols; the one before is the same instances in the query's older data
+	 * (pdh_query.prev_map), read through old_cols, if this counter was sampled then
+	 */
+	unsigned long gen, old_gen; /* collections of the two samples, 0: none */
+	struct pdh_cols cols, old_cols;
+	bool sel_all;
+	size_t sel_first; /* sel_all: items sel_first .. sel_first + nr */
+	size_t *sel, sel_cap;
+	size_t nr;	  /* items of the newest sample */
+	bool valid;	  /* collected at all (else: no sample yet) */
 	DWORD status;	  /* CStatus of the newest sample for a non-wildcard counter */
 	bool changed;	  /* new data since the last read */
 	int64_t timebase; /* ticks per second of the newest sample, 0 = none */
@@ -93,12 +132,13 @@ struct pdh_query {
 	size_t nr_specs;
 	void *buf;
 	DWORD buf_size;
-	struct tp_data data;	 /* the newest decoded sample */
-	struct tp_data data_old; /* the one before: the names of the counters' old samples */
-	bool have_data, have_old;
-	size_t *prev_map; /* per item of data: its item in data_old, or SIZE_MAX */
-	bool map_ok;	  /* prev_map holds (data and data_old have the same specs) */
-	unsigned long specs_gen, data_gen; /* rebuild_specs count; the count data came with */
+	struct pdh_data dbuf[2];
+	struct pdh_data *data, *data_old; /* the newest decoded sample, the one before */
+	size_t *prev_map, prev_cap;	  /* per item of data: its item in data_old, SIZE_MAX */
+	unsigned long gen;		  /* collections so far */
+	const char **names;		  /* scratch: a block's names for numbering */
+	unsigned int *dups;
+	size_t names_cap;
 	struct pdh_counter **counters;
 	size_t nr_counters;
 	int64_t stamp; /* local FILETIME of the newest collection */
@@ -114,6 +154,7 @@ struct pdh_query {
 struct pdh_log {
 	enum pdh_kind kind;
 	bool writing;
+	bool console; /* writing to "CON": standard output, not closed */
 	enum tp_format fmt;
 	FILE *f;
 	char *file;
@@ -178,13 +219,7 @@ PDH_HIDDEN bool pdh_machine_local(const char *name);
 /* Win32 code of the consumer API -> PDH status (pdh.md 9.4) */
 PDH_HIDDEN PDH_STATUS pdh_from_win32(ULONG code);
 
-/*
- * pdh_fetch - one call of the consumer API's buffer protocol (ERROR_NOT_ENOUGH_MEMORY with
- * the size, call again; retried because data changes in between): *@ret malloc'd (at least
- * 8 bytes) holding *@ret_size bytes. Win32 code.
- */
-typedef ULONG (*pdh_fetch_fn)(void *ctx, void *buf, DWORD size, DWORD *actual);
-PDH_HIDDEN ULONG pdh_fetch(pdh_fetch_fn fn, void *ctx, void **ret, DWORD *ret_size);
+/* the buffer protocol: pdh_fetch.h */
 
 /* the help text of counter @id of set @guid (malloc'd UTF-8), NULL when none */
 PDH_HIDDEN char *pdh_explain(const GUID *guid, uint32_t id);
@@ -194,18 +229,38 @@ PDH_HIDDEN int64_t pdh_local_filetime(int64_t utc_filetime);
 
 /* query internals shared with the log writer */
 PDH_HIDDEN PDH_STATUS pdh_collect_locked(struct pdh_query *q);
-PDH_HIDDEN PDH_STATUS pdh_format_item(const struct pdh_counter *c, DWORD fmt,
-				      const struct pdh_item *cur, const struct pdh_item *old,
-				      PDH_FMT_COUNTERVALUE *ret);
-PDH_HIDDEN const struct pdh_item *pdh_item_find(const struct pdh_sample *s, const char *name,
-						unsigned int dup);
+
+/* the items of a counter's newest sample (sample.c): how many, name, raw value, formatted */
+PDH_HIDDEN size_t pdh_counter_nr(const struct pdh_counter *c);
+/* the instance name of item @i (NULL without instances), its duplicate number in *@dup */
+PDH_HIDDEN const char *pdh_counter_name(const struct pdh_counter *c, size_t i, unsigned int *dup);
+PDH_HIDDEN void pdh_counter_raw(const struct pdh_counter *c, size_t i, PDH_RAW_COUNTER *ret);
+/* item @i cooked with its previous sample (pdh.md 6.3); PDH status, CStatus in @ret */
+PDH_HIDDEN PDH_STATUS pdh_counter_format(const struct pdh_counter *c, size_t i, DWORD fmt,
+					 PDH_FMT_COUNTERVALUE *ret);
 /*
- * pdh_item_seek - pdh_item_find for a walk in sample order: the item at *@cursor is tried
- * first (instances keep their order from one sample to the next), then all; *@cursor is
- * left after the item found
+ * pdh_counter_find - the item of instance @name (NULL: none) with duplicate number @dup,
+ * SIZE_MAX when absent; the item at *@cursor is tried first (instances keep their order
+ * from one sample to the next) and *@cursor is left after the item found
  */
-PDH_HIDDEN const struct pdh_item *pdh_item_seek(const struct pdh_sample *s, const char *name,
-						unsigned int dup, size_t *cursor);
+PDH_HIDDEN size_t pdh_counter_find(const struct pdh_counter *c, const char *name, unsigned int dup,
+				   size_t *cursor);
+/* the bytes of the newest sample as an array of @item_size items with names (pdh.md 5.4.2) */
+PDH_HIDDEN size_t pdh_array_size(const struct pdh_counter *c, size_t item_size, bool wide);
+/* the array itself into @buf (pdh_array_size bytes): the bytes written */
+PDH_HIDDEN size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool raw, bool wide,
+				 void *buf);
+/* the decoded data a query keeps (sample.c) */
+PDH_HIDDEN void pdh_data_free(struct pdh_query *q);
+/* decode the query's buffer of @size bytes as its newest data, counters sampled from it */
+PDH_HIDDEN PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size);
+/* value formatting shared by sample.c and value.c (value.c) */
+PDH_HIDDEN PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
+			       const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,
+			       PDH_FMT_COUNTERVALUE *ret);
+PDH_HIDDEN void pdh_finish(uint32_t type, LONG scale, DWORD fmt, double v,
+			   PDH_FMT_COUNTERVALUE *ret);
+PDH_HIDDEN int64_t pdh_timebase(const struct pdh_counter *c);
 PDH_HIDDEN PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user,
 				      PDH_HCOUNTER *ret);
 

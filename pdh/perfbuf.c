@@ -245,14 +245,14 @@ struct walk {
 };
 
 /*
- * the PERF_COUNTER_DATA block at *@off inside [.., @end): reported as a value of counter
- * @id; MALFORMED when it does not fit
+ * the PERF_COUNTER_DATA block at *@off inside [.., @end): its value (zero-extended) and
+ * size (4, 8, or 0 when dwDataSize was neither); MALFORMED when it does not fit
  */
-static int counter_data(const struct walk *w, size_t *off, size_t end, uint32_t id)
+static int read_counter_data(const uint8_t *buf, size_t *off, size_t end, uint32_t *ret_size,
+			     uint64_t *ret)
 {
-	const uint8_t *p = w->p + *off;
-	uint32_t dsize, bsize, vsize = 0;
-	uint64_t v = 0;
+	const uint8_t *p = buf + *off;
+	uint32_t dsize, bsize;
 
 	if (end - *off < sizeof(PERF_COUNTER_DATA))
 		return MALFORMED;
@@ -262,14 +262,27 @@ static int counter_data(const struct walk *w, size_t *off, size_t end, uint32_t 
 	if (bsize < sizeof(PERF_COUNTER_DATA) || bsize > end - *off ||
 	    dsize > bsize - sizeof(PERF_COUNTER_DATA))
 		return MALFORMED;
-	if (dsize == 4) {
-		v = get_u32(p + sizeof(PERF_COUNTER_DATA));
-		vsize = 4;
-	} else if (dsize == 8) {
-		v = get_u64(p + sizeof(PERF_COUNTER_DATA));
-		vsize = 8;
+	*ret_size = 0;
+	*ret = 0;
+	if (dsize == 8) {
+		*ret = get_u64(p + sizeof(PERF_COUNTER_DATA));
+		*ret_size = 8;
+	} else if (dsize == 4) {
+		*ret = get_u32(p + sizeof(PERF_COUNTER_DATA));
+		*ret_size = 4;
 	}
 	*off += bsize;
+	return 0;
+}
+
+/* the same, reported as a value of counter @id */
+static int counter_data(const struct walk *w, size_t *off, size_t end, uint32_t id)
+{
+	uint32_t vsize;
+	uint64_t v;
+
+	if (read_counter_data(w->p, off, end, &vsize, &v))
+		return MALFORMED;
 	return w->ops->value(w->ctx, id, vsize, v);
 }
 
@@ -411,4 +424,247 @@ int perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, s
 		off += hsize;
 	}
 	return 0;
+}
+
+/* ---- PerfQueryCounterData as columns --------------------------------------------------- */
+
+/* room for @need elements of @elem bytes in *@p of *@cap (doubling); -ENOMEM */
+static int reserve(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+	void *grown;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	grown = realloc(*(void **)p, n * elem);
+	if (!grown)
+		return -ENOMEM;
+	*(void **)p = grown;
+	*cap = n;
+	return 0;
+}
+
+/* room for @items items and their values (@cols each) after those decoded; -ENOMEM */
+static int reserve_items(struct perfbuf_data *d, size_t items, size_t cols)
+{
+	if (reserve(&d->items, &d->cap_items, d->nr_items + items, sizeof(*d->items)) ||
+	    reserve(&d->values, &d->cap_values, d->nr_values + items * cols, sizeof(*d->values)) ||
+	    reserve(&d->sizes, &d->cap_sizes, d->nr_values + items * cols, 1))
+		return -ENOMEM;
+	return 0;
+}
+
+/* append an item (@name NULL: none; room reserved); -ENOMEM */
+static int decode_item(struct perfbuf_data *d, struct perfbuf_block *b, uint32_t id,
+		       const uint8_t *name, size_t units)
+{
+	struct perfbuf_item *it;
+	size_t i, len;
+	char *dst;
+
+	it = &d->items[d->nr_items++];
+	*it = (struct perfbuf_item){.id = id, .name = PERFBUF_NO_NAME};
+	if (!name)
+		return 0;
+	/* a unit gives at most 3 bytes, a pair 4; offsets are 32 bits */
+	if (d->names_len + 3 * units + 1 >= PERFBUF_NO_NAME ||
+	    reserve(&d->names, &d->cap_names, d->names_len + 3 * units + 1, 1))
+		return -ENOMEM;
+	dst = d->names + d->names_len;
+	for (i = 0; i < units; i++) {
+		uint16_t u = get_u16(name + 2 * i);
+
+		if (u >= 0x80)
+			break;
+		dst[i] = (char)u;
+	}
+	if (i == units) {
+		dst[i] = '\0'; /* ASCII, the common case */
+		len = units;
+	} else {
+		len = (size_t)perflib_utf16_to_utf8((const WCHAR *)(const void *)name, units, dst,
+						    3 * units + 1);
+	}
+	it->name = (uint32_t)d->names_len;
+	it->len = (uint32_t)len;
+	it->units = (uint32_t)units;
+	d->names_len += len + 1;
+	b->nr_named++;
+	b->name_bytes += len + 1;
+	b->name_units += units + 1;
+	return 0;
+}
+
+/*
+ * the values of an item: @n counter data blocks at *@off into values[@first + k * @stride]
+ * (room reserved; through locals, so that the stores do not make the compiler reload the
+ * arrays)
+ */
+static int decode_values(struct perfbuf_data *d, const uint8_t *p, size_t *off, size_t end,
+			 uint32_t n, size_t first, size_t stride)
+{
+	uint64_t *values = d->values + first;
+	uint8_t *sizes = d->sizes + first;
+	size_t at = *off;
+	uint32_t k, size;
+
+	for (k = 0; k < n; k++) {
+		if (read_counter_data(p, &at, end, &size, &values[k * stride]))
+			return MALFORMED;
+		sizes[k * stride] = (uint8_t)size;
+	}
+	*off = at;
+	return 0;
+}
+
+/* PERF_MULTI_INSTANCES at *@off: per instance a header and b->nr_cols counter data blocks */
+static int decode_instances(struct perfbuf_data *d, struct perfbuf_block *b, const uint8_t *p,
+			    size_t off, size_t end)
+{
+	size_t ioff, iend, units;
+	uint32_t total, count, i, hsize;
+	int err;
+
+	if (end - off < sizeof(PERF_MULTI_INSTANCES))
+		return MALFORMED;
+	total = FIELD32(p + off, PERF_MULTI_INSTANCES, dwTotalSize);
+	count = FIELD32(p + off, PERF_MULTI_INSTANCES, dwInstances);
+	if (total < sizeof(PERF_MULTI_INSTANCES) || total > end - off)
+		return MALFORMED;
+	ioff = off + sizeof(PERF_MULTI_INSTANCES);
+	iend = off + total;
+	if (count > (iend - ioff) / sizeof(PERF_INSTANCE_HEADER))
+		return MALFORMED;
+	/* room for every instance at once; the values by column (perfbuf_value) */
+	if (reserve_items(d, count, b->nr_cols))
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		if (!instance_block(p, ioff, iend, &hsize, &units))
+			return MALFORMED;
+		err = decode_item(d, b, FIELD32(p + ioff, PERF_INSTANCE_HEADER, InstanceId),
+				  p + ioff + sizeof(PERF_INSTANCE_HEADER), units);
+		if (err)
+			return err;
+		ioff += hsize;
+		if (decode_values(d, p, &ioff, iend, b->nr_cols, b->val0 + i, count))
+			return MALFORMED;
+	}
+	d->nr_values += (size_t)count * b->nr_cols;
+	return 0;
+}
+
+/* the payload [off, end) of block @b: its columns, items and values */
+static int decode_payload(struct perfbuf_data *d, struct perfbuf_block *b, const uint8_t *p,
+			  size_t off, size_t end, uint32_t spec_id)
+{
+	const struct walk w = {.p = p};
+	const uint8_t *ids = NULL;
+	uint32_t n = 1, k;
+	int err;
+
+	switch (b->type) {
+	case PERF_ERROR_RETURN:
+		return 0;
+	case PERF_SINGLE_COUNTER:
+	case PERF_MULTIPLE_INSTANCES:
+		break;
+	case PERF_MULTIPLE_COUNTERS:
+	case PERF_COUNTERSET:
+		if (multi_counters(&w, &off, end, &ids, &n))
+			return MALFORMED;
+		break;
+	default:
+		return MALFORMED;
+	}
+	if (reserve(&d->ids, &d->cap_ids, d->nr_ids + n, sizeof(*d->ids)))
+		return -ENOMEM;
+	for (k = 0; k < n; k++)
+		d->ids[d->nr_ids + k] = ids ? get_u32(ids + 4 * k) : spec_id;
+	d->nr_ids += n;
+	b->nr_cols = n;
+	if (b->type == PERF_MULTIPLE_INSTANCES || b->type == PERF_COUNTERSET)
+		return decode_instances(d, b, p, off, end);
+	err = reserve_items(d, 1, n);
+	if (!err)
+		err = decode_item(d, b, 0, NULL, 0);
+	if (!err)
+		err = decode_values(d, p, &off, end, n, b->val0, 1);
+	if (!err)
+		d->nr_values += n;
+	return err;
+}
+
+int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
+			struct perfbuf_data *d)
+{
+	const uint8_t *p = buf;
+	uint32_t total, i, hsize;
+	size_t off = sizeof(PERF_DATA_HEADER);
+	int err;
+
+	d->nr_blocks = d->nr_items = d->nr_values = d->nr_ids = d->names_len = 0;
+	if (size < sizeof(PERF_DATA_HEADER))
+		return -EBADMSG;
+	total = FIELD32(p, PERF_DATA_HEADER, dwTotalSize);
+	d->hdr.nr_blocks = FIELD32(p, PERF_DATA_HEADER, dwNumCounters);
+	if (total < sizeof(PERF_DATA_HEADER) || total > size ||
+	    d->hdr.nr_blocks > (total - sizeof(PERF_DATA_HEADER)) / sizeof(PERF_COUNTER_HEADER))
+		return -EBADMSG;
+	d->hdr.time = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfTimeStamp);
+	d->hdr.time_100ns = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfTime100NSec);
+	d->hdr.freq = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfFreq);
+	if (reserve(&d->blocks, &d->cap_blocks, d->hdr.nr_blocks, sizeof(*d->blocks)))
+		return -ENOMEM;
+	for (i = 0; i < d->hdr.nr_blocks; i++) {
+		struct perfbuf_block *b = &d->blocks[i];
+		size_t items0 = d->nr_items, values0 = d->nr_values, ids0 = d->nr_ids;
+		size_t names0 = d->names_len;
+
+		if (total - off < sizeof(PERF_COUNTER_HEADER))
+			return -EBADMSG;
+		hsize = FIELD32(p + off, PERF_COUNTER_HEADER, dwSize);
+		if (hsize < sizeof(PERF_COUNTER_HEADER) || hsize > total - off)
+			return -EBADMSG;
+		*b = (struct perfbuf_block){
+			.status = FIELD32(p + off, PERF_COUNTER_HEADER, dwStatus),
+			.type = FIELD32(p + off, PERF_COUNTER_HEADER, dwType),
+			.cols = d->nr_ids,
+			.first = d->nr_items,
+			.val0 = d->nr_values,
+		};
+		err = decode_payload(d, b, p, off + sizeof(PERF_COUNTER_HEADER), off + hsize,
+				     spec_ids && i < nr_specs ? spec_ids[i]
+							      : PERF_WILDCARD_COUNTER);
+		if (err < 0)
+			return err;
+		if (err == MALFORMED) {
+			/* a bad payload spoils its own block only: dwSize still finds the next */
+			d->nr_items = items0;
+			d->nr_values = values0;
+			d->nr_ids = ids0;
+			d->names_len = names0;
+			*b = (struct perfbuf_block){.status = ERROR_INVALID_DATA,
+						    .type = b->type,
+						    .cols = ids0,
+						    .first = items0,
+						    .val0 = values0};
+		}
+		b->nr = d->nr_items - b->first;
+		d->nr_blocks = i + 1;
+		off += hsize;
+	}
+	return 0;
+}
+
+void perfbuf_data_release(struct perfbuf_data *d)
+{
+	free(d->blocks);
+	free(d->items);
+	free(d->values);
+	free(d->sizes);
+	free(d->ids);
+	free(d->names);
+	memset(d, 0, sizeof(*d));
 }

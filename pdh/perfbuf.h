@@ -150,4 +150,66 @@ struct perfbuf_data_ops {
 int perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
 		       const struct perfbuf_data_ops *ops, void *ctx);
 
+/*
+ * The same buffer decoded without callbacks, as columns (what PDH reads on every sample):
+ * per block the counter ids its items carry, their values in one array (by column) and
+ * each item's name in one arena of NUL-terminated UTF-8 strings (a block's names are consecutive). The arrays are kept and reused from
+ * one decode to the next.
+ */
+#define PERFBUF_NO_NAME UINT32_MAX
+
+struct perfbuf_item {
+	uint32_t id;	/* InstanceId; 0 without an instance header */
+	uint32_t len;	/* bytes of the UTF-8 name, without NUL */
+	uint32_t units; /* UTF-16 units of the name, without NUL */
+	uint32_t dup;	/* 0; the caller's (duplicate numbering) */
+	uint32_t name;	/* the name at names + name; PERFBUF_NO_NAME: no instance header */
+};
+
+struct perfbuf_block {
+	uint32_t status;   /* dwStatus; ERROR_INVALID_DATA when the payload was malformed */
+	uint32_t type;	   /* PerfCounterDataType */
+	uint32_t nr_cols;  /* counter ids per item (0 for PERF_ERROR_RETURN) */
+	size_t cols;	   /* those ids: ids[cols .. cols + nr_cols) */
+	size_t first, nr;  /* items[first .. first + nr) */
+	size_t val0;	   /* its values start at values[val0]: see perfbuf_value() */
+	size_t nr_named;   /* items with a name */
+	size_t name_bytes; /* sum of len + 1 over its named items */
+	size_t name_units; /* sum of units + 1 over its named items */
+};
+
+struct perfbuf_data {
+	struct perfbuf_data_header hdr;
+	size_t nr_blocks, nr_items, nr_values, nr_ids, names_len;
+	struct perfbuf_block *blocks; /* by Index */
+	struct perfbuf_item *items;
+	uint64_t *values; /* zero-extended */
+	uint8_t *sizes;	  /* per value: 4 or 8, 0 when dwDataSize was neither (no value) */
+	uint32_t *ids;
+	char *names;
+	size_t cap_blocks, cap_items, cap_values, cap_sizes, cap_ids, cap_names;
+};
+
+/*
+ * perfbuf_value - where the value of column @col of item @item (of block @b) is in values
+ * and sizes: by column (a counter's values over the instances are consecutive)
+ */
+static inline size_t perfbuf_value(const struct perfbuf_block *b, size_t item, uint32_t col)
+{
+	return b->val0 + (size_t)col * b->nr + (item - b->first);
+}
+
+/*
+ * perfbuf_data_decode - decode a PerfQueryCounterData buffer of @size bytes into @d (zeroed
+ * the first time; its arrays are reused). @spec_ids as for perfbuf_data_parse (the column
+ * id of PERF_SINGLE_COUNTER and PERF_MULTIPLE_INSTANCES blocks). The rules are those of
+ * perfbuf_data_parse: a malformed payload leaves its block empty with status
+ * ERROR_INVALID_DATA; a header or size that breaks navigation gives -EBADMSG. -ENOMEM.
+ */
+int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
+			struct perfbuf_data *d);
+
+/* perfbuf_data_release - free the arrays of @d (accepts a zeroed struct) */
+void perfbuf_data_release(struct perfbuf_data *d);
+
 #endif /* PERFBUF_H */

@@ -15,8 +15,6 @@
 #include "ctrtype.h"
 #include "pdh_internal.h"
 
-#define DATA_RETRIES 8
-
 /* ---- lifecycle ----------------------------------------------------------------------- */
 
 static PDH_STATUS query_new(struct pdh_log *source, DWORD_PTR user, PDH_HQUERY *ret)
@@ -97,7 +95,7 @@ static void sample_clear(struct pdh_sample *s)
 {
 	size_t i;
 
-	for (i = 0; s->own_names && i < s->nr; i++)
+	for (i = 0; i < s->nr; i++)
 		free(s->items[i].name);
 	free(s->items);
 	memset(s, 0, sizeof(*s));
@@ -107,6 +105,7 @@ static void counter_free(struct pdh_counter *c)
 {
 	sample_clear(&c->cur);
 	sample_clear(&c->old);
+	free(c->sel);
 	tp_path_free(&c->path);
 	free(c->full_path);
 	free(c->pattern);
@@ -147,11 +146,7 @@ PDH_FUNCTION PdhCloseQuery(PDH_HQUERY hQuery)
 	free(q->counters);
 	if (q->perf)
 		PerfCloseQueryHandle(q->perf);
-	if (q->have_data)
-		tp_data_free(&q->data);
-	if (q->have_old)
-		tp_data_free(&q->data_old);
-	free(q->prev_map);
+	pdh_data_free(q);
 	tp_catalog_free(&q->cat);
 	free(q->buf);
 	free(q->sets);
@@ -272,14 +267,6 @@ static PDH_STATUS catalog_resolve(struct pdh_query *q, struct pdh_counter *c)
 }
 
 /* what PDH_RAW_COUNTER.SecondValue carries for a type (pdh.md 6.5) */
-enum second {
-	SECOND_NONE,
-	SECOND_TIME,
-	SECOND_100NS,
-	SECOND_OBJECT,
-	SECOND_BASE,
-};
-
 static enum second second_of(uint32_t type)
 {
 	switch (ctrtype_calc(type)) {
@@ -488,365 +475,45 @@ static PDH_STATUS rebuild_specs(struct pdh_query *q)
 		return pdh_from_win32(st);
 	q->nr_specs = nr;
 	q->specs_dirty = false;
-	q->specs_gen++;
 	return 0;
 }
 
-/* the block (spec Index) of counter set @guid in the newest data, or SIZE_MAX */
-static size_t block_of(const struct pdh_query *q, const GUID *guid)
+/* log replay: append an item named @name (taken) to @s; -ENOMEM (@name freed) */
+static int replay_add(struct pdh_sample *s, char *name, unsigned int dup, struct pdh_item **ret)
 {
-	size_t k;
-
-	for (k = 0; k < q->nr_specs && k < q->data.nr_blocks; k++)
-		if (!memcmp(&q->sets[k], guid, sizeof(GUID)))
-			return k;
-	return SIZE_MAX;
-}
-
-static bool aux(const struct tp_data *d, const struct tp_item *it, uint32_t id, uint64_t *v)
-{
-	return id != TP_NO_ID && tp_item_value(d, it, id, v);
-}
-
-/* the raw sample of @c from item @it of the newest data (pdh.md 6.5) */
-static void fill_raw(struct pdh_counter *c, const struct tp_data *d, const struct tp_item *it,
-		     int64_t stamp, PDH_RAW_COUNTER *r)
-{
-	uint64_t v = 0, base = 0, multi = 0, otime = (uint64_t)d->time, ofreq = (uint64_t)d->freq;
-	uint32_t type = c->ctr.type;
-	bool ok;
-
-	if (c->calc == CTRTYPE_CALC_RAW && c->base_id == TP_NO_ID && c->ctr.multi_id == TP_NO_ID &&
-	    c->ctr.time_id == TP_NO_ID && c->ctr.freq_id == TP_NO_ID) {
-		/* the common case, a count: the value and nothing else */
-		memset(r, 0, sizeof(*r));
-		r->TimeStamp.dwLowDateTime = (DWORD)stamp;
-		r->TimeStamp.dwHighDateTime = (DWORD)((uint64_t)stamp >> 32);
-		r->MultiCount = 1;
-		c->timebase = 0;
-		if (!tp_item_value(d, it, c->ctr.id, &v)) {
-			r->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-			return;
-		}
-		r->FirstValue = (LONGLONG)v;
-		return;
-	}
-
-	memset(r, 0, sizeof(*r));
-	r->TimeStamp.dwLowDateTime = (DWORD)stamp;
-	r->TimeStamp.dwHighDateTime = (DWORD)((uint64_t)stamp >> 32);
-	ok = tp_item_value(d, it, c->ctr.id, &v);
-	/* a registered companion counter must be there; a missing one spoils the sample */
-	if (c->base_id != TP_NO_ID)
-		ok = ok && aux(d, it, c->base_id, &base);
-	if (c->ctr.multi_id != TP_NO_ID)
-		ok = ok && aux(d, it, c->ctr.multi_id, &multi);
-	else
-		multi = base; /* multi count from the base (PERF_COUNTER_MULTI_BASE) */
-	if (c->ctr.time_id != TP_NO_ID)
-		ok = ok && aux(d, it, c->ctr.time_id, &otime);
-	else if (type == PERF_PRECISION_OBJECT_TIMER)
-		otime = base; /* the companion time stamp is the base */
-	if (c->ctr.freq_id != TP_NO_ID)
-		ok = ok && aux(d, it, c->ctr.freq_id, &ofreq);
-	if (!ok) {
-		r->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-		return;
-	}
-	r->FirstValue = (LONGLONG)v;
-	switch ((enum second)c->second) {
-	case SECOND_TIME:
-		r->SecondValue = d->time;
-		break;
-	case SECOND_100NS:
-		r->SecondValue = d->time_100ns;
-		break;
-	case SECOND_OBJECT:
-		r->SecondValue = (LONGLONG)otime;
-		break;
-	case SECOND_BASE:
-		r->SecondValue = (LONGLONG)base;
-		break;
-	default:
-		break;
-	}
-	r->MultiCount = (type & PERF_MULTI_COUNTER) ? (DWORD)multi : 1;
-	switch ((enum ctrtype_timebase)c->tb) {
-	case CTRTYPE_TB_100NS:
-		c->timebase = 10000000;
-		break;
-	case CTRTYPE_TB_OBJECT:
-		c->timebase = (int64_t)ofreq;
-		break;
-	case CTRTYPE_TB_TICK:
-		c->timebase = d->freq;
-		break;
-	default:
-		c->timebase = 0;
-		break;
-	}
-}
-
-/* append an item: @name copied when the sample owns its names, else referenced */
-static int sample_add(struct pdh_sample *s, const char *name, size_t len, unsigned int dup,
-		      struct pdh_item **ret)
-{
-	struct pdh_item *grown, *it;
+	struct pdh_item *grown;
 
 	if (s->nr == s->cap) {
 		grown = realloc(s->items, (s->cap ? 2 * s->cap : 16) * sizeof(*grown));
-		if (!grown)
+		if (!grown) {
+			free(name);
 			return -ENOMEM;
+		}
 		s->items = grown;
 		s->cap = s->cap ? 2 * s->cap : 16;
 	}
-	it = &s->items[s->nr];
-	memset(it, 0, sizeof(*it));
-	if (name) {
-		it->name = s->own_names ? strdup(name) : (char *)name;
-		if (!it->name)
-			return -ENOMEM;
-		it->len = len;
-	}
-	it->dup = dup;
-	s->nr++;
-	*ret = it;
+	*ret = &s->items[s->nr++];
+	**ret = (struct pdh_item){.name = name, .len = name ? strlen(name) : 0, .dup = dup};
 	return 0;
 }
 
-static bool item_same(const struct pdh_item *a, const char *name, size_t len, unsigned int dup)
-{
-	if (a->dup != dup)
-		return false;
-	if (!name || !a->name)
-		return !name == !a->name;
-	return (a->len == len && !memcmp(a->name, name, len)) || tp_name_equal(a->name, name);
-}
-
-const struct pdh_item *pdh_item_seek(const struct pdh_sample *s, const char *name, unsigned int dup,
-				     size_t *cursor)
-{
-	const struct pdh_item *o = NULL;
-	size_t len = name ? strlen(name) : 0;
-
-	if (*cursor < s->nr && item_same(&s->items[*cursor], name, len, dup))
-		o = &s->items[*cursor];
-	else
-		o = pdh_item_find(s, name, dup);
-	if (o)
-		*cursor = (size_t)(o - s->items) + 1;
-	return o;
-}
-
-const struct pdh_item *pdh_item_find(const struct pdh_sample *s, const char *name, unsigned int dup)
+/* log replay: the item of @s for (@name, @dup), from *@cursor first, then all */
+static const struct pdh_item *replay_find(const struct pdh_sample *s, const char *name,
+					  unsigned int dup, size_t *cursor)
 {
 	size_t i;
 
-	for (i = 0; i < s->nr; i++) {
-		const struct pdh_item *it = &s->items[i];
+	for (i = 0; i <= s->nr; i++) {
+		size_t at = i ? i - 1 : *cursor;
+		const struct pdh_item *it = &s->items[at];
 
-		if (item_same(it, name, name ? strlen(name) : 0, dup))
-			return it;
+		if (at >= s->nr || it->dup != dup || !it->name != !name ||
+		    (name && !tp_name_equal(it->name, name)))
+			continue;
+		*cursor = at + 1;
+		return it;
 	}
 	return NULL;
-}
-
-/*
- * the counter's samples move on: the old one goes, the newest becomes old, and the new one
- * starts empty in the old one's item array
- */
-static void sample_recycle(struct pdh_counter *c)
-{
-	struct pdh_item *items = c->old.items;
-	size_t cap = c->old.cap, i;
-
-	for (i = 0; c->old.own_names && i < c->old.nr; i++)
-		free(c->old.items[i].name);
-	c->old = c->cur;
-	memset(&c->cur, 0, sizeof(c->cur));
-	c->cur.items = items;
-	c->cur.cap = cap;
-	c->cur.valid = true;
-	c->changed = true;
-}
-
-/* the item of @s that came from data item @src (items are in data order), from *@cursor */
-static const struct pdh_item *seek_src(const struct pdh_sample *s, size_t src, size_t *cursor)
-{
-	size_t lo = 0, hi = s->nr, mid;
-
-	if (*cursor < s->nr && s->items[*cursor].src == src) {
-		mid = *cursor;
-	} else {
-		for (;;) {
-			if (lo >= hi)
-				return NULL;
-			mid = lo + (hi - lo) / 2;
-			if (s->items[mid].src == src)
-				break;
-			if (s->items[mid].src < src)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-	}
-	*cursor = mid + 1;
-	return &s->items[mid];
-}
-
-static bool data_item_same(const struct tp_item *a, const struct tp_item *b)
-{
-	if (a->dup != b->dup)
-		return false;
-	if (!a->name || !b->name)
-		return !a->name == !b->name;
-	return (a->len == b->len && !memcmp(a->name, b->name, a->len)) ||
-	       tp_name_equal(a->name, b->name);
-}
-
-static uint64_t data_item_hash(const struct tp_item *it)
-{
-	return (it->name ? tp_name_hash(it->name) : 0) ^ (it->dup * 0x9E3779B97F4A7C15ull);
-}
-
-/*
- * map_block - for the items of block @nb of @new, the item of the same instance (name and
- * duplicate number) in block @ob of @old: the next one in order first, then by a hash of
- * the old block, built when the order first fails (instances came or went)
- */
-static int map_block(const struct tp_data *new, const struct tp_block *nb,
-		     const struct tp_data *old, const struct tp_block *ob, size_t *map)
-{
-	size_t i, j, cursor = ob->first, cap = 16, *table = NULL;
-
-	while (cap < 2 * ob->nr)
-		cap *= 2;
-	for (i = nb->first; i < nb->first + nb->nr; i++) {
-		const struct tp_item *it = &new->items[i];
-
-		map[i] = SIZE_MAX;
-		if (cursor < ob->first + ob->nr && data_item_same(&old->items[cursor], it)) {
-			map[i] = cursor++;
-			continue;
-		}
-		if (!table) {
-			table = malloc(cap * sizeof(*table));
-			if (!table)
-				return -ENOMEM;
-			memset(table, 0xff, cap * sizeof(*table));
-			for (j = ob->first; j < ob->first + ob->nr; j++) {
-				size_t h = data_item_hash(&old->items[j]) & (cap - 1);
-
-				while (table[h] != SIZE_MAX)
-					h = (h + 1) & (cap - 1);
-				table[h] = j;
-			}
-		}
-		for (j = data_item_hash(it) & (cap - 1); table[j] != SIZE_MAX;
-		     j = (j + 1) & (cap - 1)) {
-			if (data_item_same(&old->items[table[j]], it)) {
-				map[i] = table[j];
-				cursor = table[j] + 1;
-				break;
-			}
-		}
-	}
-	free(table);
-	return 0;
-}
-
-/* q->prev_map from the current data (about to be the old one) to @new */
-static void map_data(struct pdh_query *q, const struct tp_data *new)
-{
-	size_t k, *map;
-
-	q->map_ok = false;
-	if (!q->have_data || q->data_gen != q->specs_gen)
-		return; /* the specs changed: blocks do not correspond */
-	map = realloc(q->prev_map, (new->nr_items ? new->nr_items : 1) * sizeof(*map));
-	if (!map)
-		return; /* the counters find their old items by name */
-	q->prev_map = map;
-	memset(map, 0xff, new->nr_items * sizeof(*map));
-	for (k = 0; k < new->nr_blocks &&k < q->data.nr_blocks; k++) {
-		if (new->blocks[k].status || q->data.blocks[k].status)
-			continue;
-		if (map_block(new, &new->blocks[k], &q->data, &q->data.blocks[k], map))
-			return;
-	}
-	q->map_ok = true;
-}
-
-/* does item @it of the data match the instance part of @c? */
-static bool item_matches(const struct pdh_counter *c, const struct tp_item *it)
-{
-	if (!it->name || !tp_match(c->pattern, it->name))
-		return false;
-	if (c->path.index >= 0)
-		return it->dup == (unsigned int)c->path.index;
-	/* "\Obj(name)\C" is the first of that name; "(*)" and "#*" take every one */
-	return c->wildcard || it->dup == 0;
-}
-
-/* the new sample of counter @c from the newest data */
-static int counter_sample(struct pdh_query *q, struct pdh_counter *c)
-{
-	const struct tp_data *d = &q->data;
-	size_t block = block_of(q, &c->guid), i;
-	const struct tp_block *b;
-	struct pdh_item *item;
-	size_t cursor = 0;
-	int err;
-
-	sample_recycle(c);
-	if (block == SIZE_MAX) {
-		c->status = (DWORD)PDH_CSTATUS_NO_OBJECT;
-		return 0;
-	}
-	b = &d->blocks[block];
-	if (b->status) {
-		c->status = (DWORD)pdh_from_win32(b->status);
-		return 0;
-	}
-	c->status = (DWORD)PDH_CSTATUS_NO_INSTANCE;
-	if (c->cur.cap < b->nr) {
-		/* room for every instance at once (the array is reused from sample to sample) */
-		item = realloc(c->cur.items, b->nr * sizeof(*item));
-		if (!item)
-			return -ENOMEM;
-		c->cur.items = item;
-		c->cur.cap = b->nr;
-	}
-	for (i = b->first; i < b->first + b->nr; i++) {
-		const struct tp_item *it = &d->items[i];
-
-		if (c->multi && !(c->match_all && it->name) && !item_matches(c, it))
-			continue;
-		err = sample_add(&c->cur, it->name, it->len, it->dup, &item);
-		if (err)
-			return err;
-		item->src = i;
-		fill_raw(c, d, it, q->stamp, &item->raw);
-		if (q->map_ok)
-			item->prev = q->prev_map[i] == SIZE_MAX
-					     ? NULL
-					     : seek_src(&c->old, q->prev_map[i], &cursor);
-		else
-			item->prev = pdh_item_seek(&c->old, item->name, item->dup, &cursor);
-		if (!item->raw.CStatus) {
-			const struct pdh_item *o = item->prev;
-
-			item->raw.CStatus =
-				o && !o->raw.CStatus && o->raw.FirstValue == item->raw.FirstValue &&
-						o->raw.SecondValue == item->raw.SecondValue
-					? (DWORD)PDH_CSTATUS_VALID_DATA
-					: (DWORD)PDH_CSTATUS_NEW_DATA;
-		}
-		c->status = 0;
-		if (!c->wildcard)
-			break;
-	}
-	return 0;
 }
 
 /* log replay: the next record into every counter */
@@ -865,8 +532,7 @@ static PDH_STATUS log_step(struct pdh_query *q)
 		sample_clear(&c->old);
 		c->old = c->cur;
 		memset(&c->cur, 0, sizeof(c->cur));
-		c->cur.valid = true;
-		c->cur.own_names = true;
+		c->valid = true;
 		c->changed = true;
 		c->status = 0;
 		cursor = 0;
@@ -875,18 +541,20 @@ static PDH_STATUS log_step(struct pdh_query *q)
 			struct tp_path p = {0};
 			struct pdh_item *it;
 			char *name = NULL;
+			unsigned int dup = 0;
 
-			if (!tp_path_parse(log->paths[c->log_cols[k]], &p) && p.instance)
+			if (!tp_path_parse(log->paths[c->log_cols[k]], &p) && p.instance) {
 				name = tp_path_instance_pattern(&p);
-			if (sample_add(&c->cur, name, name ? strlen(name) : 0,
-				       p.index > 0 ? (unsigned int)p.index : 0, &it)) {
-				free(name);
-				tp_path_free(&p);
-				return PDH_MEMORY_ALLOCATION_FAILURE;
+				if (!name) {
+					tp_path_free(&p);
+					return PDH_MEMORY_ALLOCATION_FAILURE;
+				}
 			}
-			free(name);
+			dup = p.index > 0 ? (unsigned int)p.index : 0;
 			tp_path_free(&p);
-			it->prev = pdh_item_seek(&c->old, it->name, it->dup, &cursor);
+			if (replay_add(&c->cur, name, dup, &it))
+				return PDH_MEMORY_ALLOCATION_FAILURE;
+			it->prev = replay_find(&c->old, it->name, it->dup, &cursor);
 			it->raw.TimeStamp.dwLowDateTime = (DWORD)q->stamp;
 			it->raw.TimeStamp.dwHighDateTime = (DWORD)((uint64_t)q->stamp >> 32);
 			it->logged = strtod(v, &end);
@@ -905,12 +573,9 @@ static PDH_STATUS log_step(struct pdh_query *q)
 
 PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 {
-	struct tp_data data;
 	DWORD actual = 0;
-	size_t i, tries;
 	PDH_STATUS st;
 	ULONG ws;
-	void *grown;
 
 	if (!q->nr_counters)
 		return PDH_NO_DATA;
@@ -921,44 +586,14 @@ PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 		if (st)
 			return st == PDH_CSTATUS_NO_OBJECT ? PDH_NO_DATA : st;
 	}
-	for (tries = 0; tries < DATA_RETRIES; tries++) {
-		ws = PerfQueryCounterData(q->perf, q->buf, q->buf_size, &actual);
-		if (ws != ERROR_NOT_ENOUGH_MEMORY)
-			break;
-		/* grow with slack: instances come and go between samples */
-		grown = realloc(q->buf, actual + actual / 4 + 256);
-		if (!grown)
-			return PDH_MEMORY_ALLOCATION_FAILURE;
-		q->buf = grown;
-		q->buf_size = actual + actual / 4 + 256;
-	}
-	if (ws != ERROR_SUCCESS || actual > q->buf_size)
-		return ws == ERROR_FILE_NOT_FOUND ? PDH_NO_DATA : pdh_from_win32(ws);
-	if (tp_data_parse(q->buf, actual, q->spec_ids, q->nr_specs, &data))
-		return PDH_INVALID_DATA;
-	/*
-	 * the counters' samples reference the names of the data they came from: the new
-	 * sample the new data, the old one the data before, the one before that is dropped
-	 */
-	map_data(q, &data);
-	if (q->have_old)
-		tp_data_free(&q->data_old);
-	q->data_old = q->data;
-	q->have_old = q->have_data;
-	q->data = data;
-	q->have_data = true;
-	q->data_gen = q->specs_gen;
-	q->stamp = pdh_local_filetime(q->data.time_100ns);
-	for (i = 0; i < q->nr_counters; i++) {
-		if (counter_sample(q, q->counters[i])) {
-			/* partly sampled: no sample may point at data that goes next time */
-			for (i = 0; i < q->nr_counters; i++) {
-				sample_clear(&q->counters[i]->cur);
-				sample_clear(&q->counters[i]->old);
-			}
-			return PDH_MEMORY_ALLOCATION_FAILURE;
-		}
-	}
+	ws = pdh_fetch_into(pdh_call_data, q->perf, &q->buf, &q->buf_size, &actual);
+	if (ws != ERROR_SUCCESS)
+		return ws == ERROR_FILE_NOT_FOUND ? PDH_NO_DATA
+		       : ws == ERROR_OUTOFMEMORY  ? PDH_MEMORY_ALLOCATION_FAILURE
+						  : pdh_from_win32(ws);
+	st = pdh_data_update(q, actual);
+	if (st)
+		return st;
 	/* the only counter of the query has no instance: no data (pdh.md 6.4) */
 	if (q->nr_counters == 1 && q->counters[0]->status && !q->counters[0]->wildcard)
 		return PDH_NO_DATA;

@@ -73,17 +73,27 @@ const struct tp_counter *tp_counter_find(const struct tp_set *set, uint32_t id)
 	return NULL;
 }
 
+/* the index of counter @id in @set, -1 */
+static long counter_index(const struct tp_set *set, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; id != TP_NO_ID && i < set->nr_counters; i++)
+		if (set->counters[i].id == id)
+			return (long)i;
+	return -1;
+}
+
 uint32_t tp_counter_base(const struct tp_set *set, size_t idx)
 {
 	const struct tp_counter *c = &set->counters[idx];
+	long base;
 
-	if (c->base_id != TP_NO_ID)
-		return c->base_id;
-	/* V1 convention: the base counter is registered right after its counter */
-	if (idx + 1 < set->nr_counters &&
-	    ctrtype_next_is_base(set->counters[idx].type, set->counters[idx + 1].type))
-		return set->counters[idx + 1].id;
-	return TP_NO_ID;
+	/* the one rule (ctrtype.c): BaseCounterId, MultiId for multi types, the V1 neighbour */
+	base = ctrtype_base_index(c->type, counter_index(set, c->base_id),
+				  counter_index(set, c->multi_id), idx, set->nr_counters,
+				  idx + 1 < set->nr_counters ? set->counters[idx + 1].type : 0);
+	return base < 0 ? TP_NO_ID : set->counters[base].id;
 }
 
 bool tp_counter_selectable(const struct tp_counter *c)

@@ -90,9 +90,9 @@ void tp_catalog_free(struct tp_catalog *cat);
 const struct tp_counter *tp_counter_find(const struct tp_set *set, uint32_t id);
 
 /*
- * tp_counter_base - the id of the base counter of set->counters[@idx]: BaseCounterId
- * when registered, else (the Windows convention) the next counter when it is a base
- * type; TP_NO_ID when there is none.
+ * tp_counter_base - the id of the base counter of set->counters[@idx] by the one rule
+ * (ctrtype_base_index: BaseCounterId, MultiId for multi types, else the next counter when
+ * it is a base type); TP_NO_ID when there is none.
  */
 uint32_t tp_counter_base(const struct tp_set *set, size_t idx);
 

@@ -94,7 +94,7 @@ static void to_cook(uint32_t type, int64_t timebase, const PDH_RAW_COUNTER *r, s
 }
 
 /* scale, x1000, cap and convert a cooked value (pdh.md 6.3) */
-static void finish(uint32_t type, LONG scale, DWORD fmt, double v, PDH_FMT_COUNTERVALUE *ret)
+void pdh_finish(uint32_t type, LONG scale, DWORD fmt, double v, PDH_FMT_COUNTERVALUE *ret)
 {
 	if (!(fmt & PDH_FMT_NOSCALE) && scale)
 		v = cook_scale(v, scale);
@@ -118,9 +118,9 @@ static bool raw_valid(const PDH_RAW_COUNTER *r)
 }
 
 /* the display value of @newer (and @older) of a counter of @type; PDH status */
-static PDH_STATUS calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
-		       const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,
-		       PDH_FMT_COUNTERVALUE *ret)
+PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
+		    const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,
+		    PDH_FMT_COUNTERVALUE *ret)
 {
 	struct cook_raw cur, old;
 	enum cook_status cs;
@@ -151,12 +151,12 @@ static PDH_STATUS calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
 		return PDH_INVALID_DATA;
 	}
 	ret->CStatus = newer->CStatus;
-	finish(type, scale, fmt, v, ret);
+	pdh_finish(type, scale, fmt, v, ret);
 	return 0;
 }
 
 /* the time base of counter @c: its newest sample's, else this port's clocks */
-static int64_t timebase_of(const struct pdh_counter *c)
+int64_t pdh_timebase(const struct pdh_counter *c)
 {
 	if (c->timebase)
 		return c->timebase;
@@ -171,33 +171,9 @@ static int64_t timebase_of(const struct pdh_counter *c)
 	}
 }
 
-PDH_STATUS pdh_format_item(const struct pdh_counter *c, DWORD fmt, const struct pdh_item *cur,
-			   const struct pdh_item *old, PDH_FMT_COUNTERVALUE *ret)
-{
-	if (c->q->source) {
-		/* a logged value is already cooked */
-		memset(ret, 0, sizeof(*ret));
-		ret->CStatus = cur->raw.CStatus;
-		if (!raw_valid(&cur->raw))
-			return PDH_INVALID_DATA;
-		finish(c->ctr.type, c->scale, fmt, cur->logged, ret);
-		return 0;
-	}
-	if (c->calc == CTRTYPE_CALC_RAW && raw_valid(&cur->raw)) {
-		/* a count is its value (cook_value's one_sample, without the detour) */
-		memset(ret, 0, sizeof(*ret));
-		ret->CStatus = cur->raw.CStatus;
-		finish(c->ctr.type, c->scale, fmt, (double)(uint64_t)cur->raw.FirstValue, ret);
-		return 0;
-	}
-	return calc(c->ctr.type, timebase_of(c), c->scale, fmt, &cur->raw, old ? &old->raw : NULL,
-		    ret);
-}
-
 PDH_FUNCTION PdhGetFormattedCounterValue(PDH_HCOUNTER hCounter, DWORD dwFormat, LPDWORD lpdwType,
 					 PPDH_FMT_COUNTERVALUE pValue)
 {
-	const struct pdh_item *cur;
 	struct pdh_counter *c;
 	PDH_STATUS st;
 
@@ -212,19 +188,18 @@ PDH_FUNCTION PdhGetFormattedCounterValue(PDH_HCOUNTER hCounter, DWORD dwFormat, 
 	if (lpdwType)
 		*lpdwType = c->ctr.type;
 	memset(pValue, 0, sizeof(*pValue));
-	if (!c->cur.valid) {
+	if (!c->valid) {
 		/* nothing collected yet */
 		pValue->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
 		st = c->wildcard ? PDH_NO_DATA : PDH_INVALID_DATA;
 		goto out;
 	}
-	if (!c->cur.nr) {
+	if (!pdh_counter_nr(c)) {
 		pValue->CStatus = c->status;
 		st = PDH_INVALID_DATA;
 		goto out;
 	}
-	cur = &c->cur.items[0];
-	st = pdh_format_item(c, dwFormat, cur, cur->prev, pValue);
+	st = pdh_counter_format(c, 0, dwFormat, pValue);
 	if (!st) {
 		/* a read clears the data-changed flag (D-FmtValue) */
 		pValue->CStatus =
@@ -242,7 +217,7 @@ static PDH_STATUS get_array(PDH_HCOUNTER h, DWORD fmt, bool raw, bool wide, LPDW
 {
 	size_t item_size =
 		raw ? sizeof(PDH_RAW_COUNTER_ITEM_W) : sizeof(PDH_FMT_COUNTERVALUE_ITEM_W);
-	size_t need, i, off, unit = wide ? 2 : 1;
+	size_t need, off;
 	struct pdh_counter *c;
 	PDH_STATUS st = PDH_INVALID_ARGUMENT;
 
@@ -254,39 +229,16 @@ static PDH_STATUS get_array(PDH_HCOUNTER h, DWORD fmt, bool raw, bool wide, LPDW
 	if ((!raw && !format_ok(fmt)) || (!buf && *size))
 		goto out;
 	st = PDH_NO_DATA;
-	if (!c->cur.valid)
+	if (!c->valid)
 		goto out;
-	need = c->cur.nr * item_size;
-	for (i = 0; i < c->cur.nr; i++) {
-		const struct pdh_item *it = &c->cur.items[i];
-
-		need += ((wide && it->name ? pdh_chars(it->name, true) : it->len) + 1) * unit;
-	}
-	*count = (DWORD)c->cur.nr;
+	need = pdh_array_size(c, item_size, wide);
+	*count = (DWORD)pdh_counter_nr(c);
 	if (!buf || *size < need) {
 		*size = (DWORD)need;
 		st = PDH_MORE_DATA;
 		goto out;
 	}
-	off = c->cur.nr * item_size;
-	for (i = 0; i < c->cur.nr; i++) {
-		const struct pdh_item *it = &c->cur.items[i];
-		char *name = (char *)buf + off;
-
-		off += pdh_put(name, it->name ? it->name : "", wide) * unit;
-		if (raw) {
-			PDH_RAW_COUNTER_ITEM_W *r = (PDH_RAW_COUNTER_ITEM_W *)buf + i;
-
-			r->szName = (LPWSTR)(void *)name;
-			r->RawValue = it->raw;
-		} else {
-			PDH_FMT_COUNTERVALUE_ITEM_W *f = (PDH_FMT_COUNTERVALUE_ITEM_W *)buf + i;
-
-			f->szName = (LPWSTR)(void *)name;
-			/* per item: a failed value keeps its CStatus (S-TELEGRAF, S-WINEXP) */
-			pdh_format_item(c, fmt, it, it->prev, &f->FmtValue);
-		}
-	}
+	off = pdh_array_fill(c, fmt, raw, wide, buf);
 	if (!raw)
 		c->changed = false;
 	*size = (DWORD)off;
@@ -337,9 +289,9 @@ PDH_FUNCTION PdhGetRawCounterValue(PDH_HCOUNTER hCounter, LPDWORD lpdwType, PPDH
 	if (lpdwType)
 		*lpdwType = c->ctr.type;
 	memset(pValue, 0, sizeof(*pValue));
-	if (c->cur.nr)
-		*pValue = c->cur.items[0].raw;
-	else if (c->cur.valid)
+	if (pdh_counter_nr(c))
+		pdh_counter_raw(c, 0, pValue);
+	else if (c->valid)
 		pValue->CStatus = c->status; /* instance missing: success, CStatus says so */
 	pdh_unlock(c->q);
 	return 0;
@@ -360,8 +312,8 @@ PDH_FUNCTION PdhCalculateCounterFromRawValue(PDH_HCOUNTER hCounter, DWORD dwForm
 	if (!rawValue1 || !format_ok(dwFormat))
 		st = PDH_INVALID_ARGUMENT;
 	else
-		st = calc(c->ctr.type, timebase_of(c), c->scale, dwFormat, rawValue1, rawValue2,
-			  fmtValue);
+		st = pdh_calc(c->ctr.type, pdh_timebase(c), c->scale, dwFormat, rawValue1,
+			      rawValue2, fmtValue);
 	pdh_unlock(c->q);
 	return st;
 }
@@ -381,7 +333,7 @@ PDH_FUNCTION PdhFormatFromRawValue(DWORD dwCounterType, DWORD dwFormat, LONGLONG
 		tb = 10000000;
 	if (!ctrtype_displayable(dwCounterType))
 		return PDH_FUNCTION_NOT_FOUND;
-	return calc(dwCounterType, tb, 0, dwFormat, pRawValue1, pRawValue2, pFmtValue);
+	return pdh_calc(dwCounterType, tb, 0, dwFormat, pRawValue1, pRawValue2, pFmtValue);
 }
 
 PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat, DWORD dwFirstEntry,
@@ -408,10 +360,10 @@ PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat, 
 			two ? &lpRawValueArray[(dwFirstEntry + i - 1) % dwNumEntries] : NULL;
 		PDH_FMT_COUNTERVALUE v;
 
-		if (calc(c->ctr.type, timebase_of(c), c->scale,
-			 PDH_FMT_DOUBLE | PDH_FMT_NOCAP100 | (dwFormat & PDH_FMT_NOSCALE) |
-				 (dwFormat & PDH_FMT_1000),
-			 cur, prev, &v))
+		if (pdh_calc(c->ctr.type, pdh_timebase(c), c->scale,
+			     PDH_FMT_DOUBLE | PDH_FMT_NOCAP100 | (dwFormat & PDH_FMT_NOSCALE) |
+				     (dwFormat & PDH_FMT_1000),
+			     cur, prev, &v))
 			continue; /* invalid entries are skipped */
 		if (!n || v.doubleValue < min)
 			min = v.doubleValue;
@@ -424,9 +376,9 @@ PDH_FUNCTION PdhComputeCounterStatistics(PDH_HCOUNTER hCounter, DWORD dwFormat, 
 	data->dwFormat = dwFormat;
 	data->count = n;
 	if (n) {
-		finish(c->ctr.type, 0, dwFormat | PDH_FMT_NOSCALE, min, &data->min);
-		finish(c->ctr.type, 0, dwFormat | PDH_FMT_NOSCALE, max, &data->max);
-		finish(c->ctr.type, 0, dwFormat | PDH_FMT_NOSCALE, sum / n, &data->mean);
+		pdh_finish(c->ctr.type, 0, dwFormat | PDH_FMT_NOSCALE, min, &data->min);
+		pdh_finish(c->ctr.type, 0, dwFormat | PDH_FMT_NOSCALE, max, &data->max);
+		pdh_finish(c->ctr.type, 0, dwFormat | PDH_FMT_NOSCALE, sum / n, &data->mean);
 	} else {
 		data->min.CStatus = data->max.CStatus = data->mean.CStatus =
 			(DWORD)PDH_CSTATUS_INVALID_DATA;
@@ -447,7 +399,7 @@ PDH_FUNCTION PdhGetCounterTimeBase(PDH_HCOUNTER hCounter, LONGLONG *pTimeBase)
 	c = pdh_counter_lock(hCounter);
 	if (!c)
 		return PDH_INVALID_HANDLE;
-	tb = timebase_of(c);
+	tb = pdh_timebase(c);
 	if (ctrtype_calc(c->ctr.type) == CTRTYPE_CALC_AVERAGE && !tb)
 		tb = DEFAULT_FREQ;
 	pdh_unlock(c->q);
@@ -510,7 +462,7 @@ static PDH_STATUS counter_info(PDH_HCOUNTER h, BOOLEAN explain, LPDWORD size,
 	info->dwLength = (DWORD)(*size < need ? sizeof(*info) : need);
 	info->dwType = c->ctr.type;
 	info->CVersion = PDH_VERSION;
-	info->CStatus = c->cur.valid ? (c->cur.nr ? 0 : c->status) : 0;
+	info->CStatus = c->valid ? (pdh_counter_nr(c) ? 0 : c->status) : 0;
 	info->lScale = c->scale;
 	info->lDefaultScale = c->def_scale;
 	info->dwUserData = c->user;

@@ -55,6 +55,7 @@ static int proc_claim(struct perflib_set_map *map, uint32_t flags, uint64_t toke
 		__atomic_store_n(&e->start, start, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->token, token, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->pending, 0, __ATOMIC_RELAXED);
 		__atomic_store_n((uint64_t *)e, nw + (1ULL << 32) + PERFLIB_PROC_LIVE,
 				 __ATOMIC_RELEASE);
 		return (int)i;
@@ -339,6 +340,7 @@ void perflib_cb_ctrset_added(struct perflib_ctrset *set)
 	set->proc_index = proc_claim(set->map, flags, token);
 	if (set->proc_index < 0)
 		set->proc_index = -1;
+	set->map->proc_index = set->proc_index;
 }
 
 void perflib_cb_provider_stopping(struct perflib_provider *prov)
@@ -350,6 +352,7 @@ void perflib_cb_provider_stopping(struct perflib_provider *prov)
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
 		proc_release(set->map, set->proc_index);
 		set->proc_index = -1;
+		set->map->proc_index = -1;
 	}
 	/* then its callback, if running, returns before its state goes (unless it is us) */
 	pthread_mutex_lock(&svc.lock);

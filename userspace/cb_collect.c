@@ -40,7 +40,7 @@ static uint32_t collect_set(struct perflib_ctrset *set)
 
 	if (!info->ref_offset || !set->refs)
 		return 0;
-	for (i = 0; i < perflib_set_slots(set->map); i++) {
+	for (i = 0; i < perflib_ctrset_slots(set); i++) {
 		uint8_t *ref;
 
 		if (!atomic_load_explicit(&set->owned[i], memory_order_acquire))

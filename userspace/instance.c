@@ -78,6 +78,7 @@ static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
 	/* start 0: the claimer has not written it yet; the pid alone decides */
 	if (!start)
 		return perflib_proc_start_time((pid_t)perflib_word_pid(w), &now) == 0;
+	/* word and stamp change together (perflib_slot_take): the stamp is the holder's */
 	return perflib_proc_alive(perflib_word_pid(w), start);
 }
 
@@ -100,28 +101,21 @@ static void slot_unindex(struct perflib_set_map *map, uint32_t i, uint32_t pid)
 int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
 {
 	uint8_t *slot = perflib_slot(map, i);
-	struct perflib_slot_hdr *h = (void *)slot;
-	uint64_t w, start, self_start;
+	uint64_t w, self_start;
 	uint32_t gen, self;
 
 	w = perflib_slot_word(slot);
 	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || slot_owner_alive(slot, w))
 		return 0;
 	/*
-	 * Forget the dead owner's start time first (only if it is still the one that showed
-	 * it dead): from the CAS below until this reaper writes its own, the word names the
-	 * reaper and the pid alone decides, so no second reaper takes the slot from a live
-	 * reaper.
+	 * Take it with this reaper's pid and stamp in one step (perflib_slot_take): a second
+	 * reaper then sees a live owner, never the dead one, and leaves it.
 	 */
-	start = __atomic_load_n(&h->owner_start, __ATOMIC_ACQUIRE);
-	if (start && start != PERFLIB_OWNER_KERNEL)
-		__atomic_compare_exchange_n(&h->owner_start, &start, 0, false, __ATOMIC_ACQ_REL,
-					    __ATOMIC_RELAXED);
 	perflib_self(&self, &self_start);
 	gen = perflib_gen_add(perflib_word_gen(w), 1);
-	if (!perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self)))
+	if (!perflib_slot_take(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self),
+			       self_start))
 		return 0;
-	__atomic_store_n(&h->owner_start, self_start, __ATOMIC_RELEASE);
 	/* the key was inserted under the dead owner's pid (its scope for aggregate sets) */
 	slot_unindex(map, i, perflib_word_pid(w));
 	slot_release(map, i, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self));
@@ -186,15 +180,13 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
 				       perflib_gen_add(perflib_word_gen(w), 1), pid);
 		/*
-		 * Our stamp goes in before the claim, so the slot is never ours without it: the
-		 * kernel's exit reaper matches (pid, stamp) and leaves a stamp of 0 alone. A
-		 * losing claimer may overwrite it meanwhile; slot_fill stores it again.
+		 * The live bit first (a kill right after the claim leaves a slot the exit reaper
+		 * walks to; if the claim fails the bit stays on a FREE slot until slot_scrub),
+		 * then word and stamp at once: the slot is never ours without our stamp.
 		 */
-		__atomic_store_n(&((struct perflib_slot_hdr *)perflib_slot(map, c))->owner_start,
-				 start, __ATOMIC_RELAXED);
-		if (!perflib_slot_cas(perflib_slot(map, c), w, nw))
-			continue;
 		perflib_live_set(map, c, true);
+		if (!perflib_slot_take(perflib_slot(map, c), w, nw, start))
+			continue;
 		set->alloc_hint = i;
 		*ret_idx = c;
 		*ret_word = nw;
@@ -211,16 +203,16 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 static int slot_scrub(struct perflib_set_map *map, uint32_t i, uint32_t pid)
 {
 	uint8_t *slot = perflib_slot(map, i);
-	uint64_t w = perflib_slot_word(slot);
-	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1);
+	uint64_t w = perflib_slot_word(slot), start, cw;
+	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1), self;
 
-	if (perflib_word_state(w) != PERFLIB_SLOT_FREE ||
-	    !perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid)))
+	perflib_self(&self, &start);
+	cw = perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid);
+	if (perflib_word_state(w) != PERFLIB_SLOT_FREE || !perflib_slot_take(slot, w, cw, start))
 		return 0;
 	perflib_live_set(map, i, false);
-	__atomic_store_n((uint64_t *)slot,
-			 perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 1), 0),
-			 __ATOMIC_RELEASE);
+	perflib_slot_take(slot, cw, perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 1), 0),
+			  0);
 	return 1;
 }
 
@@ -280,18 +272,30 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 {
 	uint8_t *slot = perflib_slot(map, i);
-	struct perflib_slot_hdr *h = (void *)slot;
 
 	/* a free slot shows nothing of its last instance (bpftool dumps every slot) */
 	memset(slot + PERFLIB_BLOCK_OFFSET, 0, map->info->slot_size - PERFLIB_BLOCK_OFFSET);
 
-	__atomic_store_n(&h->owner_start, 0, __ATOMIC_RELAXED);
-	/* readers stop visiting it before anyone can claim it again */
+	/*
+	 * Readers stop visiting it before anyone can claim it again. From here the kernel's
+	 * exit reaper, which walks the live bits, would not see the slot: the procs entry
+	 * names it until it is FREE.
+	 */
+	if (map->proc_index >= 0 && map->procs)
+		__atomic_store_n(&map->procs[map->proc_index].pending, (uint64_t)i + 1,
+				 __ATOMIC_RELEASE);
 	perflib_live_set(map, i, false);
-	__atomic_store_n(
-		(uint64_t *)slot,
-		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(perflib_word_gen(w), 1), 0),
-		__ATOMIC_RELEASE);
+	/*
+	 * FREE and stamp 0 together: until then the slot shows its holder's stamp, so a kill
+	 * landing here leaves a slot the kernel's exit reaper still matches
+	 */
+	if (!perflib_slot_take(slot, w,
+			       perflib_make_word(PERFLIB_SLOT_FREE,
+						 perflib_gen_add(perflib_word_gen(w), 1), 0),
+			       0))
+		pr_warn("slot %u changed while being freed\n", i);
+	if (map->proc_index >= 0 && map->procs)
+		__atomic_store_n(&map->procs[map->proc_index].pending, 0, __ATOMIC_RELEASE);
 }
 
 /* fill the Windows block and the perflib fields of a claimed slot */
@@ -545,7 +549,7 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 	/* hide from readers first, then drop the key, then free; only our own live slot */
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != pid ||
 	    !perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid))) {
-		pr_warn("slot %u changed under its owner (word %#llx)\\n", idx,
+		pr_warn("slot %u changed under its owner (word %#llx)\n", idx,
 			(unsigned long long)w);
 		return;
 	}
@@ -609,7 +613,7 @@ PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, const GUID *C
 	info = set->map->info;
 	len = perflib_wcsnlen(Name, info->name_max);
 	/* only this provider's own instances: the process-local table says which */
-	for (i = 0; i < perflib_set_slots(set->map) && len < info->name_max; i++) {
+	for (i = 0; i < perflib_ctrset_slots(set) && len < info->name_max; i++) {
 		if (!atomic_load_explicit(&set->owned[i], memory_order_relaxed))
 			continue;
 		blk = (void *)(set->base + (size_t)i * set->slot_size);

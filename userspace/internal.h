@@ -89,6 +89,7 @@ struct perflib_set_map {
 	bool writable; /* opened read-write */
 	int info_fd, ctl_fd, procs_fd;
 	int segs_fd, idxs_fd, lives_fd;		     /* outer maps (writers only), else -1 */
+	int proc_index; /* this process's procs entry (a provider's map), -1 = none */
 	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
@@ -224,6 +225,39 @@ static inline bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
 					   __ATOMIC_ACQUIRE);
 }
 
+/*
+ * perflib_slot_take - CAS the word of @slot from @old to @new and, in the same instant, its
+ * owner stamp from what it is to @stamp: a slot is never held without its holder's stamp
+ * (the kernel's exit reaper matches (pid, stamp)), and no stale claimer can write its stamp
+ * into a slot another process holds. One 16-byte CAS where the CPU has it (x86-64 with
+ * cmpxchg16b: -mcx16); elsewhere the word first, then the stamp.
+ */
+static inline bool perflib_slot_take(uint8_t *slot, uint64_t old, uint64_t new, uint64_t stamp)
+{
+#if defined(__x86_64__) && defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16)
+	unsigned __int128 *p = (unsigned __int128 *)slot, o, n;
+	uint64_t start;
+	int tries;
+
+	/* the stamp may change under us (a reaper zeroing it): retry while the word holds */
+	for (tries = 0; tries < 16; tries++) {
+		start = __atomic_load_n((uint64_t *)(slot + 8), __ATOMIC_ACQUIRE);
+		o = (unsigned __int128)start << 64 | old;
+		n = (unsigned __int128)stamp << 64 | new;
+		if (__sync_bool_compare_and_swap(p, o, n))
+			return true;
+		if (__atomic_load_n((uint64_t *)slot, __ATOMIC_ACQUIRE) != old)
+			return false;
+	}
+	return false;
+#else
+	if (!perflib_slot_cas(slot, old, new))
+		return false;
+	__atomic_store_n((uint64_t *)(slot + 8), stamp, __ATOMIC_RELEASE);
+	return true;
+#endif
+}
+
 /* ---- instances and reaping (instance.c) ------------------------------------------------ */
 /*
  * perflib_slot_reap - free slot @i if it is held by a dead process (removing its index
@@ -327,6 +361,16 @@ static inline struct perflib_provider *perflib_provider_get(HANDLE h)
  */
 struct perflib_provider *perflib_provider_lookup(HANDLE h);
 /* find a registered counter set of @prov by GUID (NULL if none) */
+/*
+ * perflib_ctrset_slots - the slots a provider's per-slot tables (owned, refs) cover: those of
+ * the published segments, at most the set's capacity (the last segment may hold more)
+ */
+static inline uint32_t perflib_ctrset_slots(const struct perflib_ctrset *set)
+{
+	uint32_t n = perflib_set_slots(set->map);
+
+	return n < set->capacity ? n : set->capacity;
+}
 struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid);
 /* memory through the provider's routines when given */
 void *perflib_prov_alloc(struct perflib_provider *prov, size_t size);
@@ -372,6 +416,8 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 int perflib_reaper_attach(const struct perflib_set_map *map);
 /* drop the reaper program of the set whose ctl pin is @ctl_fd from the dispatcher */
 void perflib_reaper_forget(const GUID *guid, int ctl_fd);
+/* remove the root's exit dispatcher if no counter set is left under the root */
+void perflib_reaper_root_done(void);
 /*
  * perflib_exit_join / _leave - enter (or remove) the counter set of @map in this process's
  * entry of the dispatcher's provs table, so the kernel frees its slots when it exits.

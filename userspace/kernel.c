@@ -44,7 +44,7 @@ int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid
 		return n;
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (i = 0; set && i < perflib_set_slots(set->map); i++) {
+	for (i = 0; set && i < perflib_ctrset_slots(set); i++) {
 		if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
 			perflib_instance_retire(set, i);
 	}
@@ -71,7 +71,7 @@ int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid, ULONG n
 	while (!err && perflib_set_slots(set->map) < want)
 		err = perflib_set_grow(set->map, perflib_set_nr_segs(set->map));
 	if (!err)
-		err = (int)perflib_set_slots(set->map);
+		err = (int)perflib_ctrset_slots(set);
 	pthread_mutex_unlock(&prov->lock);
 	return err == -ENOSPC ? -ENOMEM : err;
 }

@@ -339,6 +339,12 @@ static int owner_state(uint32_t pid, uint64_t stamp, pid_t *ret_local)
 	if (self.pid != (uint32_t)getpid())
 		self_compute((uint32_t)getpid());
 	direct = self.proc_known && tag == self.proc_tag;
+	/* this process itself: alive, without reading /proc (a provider's own slots) */
+	if (self.stamp && pid == self.pid && stamp == self.stamp) {
+		pthread_mutex_unlock(&self_lock);
+		*ret_local = (pid_t)pid;
+		return ALIVE;
+	}
 	pthread_mutex_unlock(&self_lock);
 	if (direct) {
 		st = local_alive((pid_t)pid, start);

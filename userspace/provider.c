@@ -261,7 +261,11 @@ static void *slot_table(size_t size)
 	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	/* a fork child's handles are dead (providers_forked): it never reads these */
+	madvise(p, size ? size : 1, MADV_DONTFORK);
+	return p;
 }
 
 static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *set)
@@ -303,7 +307,7 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	pthread_mutex_lock(&prov->lock);
 	atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
-		for (i = 0; i < perflib_set_slots(set->map) && set->nr_live; i++) {
+		for (i = 0; i < perflib_ctrset_slots(set) && set->nr_live; i++) {
 			if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
 				perflib_instance_retire(set, i);
 		}

@@ -180,6 +180,20 @@ static int exit_id_take(int ids_fd, const GUID *guid)
 	return -ENOSPC;
 }
 
+/* does the root's dispatcher hold exit id @id for counter set @guid? */
+static bool exit_id_held(uint32_t id, const GUID *guid)
+{
+	uint8_t owner[16];
+	int fd = exit_pin_open("ids");
+	bool held;
+
+	if (fd < 0)
+		return false;
+	held = !bpf_map_lookup_elem(fd, &id, owner) && !memcmp(owner, guid, 16);
+	close(fd);
+	return held;
+}
+
 /* the set's exit id from its ctl map, 0 if none (or garbage) */
 static uint32_t exit_id_of(const struct perflib_set_map *map)
 {
@@ -194,7 +208,7 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 	libbpf_print_fn_t old_print;
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	int ids_fd = -1, progs_fd = -1, ctx_fd = -1, provs_fd = -1, prog_fd, id = -1, err;
-	uint32_t none = 0;
+	uint32_t none;
 	long tck;
 
 	if (!reaper_enabled())
@@ -205,8 +219,9 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/" REAPER_PIN, dir);
-	/* the common case: attached by lodctr or by an earlier provider */
-	if (exit_id_of(map) && access(path, F_OK) == 0)
+	/* the common case: attached by lodctr or by an earlier provider, dispatcher in place */
+	none = exit_id_of(map);
+	if (none && access(path, F_OK) == 0 && exit_id_held(none, &map->guid))
 		return 0;
 	if (!may_trace()) {
 		pr_debug("no CAP_BPF/CAP_PERFMON: dead providers are reaped lazily\n");
@@ -254,7 +269,11 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 		err = reaper_bpf__load(skel);
 	if (err)
 		goto out;
-	/* one id per set: a racing attacher that published first keeps its own */
+	/*
+	 * one id per set: a racing attacher that published first keeps its own (@none: the id
+	 * seen above, 0 or one the root's dispatcher no longer knows, after it was removed
+	 * with the root's last counter set)
+	 */
 	if (!__atomic_compare_exchange_n(&map->ctl->exit_id, &none, (uint32_t)id, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		goto out;
@@ -265,6 +284,7 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 	}
 	id = -1; /* kept */
 	/* the pin names the program (bpftool prog show pinned ...) and keeps it loaded */
+	unlink(path); /* a program of a dispatcher that is gone */
 	if (bpf_obj_pin(prog_fd, path) && errno != EEXIST)
 		err = -errno;
 	else
@@ -286,6 +306,22 @@ out:
 	if (provs_fd >= 0)
 		close(provs_fd);
 	return err;
+}
+
+void perflib_reaper_root_done(void)
+{
+	char dir[PATH_MAX];
+	GUID *guids = NULL;
+	size_t nr = 1;
+
+	/* the root's last counter set is gone: so goes its dispatcher (and its pins) */
+	if (perflib_store_list(&guids, &nr) || nr)
+		goto out;
+	exit_path(dir, sizeof(dir), NULL);
+	if (access(dir, F_OK) == 0)
+		perflib_remove_dir(dir);
+out:
+	free(guids);
 }
 
 void perflib_reaper_forget(const GUID *guid, int ctl_fd)
@@ -425,7 +461,7 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	perflib_self(&pid, &start);
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (i = 0; set && i < perflib_set_slots(set->map); i++) {
+	for (i = 0; set && i < perflib_ctrset_slots(set); i++) {
 		h = (void *)perflib_slot(set->map, i);
 		w = perflib_slot_word((uint8_t *)h);
 		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||

@@ -797,6 +797,7 @@ static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
 	map->writable = writable;
 	map->info_fd = map->ctl_fd = map->procs_fd = map->segs_fd = map->idxs_fd = map->lives_fd =
 		-1;
+	map->proc_index = -1;
 	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
 		map->segs[k].data_fd = map->segs[k].index_fd = map->segs[k].live_fd = -1;
 	pthread_mutex_init(&map->seg_lock, NULL);
@@ -1207,6 +1208,7 @@ int perflib_set_remove(const GUID *guid)
 	perflib_remove_dir(dir);
 	if (!stat(dir, &st))
 		return -EBUSY;
+	perflib_reaper_root_done();
 	return 0;
 }
 

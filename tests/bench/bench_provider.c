@@ -151,7 +151,7 @@ static int bench_hot(const struct api *api, const GUID *set, double *ret_bare, d
 struct cd_result {
 	double pair, create, del; /* ns/op */
 	uint32_t slot_size;	  /* data map value */
-	double memlock;		  /* bytes of all maps per slot, kernel accounting */
+	double memlock;		  /* bytes of all maps per live instance, kernel accounting */
 	uint32_t capacity;
 };
 
@@ -223,9 +223,18 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 	res->del = best_d;
 	res->slot_size = m->info->slot_size;
 	res->capacity = m->info->capacity;
-	res->memlock = (double)(fd_memlock(m->info_fd) + fd_memlock(m->data_fd) +
-				fd_memlock(m->index_fd) + fd_memlock(m->procs_fd)) /
-		       m->info->capacity;
+	{
+		/* every map of the set (segments included), per instance it held at once */
+		double total = (double)(fd_memlock(m->info_fd) + fd_memlock(m->ctl_fd) +
+					fd_memlock(m->procs_fd));
+		uint32_t k;
+
+		for (k = 0; k < perflib_set_nr_segs(m); k++)
+			total += (double)(fd_memlock(m->segs[k].data_fd) +
+					  fd_memlock(m->segs[k].index_fd) +
+					  fd_memlock(m->segs[k].live_fd));
+		res->memlock = total / LIVE;
+	}
 	PerfStopProvider(h);
 	return 0;
 }

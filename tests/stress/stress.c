@@ -638,7 +638,7 @@ struct race {
 };
 
 /* a provider of the race: create, sign, check its signatures; exit code = overwritten */
-static int race_provider(const GUID *set, unsigned int round, unsigned int p, int go)
+static int race_provider(const GUID *set, unsigned int round, unsigned int p, int go, int hold)
 {
 	PPERF_COUNTERSET_INSTANCE inst[RACE_INSTANCES];
 	uint64_t sig = (uint64_t)getpid() << 20;
@@ -671,13 +671,16 @@ static int race_provider(const GUID *set, unsigned int round, unsigned int p, in
 			}
 		}
 	}
+	/* alive until the reapers are done: what they reap must be what was dead before */
+	while (read(hold, &b, 1) > 0)
+		;
 	return (int)bad;
 }
 
 static void race_round(const GUID *set, unsigned int round, struct race *r)
 {
 	pid_t provs[RACE_PROVIDERS], reapers[RACE_REAPERS], pid;
-	int go[2], sums[2], st;
+	int go[2], sums[2], hold[2], st;
 	unsigned int i, j, dead;
 	struct left l;
 	bool hung;
@@ -702,7 +705,7 @@ static void race_round(const GUID *set, unsigned int round, struct race *r)
 	}
 	count_left(set, &l);
 	dead = l.live + l.claimed;
-	if (pipe(go) || pipe(sums)) {
+	if (pipe(go) || pipe(sums) || pipe(hold)) {
 		r->errors++;
 		return;
 	}
@@ -710,7 +713,8 @@ static void race_round(const GUID *set, unsigned int round, struct race *r)
 		provs[i] = fork();
 		if (!provs[i]) {
 			close(go[1]);
-			_exit(race_provider(set, round, i, go[0]));
+			close(hold[1]);
+			_exit(race_provider(set, round, i, go[0], hold[0]));
 		}
 	}
 	for (i = 0; i < RACE_REAPERS; i++) {
@@ -740,6 +744,8 @@ static void race_round(const GUID *set, unsigned int round, struct race *r)
 		st = wait_child(reapers[i], TIMEOUT_MS, &hung);
 		r->crashes += crashed(st, 0) || hung;
 	}
+	close(hold[0]);
+	close(hold[1]); /* the providers may end now */
 	close(sums[1]);
 	while (read(sums[0], &v, sizeof(v)) == sizeof(v))
 		total += v;

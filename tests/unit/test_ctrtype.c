@@ -130,6 +130,20 @@ static void test_base_rule(void **state)
 	assert_false(ctrtype_next_is_base(PERF_RAW_FRACTION, PERF_COUNTER_RAWCOUNT));
 	assert_true(ctrtype_wants_base(PERF_AVERAGE_BULK));
 	assert_false(ctrtype_wants_base(PERF_ELAPSED_TIME));
+	/* the whole rule: BaseCounterId first, MultiId for multi types, then the neighbour */
+	assert_int_equal(ctrtype_base_index(PERF_RAW_FRACTION, 5, 7, 0, 9, PERF_RAW_BASE), 5);
+	assert_int_equal(ctrtype_base_index(PERF_RAW_FRACTION, -1, 7, 0, 9, PERF_RAW_BASE), 1);
+	assert_int_equal(
+		ctrtype_base_index(PERF_COUNTER_MULTI_TIMER, -1, 7, 0, 9, PERF_COUNTER_MULTI_BASE),
+		7);
+	assert_int_equal(ctrtype_base_index(PERF_COUNTER_MULTI_TIMER, 3, 7, 0, 9, PERF_RAW_BASE),
+			 3);
+	/* MultiId is no base for a type without PERF_MULTI_COUNTER */
+	assert_int_equal(ctrtype_base_index(PERF_RAW_FRACTION, -1, 7, 4, 9, PERF_COUNTER_RAWCOUNT),
+			 -1);
+	/* the last counter has no neighbour; a type without a base takes none */
+	assert_int_equal(ctrtype_base_index(PERF_RAW_FRACTION, -1, -1, 8, 9, PERF_RAW_BASE), -1);
+	assert_int_equal(ctrtype_base_index(PERF_COUNTER_COUNTER, -1, -1, 0, 9, PERF_RAW_BASE), -1);
 }
 
 int main(void)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_exporter_format.c - perflib-exporter's pure part (tools/common/exp_format.c):
+ * test_exporter_format.c - perflib-exporter's pure part (tools/perflib-exporter/exp_format.c):
  * metric-name derivation, escaping, counter-type mapping, Accept negotiation, number
  * formatting, instance naming and whole renderings in both exposition formats.
  * No BPF needed.

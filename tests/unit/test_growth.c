@@ -168,6 +168,39 @@ static void test_limit(void **state)
 	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
 }
 
+static int capture(enum perflib_log_level level, const char *fmt, va_list ap);
+static char warned[4096];
+
+/*
+ * A capacity that ends inside a segment (4,096 slots: segments of 64 << k slots end at
+ * 4,032 and 8,128): the provider's per-slot tables cover the capacity only, and stopping a
+ * provider with instances in that last segment touches no slot past the capacity.
+ */
+static void test_limit_mid_segment(void **state)
+{
+	WCHAR name[32];
+	HANDLE h;
+	GUID set;
+	int i;
+
+	(void)state;
+	assert_int_equal(perflib_set_capacity(4096, 33), 0);
+	assert_int_equal(prov_std_start(&h, &set), 0);
+	for (i = 0; i < 4095; i++)
+		assert_non_null(PerfCreateInstance(h, &set, prov_wname(name, 32, "m%d", i), 0));
+	assert_true(perflib_kernel_instance_create(h, &set, u"kernel", 0) >= 0);
+	assert_null(PerfCreateInstance(h, &set, u"past", 0));
+	assert_int_equal(GetLastError(), ERROR_NOT_ENOUGH_MEMORY);
+	warned[0] = 0;
+	perflib_set_print(capture);
+	/* the kernel-owned instance and every instance of the provider go (a full walk) */
+	assert_int_equal(perflib_kernel_instances_delete(h, &set), 1);
+	assert_int_equal(PerfStopProvider(h), 0);
+	perflib_set_print(NULL);
+	assert_string_equal(warned, "");
+	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
+}
+
 static HANDLE fork_provider; /* the parent's provider, inherited by the child */
 
 static int forked_child(void *p)
@@ -213,11 +246,11 @@ static void test_fork(void **state)
 	assert_int_equal(PerfStopProvider(fork_provider), 0);
 }
 
-static char warned[512];
 
 static int capture(enum perflib_log_level level, const char *fmt, va_list ap)
 {
-	(void)level;
+	if (level != PERFLIB_WARN)
+		return 0;
 	vsnprintf(warned + strlen(warned), sizeof(warned) - strlen(warned), fmt, ap);
 	return 0;
 }
@@ -275,6 +308,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_processes_grow),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_limit_mid_segment),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_old_layout_refused),
 	};

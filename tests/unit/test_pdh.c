@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,6 +552,99 @@ static DWORD ops_item(PDH_HCOUNTER c, const char *name, double *v)
  * stay, by name when some went or came (the hash path), and by name again after counters of
  * another set changed the query's specifications
  */
+/*
+ * the formatted array of a counter against the raw arrays of this sample and the one
+ * before, cooked one by one by PdhCalculateCounterFromRawValue: the specialised array code
+ * (counts, counts per second) and the general one give the same values and statuses
+ */
+static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev, DWORD nprev,
+			 PDH_RAW_COUNTER_ITEM_A **ret_raw, DWORD *ret_n)
+{
+	DWORD fbytes = 0, rbytes = 0, n = 0, rn = 0, i, k;
+	PDH_FMT_COUNTERVALUE_ITEM_A *f;
+	PDH_RAW_COUNTER_ITEM_A *r;
+
+	assert_int_equal(PdhGetFormattedCounterArrayA(c, fmt, &fbytes, &n, NULL), PDH_MORE_DATA);
+	assert_int_equal(PdhGetRawCounterArrayA(c, &rbytes, &rn, NULL), PDH_MORE_DATA);
+	assert_int_equal(n, rn);
+	f = malloc(fbytes);
+	r = malloc(rbytes);
+	assert_non_null(f);
+	assert_non_null(r);
+	assert_int_equal(PdhGetFormattedCounterArrayA(c, fmt, &fbytes, &n, f), 0);
+	assert_int_equal(PdhGetRawCounterArrayA(c, &rbytes, &rn, r), 0);
+	for (i = 0; i < n; i++) {
+		PDH_RAW_COUNTER *old = NULL;
+		PDH_FMT_COUNTERVALUE want;
+		DWORD dup = 0, seen = 0;
+
+		assert_string_equal(f[i].szName, r[i].szName);
+		/* the same instance before: that name's same occurrence ("a" is there twice) */
+		for (k = 0; k < i; k++)
+			dup += !strcmp(r[k].szName, r[i].szName);
+		for (k = 0; prev && k < nprev && !old; k++)
+			if (!strcmp(prev[k].szName, r[i].szName) && seen++ == dup)
+				old = &prev[k].RawValue;
+		PdhCalculateCounterFromRawValue(c, fmt, &r[i].RawValue, old, &want);
+		assert_int_equal(f[i].FmtValue.CStatus, want.CStatus);
+		if (fmt & PDH_FMT_LONG)
+			assert_int_equal(f[i].FmtValue.longValue, want.longValue);
+		else
+			assert_true(f[i].FmtValue.doubleValue == want.doubleValue);
+	}
+	free(f);
+	*ret_raw = r;
+	*ret_n = rn;
+}
+
+static void test_fast_arrays_agree(void **state)
+{
+	static const char *const paths[] = {"\\PDH Test(*)\\Items", "\\PDH Test(*)\\Ops/sec",
+					    "\\PDH Test(*)\\Ratio"};
+	static const DWORD fmts[] = {PDH_FMT_DOUBLE, PDH_FMT_LONG | PDH_FMT_1000,
+				     PDH_FMT_DOUBLE | PDH_FMT_NOSCALE};
+	PDH_RAW_COUNTER_ITEM_A *prev[3] = {0};
+	PPERF_COUNTERSET_INSTANCE x, y, z = NULL;
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER c[3];
+	DWORD nprev[3] = {0};
+	unsigned int round, k;
+
+	(void)state;
+	x = make_inst(u"x", 20, 5);
+	y = make_inst(u"y", 21, 6);
+	for (k = 0; k < 3; k++)
+		c[k] = add(q, paths[k]);
+	/* one sample, changed values, unchanged values, then instances going and coming */
+	for (round = 0; round < 5; round++) {
+		if (round == 1 || round == 3) {
+			assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 100 * round), 0);
+			assert_int_equal(PerfSetULongCounterValue(prov, x, 1, round), 0);
+		}
+		if (round == 3) {
+			assert_int_equal(PerfDeleteInstance(prov, y), 0);
+			z = make_inst(u"z", 22, 9);
+		}
+		usleep(5000);
+		assert_int_equal(PdhCollectQueryData(q), 0);
+		for (k = 0; k < 3; k++) {
+			PDH_RAW_COUNTER_ITEM_A *raw;
+			DWORD n;
+
+			arrays_agree(c[k], fmts[round % 3], round ? prev[k] : NULL, nprev[k], &raw,
+				     &n);
+			free(prev[k]);
+			prev[k] = raw;
+			nprev[k] = n;
+		}
+	}
+	for (k = 0; k < 3; k++)
+		free(prev[k]);
+	assert_int_equal(PdhCloseQuery(q), 0);
+	assert_int_equal(PerfDeleteInstance(prov, x), 0);
+	assert_int_equal(PerfDeleteInstance(prov, z), 0);
+}
+
 static void test_rates_across_churn(void **state)
 {
 	PPERF_COUNTERSET_INSTANCE x, y, z;
@@ -1052,6 +1146,49 @@ static void log_roundtrip(DWORD type, const char *name)
 	assert_int_equal(PerfSetULongCounterValue(prov, inst_a, 1, 10), 0);
 }
 
+/* "CON", the console device: the log on standard output, which stays open */
+static void test_log_console(void **state)
+{
+	char file[128], text[512], want[160];
+	PDH_HLOG log = NULL;
+	PDH_HQUERY q;
+	DWORD t = PDH_LOG_TYPE_TSV;
+	FILE *f;
+	size_t n;
+	int saved, fd;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/console.tsv", dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
+	close(fd);
+	q = open_query();
+	/* the computer as the path names it appears in the header */
+	add(q, "\\\\localhost\\PDH Single\\Value");
+	assert_int_equal(PdhOpenLogA("con", PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &t, q, 0,
+				     NULL, &log),
+			 0);
+	assert_int_equal(PdhUpdateLogA(log, NULL), 0);
+	assert_int_equal(PdhCloseLog(log, PDH_FLAGS_CLOSE_QUERY), 0);
+	/* standard output is still usable */
+	assert_true(fputs("after\n", stdout) >= 0);
+	assert_int_equal(fflush(stdout), 0);
+	assert_int_equal(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
+	close(saved);
+	f = fopen(file, "r");
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	snprintf(want, sizeof(want), "\"(PDH-TSV 4.0)\"\t\"\\\\localhost\\PDH Single\\Value\"\r\n");
+	assert_memory_equal(text, want, strlen(want));
+	assert_non_null(strstr(text, "\t\"7000000000.000000\"\r\nafter\n"));
+}
+
 static void test_logs(void **state)
 {
 	PDH_HQUERY q;
@@ -1163,11 +1300,13 @@ int main(void)
 		cmocka_unit_test(test_fraction_scale_stats),
 		cmocka_unit_test(test_wildcard_arrays),
 		cmocka_unit_test(test_rates_across_churn),
+		cmocka_unit_test(test_fast_arrays_agree),
 		cmocka_unit_test(test_counter_info),
 		cmocka_unit_test(test_make_parse),
 		cmocka_unit_test(test_validate_expand),
 		cmocka_unit_test(test_enum),
 		cmocka_unit_test(test_logs),
+		cmocka_unit_test(test_log_console),
 		cmocka_unit_test(test_collect_ex),
 	};
 

@@ -482,6 +482,10 @@ static void test_tp_names_bad(void **state)
 	assert_null(c.name);
 }
 
+static size_t decoded_items; /* items decode_same compared */
+static void decode_same(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr,
+			struct perfbuf_data *pd);
+
 static void test_tp_data_82(void **state)
 {
 	const uint32_t spec_ids[] = {1, PERF_WILDCARD_COUNTER};
@@ -585,6 +589,16 @@ static void test_tp_data_types(void **state)
 	finish(&b);
 
 	assert_int_equal(tp_data_parse(b.b, b.n, spec_ids, 4, &d), 0);
+	{
+		struct perfbuf_data pd = {0};
+
+		decode_same(b.b, b.n, spec_ids, 4, &pd);
+		/* the column view: block 2's third value was neither 4 nor 8 bytes */
+		assert_int_equal(pd.blocks[2].nr_cols, 3);
+		assert_int_equal(pd.sizes[perfbuf_value(&pd.blocks[2], pd.blocks[2].first, 2)], 0);
+		assert_string_equal(pd.names + pd.items[pd.blocks[1].first + 2].name, "x");
+		perfbuf_data_release(&pd);
+	}
 	assert_int_equal(d.blocks[0].status, ERROR_NO_DATA);
 	assert_null(tp_data_item(&d, 0, NULL, 0));
 	it = tp_data_item(&d, 1, "x", 1);
@@ -659,11 +673,71 @@ static void test_tp_data_bad(void **state)
 	tp_data_free(&d);
 }
 
+/*
+ * perfbuf_data_decode (the columns PDH reads) against tp_data_parse (the callbacks) on one
+ * buffer: the same result, and when both decode, the same blocks, items, names and values;
+ * @pd is reused from call to call, as PDH reuses it
+ */
+static void decode_same(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr,
+			struct perfbuf_data *pd)
+{
+	struct tp_data d;
+	int a = tp_data_parse(buf, size, spec_ids, nr, &d);
+	int b = perfbuf_data_decode(buf, size, spec_ids, nr, pd);
+	size_t i, j, k;
+
+	assert_int_equal(a, b);
+	if (a)
+		return;
+	assert_int_equal(pd->hdr.time, d.time);
+	assert_int_equal(pd->hdr.freq, d.freq);
+	assert_int_equal(pd->nr_blocks, d.nr_blocks);
+	for (i = 0; i < d.nr_blocks; i++) {
+		const struct perfbuf_block *pb = &pd->blocks[i];
+		const struct tp_block *tb = &d.blocks[i];
+		size_t named = 0, bytes = 0;
+
+		assert_int_equal(pb->status, tb->status);
+		assert_int_equal(pb->type, tb->type);
+		assert_int_equal(pb->nr, tb->nr);
+		for (j = 0; j < tb->nr; j++) {
+			const struct tp_item *ti = &d.items[tb->first + j];
+			const struct perfbuf_item *pi = &pd->items[pb->first + j];
+
+			decoded_items++;
+			assert_int_equal(pi->id, ti->instance_id);
+			if (ti->name) {
+				assert_int_not_equal(pi->name, PERFBUF_NO_NAME);
+				assert_string_equal(pd->names + pi->name, ti->name);
+				assert_int_equal(pi->len, strlen(ti->name));
+				named++;
+				bytes += pi->len + 1;
+			} else {
+				assert_int_equal(pi->name, PERFBUF_NO_NAME);
+			}
+			assert_int_equal(pb->nr_cols, ti->nr);
+			for (k = 0; k < ti->nr; k++) {
+				const struct tp_value *tv = &d.values[ti->first + k];
+
+				assert_int_equal(pd->ids[pb->cols + k], tv->counter_id);
+				size_t at = perfbuf_value(pb, pb->first + j, (uint32_t)k);
+
+				assert_int_equal(pd->sizes[at], tv->size);
+				assert_true(pd->values[at] == tv->value);
+			}
+		}
+		assert_int_equal(pb->nr_named, named);
+		assert_int_equal(pb->name_bytes, bytes);
+	}
+	tp_data_free(&d);
+}
+
 /* random corruption and truncation: errors are fine, crashes and overreads are not */
 static void test_tp_fuzz(void **state)
 {
+	const uint32_t spec_ids[] = {1, PERF_WILDCARD_COUNTER};
+	struct perfbuf_data pd = {0};
 	uint8_t *buf;
-	struct tp_data d;
 	unsigned int seed = 12345, i, k, n;
 	size_t size;
 
@@ -677,10 +751,12 @@ static void test_tp_fuzz(void **state)
 		n = 1 + rand_r(&seed) % 4;
 		for (k = 0; k < n && size; k++)
 			buf[rand_r(&seed) % size] = (uint8_t)rand_r(&seed);
-		if (tp_data_parse(buf, size, NULL, 0, &d) == 0)
-			tp_data_free(&d);
+		/* and the column decoder agrees with it on every one */
+		decode_same(buf, size, i % 2 ? spec_ids : NULL, 2, &pd);
 		free(buf);
 	}
+	perfbuf_data_release(&pd);
+	assert_true(decoded_items > 10000); /* most corruptions leave items to compare */
 	for (i = 0; i < 5000; i++) {
 		struct tp_instance *in;
 		size_t nr, j;

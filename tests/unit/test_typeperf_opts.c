@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_typeperf_opts.c - typeperf's command line, -cf and -config files
- * (tools/common/tp_opts.c) and the CSV/TSV text (tools/common/tp_out.c): switch
+ * (tools/typeperf/tp_opts.c) and the CSV/TSV text (pdh/tp_out.c): switch
  * spellings, refused formats, -si syntax, quoting, CRLF, six decimals, time stamps.
  */
 #include <errno.h>

@@ -74,29 +74,6 @@ void regman_free(struct regman *rm)
 	memset(rm, 0, sizeof(*rm));
 }
 
-bool win_switch(const char *arg, const char *name, const char **ret_value)
-{
-	size_t n = strlen(name);
-
-	if (arg[0] == '-' && arg[1] == '-')
-		arg += 2;
-	else if (arg[0] == '-' || arg[0] == '/')
-		arg++;
-	else
-		return false;
-	if (strncasecmp(arg, name, n))
-		return false;
-	if (arg[n] == 0) {
-		*ret_value = NULL;
-		return true;
-	}
-	if (arg[n] == ':' || arg[n] == '=') {
-		*ret_value = arg + n + 1;
-		return true;
-	}
-	return false;
-}
-
 int parse_mode(const char *s, mode_t *ret_mode)
 {
 	char *end;

@@ -24,11 +24,8 @@ struct regman {
 int regman_build(const struct manifest *man, struct regman *rm);
 void regman_free(struct regman *rm);
 
-/*
- * win_switch - match a Windows-style switch: "-name", "/name", "--name", case-insensitive,
- * optionally followed by ":value" or "=value" (*ret_value, else NULL). Returns true on match.
- */
-bool win_switch(const char *arg, const char *name, const char **ret_value);
+/* win_switch: tool.h */
+#include "tool.h"
 
 /* parse an octal file mode (at most 0666), a user or a group name/number; 0 or -EINVAL */
 int parse_mode(const char *s, mode_t *ret_mode);

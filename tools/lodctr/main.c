@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "regman.h"
+#include "tool.h"
 
 static const char usage[] =
 	"Usage: lodctr /m:MANIFEST [INSTALL_PATH] [OPTIONS]\n"
@@ -61,11 +62,6 @@ static const char usage[] =
 	"\n"
 	"Windows-only forms (INI files, /c /h /l /s /r /t /e /d) manage V1 counters,\n"
 	"which do not exist here; lodctr refuses them with an explanation.\n";
-
-static int exit_code(ULONG code)
-{
-	return code == 0 ? 0 : code <= 255 ? (int)code : 1;
-}
 
 /* --dump: the layout of one counter set's slots, as bpf/layout.h describes it */
 static int dump_layout(const struct perflib_counterset_reg *reg,
@@ -126,30 +122,28 @@ static int query(const char *guid_str)
 
 	if (guid_str) {
 		if (perflib_guid_from_string(guid_str, &one)) {
-			fprintf(stderr, "Error: %s is not a GUID\n", guid_str);
-			return exit_code(ERROR_INVALID_PARAMETER);
+			tool_error("%s is not a GUID", guid_str);
+			return tool_exit_win32(ERROR_INVALID_PARAMETER);
 		}
 		guids = malloc(sizeof(GUID));
 		if (!guids)
-			return exit_code(ERROR_OUTOFMEMORY);
+			return tool_exit_win32(ERROR_OUTOFMEMORY);
 		guids[0] = one;
 		n = 1;
 	} else {
 		st = PerfEnumerateCounterSet(NULL, NULL, 0, &n);
 		if (st != ERROR_SUCCESS && st != ERROR_NOT_ENOUGH_MEMORY) {
-			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n",
-				st);
-			return exit_code(st);
+			tool_error("cannot enumerate counter sets, error code is %u", st);
+			return tool_exit_win32(st);
 		}
 		guids = calloc(n ? n : 1, sizeof(GUID));
 		if (!guids)
-			return exit_code(ERROR_OUTOFMEMORY);
+			return tool_exit_win32(ERROR_OUTOFMEMORY);
 		st = PerfEnumerateCounterSet(NULL, guids, n, &n);
 		if (st) {
-			fprintf(stderr, "Error: cannot enumerate counter sets, error code is %u\n",
-				st);
+			tool_error("cannot enumerate counter sets, error code is %u", st);
 			free(guids);
-			return exit_code(st);
+			return tool_exit_win32(st);
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -202,8 +196,8 @@ int main(int argc, char **argv)
 		} else if (win_switch(arg, "m", &val)) {
 			if (!val || !*val) {
 				if (a + 1 >= argc) {
-					fprintf(stderr, "Error: /m needs a manifest file\n");
-					return exit_code(ERROR_INVALID_PARAMETER);
+					tool_error("/m needs a manifest file");
+					return tool_exit_win32(ERROR_INVALID_PARAMETER);
 				}
 				val = argv[++a];
 			}
@@ -220,8 +214,8 @@ int main(int argc, char **argv)
 
 			if (!val) {
 				if (a + 1 >= argc) {
-					fprintf(stderr, "Error: %s needs a value\n", arg);
-					return exit_code(ERROR_INVALID_PARAMETER);
+					tool_error("%s needs a value", arg);
+					return tool_exit_win32(ERROR_INVALID_PARAMETER);
 				}
 				val = argv[++a];
 			}
@@ -242,8 +236,8 @@ int main(int argc, char **argv)
 				err = perflib_set_pin_root(val);
 			}
 			if (err) {
-				fprintf(stderr, "Error: bad value '%s' for %s\n", val, arg);
-				return exit_code(ERROR_INVALID_PARAMETER);
+				tool_error("bad value '%s' for %s", val, arg);
+				return tool_exit_win32(ERROR_INVALID_PARAMETER);
 			}
 		} else if (arg[0] == '/' || arg[0] == '-') {
 			fprintf(stderr,
@@ -251,7 +245,7 @@ int main(int argc, char **argv)
 				"counters "
 				"exist on Linux; see lodctr --help\n",
 				arg);
-			return exit_code(ERROR_NOT_SUPPORTED);
+			return tool_exit_win32(ERROR_NOT_SUPPORTED);
 		} else if (manifest && !install) {
 			install = arg; /* Installation-Path: strings live in the info map */
 		} else {
@@ -259,13 +253,12 @@ int main(int argc, char **argv)
 				"Error: %s: INI-file (V1) counters are not supported; use "
 				"/m:MANIFEST\n",
 				arg);
-			return exit_code(ERROR_NOT_SUPPORTED);
+			return tool_exit_win32(ERROR_NOT_SUPPORTED);
 		}
 	}
 	if (!manifest) {
-		fprintf(stderr,
-			"Error: no manifest given: lodctr /m:MANIFEST (see lodctr --help)\n");
-		return exit_code(ERROR_INVALID_PARAMETER);
+		tool_error("no manifest given: lodctr /m:MANIFEST (see lodctr --help)");
+		return tool_exit_win32(ERROR_INVALID_PARAMETER);
 	}
 	err = manifest_load(manifest, &man, stderr);
 	if (err) {
@@ -284,8 +277,7 @@ int main(int argc, char **argv)
 	for (i = 0; dump && i < rm.nr_sets; i++) {
 		err = dump_layout(&rm.sets[i], &opts);
 		if (err) {
-			fprintf(stderr, "Error: counter set %s: %s\n", rm.sets[i].name,
-				strerror(-err));
+			tool_error("counter set %s: %s", rm.sets[i].name, strerror(-err));
 			code = perflib_win32_error(err);
 			goto out;
 		}
@@ -310,10 +302,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		if (err) {
-			fprintf(stderr, "Error: counter set {%s} (%s): %s%s\n", gs, reg->name,
-				strerror(-err),
-				err == -EPERM ? " (creating BPF maps needs CAP_BPF: run as root)"
-					      : "");
+			tool_error("counter set {%s} (%s): %s%s", gs, reg->name, strerror(-err),
+				   err == -EPERM ? " (creating BPF maps needs CAP_BPF: run as root)"
+						 : "");
 			code = perflib_win32_error(err);
 			goto out;
 		}
@@ -322,10 +313,9 @@ int main(int argc, char **argv)
 	}
 out:
 	if (code)
-		fprintf(stderr,
-			"Error: Unable to install performance counters in %s, error code is %u\n",
-			manifest, code);
+		tool_error("Unable to install performance counters in %s, error code is %u",
+			   manifest, code);
 	regman_free(&rm);
 	manifest_free(man);
-	return exit_code(code);
+	return tool_exit_win32(code);
 }

@@ -8,9 +8,10 @@
  *   PerfQueryCounterInfo                     which Index each specification answers at
  *   PerfQueryCounterData                     the values, parsed by exp_parse.c
  *
- * Every call that fills a buffer follows the Windows protocol: ERROR_NOT_ENOUGH_MEMORY
- * gives the needed size; the buffer grows and the call is repeated a bounded number of
- * times (instances can appear between two calls).
+ * Every call that fills a buffer follows the Windows protocol through libpdh's one helper
+ * (pdh_fetch_into, pdh/pdh_fetch.h): ERROR_NOT_ENOUGH_MEMORY gives the needed size; the
+ * buffer grows and the call is repeated a bounded number of times (instances can appear
+ * between two calls). The buffers are kept from scrape to scrape.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -20,10 +21,8 @@
 
 #include "collect.h"
 #include "exp_parse.h"
+#include "pdh_fetch.h"
 #include "perfbuf.h"
-
-/* how many times a call is repeated with a bigger buffer before giving up */
-#define GROW_TRIES 8
 
 /* a registered counter set as last seen */
 struct entry {
@@ -42,9 +41,9 @@ struct collector {
 	struct exp_set **by_index; /* PERF_COUNTER_IDENTIFIER.Index -> set */
 	size_t nr_index;
 	void *data; /* PerfQueryCounterData buffer, kept between scrapes */
-	size_t data_cap;
+	DWORD data_cap;
 	void *buf; /* scratch buffer for registration and identifier calls */
-	size_t buf_cap;
+	DWORD buf_cap;
 	struct collect_stats stats;
 	char error[256];
 };
@@ -110,40 +109,33 @@ static int fail(struct collector *c, const char *call, ULONG status)
 }
 
 /* make *@buf hold at least @need bytes (never shrinks) */
-static int grow(void **buf, size_t *cap, size_t need)
+static int grow(void **buf, DWORD *cap, size_t need)
 {
 	void *p;
 
 	if (need <= *cap)
 		return 0;
+	if (need > UINT32_MAX)
+		return -ENOMEM;
 	p = realloc(*buf, need);
 	if (!p)
 		return -ENOMEM;
 	*buf = p;
-	*cap = need;
+	*cap = (DWORD)need;
 	return 0;
 }
 
 /*
- * one registration request into c->buf; returns the Win32 status, the answer's size in
- * *ret_len. ERROR_NOT_ENOUGH_MEMORY as the result means it kept growing; -ENOMEM is
- * reported as ERROR_OUTOFMEMORY.
+ * one registration request into c->buf; returns the Win32 status (ERROR_OUTOFMEMORY when
+ * the buffer cannot grow), the answer's size in *ret_len
  */
 static ULONG reg_info(struct collector *c, const GUID *guid, PerfRegInfoType code, size_t *ret_len)
 {
-	ULONG status = ERROR_NOT_ENOUGH_MEMORY;
-	int i;
+	struct pdh_reg_call r = {.guid = guid, .code = code};
+	DWORD len = 0;
+	ULONG status = pdh_fetch_into(pdh_call_reg, &r, &c->buf, &c->buf_cap, &len);
 
-	for (i = 0; i < GROW_TRIES && status == ERROR_NOT_ENOUGH_MEMORY; i++) {
-		DWORD need = 0;
-
-		status = PerfQueryCounterSetRegistrationInfo(NULL, guid, code, 0, c->buf,
-							     (DWORD)c->buf_cap, &need);
-		if (status == ERROR_SUCCESS)
-			*ret_len = need;
-		else if (status == ERROR_NOT_ENOUGH_MEMORY && grow(&c->buf, &c->buf_cap, need))
-			return ERROR_OUTOFMEMORY;
-	}
+	*ret_len = len;
 	return status;
 }
 
@@ -187,32 +179,18 @@ static int guid_cmp(const void *a, const void *b)
 /* every registered counter set's GUID, sorted, into a malloc'd array */
 static int enumerate(struct collector *c, GUID **ret_guids, size_t *ret_nr)
 {
-	ULONG status = ERROR_NOT_ENOUGH_MEMORY;
-	GUID *guids = NULL;
-	DWORD cap = 0, n = 0;
-	int i;
+	void *guids = NULL;
+	DWORD size = 0;
+	ULONG status = pdh_fetch(pdh_call_sets, NULL, &guids, &size);
 
-	for (i = 0; i < GROW_TRIES && status == ERROR_NOT_ENOUGH_MEMORY; i++) {
-		status = PerfEnumerateCounterSet(NULL, guids, cap, &n);
-		if (status == ERROR_NOT_ENOUGH_MEMORY) {
-			GUID *p = realloc(guids, (n + 8) * sizeof(GUID));
-
-			if (!p) {
-				free(guids);
-				return -ENOMEM;
-			}
-			guids = p;
-			cap = n + 8;
-		}
-	}
-	if (status != ERROR_SUCCESS) {
-		free(guids);
+	if (status == ERROR_OUTOFMEMORY)
+		return -ENOMEM;
+	if (status != ERROR_SUCCESS)
 		return fail(c, "PerfEnumerateCounterSet", status);
-	}
-	if (n)
-		qsort(guids, n, sizeof(GUID), guid_cmp);
+	if (size / sizeof(GUID))
+		qsort(guids, size / sizeof(GUID), sizeof(GUID), guid_cmp);
 	*ret_guids = guids;
-	*ret_nr = n;
+	*ret_nr = size / sizeof(GUID);
 	return 0;
 }
 
@@ -309,16 +287,13 @@ static size_t spec_size(const struct exp_set *set)
 /* the Index of each specification, from PerfQueryCounterInfo */
 static int map_indices(struct collector *c)
 {
-	ULONG status = ERROR_NOT_ENOUGH_MEMORY;
 	DWORD need = 0;
 	size_t off, max = 0;
+	ULONG status = pdh_fetch_into(pdh_call_info, c->query, &c->buf, &c->buf_cap, &need);
 	int i;
 
-	for (i = 0; i < GROW_TRIES && status == ERROR_NOT_ENOUGH_MEMORY; i++) {
-		status = PerfQueryCounterInfo(c->query, c->buf, (DWORD)c->buf_cap, &need);
-		if (status == ERROR_NOT_ENOUGH_MEMORY && grow(&c->buf, &c->buf_cap, need))
-			return -ENOMEM;
-	}
+	if (status == ERROR_OUTOFMEMORY)
+		return -ENOMEM;
 	if (status != ERROR_SUCCESS)
 		return fail(c, "PerfQueryCounterInfo", status);
 	/* two passes: the largest Index, then the table */
@@ -423,17 +398,11 @@ static int prepare(struct collector *c)
 /* PerfQueryCounterData into c->data; returns its size in *ret_len */
 static int query_data(struct collector *c, size_t *ret_len)
 {
-	ULONG status = ERROR_NOT_ENOUGH_MEMORY;
 	DWORD need = 0;
-	int i;
+	ULONG status = pdh_fetch_into(pdh_call_data, c->query, &c->data, &c->data_cap, &need);
 
-	for (i = 0; i < GROW_TRIES && status == ERROR_NOT_ENOUGH_MEMORY; i++) {
-		status = PerfQueryCounterData(c->query, c->data, (DWORD)c->data_cap, &need);
-		/* a quarter more: instances created before the next call still fit */
-		if (status == ERROR_NOT_ENOUGH_MEMORY &&
-		    grow(&c->data, &c->data_cap, (size_t)need + need / 4))
-			return -ENOMEM;
-	}
+	if (status == ERROR_OUTOFMEMORY)
+		return -ENOMEM;
 	if (status != ERROR_SUCCESS)
 		return fail(c, "PerfQueryCounterData", status);
 	*ret_len = need;

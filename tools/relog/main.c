@@ -16,7 +16,8 @@
 
 #include "pdh.h"
 #include "pdhmsg.h"
-#include "tp_opts.h"
+#include "lines.h"
+#include "tool.h"
 
 #define EXIT_OK 0
 #define EXIT_ERROR 1 /* unreadable or corrupt input, unknown counters, I/O */
@@ -107,12 +108,7 @@ struct opts {
 	bool yes, query, help;
 };
 
-static void usage_error(const char *fmt, const char *arg)
-{
-	fputs("Error: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\nType \"relog -?\" for help.\n", stderr);
-}
+#define usage_error(...) tool_usage_error("relog", __VA_ARGS__)
 
 /* "M/D/YYYY" and "H[:MM[:SS]]" (@time may be NULL: midnight) into a local FILETIME */
 static int64_t parse_time(const char *date, const char *time)
@@ -164,41 +160,43 @@ static int add_path(struct opts *o, const char *p)
 	return 0;
 }
 
-static const char *const switches[] = {"?",  "h", "help", "y", "q", "c",
-				       "cf", "f", "o",	  "t", "b", "e"};
+enum {
+	SW_HELP,
+	SW_YES,
+	SW_QUERY,
+	SW_COUNTERS,
+	SW_COUNTER_FILE,
+	SW_FORMAT,
+	SW_OUTPUT,
+	SW_EVERY,
+	SW_BEGIN,
+	SW_END
+};
 
-/*
- * the switch name of @arg ("-f", "/f", "--f", "/f:v", "--f=v"), its inline value in *@val.
- * An argument starting with '/' is a switch only when it names one (else it is a file).
- */
-static bool switch_of(const char *arg, char *name, size_t size, const char **val)
-{
-	bool slash = arg[0] == '/';
-	size_t n, i;
-
-	*val = NULL;
-	if (arg[0] != '-' && !slash)
-		return false;
-	arg += (arg[0] == '-' && arg[1] == '-') ? 2 : 1;
-	n = strcspn(arg, ":=");
-	if (n >= size)
-		n = size - 1;
-	memcpy(name, arg, n);
-	name[n] = '\0';
-	if (arg[n])
-		*val = arg + n + 1;
-	for (i = 0; slash && i < sizeof(switches) / sizeof(switches[0]); i++)
-		if (!strcasecmp(name, switches[i]))
-			return true;
-	return !slash;
-}
+/* relog's switches (tools/common/tool.h: "-f CSV", "/f:CSV", "--f=CSV", ...) */
+static const struct tool_switch switches[] = {
+	{"?", SW_HELP, false},
+	{"h", SW_HELP, false},
+	{"help", SW_HELP, false},
+	{"y", SW_YES, false},
+	{"q", SW_QUERY, false},
+	{"c", SW_COUNTERS, false},
+	{"cf", SW_COUNTER_FILE, true},
+	{"f", SW_FORMAT, true},
+	{"o", SW_OUTPUT, true},
+	{"t", SW_EVERY, true},
+	{"b", SW_BEGIN, true},
+	{"e", SW_END, true},
+	{NULL, 0, false},
+};
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	char name[16];
-	const char *val;
+	const struct tool_switch *sw;
+	const char *val, *inl;
 	char **lines;
 	size_t nr, k;
+	bool unknown;
 	int i, err;
 
 	memset(o, 0, sizeof(*o));
@@ -206,7 +204,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->every = 1;
 	o->end = INT64_MAX;
 	for (i = 1; i < argc; i++) {
-		if (!switch_of(argv[i], name, sizeof(name), &val)) {
+		sw = tool_switch_of(switches, argv[i], &inl, &unknown);
+		if (!sw && unknown) {
+			usage_error("unknown switch \"%s\"", argv[i]);
+			return -EINVAL;
+		}
+		if (!sw) {
 			if (o->input) {
 				usage_error("only one input log is supported (\"%s\")", argv[i]);
 				return -EINVAL;
@@ -214,23 +217,30 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->input = argv[i];
 			continue;
 		}
-		if (!strcmp(name, "?") || !strcasecmp(name, "h") || !strcasecmp(name, "help")) {
+		if (sw->id == SW_HELP) {
 			o->help = true;
 			return 0;
 		}
-		if (!strcasecmp(name, "y") || !strcasecmp(name, "q")) {
-			if (val) {
-				usage_error("-%s takes no value", name);
-				return -EINVAL;
-			}
-			*(tolower((unsigned char)name[0]) == 'y' ? &o->yes : &o->query) = true;
-			continue;
+		if (!sw->value && inl && sw->id != SW_COUNTERS) {
+			usage_error("-%s takes no value", sw->name);
+			return -EINVAL;
 		}
-		if (!strcasecmp(name, "c")) {
+		switch (sw->id) {
+		case SW_YES:
+			o->yes = true;
+			continue;
+		case SW_QUERY:
+			o->query = true;
+			continue;
+		case SW_COUNTERS:
+			/* -c path [path ...]: the paths up to the next switch */
+			val = inl;
 			if (val && add_path(o, val))
 				return -ENOMEM;
 			while (i + 1 < argc &&
-			       !switch_of(argv[i + 1], name, sizeof(name), &(const char *){NULL})) {
+			       !tool_switch_of(switches, argv[i + 1], &(const char *){NULL},
+					       &unknown) &&
+			       !unknown) {
 				if (add_path(o, argv[++i]))
 					return -ENOMEM;
 				val = argv[i];
@@ -240,20 +250,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			continue;
+		default:
+			break;
 		}
-		if (strcasecmp(name, "f") && strcasecmp(name, "o") && strcasecmp(name, "t") &&
-		    strcasecmp(name, "b") && strcasecmp(name, "e") && strcasecmp(name, "cf")) {
-			usage_error("unknown switch \"%s\"", argv[i]);
+		val = tool_value(argc, argv, &i, inl);
+		if (!val) {
+			usage_error("%s needs a value", argv[i]);
 			return -EINVAL;
 		}
-		if (!val) {
-			if (i + 1 >= argc) {
-				usage_error("%s needs a value", argv[i]);
-				return -EINVAL;
-			}
-			val = argv[++i];
-		}
-		if (!strcasecmp(name, "f")) {
+		if (sw->id == SW_FORMAT) {
 			if (!strcasecmp(val, "csv")) {
 				o->format = PDH_LOG_TYPE_CSV;
 			} else if (!strcasecmp(val, "tsv")) {
@@ -263,9 +268,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 					    val);
 				return -EINVAL;
 			}
-		} else if (!strcasecmp(name, "o")) {
+		} else if (sw->id == SW_OUTPUT) {
 			o->output = val;
-		} else if (!strcasecmp(name, "t")) {
+		} else if (sw->id == SW_EVERY) {
 			char *end;
 
 			errno = 0;
@@ -275,15 +280,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 					    val);
 				return -EINVAL;
 			}
-		} else if (!strcasecmp(name, "cf")) {
-			err = tp_read_lines(val, true, &lines, &nr);
+		} else if (sw->id == SW_COUNTER_FILE) {
+			err = tool_read_lines(val, true, &lines, &nr);
 			if (err) {
-				fprintf(stderr, "Error: cannot read %s: %s\n", val, strerror(-err));
+				tool_error("cannot read %s: %s", val, strerror(-err));
 				return -EINVAL;
 			}
 			for (k = 0; k < nr && !err; k++)
 				err = add_path(o, lines[k]);
-			tp_free_lines(lines, nr);
+			tool_free_lines(lines, nr);
 			if (err)
 				return err;
 		} else {
@@ -305,7 +310,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				usage_error("bad time \"%s\" (M/D/YYYY H:MM:SS)", val);
 				return -EINVAL;
 			}
-			*(tolower((unsigned char)name[0]) == 'b' ? &o->begin : &o->end) = ft;
+			*(sw->id == SW_BEGIN ? &o->begin : &o->end) = ft;
 		}
 	}
 	if (o->help)
@@ -363,7 +368,7 @@ static const char *pdh_text(PDH_STATUS st)
 
 static void pdh_error(const char *what, PDH_STATUS st)
 {
-	fprintf(stderr, "Error: %s: %s (0x%08X)\n", what, pdh_text(st), (unsigned int)st);
+	tool_error("%s: %s (0x%08X)", what, pdh_text(st), (unsigned int)st);
 }
 
 /* "M/D/YYYY H:MM:SS" of a local FILETIME */
@@ -430,13 +435,13 @@ static bool may_write(const struct opts *o)
 	if (o->yes || stat(o->output, &st))
 		return true;
 	if (!isatty(STDIN_FILENO)) {
-		fprintf(stderr, "Error: %s already exists (use -y to overwrite it).\n", o->output);
+		tool_error("%s already exists (use -y to overwrite it).", o->output);
 		return false;
 	}
 	fprintf(stderr, "%s already exists. Overwrite it? [y/n] ", o->output);
 	if (fgets(answer, sizeof(answer), stdin) && (answer[0] == 'y' || answer[0] == 'Y'))
 		return true;
-	fprintf(stderr, "Error: %s was not overwritten.\n", o->output);
+	tool_error("%s was not overwritten.", o->output);
 	return false;
 }
 
@@ -456,7 +461,7 @@ static int describe(const struct opts *o, PDH_HLOG log, const PDH_TIME_INFO *ti,
 			return EXIT_ERROR;
 		out = fopen(o->output, "w");
 		if (!out) {
-			fprintf(stderr, "Error: cannot open %s: %s\n", o->output, strerror(errno));
+			tool_error("cannot open %s: %s", o->output, strerror(errno));
 			return EXIT_ERROR;
 		}
 	} else {
@@ -471,7 +476,7 @@ static int describe(const struct opts *o, PDH_HLOG log, const PDH_TIME_INFO *ti,
 		fprintf(out, "%s\n", p);
 	free(list);
 	if (out != stdout && fclose(out)) {
-		fprintf(stderr, "Error: cannot write %s\n", o->output);
+		tool_error("cannot write %s", o->output);
 		ret = EXIT_ERROR;
 	}
 	if (!ret)
@@ -506,8 +511,8 @@ static int add_counters(const struct opts *o, PDH_HLOG log, PDH_HQUERY q, PDH_HC
 		if (!i)
 			*first = c;
 		if (st) {
-			fprintf(stderr, "Error: \"%s\": %s (0x%08X)\n", o->paths[i], pdh_text(st),
-				(unsigned int)st);
+			tool_error("\"%s\": %s (0x%08X)", o->paths[i], pdh_text(st),
+				   (unsigned int)st);
 			return -1;
 		}
 	}
@@ -536,14 +541,14 @@ static int convert(const struct opts *o, PDH_HLOG src, const PDH_TIME_INFO *ti, 
 	}
 	if (add_counters(o, src, q, &first_ctr)) {
 		if (!o->nr_paths && !first_ctr)
-			fputs("Error: the log has no counters.\n", stderr);
+			tool_error("the log has no counters.");
 		goto out;
 	}
 	window.StartTime = o->begin > ti->StartTime ? o->begin : ti->StartTime;
 	window.EndTime = o->end < ti->EndTime ? o->end : ti->EndTime;
 	if (!ti->SampleCount || window.StartTime > window.EndTime ||
 	    PdhSetQueryTimeRange(q, &window)) {
-		fputs("Error: no record of the log lies in the time window.\n", stderr);
+		tool_error("no record of the log lies in the time window.");
 		goto out;
 	}
 	if (!may_write(o))
@@ -579,7 +584,7 @@ static int convert(const struct opts *o, PDH_HLOG src, const PDH_TIME_INFO *ti, 
 	}
 	if (PdhCloseLog(out, 0)) {
 		out = NULL;
-		fprintf(stderr, "Error: cannot write %s\n", o->output);
+		tool_error("cannot write %s", o->output);
 		goto out;
 	}
 	out = NULL;
@@ -610,7 +615,7 @@ int main(int argc, char **argv)
 		if (o.help)
 			fputs(usage_text, stdout);
 		else if (ret == -ENOMEM)
-			fputs("Error: Out of memory.\n", stderr);
+			tool_error("Out of memory.");
 		opts_free(&o);
 		return ret == -ENOMEM ? EXIT_ERROR : ret ? EXIT_USAGE : EXIT_OK;
 	}

@@ -15,18 +15,8 @@
 #include "perflib-linux.h"
 #include "perfbuf.h"
 #include "tp_buf.h"
+#include "tool.h"
 #include "typeperf.h"
-
-void tp_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("typeperf: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 const char *tp_win32_str(ULONG code)
 {
@@ -96,7 +86,7 @@ static void skipped(const GUID *set, ULONG code)
 {
 	char g[37];
 
-	tp_warn("counter set %s skipped: %s", perflib_guid_to_string(set, g), tp_win32_str(code));
+	tool_warn("counter set %s skipped: %s", perflib_guid_to_string(set, g), tp_win32_str(code));
 }
 
 void tp_machine_load(struct tp_machine *m, bool instances)
@@ -119,13 +109,9 @@ void tp_machine_load(struct tp_machine *m, bool instances)
 
 void tp_machine_free(struct tp_machine *m)
 {
-	if (m->query)
-		PerfCloseQueryHandle(m->query);
 	tp_catalog_free(&m->cat);
 	free(m->name);
 	free(m->display);
 	free(m->wname);
-	free(m->set_index);
-	free(m->spec_ids);
 	memset(m, 0, sizeof(*m));
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "typeperf.h"
+#include "tool.h"
 
 static const char usage_text[] =
 	"NAME\n"
@@ -25,10 +26,10 @@ static const char usage_text[] =
 	"DESCRIPTION\n"
 	"    typeperf samples perflib counters every interval and writes one line per\n"
 	"    sample in the PDH CSV format of the Windows tool, or lists the counters that\n"
-	"    are installed (-q, -qx). It reads counters only through the Windows consumer\n"
-	"    API (PerfOpenQueryHandle ... PerfQueryCounterData) and cooks the raw values\n"
-	"    with the PDH formulas of each counter type (rates per second, percentages,\n"
-	"    averages, elapsed times).\n"
+	"    are installed (-q, -qx). Like the Windows tool it is a PDH client: counters\n"
+	"    are read and cooked by libpdh with the formulas of each counter type (rates\n"
+	"    per second, percentages, averages, elapsed times), and the rows are written\n"
+	"    by PdhUpdateLog.\n"
 	"\n"
 	"    Switches are case-insensitive and start with '-' or '/'. Every other argument\n"
 	"    is a counter path.\n"
@@ -114,11 +115,6 @@ static const char usage_text[] =
 	"    typeperf -qx \"My Service\" -o counters.txt\n"
 	"    typeperf -cf counters.txt -f TSV -o log.tsv -y\n";
 
-static void usage_hint(const char *msg)
-{
-	fprintf(stderr, "Error: %s\nType \"typeperf -?\" for help.\n", msg);
-}
-
 FILE *tp_open_output(const struct tp_opts *opts)
 {
 	const char *path = opts->output;
@@ -129,20 +125,19 @@ FILE *tp_open_output(const struct tp_opts *opts)
 
 	if (!yes && stat(path, &st) == 0) {
 		if (!isatty(STDIN_FILENO)) {
-			fprintf(stderr, "Error: %s already exists (use -y to overwrite it).\n",
-				path);
+			tool_error("%s already exists (use -y to overwrite it).", path);
 			return NULL;
 		}
 		fprintf(stderr, "%s already exists. Overwrite it? [y/n] ", path);
 		if (!fgets(answer, sizeof(answer), stdin) ||
 		    (answer[0] != 'y' && answer[0] != 'Y')) {
-			fprintf(stderr, "Error: %s was not overwritten.\n", path);
+			tool_error("%s was not overwritten.", path);
 			return NULL;
 		}
 	}
 	f = fopen(path, "w");
 	if (!f)
-		fprintf(stderr, "Error: cannot open %s: %s\n", path, strerror(errno));
+		tool_error("cannot open %s: %s", path, strerror(errno));
 	return f;
 }
 
@@ -158,8 +153,8 @@ static int query_list(const struct tp_opts *opts)
 		return TP_EXIT_ERROR;
 	tp_machine_load(&m, opts->query == TP_QUERY_QX);
 	if (m.load_status) {
-		fprintf(stderr, "Error: %s: cannot read counter sets: %s\n", m.display,
-			tp_win32_str(m.load_status));
+		tool_error("%s: cannot read counter sets: %s", m.display,
+			   tp_win32_str(m.load_status));
 		goto out;
 	}
 	if (opts->output) {
@@ -172,11 +167,11 @@ static int query_list(const struct tp_opts *opts)
 	if (out != stdout)
 		bad |= fclose(out) != 0;
 	if (bad) {
-		fputs("Error: Cannot write the output.\n", stderr);
+		tool_error("Cannot write the output.");
 		goto out;
 	}
 	if (n == 0 && opts->query_object) {
-		fprintf(stderr, "Error: No object matches \"%s\".\n", opts->query_object);
+		tool_error("No object matches \"%s\".", opts->query_object);
 		goto out;
 	}
 	fputs("The command completed successfully.\n", stdout);
@@ -200,9 +195,9 @@ int main(int argc, char **argv)
 	}
 	if (ret) {
 		if (ret == -ENOMEM)
-			fputs("Error: Out of memory.\n", stderr);
+			tool_error("Out of memory.");
 		else
-			usage_hint(err);
+			tool_usage_error("typeperf", "%s", err);
 		tp_opts_free(&opts);
 		return ret == -ENOMEM ? TP_EXIT_ERROR : TP_EXIT_USAGE;
 	}

@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sample.c - typeperf's sampling: counter paths are resolved once at start (wildcards
- * included; instances appearing later are not added), each computer gets one query with
- * one specification per counter set used (all counters, all instances, so base, time,
- * frequency and multi counters come along), and every interval one PerfQueryCounterData
- * call per computer gives the raw values that tools/common/cook.c turns into the row.
- *
- * A priming sample is taken (not printed) one interval before the first row, so that
- * two-sample types (rates, timers, sample fractions) have a value in the first row and -sc
- * N prints N rows. Values are printed unscaled and uncapped (cook.h). Instances are found
- * again in every sample by name and duplicate number ("#n" in order of appearance), as
- * PDH does; a vanished instance prints " " until it comes back.
+ * sample.c - typeperf's sampling, a PDH client as on Windows: every counter path is
+ * expanded once at start (PdhExpandWildCardPathA: instances appearing later are not
+ * added) and each match added to one PDH query; PdhOpenLog writes the header to -o or to
+ * the console ("CON") and takes the priming sample, so that two-sample types (rates,
+ * timers, sample fractions) have a value in the first row and -sc N writes N rows;
+ * PdhUpdateLog writes one row per interval (values unscaled and uncapped, " " for an
+ * instance that vanished until it comes back). Counter semantics, instance numbering,
+ * cooking and the CSV/TSV format are libpdh's.
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,397 +15,78 @@
 #include <string.h>
 #include <time.h>
 
-#include "cook.h"
-#include "tp_buf.h"
-#include "tp_out.h"
+#include "pdh.h"
 #include "tp_path.h"
 #include "typeperf.h"
+#include "tool.h"
 
-#define MAX_MACHINES 16
-
-/* One output column: a counter of one instance. */
-struct column {
-	struct tp_machine *m;	      /* where it comes from */
-	size_t set;		      /* index in m->cat.sets */
-	const struct tp_counter *ctr; /* in m->cat (lives as long as the catalog) */
-	const char *instance;	      /* instance name (in the catalog), NULL without instances */
-	unsigned int dup;	      /* its duplicate number */
-	uint32_t base_id;	      /* tp_counter_base() */
-	char *path;		      /* header text */
-	struct cook_raw old;	      /* previous raw sample */
-	bool have_old;
-};
-
-struct sampler {
-	struct tp_machine machines[MAX_MACHINES];
-	size_t nr_machines;
-	struct column *cols;
-	size_t nr_cols;
-	/* per machine: last data buffer (kept for its size) and the decoded sample */
-	void *bufs[MAX_MACHINES];
-	DWORD buf_sizes[MAX_MACHINES];
-	struct tp_data data[MAX_MACHINES];
-	bool have_data[MAX_MACHINES];
-};
-
-/* the machine of a path: its own computer, else -s, else this machine */
-static struct tp_machine *machine_get(struct sampler *s, const char *name)
+/* the paths @text expands to, as a malloc'd MULTI_SZ; NULL (with the status) when none */
+static char *expand(const char *text, PDH_STATUS *ret)
 {
-	struct tp_machine *m;
-	size_t i;
+	char *list = NULL, *grown;
+	DWORD len = 0;
+	int tries;
 
-	for (i = 0; i < s->nr_machines; i++) {
-		m = &s->machines[i];
-		if ((!name && !m->name) || (name && m->name && tp_name_equal(name, m->name)))
-			return m;
-	}
-	if (s->nr_machines == MAX_MACHINES) {
-		tp_warn("more than %d computers; %s ignored", MAX_MACHINES, name ? name : "");
-		return NULL;
-	}
-	m = &s->machines[s->nr_machines];
-	if (tp_machine_init(m, name)) {
-		tp_machine_free(m);
-		return NULL;
-	}
-	s->nr_machines++;
-	tp_machine_load(m, true);
-	if (m->load_status)
-		tp_warn("%s: cannot read counter sets: %s", m->display,
-			tp_win32_str(m->load_status));
-	return m;
-}
-
-static int add_column(struct sampler *s, struct tp_machine *m, const struct tp_target *t)
-{
-	const struct tp_set *set = &m->cat.sets[t->set];
-	const struct tp_instance *in = NULL;
-	struct column *grown, *c;
-	char *display = NULL;
-
-	if (s->nr_cols % 32 == 0) {
-		grown = realloc(s->cols, (s->nr_cols + 32) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		s->cols = grown;
-	}
-	c = &s->cols[s->nr_cols];
-	memset(c, 0, sizeof(*c));
-	c->m = m;
-	c->set = t->set;
-	c->ctr = &set->counters[t->counter];
-	c->base_id = tp_counter_base(set, t->counter);
-	if (t->instance != TP_NO_INSTANCE) {
-		in = &set->instances[t->instance];
-		c->instance = in->name;
-		c->dup = in->dup;
-		display = tp_instance_display(in->name, in->dup);
-		if (!display)
-			return -ENOMEM;
-	}
-	c->path = tp_path_format(m->display, set->name, display, c->ctr->name);
-	free(display);
-	if (!c->path)
-		return -ENOMEM;
-	s->nr_cols++;
-	return 0;
-}
-
-/* resolve every counter path into columns */
-static int resolve_all(struct sampler *s, const struct tp_opts *opts)
-{
-	struct tp_target *targets = NULL;
-	struct tp_machine *m;
-	struct tp_path path;
-	size_t i, k, nr;
-	int n, err = 0;
-
-	for (i = 0; !err && i < opts->nr_counters; i++) {
-		if (tp_path_parse(opts->counters[i], &path)) {
-			tp_warn("\"%s\" is not a valid counter path", opts->counters[i]);
-			continue;
-		}
-		m = machine_get(s, path.machine ? path.machine : opts->machine);
-		nr = 0;
-		n = m && !m->load_status ? tp_resolve(&m->cat, &path, &targets, &nr) : 0;
-		if (n < 0)
-			err = n;
-		else if (n == 0)
-			tp_warn("\"%s\" matches no counter", opts->counters[i]);
-		for (k = 0; !err && k < nr; k++)
-			err = add_column(s, m, &targets[k]);
-		tp_path_free(&path);
-	}
-	free(targets);
-	return err;
-}
-
-/* the identifier block of counter set @set: all counters, all instances */
-static size_t put_identifier(uint8_t *p, const struct tp_set *set)
-{
-	PERF_COUNTER_IDENTIFIER id = {0};
-	size_t size = sizeof(id);
-
-	id.CounterSetGuid = set->guid;
-	id.CounterId = PERF_WILDCARD_COUNTER;
-	id.InstanceId = 0xFFFFFFFF;
-	/* multi-instance sets need a name filter: "*" (single-instance ones take none) */
-	if (tp_set_multi(set))
-		size += 8;
-	id.Size = (ULONG)size;
-	memcpy(p, &id, sizeof(id));
-	if (tp_set_multi(set))
-		memcpy(p + sizeof(id), PERF_WILDCARD_INSTANCE "\0\0", 8);
-	return size;
-}
-
-/* after PerfAddCounters: read each spec's Index back from PerfQueryCounterInfo */
-static ULONG read_indexes(struct tp_machine *m)
-{
-	DWORD size = 0, actual = 0, off;
-	PERF_COUNTER_IDENTIFIER id;
-	uint8_t *buf = NULL, *grown;
-	size_t k, nr = 0;
-	ULONG st;
-	int i;
-
-	st = PerfQueryCounterInfo(m->query, NULL, 0, &actual);
-	for (i = 0; st == ERROR_NOT_ENOUGH_MEMORY && i < 8; i++) {
-		size = actual;
-		grown = realloc(buf, size);
+	for (tries = 0; tries < 4; tries++) {
+		*ret = PdhExpandWildCardPathA(NULL, text, list, &len, 0);
+		if (*ret != PDH_MORE_DATA)
+			break;
+		/* the catalog may grow between the calls: ask again with what it said */
+		grown = realloc(list, len ? len : 1);
 		if (!grown) {
-			free(buf);
-			return ERROR_OUTOFMEMORY;
+			*ret = PDH_MEMORY_ALLOCATION_FAILURE;
+			break;
 		}
-		buf = grown;
-		st = PerfQueryCounterInfo(m->query, (PERF_COUNTER_IDENTIFIER *)buf, size, &actual);
+		list = grown;
 	}
-	if (st != ERROR_SUCCESS || actual > size) {
-		free(buf);
-		return st ? st : ERROR_INVALID_DATA;
+	if (*ret || !list || !*list) {
+		free(list);
+		return NULL;
 	}
-	/* first count the blocks: an Index must be below that number */
-	for (off = 0; off + sizeof(id) <= actual; off += id.Size, nr++) {
-		memcpy(&id, buf + off, sizeof(id));
-		if (id.Size < sizeof(id) || id.Size > actual - off)
-			break;
-	}
-	m->spec_ids = calloc(nr ? nr : 1, sizeof(*m->spec_ids));
-	if (!m->spec_ids) {
-		free(buf);
-		return ERROR_OUTOFMEMORY;
-	}
-	m->nr_specs = nr;
-	for (off = 0, i = 0; (size_t)i < nr; i++, off += id.Size) {
-		memcpy(&id, buf + off, sizeof(id));
-		if (id.Index >= nr)
-			continue;
-		m->spec_ids[id.Index] = id.CounterId;
-		for (k = 0; k < m->cat.nr_sets; k++)
-			if (!memcmp(&m->cat.sets[k].guid, &id.CounterSetGuid, sizeof(GUID)))
-				m->set_index[k] = id.Index;
-	}
-	free(buf);
-	return ERROR_SUCCESS;
+	return list;
 }
 
-/* open the machine's query with one spec per counter set its columns use */
-static ULONG machine_query(struct sampler *s, struct tp_machine *m)
+/* add every counter @text names to @q; the number added, -ENOMEM */
+static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 {
-	size_t i, k, nr_sets = m->cat.nr_sets, size = 0, off;
-	bool *used;
-	uint8_t *buf;
-	ULONG st;
+	struct tp_path path;
+	PDH_STATUS st;
+	char *full = NULL, *list;
+	const char *p;
+	int added = 0;
 
-	m->set_index = malloc((nr_sets ? nr_sets : 1) * sizeof(*m->set_index));
-	used = calloc(nr_sets ? nr_sets : 1, sizeof(*used));
-	if (!m->set_index || !used) {
-		free(used);
-		return ERROR_OUTOFMEMORY;
-	}
-	for (k = 0; k < nr_sets; k++)
-		m->set_index[k] = SIZE_MAX;
-	for (i = 0; i < s->nr_cols; i++) {
-		if (s->cols[i].m == m && !used[s->cols[i].set]) {
-			used[s->cols[i].set] = true;
-			size += sizeof(PERF_COUNTER_IDENTIFIER) + 8;
-		}
-	}
-	if (!size) {
-		free(used);
-		return ERROR_SUCCESS;
-	}
-	st = PerfOpenQueryHandle(m->wname, &m->query);
-	if (st) {
-		m->query = NULL;
-		free(used);
-		return st;
-	}
-	buf = calloc(1, size);
-	if (!buf) {
-		free(used);
-		return ERROR_OUTOFMEMORY;
-	}
-	for (off = 0, k = 0; k < nr_sets; k++)
-		if (used[k])
-			off += put_identifier(buf + off, &m->cat.sets[k]);
-	st = PerfAddCounters(m->query, (PERF_COUNTER_IDENTIFIER *)buf, (DWORD)off);
-	/* each block's Status says whether its set made it into the query */
-	for (size = 0, k = 0; st == ERROR_SUCCESS && k < nr_sets; k++) {
-		PERF_COUNTER_IDENTIFIER id;
-
-		if (!used[k] || size + sizeof(id) > off)
-			continue;
-		memcpy(&id, buf + size, sizeof(id));
-		if (id.Status)
-			tp_warn("\\%s: cannot be queried: %s", m->cat.sets[k].name,
-				tp_win32_str(id.Status));
-		size += id.Size;
-	}
-	free(buf);
-	free(used);
-	if (st)
-		return st;
-	return read_indexes(m);
-}
-
-/* one PerfQueryCounterData call for machine @i, decoded into s->data[i] */
-static void machine_collect(struct sampler *s, size_t i)
-{
-	struct tp_machine *m = &s->machines[i];
-	DWORD actual = 0;
-	ULONG st;
-	void *grown;
-	int tries, err;
-
-	if (s->have_data[i])
-		tp_data_free(&s->data[i]);
-	s->have_data[i] = false;
-	if (!m->query)
-		return;
-	for (tries = 0; tries < 8; tries++) {
-		st = PerfQueryCounterData(m->query, s->bufs[i], s->buf_sizes[i], &actual);
-		if (st != ERROR_NOT_ENOUGH_MEMORY)
-			break;
-		/* grow with slack: instances come and go between samples */
-		grown = realloc(s->bufs[i], actual + actual / 4 + 256);
-		if (!grown)
-			return;
-		s->bufs[i] = grown;
-		s->buf_sizes[i] = actual + actual / 4 + 256;
-	}
-	if (st != ERROR_SUCCESS || actual > s->buf_sizes[i]) {
-		tp_warn("%s: collecting failed: %s", m->display, tp_win32_str(st));
-		return;
-	}
-	err = tp_data_parse(s->bufs[i], actual, m->spec_ids, m->nr_specs, &s->data[i]);
-	if (err) {
-		tp_warn("%s: malformed counter data (%s)", m->display, strerror(-err));
-		return;
-	}
-	s->have_data[i] = true;
-}
-
-/* the value of counter @id next to the column's, or false */
-static bool aux(const struct tp_data *d, const struct tp_item *it, uint32_t id, uint64_t *v)
-{
-	return id != TP_NO_ID && tp_item_value(d, it, id, v);
-}
-
-/* the raw sample of column @c from its machine's data; false when absent */
-static bool column_raw(struct sampler *s, const struct column *c, struct cook_raw *r)
-{
-	size_t mi = (size_t)(c->m - s->machines), index;
-	const struct tp_counter *ctr = c->ctr;
-	const struct tp_data *d = &s->data[mi];
-	const struct tp_item *it;
-
-	if (!s->have_data[mi] || !c->m->set_index)
-		return false;
-	index = c->m->set_index[c->set];
-	if (index == SIZE_MAX)
-		return false;
-	it = tp_data_item(d, index, c->instance, c->dup);
-	if (!it || !tp_item_value(d, it, ctr->id, &r->value))
-		return false;
-	r->time = d->time;
-	r->freq = d->freq;
-	r->time_100ns = d->time_100ns;
-	/* a registered companion counter must be there; a missing one spoils the sample */
-	if (c->base_id != TP_NO_ID && !aux(d, it, c->base_id, &r->base))
-		return false;
-	if (ctr->multi_id != TP_NO_ID) {
-		if (!aux(d, it, ctr->multi_id, &r->multi))
-			return false;
-	} else {
-		r->multi = r->base; /* multi count from the base (PERF_COUNTER_MULTI_BASE) */
-	}
-	if (ctr->time_id != TP_NO_ID) {
-		if (!aux(d, it, ctr->time_id, &r->obj_time))
-			return false;
-	} else if (ctr->type == PERF_PRECISION_OBJECT_TIMER) {
-		r->obj_time = r->base; /* the companion time stamp is the base */
-	} else {
-		r->obj_time = (uint64_t)d->time; /* no object clock: the system clock */
-	}
-	if (ctr->freq_id != TP_NO_ID) {
-		if (!aux(d, it, ctr->freq_id, &r->obj_freq))
-			return false;
-	} else {
-		r->obj_freq = (uint64_t)d->freq;
-	}
-	return true;
-}
-
-static void sampler_free(struct sampler *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_cols; i++)
-		free(s->cols[i].path);
-	free(s->cols);
-	for (i = 0; i < s->nr_machines; i++) {
-		if (s->have_data[i])
-			tp_data_free(&s->data[i]);
-		free(s->bufs[i]);
-		tp_machine_free(&s->machines[i]);
-	}
-}
-
-/* collect every machine and cook every column; @print false for the priming sample */
-static int sample_once(struct sampler *s, const struct tp_opts *opts, FILE *out, bool print,
-		       double *values, bool *valid)
-{
-	char stamp[TP_STAMP_SIZE];
-	struct timespec now;
-	struct cook_raw cur;
-	size_t i;
-	bool have;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	for (i = 0; i < s->nr_machines; i++)
-		machine_collect(s, i);
-	/* the row's time is the collection time of the first computer's data */
-	for (i = 0; i < s->nr_machines; i++) {
-		if (s->have_data[i] && !tp_filetime_to_timespec(s->data[i].time_100ns, &now))
-			break;
-	}
-	for (i = 0; i < s->nr_cols; i++) {
-		struct column *c = &s->cols[i];
-
-		memset(&cur, 0, sizeof(cur));
-		have = column_raw(s, c, &cur);
-		valid[i] = have && cook_value(c->ctr->type, c->have_old ? &c->old : NULL, &cur,
-					      &values[i]) == COOK_OK;
-		/* the newest sample is the next older one (also after bad data, as PDH) */
-		c->old = cur;
-		c->have_old = have;
-	}
-	if (!print)
+	if (tp_path_parse(text, &path)) {
+		tool_warn("\"%s\" is not a valid counter path", text);
 		return 0;
-	if (tp_format_stamp(stamp, &now))
-		strcpy(stamp, "01/01/1970 00:00:00.000");
-	return tp_out_row(out, opts->format, stamp, values, valid, s->nr_cols);
+	}
+	/* -s names the computer of paths without one */
+	if (!path.machine && machine) {
+		full = malloc(strlen(machine) + strlen(text) + 3);
+		if (!full) {
+			tp_path_free(&path);
+			return -ENOMEM;
+		}
+		sprintf(full, "\\\\%s%s", machine, text);
+	}
+	list = expand(full ? full : text, &st);
+	if (st == PDH_MEMORY_ALLOCATION_FAILURE) {
+		added = -ENOMEM;
+	} else if (st == PDH_CSTATUS_NO_MACHINE) {
+		tool_warn("%s: cannot read counter sets: not this computer",
+			  path.machine ? path.machine : machine);
+	}
+	for (p = list; p && *p; p += strlen(p) + 1) {
+		PDH_HCOUNTER c;
+
+		if (!PdhAddCounterA(q, p, 0, &c))
+			added++;
+	}
+	if (!added)
+		tool_warn("\"%s\" matches no counter", text);
+	free(list);
+	free(full);
+	tp_path_free(&path);
+	return added;
 }
 
 /* wait until @deadline (CLOCK_MONOTONIC); false when SIGINT/SIGTERM came first */
@@ -432,66 +110,66 @@ static bool wait_until(const struct timespec *deadline, const sigset_t *sigs)
 	}
 }
 
+/* the log's status is an output error (else a sample that had no data: a row of " ") */
+static bool write_failed(PDH_STATUS st)
+{
+	return st == PDH_LOG_FILE_CREATE_ERROR || st == PDH_MEMORY_ALLOCATION_FAILURE ||
+	       st == PDH_INVALID_HANDLE;
+}
+
 int tp_sample_run(const struct tp_opts *opts)
 {
-	FILE *out = stdout;
-	struct sampler *s;
+	DWORD type = opts->format == TP_FORMAT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
 	struct timespec deadline, now;
+	PDH_HLOG log = NULL;
+	PDH_HQUERY q = NULL;
 	unsigned long row;
-	double *values = NULL;
-	char **paths = NULL;
-	bool *valid = NULL;
 	sigset_t sigs, old;
+	PDH_STATUS st;
+	int ret = TP_EXIT_ERROR, n, added = 0;
 	size_t i;
-	int ret = TP_EXIT_ERROR, err;
+	FILE *f;
 
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return TP_EXIT_ERROR;
 	/* Ctrl+C ends sampling cleanly: blocked here, taken by sigtimedwait() */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigprocmask(SIG_BLOCK, &sigs, &old);
-	err = resolve_all(s, opts);
-	if (err) {
-		tp_warn("%s", strerror(-err));
+	if (PdhOpenQueryA(NULL, 0, &q)) {
+		tool_warn("%s", strerror(ENOMEM));
 		goto out;
 	}
-	for (i = 0; i < s->nr_machines; i++) {
-		ULONG st = machine_query(s, &s->machines[i]);
-
-		if (st)
-			tp_warn("%s: cannot open a query: %s", s->machines[i].display,
-				tp_win32_str(st));
-	}
-	if (!s->nr_cols) {
-		fputs("Error: No valid counters.\n", stderr);
-		goto out;
-	}
-	values = calloc(s->nr_cols, sizeof(*values));
-	valid = calloc(s->nr_cols, sizeof(*valid));
-	paths = calloc(s->nr_cols, sizeof(*paths));
-	if (!values || !valid || !paths)
-		goto out;
-	for (i = 0; i < s->nr_cols; i++)
-		paths[i] = s->cols[i].path;
-	if (opts->output) {
-		/* Ctrl+C works at the overwrite question */
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		out = tp_open_output(opts);
-		sigprocmask(SIG_BLOCK, &sigs, NULL);
-		if (!out) {
-			out = stdout;
+	for (i = 0; i < opts->nr_counters; i++) {
+		n = add_path(q, opts->counters[i], opts->machine);
+		if (n < 0) {
+			tool_warn("%s", strerror(-n));
 			goto out;
 		}
-	} else {
-		fputs("\r\n", out); /* the console output starts with an empty line */
+		added += n;
 	}
-	if (tp_out_header(out, opts->format, paths, s->nr_cols) || fflush(out))
-		goto io_error;
+	if (!added) {
+		tool_error("No valid counters.");
+		goto out;
+	}
+	if (opts->output) {
+		/* asked (or refused) only now: a run without counters leaves the file alone */
+		sigprocmask(SIG_SETMASK, &old, NULL); /* Ctrl+C works at the question */
+		f = tp_open_output(opts);
+		sigprocmask(SIG_BLOCK, &sigs, NULL);
+		if (!f)
+			goto out;
+		fclose(f);
+	} else {
+		fputs("\r\n", stdout); /* the console output starts with an empty line */
+		if (fflush(stdout))
+			goto io_error;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	sample_once(s, opts, out, false, values, valid);
+	/* the header, and the priming sample */
+	st = PdhOpenLogA(opts->output ? opts->output : "CON",
+			 PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &type, q, 0, NULL, &log);
+	if (st)
+		goto io_error;
 	for (row = 0; !opts->samples || row < opts->samples; row++) {
 		deadline.tv_sec += opts->interval;
 		/* a collection that overran a whole interval restarts the schedule, no burst */
@@ -500,29 +178,28 @@ int tp_sample_run(const struct tp_opts *opts)
 			deadline = now;
 		if (!wait_until(&deadline, &sigs))
 			break;
-		if (sample_once(s, opts, out, true, values, valid))
+		st = PdhUpdateLogA(log, NULL);
+		if (write_failed(st))
 			goto io_error;
+		if (st)
+			tool_warn("collecting failed: 0x%08X", (unsigned int)st);
 	}
 	/* as Windows: also after Ctrl+C, on the console */
 	fputs("Exiting, please wait...\r\n", stdout);
-	if (out != stdout && fclose(out)) {
-		out = stdout;
+	st = PdhCloseLog(log, 0);
+	log = NULL;
+	if (st)
 		goto io_error;
-	}
-	out = stdout;
 	fputs("The command completed successfully.\r\n", stdout);
 	ret = TP_EXIT_OK;
 	goto out;
 io_error:
-	fputs("Error: Cannot write the output.\n", stderr);
+	tool_error("Cannot write the output.");
 out:
-	if (out != stdout)
-		fclose(out);
-	free(values);
-	free(valid);
-	free(paths);
-	sampler_free(s);
-	free(s);
+	if (log)
+		PdhCloseLog(log, 0);
+	if (q)
+		PdhCloseQuery(q);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * typeperf.h - what the files of typeperf share. The tool uses only the Windows consumer
- * API of perflib.h (plus perflib-linux.h); the pure parts (paths, buffers, catalog,
- * cooking, CSV) live in tools/common/ where the unit tests reach them.
+ * typeperf.h - what the files of typeperf share. Sampling is a PDH client (sample.c:
+ * PdhExpandWildCardPath, PdhAddCounter, PdhOpenLog, PdhUpdateLog); the -q/-qx listing
+ * reads the catalog with libpdh's loader (machine.c, tp_list).
  */
 #ifndef TYPEPERF_H
 #define TYPEPERF_H
@@ -19,21 +19,16 @@
 #define TP_EXIT_ERROR 1 /* no valid counters, I/O and API errors */
 #define TP_EXIT_USAGE 2 /* bad command line */
 
-/* A computer the counters come from, with its catalog and (sampling) its query. */
+/* The computer of -q/-qx, with its catalog. */
 struct tp_machine {
 	char *name;	       /* as written (path or -s), NULL for this machine */
 	char *display;	       /* name used in output paths: @name or the host name */
 	WCHAR *wname;	       /* @name in UTF-16 for the API, NULL for this machine */
 	struct tp_catalog cat; /* counter sets, names, instances at start */
 	ULONG load_status;     /* ERROR_SUCCESS, or why the catalog could not be read */
-	HANDLE query;	       /* PerfOpenQueryHandle, NULL before */
-	size_t *set_index;     /* per catalog set: Index of its spec, SIZE_MAX when none */
-	uint32_t *spec_ids;    /* per Index: the spec's CounterId (for tp_data_parse) */
-	size_t nr_specs;
 };
 
-/* p_err-style messages: "typeperf: ..." on stderr */
-void tp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* messages: tool_warn ("typeperf: ..."), tool_error ("Error: ..."): tools/common/tool.h */
 
 /* tp_win32_str - a short text for a Win32 code returned by the consumer API */
 const char *tp_win32_str(ULONG code);
@@ -56,8 +51,9 @@ void tp_machine_free(struct tp_machine *m);
 FILE *tp_open_output(const struct tp_opts *opts);
 
 /*
- * tp_sample_run - resolve the counter paths of @opts, write the log (CSV or TSV) to
- * stdout, with an empty first line, or to -o, and sample until -sc or SIGINT. Returns a
+ * tp_sample_run - expand the counter paths of @opts into a PDH query, write the log (CSV
+ * or TSV) to the console ("CON"), after an empty first line, or to -o, and sample until
+ * -sc or SIGINT. Returns a
  * TP_EXIT_* code; prints "Error: No valid counters." when nothing resolves.
  */
 int tp_sample_run(const struct tp_opts *opts);

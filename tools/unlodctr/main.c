@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "regman.h"
+#include "tool.h"
 
 static const char usage[] =
 	"Usage: unlodctr /m:MANIFEST [--force]\n"
@@ -35,11 +36,6 @@ static const char usage[] =
 	"code (1 if it does not fit in an exit status). Needs write access to the pin\n"
 	"directory (root).\n";
 
-static int exit_code(ULONG code)
-{
-	return code == 0 ? 0 : code <= 255 ? (int)code : 1;
-}
-
 /* remove one counter set; returns the Win32 code */
 static ULONG remove_set(const GUID *guid, const char *name, bool force)
 {
@@ -60,8 +56,7 @@ static ULONG remove_set(const GUID *guid, const char *name, bool force)
 		return ERROR_SUCCESS;
 	}
 	if (err) {
-		fprintf(stderr, "Error: counter set {%s} (%s): %s\n", gs, name ? name : "",
-			strerror(-err));
+		tool_error("counter set {%s} (%s): %s", gs, name ? name : "", strerror(-err));
 		return perflib_win32_error(err);
 	}
 	printf("Info: removed counter set {%s} (%s)\n", gs, name ? name : "");
@@ -113,8 +108,8 @@ static ULONG remove_provider(const GUID *prov_guid, const char *prov_name, bool 
 	}
 	free(guids);
 	if (!found) {
-		fprintf(stderr, "Error: no counter set is registered for provider %s\n",
-			prov_name ? prov_name : "GUID");
+		tool_error("no counter set is registered for provider %s",
+			   prov_name ? prov_name : "GUID");
 		return ERROR_NOT_FOUND;
 	}
 	return code;
@@ -156,32 +151,31 @@ int main(int argc, char **argv)
 				"Error: %s: only /m:, /g: and /p: (manifest-based counters) exist "
 				"here; see unlodctr --help\n",
 				arg);
-			return exit_code(ERROR_NOT_SUPPORTED);
+			return tool_exit_win32(ERROR_NOT_SUPPORTED);
 		}
 		if (!val || !*val) {
 			if (a + 1 >= argc) {
-				fprintf(stderr, "Error: %s needs a value\n", arg);
-				return exit_code(ERROR_INVALID_PARAMETER);
+				tool_error("%s needs a value", arg);
+				return tool_exit_win32(ERROR_INVALID_PARAMETER);
 			}
 			val = argv[++a];
 		}
 		if (dst)
 			*dst = val;
 		else if (perflib_set_pin_root(val)) {
-			fprintf(stderr, "Error: --root needs an absolute path\n");
-			return exit_code(ERROR_INVALID_PARAMETER);
+			tool_error("--root needs an absolute path");
+			return tool_exit_win32(ERROR_INVALID_PARAMETER);
 		}
 	}
 	if (!!manifest + !!prov_name + !!prov_guid_str != 1) {
 		fprintf(stderr, "Error: give exactly one of /m:MANIFEST, /g:{GUID}, /p:NAME "
 				"(see unlodctr --help)\n");
-		return exit_code(ERROR_INVALID_PARAMETER);
+		return tool_exit_win32(ERROR_INVALID_PARAMETER);
 	}
 	if (prov_guid_str) {
 		if (perflib_guid_from_string(prov_guid_str, &prov_guid)) {
-			fprintf(stderr, "Error: %s is not a GUID ({xxxxxxxx-xxxx-...})\n",
-				prov_guid_str);
-			return exit_code(ERROR_INVALID_PARAMETER);
+			tool_error("%s is not a GUID ({xxxxxxxx-xxxx-...})", prov_guid_str);
+			return tool_exit_win32(ERROR_INVALID_PARAMETER);
 		}
 		code = remove_provider(&prov_guid, NULL, force);
 		goto done;
@@ -208,10 +202,9 @@ int main(int argc, char **argv)
 	}
 done:
 	if (code)
-		fprintf(stderr,
-			"Error: Unable to uninstall performance counters%s%s, error code is %u\n",
-			manifest ? " in " : "", manifest ? manifest : "", code);
+		tool_error("Unable to uninstall performance counters%s%s, error code is %u",
+			   manifest ? " in " : "", manifest ? manifest : "", code);
 	regman_free(&rm);
 	manifest_free(man);
-	return exit_code(code);
+	return tool_exit_win32(code);
 }

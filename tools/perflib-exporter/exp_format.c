@@ -357,13 +357,10 @@ static void counter_resolve(struct exp_set *set, size_t i)
 	struct exp_counter *c = &set->counters[i];
 
 	exp_type_map(c->type, &c->ti);
-	c->base = counter_index(set, c->base_id);
-	if (c->base < 0 && c->ti.multi)
-		c->base = counter_index(set, c->multi_id);
-	/* without an explicit base, a base type right after the counter is its base (V1 rule) */
-	if (c->base < 0 && i + 1 < set->nr_counters &&
-	    ctrtype_next_is_base(c->type, set->counters[i + 1].type))
-		c->base = (int)i + 1;
+	/* the one rule (ctrtype.c): BaseCounterId, MultiId for multi types, the V1 neighbour */
+	c->base = (int)ctrtype_base_index(c->type, counter_index(set, c->base_id),
+					  counter_index(set, c->multi_id), i, set->nr_counters,
+					  i + 1 < set->nr_counters ? set->counters[i + 1].type : 0);
 	c->time = counter_index(set, c->time_id);
 	c->freq = counter_index(set, c->freq_id);
 	c->emit = c->ti.kind != EXP_SKIP && c->ti.kind != EXP_BASE &&

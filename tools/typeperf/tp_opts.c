@@ -7,79 +7,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lines.h"
+#include "tool.h"
 #include "tp_opts.h"
-
-/* a growable list of strings */
-struct strv {
-	char **v;
-	size_t nr;
-};
-
-static int strv_add(struct strv *sv, const char *s)
-{
-	char **grown;
-	char *copy;
-
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	grown = realloc(sv->v, (sv->nr + 1) * sizeof(*grown));
-	if (!grown) {
-		free(copy);
-		return -ENOMEM;
-	}
-	sv->v = grown;
-	sv->v[sv->nr++] = copy;
-	return 0;
-}
-
-void tp_free_lines(char **lines, size_t nr)
-{
-	size_t i;
-
-	for (i = 0; i < nr; i++)
-		free(lines[i]);
-	free(lines);
-}
-
-int tp_read_lines(const char *path, bool comments, char ***ret_lines, size_t *ret_nr)
-{
-	struct strv sv = {0};
-	char *line = NULL, *s, *e;
-	size_t cap = 0;
-	int err = 0;
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (!err && getline(&line, &cap, f) >= 0) {
-		/* trim blanks and line ends (files written on Windows end lines with CRLF) */
-		for (s = line; *s == ' ' || *s == '\t'; s++)
-			;
-		for (e = s + strlen(s); e > s && strchr(" \t\r\n", e[-1]); e--)
-			;
-		*e = '\0';
-		if (!*s || (comments && (*s == ';' || *s == '#')))
-			continue;
-		err = strv_add(&sv, s);
-	}
-	if (!err && ferror(f))
-		err = -EIO;
-	free(line);
-	fclose(f);
-	if (err) {
-		tp_free_lines(sv.v, sv.nr);
-		return err;
-	}
-	*ret_lines = sv.v;
-	*ret_nr = sv.nr;
-	return 0;
-}
 
 void tp_opts_free(struct tp_opts *opts)
 {
-	tp_free_lines(opts->counters, opts->nr_counters);
+	tool_free_lines(opts->counters, opts->nr_counters);
 	free(opts->output);
 	free(opts->query_object);
 	free(opts->machine);
@@ -88,7 +22,7 @@ void tp_opts_free(struct tp_opts *opts)
 
 struct parser {
 	struct tp_opts *o;
-	struct strv counters;
+	struct tool_strv counters;
 	char *err;
 	size_t err_size;
 	bool in_config; /* parsing the arguments of a -config file */
@@ -105,15 +39,6 @@ __attribute__((format(printf, 2, 3))) static int usage_error(struct parser *p, c
 }
 
 /* the switch name of @arg ("-si" or "/SI" -> "si"), or NULL when @arg is no switch */
-static const char *switch_name(const char *arg)
-{
-	if (!strcmp(arg, "--help"))
-		return "?";
-	if ((arg[0] == '-' || arg[0] == '/') && arg[1])
-		return arg + 1;
-	return NULL;
-}
-
 static int set_string(char **dst, const char *value)
 {
 	char *copy = strdup(value);
@@ -165,14 +90,14 @@ static int add_counter_file(struct parser *p, const char *path)
 	size_t nr, i;
 	int err;
 
-	err = tp_read_lines(path, true, &lines, &nr);
+	err = tool_read_lines(path, true, &lines, &nr);
 	if (err == -ENOMEM)
 		return err;
 	if (err)
 		return usage_error(p, "-cf %s: %s", path, strerror(-err));
 	for (i = 0; !err && i < nr; i++)
-		err = strv_add(&p->counters, lines[i]);
-	tp_free_lines(lines, nr);
+		err = tool_strv_add(&p->counters, lines[i]);
+	tool_free_lines(lines, nr);
 	return err;
 }
 
@@ -181,7 +106,7 @@ static int parse_args(struct parser *p, size_t argc, char *const *argv);
 /* -config: turn the settings file into arguments and parse them in place */
 static int add_config(struct parser *p, const char *path)
 {
-	struct strv args = {0};
+	struct tool_strv args = {0};
 	char **lines, name[64];
 	bool counters = false, section = false;
 	size_t nr, i;
@@ -189,7 +114,7 @@ static int add_config(struct parser *p, const char *path)
 
 	if (p->in_config)
 		return usage_error(p, "-config %s: a settings file cannot load another one", path);
-	err = tp_read_lines(path, true, &lines, &nr);
+	err = tool_read_lines(path, true, &lines, &nr);
 	if (err == -ENOMEM)
 		return err;
 	if (err)
@@ -209,7 +134,7 @@ static int add_config(struct parser *p, const char *path)
 				   !strcasecmp(name, "-counters");
 			section = true;
 			if (!counters)
-				err = strv_add(&args, name);
+				err = tool_strv_add(&args, name);
 			continue;
 		}
 		if (!section) {
@@ -217,89 +142,109 @@ static int add_config(struct parser *p, const char *path)
 					  path, lines[i]);
 			break;
 		}
-		err = strv_add(&args, lines[i]);
+		err = tool_strv_add(&args, lines[i]);
 	}
-	tp_free_lines(lines, nr);
+	tool_free_lines(lines, nr);
 	if (!err) {
 		p->in_config = true;
 		err = parse_args(p, args.nr, args.v);
 		p->in_config = false;
 	}
-	tp_free_lines(args.v, args.nr);
+	tool_free_lines(args.v, args.nr);
 	return err;
 }
 
-/* the value of switch @name at argv[*i], advancing *i */
-static int need_value(struct parser *p, size_t argc, char *const *argv, size_t *i, const char **ret)
-{
-	if (*i + 1 >= argc)
-		return usage_error(p, "%s needs a value", argv[*i]);
-	*ret = argv[++*i];
-	return 0;
-}
+enum { SW_HELP, SW_YES, SW_Q, SW_QX, SW_CF, SW_F, SW_SI, SW_O, SW_SC, SW_S, SW_CONFIG };
+
+/* typeperf's switches (tools/common/tool.h: "-si 5", "/si:5", "--si=5", ...) */
+static const struct tool_switch switches[] = {
+	{"?", SW_HELP, false},	     {"h", SW_HELP, false}, {"help", SW_HELP, false},
+	{"y", SW_YES, false},	     {"q", SW_Q, false},    {"qx", SW_QX, false},
+	{"cf", SW_CF, true},	     {"f", SW_F, true},	    {"si", SW_SI, true},
+	{"o", SW_O, true},	     {"sc", SW_SC, true},   {"s", SW_S, true},
+	{"config", SW_CONFIG, true}, {NULL, 0, false},
+};
 
 static int parse_args(struct parser *p, size_t argc, char *const *argv)
 {
+	const struct tool_switch *sw;
 	struct tp_opts *o = p->o;
-	const char *name, *v = NULL;
-	size_t i;
+	const char *v = "", *inl; /* "": a switch without value */
+	bool unknown;
+	int i, n = (int)argc;
 	int err = 0;
 
-	for (i = 0; !err && i < argc; i++) {
-		name = switch_name(argv[i]);
-		if (!name) {
-			err = strv_add(&p->counters, argv[i]);
+	for (i = 0; !err && i < n; i++) {
+		sw = tool_switch_of(switches, argv[i], &inl, &unknown);
+		/* a '/' argument is a switch here too: counter paths start with '\' */
+		if (!sw && (unknown || (argv[i][0] == '/' && argv[i][1]))) {
+			err = usage_error(p, "unknown switch %s (see typeperf -?)", argv[i]);
 			continue;
 		}
-		if (!strcmp(name, "?") || !strcasecmp(name, "h")) {
+		if (!sw) {
+			err = tool_strv_add(&p->counters, argv[i]);
+			continue;
+		}
+		if (sw->value) {
+			v = tool_value(n, argv, &i, inl);
+			if (!v) {
+				err = usage_error(p, "%s needs a value", argv[i]);
+				continue;
+			}
+		} else if (inl && sw->id != SW_Q && sw->id != SW_QX) {
+			err = usage_error(p, "%s takes no value", argv[i]);
+			continue;
+		}
+		switch (sw->id) {
+		case SW_HELP:
 			o->help = true;
-		} else if (!strcasecmp(name, "y")) {
+			break;
+		case SW_YES:
 			o->yes = true;
-		} else if (!strcasecmp(name, "q") || !strcasecmp(name, "qx")) {
-			o->query = strcasecmp(name, "q") ? TP_QUERY_QX : TP_QUERY_Q;
-			/* optional object: the next argument unless it is a switch or a path */
-			if (i + 1 < argc && !strchr("-/\\", argv[i + 1][0]))
+			break;
+		case SW_Q:
+		case SW_QX:
+			o->query = sw->id == SW_QX ? TP_QUERY_QX : TP_QUERY_Q;
+			/* optional object: inline, or the next argument unless a switch or a path */
+			if (inl)
+				err = set_string(&o->query_object, inl);
+			else if (i + 1 < n && !strchr("-/\\", argv[i + 1][0]))
 				err = set_string(&o->query_object, argv[++i]);
-		} else if (!strcasecmp(name, "cf")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = add_counter_file(p, v);
-		} else if (!strcasecmp(name, "f")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = set_format(p, v);
-		} else if (!strcasecmp(name, "si")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err && tp_parse_interval(v, &o->interval))
+			break;
+		case SW_CF:
+			err = add_counter_file(p, v);
+			break;
+		case SW_F:
+			err = set_format(p, v);
+			break;
+		case SW_SI:
+			if (tp_parse_interval(v, &o->interval))
 				err = usage_error(p,
 						  "-si %s: expected [[hh:]mm:]ss, at least 1 "
 						  "second",
 						  v);
-		} else if (!strcasecmp(name, "o")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err && !strncasecmp(v, "SQL:", 4))
+			break;
+		case SW_O:
+			if (v && !strncasecmp(v, "SQL:", 4)) /* v is set: a value switch */
 				err = usage_error(p, "-o %s: SQL logging (ODBC) is not supported",
 						  v);
 			if (!err)
 				err = set_string(&o->output, v);
-		} else if (!strcasecmp(name, "sc")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = set_samples(p, v);
-		} else if (!strcasecmp(name, "s")) {
-			err = need_value(p, argc, argv, &i, &v);
-			while (!err && *v == '\\')
+			break;
+		case SW_SC:
+			err = set_samples(p, v);
+			break;
+		case SW_S:
+			while (*v == '\\')
 				v++;
-			if (!err && !*v)
+			if (!*v)
 				err = usage_error(p, "-s needs a computer name");
 			if (!err)
 				err = set_string(&o->machine, v);
-		} else if (!strcasecmp(name, "config")) {
-			err = need_value(p, argc, argv, &i, &v);
-			if (!err)
-				err = add_config(p, v);
-		} else {
-			err = usage_error(p, "unknown switch %s (see typeperf -?)", argv[i]);
+			break;
+		default: /* SW_CONFIG */
+			err = add_config(p, v);
+			break;
 		}
 	}
 	return err;

@@ -53,14 +53,4 @@ int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret, char *err, s
 /* tp_opts_free - free what tp_opts_parse allocated */
 void tp_opts_free(struct tp_opts *opts);
 
-/*
- * tp_read_lines - the lines of @path without CR/LF and surrounding blanks, skipping
- * empty lines (and, when @comments, lines starting with ';' or '#'). *@ret_lines is a
- * malloc'd array of malloc'd strings. 0 or -errno.
- */
-int tp_read_lines(const char *path, bool comments, char ***ret_lines, size_t *ret_nr);
-
-/* tp_free_lines - free what tp_read_lines returned */
-void tp_free_lines(char **lines, size_t nr);
-
 #endif /* TP_OPTS_H */

@@ -1,0 +1,802 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sample.c - a real-time query's samples and its counters' views of them (pdh.md 6.4, 6.5).
+ *
+ * A collection decodes the perflib buffer once into columns (perfbuf_data_decode: per
+ * item its values in one array, names in one arena), numbers duplicate instance names and
+ * pairs each item with the same instance in the sample before (prev_map). A counter keeps
+ * no copy of anything: its sample is the list of items its instance part selects and the
+ * columns of its value and companions; raw values, rate statuses and formatted values are
+ * computed from the two decoded samples when read. Log replay (query.c) keeps its records
+ * in pdh_sample; the accessors at the end serve both.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrtype.h"
+#include "pdh_internal.h"
+
+void pdh_data_free(struct pdh_query *q)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		perfbuf_data_release(&q->dbuf[i].d);
+		free(q->dbuf[i].sets);
+		free(q->dbuf[i].in_order);
+	}
+	free(q->prev_map);
+	free(q->names);
+	free(q->dups);
+}
+
+/* ---- numbering and pairing ------------------------------------------------------------ */
+
+static const char *item_name(const struct perfbuf_data *d, const struct perfbuf_item *it)
+{
+	return it->name == PERFBUF_NO_NAME ? NULL : d->names + it->name;
+}
+
+static bool item_same(const struct perfbuf_data *a, const struct perfbuf_item *x,
+		      const struct perfbuf_data *b, const struct perfbuf_item *y)
+{
+	const char *nx = item_name(a, x), *ny = item_name(b, y);
+
+	if (x->dup != y->dup)
+		return false;
+	if (!nx || !ny)
+		return !nx == !ny;
+	return (x->len == y->len && !memcmp(nx, ny, x->len)) || tp_name_equal(nx, ny);
+}
+
+static uint64_t item_hash(const struct perfbuf_data *d, const struct perfbuf_item *it)
+{
+	const char *n = item_name(d, it);
+
+	return (n ? tp_name_hash(n) : 0) ^ (it->dup * 0x9E3779B97F4A7C15ull);
+}
+
+/* the names of block @b the same bytes in the same order as those of @ob? */
+static bool same_names(const struct perfbuf_data *d, const struct perfbuf_block *b,
+		       const struct perfbuf_data *od, const struct perfbuf_block *ob)
+{
+	size_t i;
+
+	if (b->nr != ob->nr || b->name_bytes != ob->name_bytes)
+		return false;
+	for (i = 0; i < b->nr; i++) {
+		const struct perfbuf_item *x = &d->items[b->first + i];
+		const struct perfbuf_item *y = &od->items[ob->first + i];
+
+		if (x->len != y->len ||
+		    (x->name == PERFBUF_NO_NAME) != (y->name == PERFBUF_NO_NAME) ||
+		    (x->name != PERFBUF_NO_NAME &&
+		     memcmp(d->names + x->name, od->names + y->name, x->len)))
+			return false;
+	}
+	return true;
+}
+
+/* number the duplicate names of block @b (Windows' way: tp_dup_indexes) */
+static int number_block(struct pdh_query *q, struct perfbuf_data *d, const struct perfbuf_block *b)
+{
+	size_t i;
+
+	if (b->nr < 2)
+		return 0; /* a lone item keeps number 0 */
+	if (q->names_cap < b->nr) {
+		const char **names = realloc(q->names, b->nr * sizeof(*names));
+		unsigned int *dups;
+
+		if (!names)
+			return -ENOMEM;
+		q->names = names;
+		dups = realloc(q->dups, b->nr * sizeof(*dups));
+		if (!dups)
+			return -ENOMEM;
+		q->dups = dups;
+		q->names_cap = b->nr;
+	}
+	for (i = 0; i < b->nr; i++) {
+		const char *n = item_name(d, &d->items[b->first + i]);
+
+		q->names[i] = n ? n : ""; /* an item without a name counts as "" */
+	}
+	if (tp_dup_indexes(q->names, b->nr, q->dups))
+		return -ENOMEM;
+	for (i = 0; i < b->nr; i++)
+		d->items[b->first + i].dup = q->dups[i];
+	return 0;
+}
+
+/*
+ * pair the items of block @b of @d with those of block @ob of @od (the same instance:
+ * name and duplicate number): the next one in order first, then by a hash of the old
+ * block, built when the order first fails (instances came or went)
+ */
+static int map_block(const struct perfbuf_data *d, const struct perfbuf_block *b,
+		     const struct perfbuf_data *od, const struct perfbuf_block *ob, size_t *map)
+{
+	size_t i, j, cursor = ob->first, cap = 16, *table = NULL;
+
+	while (cap < 2 * ob->nr)
+		cap *= 2;
+	for (i = b->first; i < b->first + b->nr; i++) {
+		const struct perfbuf_item *it = &d->items[i];
+
+		if (cursor < ob->first + ob->nr && item_same(od, &od->items[cursor], d, it)) {
+			map[i] = cursor++;
+			continue;
+		}
+		if (!table) {
+			table = malloc(cap * sizeof(*table));
+			if (!table)
+				return -ENOMEM;
+			memset(table, 0xff, cap * sizeof(*table));
+			for (j = ob->first; j < ob->first + ob->nr; j++) {
+				size_t h = item_hash(od, &od->items[j]) & (cap - 1);
+
+				while (table[h] != SIZE_MAX)
+					h = (h + 1) & (cap - 1);
+				table[h] = j;
+			}
+		}
+		for (j = item_hash(d, it) & (cap - 1); table[j] != SIZE_MAX;
+		     j = (j + 1) & (cap - 1)) {
+			if (item_same(od, &od->items[table[j]], d, it)) {
+				map[i] = table[j];
+				cursor = table[j] + 1;
+				break;
+			}
+		}
+	}
+	free(table);
+	return 0;
+}
+
+/* the block of counter set @guid in @pd, SIZE_MAX */
+static size_t block_of(const struct pdh_data *pd, const GUID *guid)
+{
+	size_t k;
+
+	for (k = 0; k < pd->d.nr_blocks; k++)
+		if (!memcmp(&pd->sets[k], guid, sizeof(GUID)))
+			return k;
+	return SIZE_MAX;
+}
+
+/*
+ * number the names of @pd and pair its items with @old's (blocks matched by counter set):
+ * a block whose names are those of the sample before, in order (the steady state), takes
+ * its numbers and pairs item by item
+ */
+static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct pdh_data *old)
+{
+	struct perfbuf_data *d = &pd->d;
+	size_t k, i, ok;
+	size_t *map;
+	int err;
+
+	if (q->prev_cap < d->nr_items) {
+		map = realloc(q->prev_map, d->nr_items * sizeof(*map));
+		if (!map)
+			return -ENOMEM;
+		q->prev_map = map;
+		q->prev_cap = d->nr_items;
+	}
+	map = q->prev_map;
+	memset(map, 0xff, d->nr_items * sizeof(*map));
+	if (pd->cap_in_order < d->nr_blocks) {
+		bool *grown = realloc(pd->in_order, d->nr_blocks * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		pd->in_order = grown;
+		pd->cap_in_order = d->nr_blocks;
+	}
+	for (k = 0; k < d->nr_blocks; k++) {
+		const struct perfbuf_block *b = &d->blocks[k], *ob = NULL;
+
+		pd->in_order[k] = false;
+		ok = old->gen ? block_of(old, &pd->sets[k]) : SIZE_MAX;
+		if (ok != SIZE_MAX && !old->d.blocks[ok].status)
+			ob = &old->d.blocks[ok];
+		if (b->status)
+			continue;
+		pd->in_order[k] = ob && same_names(d, b, &old->d, ob);
+		if (pd->in_order[k]) {
+			for (i = 0; i < b->nr; i++) {
+				d->items[b->first + i].dup = old->d.items[ob->first + i].dup;
+				map[b->first + i] = ob->first + i;
+			}
+			continue;
+		}
+		err = number_block(q, d, b);
+		if (!err && ob)
+			err = map_block(d, b, &old->d, ob, map);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- counters ------------------------------------------------------------------------ */
+
+/* the first column of block @b of @d that carries counter @id, PDH_NO_COL */
+static uint32_t col_of(const struct perfbuf_data *d, const struct perfbuf_block *b, uint32_t id)
+{
+	uint32_t k;
+
+	if (id == TP_NO_ID)
+		return PDH_NO_COL;
+	for (k = 0; k < b->nr_cols; k++)
+		if (d->ids[b->cols + k] == id)
+			return k;
+	return PDH_NO_COL;
+}
+
+/* does item @it of @d match the instance part of @c? */
+static bool item_matches(const struct pdh_counter *c, const struct perfbuf_data *d,
+			 const struct perfbuf_item *it)
+{
+	const char *name = item_name(d, it);
+
+	if (!name || !tp_match(c->pattern, name))
+		return false;
+	if (c->path.index >= 0)
+		return it->dup == (unsigned int)c->path.index;
+	/* "\Obj(name)\C" is the first of that name; "(*)" and "#*" take every one */
+	return c->wildcard || it->dup == 0;
+}
+
+static bool value_at(const struct perfbuf_data *d, const struct perfbuf_block *b, size_t item,
+		     uint32_t col, uint64_t *ret)
+{
+	size_t at;
+
+	if (col == PDH_NO_COL)
+		return false;
+	at = perfbuf_value(b, item, col);
+	if (!d->sizes[at])
+		return false;
+	*ret = d->values[at];
+	return true;
+}
+
+/*
+ * the raw sample (pdh.md 6.5) of item @item of @pd read through @cols, CStatus NEW_DATA or
+ * INVALID_DATA (a registered companion counter must be there: a missing one spoils it);
+ * the time base it implies in *@tb
+ */
+static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
+		   const struct pdh_cols *cols, size_t item, PDH_RAW_COUNTER *r, int64_t *tb)
+{
+	const struct perfbuf_data *d = &pd->d;
+	const struct perfbuf_block *b = &d->blocks[cols->block];
+	uint64_t v = 0, base = 0, multi = 0, otime = (uint64_t)d->hdr.time;
+	uint64_t ofreq = (uint64_t)d->hdr.freq;
+	uint32_t type = c->ctr.type;
+	bool ok;
+
+	memset(r, 0, sizeof(*r));
+	r->TimeStamp.dwLowDateTime = (DWORD)pd->stamp;
+	r->TimeStamp.dwHighDateTime = (DWORD)((uint64_t)pd->stamp >> 32);
+	r->MultiCount = 1;
+	ok = value_at(d, b, item, cols->v, &v);
+	if (c->base_id != TP_NO_ID)
+		ok = ok && value_at(d, b, item, cols->base, &base);
+	if (c->ctr.multi_id != TP_NO_ID)
+		ok = ok && value_at(d, b, item, cols->multi, &multi);
+	else
+		multi = base; /* multi count from the base (PERF_COUNTER_MULTI_BASE) */
+	if (c->ctr.time_id != TP_NO_ID)
+		ok = ok && value_at(d, b, item, cols->time, &otime);
+	else if (type == PERF_PRECISION_OBJECT_TIMER)
+		otime = base; /* the companion time stamp is the base */
+	if (c->ctr.freq_id != TP_NO_ID)
+		ok = ok && value_at(d, b, item, cols->freq, &ofreq);
+	switch ((enum ctrtype_timebase)c->tb) {
+	case CTRTYPE_TB_100NS:
+		*tb = 10000000;
+		break;
+	case CTRTYPE_TB_OBJECT:
+		*tb = (int64_t)ofreq;
+		break;
+	case CTRTYPE_TB_TICK:
+		*tb = d->hdr.freq;
+		break;
+	default:
+		*tb = 0;
+		break;
+	}
+	if (!ok) {
+		r->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
+		return;
+	}
+	r->CStatus = (DWORD)PDH_CSTATUS_NEW_DATA;
+	r->FirstValue = (LONGLONG)v;
+	switch ((enum second)c->second) {
+	case SECOND_TIME:
+		r->SecondValue = d->hdr.time;
+		break;
+	case SECOND_100NS:
+		r->SecondValue = d->hdr.time_100ns;
+		break;
+	case SECOND_OBJECT:
+		r->SecondValue = (LONGLONG)otime;
+		break;
+	case SECOND_BASE:
+		r->SecondValue = (LONGLONG)base;
+		break;
+	default:
+		break;
+	}
+	if (type & PERF_MULTI_COUNTER)
+		r->MultiCount = (DWORD)multi;
+}
+
+static void cols_of(const struct pdh_counter *c, const struct pdh_data *pd, size_t block,
+		    struct pdh_cols *ret)
+{
+	const struct perfbuf_block *b = &pd->d.blocks[block];
+
+	ret->block = block;
+	ret->v = col_of(&pd->d, b, c->ctr.id);
+	ret->base = col_of(&pd->d, b, c->base_id);
+	ret->multi = col_of(&pd->d, b, c->ctr.multi_id);
+	ret->time = col_of(&pd->d, b, c->ctr.time_id);
+	ret->freq = col_of(&pd->d, b, c->ctr.freq_id);
+}
+
+/* the data item of item @i of @c's newest sample */
+static size_t sel_item(const struct pdh_counter *c, size_t i)
+{
+	return c->sel_all ? c->sel_first + i : c->sel[i];
+}
+
+/* the new sample of counter @c from the query's newest data */
+static int counter_sample(struct pdh_query *q, struct pdh_counter *c)
+{
+	const struct pdh_data *pd = q->data;
+	const struct perfbuf_block *b;
+	size_t block = block_of(pd, &c->guid), i;
+	PDH_RAW_COUNTER r;
+
+	/* the sample before is kept if it was this counter's last one */
+	c->old_gen = c->gen == q->data_old->gen ? c->gen : 0;
+	c->old_cols = c->cols;
+	c->gen = q->gen;
+	c->valid = true;
+	c->changed = true;
+	c->nr = 0;
+	c->sel_all = false;
+	c->cols.block = SIZE_MAX;
+	if (block == SIZE_MAX) {
+		c->status = (DWORD)PDH_CSTATUS_NO_OBJECT;
+		return 0;
+	}
+	b = &pd->d.blocks[block];
+	if (b->status) {
+		c->status = (DWORD)pdh_from_win32(b->status);
+		return 0;
+	}
+	cols_of(c, pd, block, &c->cols);
+	c->status = (DWORD)PDH_CSTATUS_NO_INSTANCE;
+	if (c->multi && c->match_all && b->nr_named == b->nr) {
+		/* every instance: the block itself */
+		c->sel_all = true;
+		c->sel_first = b->first;
+		c->nr = b->nr;
+	} else {
+		if (c->sel_cap < b->nr) {
+			size_t *grown = realloc(c->sel, b->nr * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			c->sel = grown;
+			c->sel_cap = b->nr;
+		}
+		for (i = b->first; i < b->first + b->nr; i++) {
+			if (c->multi && !item_matches(c, &pd->d, &pd->d.items[i]))
+				continue;
+			c->sel[c->nr++] = i;
+			if (!c->wildcard)
+				break;
+		}
+	}
+	if (c->nr) {
+		c->status = 0;
+		/* the time base of the sample: its last item's (pdh.md 6.1) */
+		raw_of(c, pd, &c->cols, sel_item(c, c->nr - 1), &r, &c->timebase);
+	}
+	return 0;
+}
+
+PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
+{
+	struct pdh_data *pd = q->data == &q->dbuf[0] ? &q->dbuf[1] : &q->dbuf[0];
+	size_t i;
+
+	if (!q->data) {
+		q->data = &q->dbuf[1];
+		q->data_old = &q->dbuf[0];
+		pd = &q->dbuf[0];
+	}
+	/* decoded into the storage of the sample before the one before, which goes */
+	pd->gen = 0;
+	if (perfbuf_data_decode(q->buf, size, q->spec_ids, q->nr_specs, &pd->d))
+		return PDH_INVALID_DATA;
+	if (pd->cap_sets < pd->d.nr_blocks) {
+		GUID *sets = realloc(pd->sets, pd->d.nr_blocks * sizeof(*sets));
+
+		if (!sets)
+			return PDH_MEMORY_ALLOCATION_FAILURE;
+		pd->sets = sets;
+		pd->cap_sets = pd->d.nr_blocks;
+	}
+	for (i = 0; i < pd->d.nr_blocks; i++)
+		pd->sets[i] = i < q->nr_specs ? q->sets[i] : (GUID){0};
+	if (number_and_map(q, pd, q->data))
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	pd->gen = ++q->gen;
+	pd->stamp = pdh_local_filetime(pd->d.hdr.time_100ns);
+	q->data_old = q->data;
+	q->data = pd;
+	q->stamp = pd->stamp;
+	for (i = 0; i < q->nr_counters; i++) {
+		if (counter_sample(q, q->counters[i])) {
+			/* partly sampled: no counter keeps a sample */
+			for (i = 0; i < q->nr_counters; i++)
+				q->counters[i]->gen = q->counters[i]->old_gen = 0;
+			return PDH_MEMORY_ALLOCATION_FAILURE;
+		}
+	}
+	return 0;
+}
+
+/* ---- reading a counter's sample ------------------------------------------------------- */
+
+size_t pdh_counter_nr(const struct pdh_counter *c)
+{
+	if (c->q->source)
+		return c->cur.nr;
+	return c->gen ? c->nr : 0;
+}
+
+const char *pdh_counter_name(const struct pdh_counter *c, size_t i, unsigned int *dup)
+{
+	const struct perfbuf_item *it;
+
+	if (c->q->source) {
+		*dup = c->cur.items[i].dup;
+		return c->cur.items[i].name;
+	}
+	it = &c->q->data->d.items[sel_item(c, i)];
+	*dup = it->dup;
+	return item_name(&c->q->data->d, it);
+}
+
+/* the raw samples of item @i and of its instance before (false: none) */
+static bool raw_pair(const struct pdh_counter *c, size_t i, PDH_RAW_COUNTER *cur,
+		     PDH_RAW_COUNTER *old, int64_t *tb)
+{
+	const struct pdh_query *q = c->q;
+	size_t item = sel_item(c, i), o;
+	int64_t otb;
+	bool have;
+
+	raw_of(c, q->data, &c->cols, item, cur, tb);
+	o = q->prev_map[item];
+	have = c->old_gen && c->old_gen == q->data_old->gen && o != SIZE_MAX &&
+	       c->old_cols.block != SIZE_MAX;
+	if (have)
+		raw_of(c, q->data_old, &c->old_cols, o, old, &otb);
+	/* the rate status: the same raw values as before are valid, not new (pdh.md 6.4) */
+	if (have && cur->CStatus == (DWORD)PDH_CSTATUS_NEW_DATA &&
+	    old->CStatus == (DWORD)PDH_CSTATUS_NEW_DATA && old->FirstValue == cur->FirstValue &&
+	    old->SecondValue == cur->SecondValue)
+		cur->CStatus = (DWORD)PDH_CSTATUS_VALID_DATA;
+	return have;
+}
+
+void pdh_counter_raw(const struct pdh_counter *c, size_t i, PDH_RAW_COUNTER *ret)
+{
+	PDH_RAW_COUNTER old;
+	int64_t tb;
+
+	if (c->q->source)
+		*ret = c->cur.items[i].raw;
+	else
+		raw_pair(c, i, ret, &old, &tb);
+}
+
+PDH_STATUS pdh_counter_format(const struct pdh_counter *c, size_t i, DWORD fmt,
+			      PDH_FMT_COUNTERVALUE *ret)
+{
+	PDH_RAW_COUNTER cur, old;
+	const struct pdh_item *it;
+	int64_t tb;
+	bool have;
+
+	if (c->q->source) {
+		/* a logged value is already cooked */
+		it = &c->cur.items[i];
+		memset(ret, 0, sizeof(*ret));
+		ret->CStatus = it->raw.CStatus;
+		if (it->raw.CStatus != (DWORD)PDH_CSTATUS_NEW_DATA &&
+		    it->raw.CStatus != (DWORD)PDH_CSTATUS_VALID_DATA)
+			return PDH_INVALID_DATA;
+		pdh_finish(c->ctr.type, c->scale, fmt, it->logged, ret);
+		return 0;
+	}
+	have = raw_pair(c, i, &cur, &old, &tb);
+	if (c->calc == CTRTYPE_CALC_RAW && cur.CStatus != (DWORD)PDH_CSTATUS_INVALID_DATA) {
+		/* a count is its value (cook_value's one_sample, without the detour) */
+		memset(ret, 0, sizeof(*ret));
+		ret->CStatus = cur.CStatus;
+		pdh_finish(c->ctr.type, c->scale, fmt, (double)(uint64_t)cur.FirstValue, ret);
+		return 0;
+	}
+	return pdh_calc(c->ctr.type, pdh_timebase(c), c->scale, fmt, &cur, have ? &old : NULL, ret);
+}
+
+size_t pdh_counter_find(const struct pdh_counter *c, const char *name, unsigned int dup,
+			size_t *cursor)
+{
+	size_t nr = pdh_counter_nr(c), i, len = name ? strlen(name) : 0;
+	const char *n;
+	unsigned int d;
+
+	for (i = 0; i <= nr; i++) {
+		/* the item at the cursor, then all from the start */
+		size_t at = i ? i - 1 : *cursor;
+
+		if (at >= nr)
+			continue;
+		n = pdh_counter_name(c, at, &d);
+		if (d != dup || !n != !name)
+			continue;
+		if (n && !(strlen(n) == len && !memcmp(n, name, len)) && !tp_name_equal(n, name))
+			continue;
+		*cursor = at + 1;
+		return at;
+	}
+	return SIZE_MAX;
+}
+
+/* ---- arrays (pdh.md 5.4.2) ------------------------------------------------------------- */
+
+size_t pdh_array_size(const struct pdh_counter *c, size_t item_size, bool wide)
+{
+	size_t nr = pdh_counter_nr(c), need = nr * item_size, i;
+	const struct perfbuf_data *d;
+	unsigned int dup;
+
+	if (!c->q->source && c->sel_all) {
+		/* every item of a block, all named: the block's sums */
+		const struct perfbuf_block *b = &c->q->data->d.blocks[c->cols.block];
+
+		return need + (wide ? 2 * b->name_units : b->name_bytes);
+	}
+	for (i = 0; i < nr; i++) {
+		const char *name;
+
+		if (c->q->source) {
+			name = pdh_counter_name(c, i, &dup);
+			need += ((name ? pdh_chars(name, wide) : 0) + 1) * (wide ? 2 : 1);
+			continue;
+		}
+		d = &c->q->data->d;
+		need += (size_t)((wide ? d->items[sel_item(c, i)].units
+				       : d->items[sel_item(c, i)].len) +
+				 1) *
+			(wide ? 2 : 1);
+	}
+	return need;
+}
+
+/* copy the name of data item @it to @dst in the variant; the bytes written */
+static size_t put_name(const struct perfbuf_data *d, const struct perfbuf_item *it, char *dst,
+		       bool wide)
+{
+	const char *name = item_name(d, it);
+	uint16_t *w = (uint16_t *)(void *)dst;
+	uint32_t k;
+
+	if (!name)
+		name = "";
+	if (!wide) {
+		memcpy(dst, name, it->len + 1);
+		return it->len + 1;
+	}
+	if (it->units != it->len)
+		return 2 * pdh_put(dst, name, true);
+	for (k = 0; k <= it->len; k++)
+		w[k] = (uint8_t)name[k]; /* ASCII: a byte a unit */
+	return 2 * ((size_t)it->len + 1);
+}
+
+/* @n ASCII bytes at @src as UTF-16 units at @dst: eight at a time (SWAR) */
+static void widen(uint16_t *dst, const uint8_t *src, size_t n)
+{
+	size_t i = 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, lo, hi;
+
+		memcpy(&x, src + i, sizeof(x));
+		/* bytes 0-3 and 4-7 into four 16-bit lanes each */
+		lo = x & 0xFFFFFFFFu;
+		hi = x >> 32;
+		lo = (lo | (lo << 16)) & 0x0000FFFF0000FFFFull;
+		hi = (hi | (hi << 16)) & 0x0000FFFF0000FFFFull;
+		lo = (lo | (lo << 8)) & 0x00FF00FF00FF00FFull;
+		hi = (hi | (hi << 8)) & 0x00FF00FF00FF00FFull;
+		memcpy(dst + i, &lo, sizeof(lo));
+		memcpy(dst + i + 4, &hi, sizeof(hi));
+	}
+#endif
+	for (; i < n; i++)
+		dst[i] = src[i];
+}
+
+/*
+ * the names of a real-time counter's items after its @nr items of @item_size at @buf (each
+ * item's szName, its first member, set); a whole block's names in the A variant are one
+ * copy (they are consecutive in the data); the bytes used
+ */
+static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_t item_size,
+			size_t off)
+{
+	const struct perfbuf_data *d = &c->q->data->d;
+	size_t i, nr = c->nr;
+
+	if (!wide && c->sel_all && nr) {
+		const struct perfbuf_block *b = &d->blocks[c->cols.block];
+		const struct perfbuf_item *it = &d->items[c->sel_first];
+
+		memcpy(buf + off, d->names + it->name, b->name_bytes);
+		for (i = 0; i < nr; i++, it++) {
+			char *name = buf + off;
+
+			memcpy(buf + i * item_size, &name, sizeof(name));
+			off += it->len + 1;
+		}
+		return off;
+	}
+	if (wide && c->sel_all && nr &&
+	    d->blocks[c->cols.block].name_units == d->blocks[c->cols.block].name_bytes) {
+		/* ASCII: a byte a unit, the block's names widened in one pass */
+		const struct perfbuf_block *b = &d->blocks[c->cols.block];
+		const struct perfbuf_item *it = &d->items[c->sel_first];
+		const uint8_t *src = (const uint8_t *)d->names + it->name;
+		uint16_t *dst = (uint16_t *)(void *)(buf + off);
+
+		widen(dst, src, b->name_bytes);
+		for (i = 0; i < nr; i++, it++) {
+			char *name = buf + off;
+
+			memcpy(buf + i * item_size, &name, sizeof(name));
+			off += 2 * ((size_t)it->len + 1);
+		}
+		return off;
+	}
+	for (i = 0; i < nr; i++) {
+		char *name = buf + off;
+
+		memcpy(buf + i * item_size, &name, sizeof(name));
+		off += put_name(d, &d->items[sel_item(c, i)], name, wide);
+	}
+	return off;
+}
+
+/*
+ * a formatted array of a counter whose raw sample is its value alone (no companion
+ * counter), a raw count or a count per second, specialised: a load per item (two for a
+ * rate, whose clock delta is computed once per sample), the status from the same
+ * instance's value before (found without the pairing map when the block's instances are
+ * those of the sample before, in order), no raw-sample detour; the bytes written
+ */
+static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *buf, size_t off)
+{
+	const struct pdh_query *q = c->q;
+	const struct perfbuf_data *d = &q->data->d, *od = &q->data_old->d;
+	bool have_old = c->old_gen && c->old_gen == q->data_old->gen &&
+			c->old_cols.block != SIZE_MAX && c->old_cols.v != PDH_NO_COL;
+	bool plain = (fmt & ~(DWORD)(PDH_FMT_NOSCALE | PDH_FMT_NOCAP100)) == PDH_FMT_DOUBLE &&
+		     (!c->scale || (fmt & PDH_FMT_NOSCALE)) &&
+		     (!ctrtype_percent(c->ctr.type) || (fmt & PDH_FMT_NOCAP100));
+	bool rate = c->calc != CTRTYPE_CALC_RAW, same_time = d->hdr.time == od->hdr.time;
+	const struct perfbuf_block *b = &d->blocks[c->cols.block];
+	const struct perfbuf_block *ob = have_old ? &od->blocks[c->old_cols.block] : NULL;
+	bool in_order = have_old && c->sel_all && q->data->in_order[c->cols.block];
+	uint32_t col = c->cols.v, ocol = c->old_cols.v;
+	const uint64_t *vals = NULL, *ovals = NULL;
+	const uint8_t *sizes = NULL, *osizes = NULL;
+	enum cook_status div_st = COOK_BAD_DATA;
+	PDH_FMT_COUNTERVALUE_ITEM_W *items = (PDH_FMT_COUNTERVALUE_ITEM_W *)(void *)buf;
+	size_t i, nr = c->nr;
+	double div = 0, x;
+
+	off = put_names(c, wide, buf, sizeof(*items), off);
+	/* a column's values are consecutive: index them by the item's place in its block */
+	if (col != PDH_NO_COL) {
+		vals = d->values + perfbuf_value(b, b->first, col);
+		sizes = d->sizes + perfbuf_value(b, b->first, col);
+	}
+	if (ob) {
+		ovals = od->values + perfbuf_value(ob, ob->first, ocol);
+		osizes = od->sizes + perfbuf_value(ob, ob->first, ocol);
+	}
+	if (rate && have_old)
+		div_st = cook_per_second_divisor(od->hdr.time, d->hdr.time, pdh_timebase(c), &div);
+	for (i = 0; i < nr; i++) {
+		PDH_FMT_COUNTERVALUE *f = &items[i].FmtValue;
+		size_t k = c->sel_all ? i : c->sel[i] - b->first, o = SIZE_MAX;
+		bool old_ok = false;
+		uint64_t v, ov = 0;
+
+		memset(f, 0, sizeof(*f));
+		f->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
+		if (col == PDH_NO_COL || !sizes[k])
+			continue;
+		v = vals[k];
+		if (in_order)
+			o = k;
+		else if (have_old && q->prev_map[b->first + k] != SIZE_MAX)
+			o = q->prev_map[b->first + k] - ob->first;
+		if (o != SIZE_MAX) {
+			old_ok = osizes[o];
+			ov = ovals[o];
+		}
+		if (!rate) {
+			x = (double)v;
+		} else if (!old_ok || div_st != COOK_OK || cook_per_second(ov, v, div, &x)) {
+			continue; /* one sample, or a clock or counter that went back */
+		}
+		/* the same raw values as before are valid, not new (pdh.md 6.4) */
+		f->CStatus = old_ok && ov == v && (!rate || same_time)
+				     ? (DWORD)PDH_CSTATUS_VALID_DATA
+				     : (DWORD)PDH_CSTATUS_NEW_DATA;
+		if (plain)
+			f->doubleValue = x;
+		else
+			pdh_finish(c->ctr.type, c->scale, fmt, x, f);
+	}
+	return off;
+}
+
+size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool raw, bool wide, void *buf)
+{
+	size_t item_size =
+		raw ? sizeof(PDH_RAW_COUNTER_ITEM_W) : sizeof(PDH_FMT_COUNTERVALUE_ITEM_W);
+	size_t nr = pdh_counter_nr(c), off = nr * item_size, i;
+	unsigned int dup;
+
+	if (!c->q->source && !raw && c->base_id == TP_NO_ID && c->ctr.multi_id == TP_NO_ID &&
+	    c->ctr.time_id == TP_NO_ID && c->ctr.freq_id == TP_NO_ID &&
+	    ((c->calc == CTRTYPE_CALC_RAW && c->second == SECOND_NONE) ||
+	     (cook_per_second_type(c->ctr.type) && c->second == SECOND_TIME))) {
+		return fmt_fast(c, fmt, wide, buf, off);
+	}
+	if (!c->q->source)
+		off = put_names(c, wide, buf, item_size, off);
+	for (i = 0; i < nr; i++) {
+		char *name = (char *)buf + off;
+
+		if (c->q->source) {
+			const char *n = pdh_counter_name(c, i, &dup);
+
+			memcpy((char *)buf + i * item_size, &name, sizeof(name));
+			off += pdh_put(name, n ? n : "", wide) * (wide ? 2 : 1);
+		}
+		if (raw)
+			pdh_counter_raw(c, i, &((PDH_RAW_COUNTER_ITEM_W *)buf)[i].RawValue);
+		else /* per item: a failed value keeps its CStatus (S-TELEGRAF, S-WINEXP) */
+			pdh_counter_format(c, i, fmt,
+					   &((PDH_FMT_COUNTERVALUE_ITEM_W *)buf)[i].FmtValue);
+	}
+	return off;
+}
