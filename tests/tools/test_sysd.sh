@@ -7,8 +7,18 @@
 # \System\Context Switches/sec against /proc/stat's ctxt; a process started and killed
 # appears in and leaves the Process set; SIGTERM removes everything; a SIGKILLed service's
 # leftovers are removed by `stop` and by the next run.
-# Tolerances (shared 2-CPU test machines): CPU percentages 15 points, context switches 30%,
-# Available Bytes 5%. Not covered here (not implemented): cgroup, disk and network sets.
+# Tolerances (shared 2-CPU test machines): CPU percentages 15 points, context switches 15%
+# + 50/s, Available Bytes 5%. Context switches are compared over typeperf's own sampling
+# window (its first to last sample, from its time stamps), /proc/stat's ctxt read every 50 ms
+# in the background and interpolated at those instants: both count the same events (the
+# sched_switch tracepoint fires exactly where the kernel counts nr_switches), so the only
+# difference is the window; comparing typeperf's rate over its samples with /proc over the
+# whole typeperf run (start-up and exit included) was off by 4x once when another job's burst
+# fell outside the samples (193 vs 816/s). Programs: the ids this test's perflib-sysd holds
+# (its fdinfo) must be gone after SIGTERM, whatever other sysd runs on the machine load.
+# Pins: SIGTERM leaves only the root's exit dispatcher (exit-reaper/, shared by every
+# provider of the root and kept by design, docs/BPF.md); the test removes it.
+# Cgroup, disk and network sets: test_sysd_sets.sh.
 # Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
 : "${TOOLS:?}"
 S="$TOOLS/perflib-sysd"
@@ -58,6 +68,9 @@ echo "$out" | grep -q "SYNOPSIS" || fail "--help has no synopsis"
 
 start
 "$S" status >/dev/null || fail "status while running: want 0"
+# the programs this run loaded, by id
+prog_ids=$(cat /proc/"$svc"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -un)
+[ -n "$prog_ids" ] || fail "no BPF program among perflib-sysd's descriptors"
 
 # a busy loop under a name of its own (comm comes from the file name)
 ln -s "$(command -v sh)" "$work/sdbusy"
@@ -78,12 +91,21 @@ within "$val" "$sleeper" 0 || fail "Process(sdsleeper) ID Process is '$val', wan
 # one typeperf run, /proc read around it
 ticks() { awk '{ print $14 + $15 }' "/proc/$busy/stat"; }
 cpu_line() { awk '/^cpu / { idle = $5 + $6; t = 0; for (i = 2; i <= 11; i++) t += $i; print t, idle }' /proc/stat; }
-ctxt() { awk '/^ctxt/ { print $2 }' /proc/stat; }
-t0=$(date +%s.%N); b0=$(ticks); c0=$(cpu_line); x0=$(ctxt)
+# /proc/stat's ctxt every 50 ms: "<epoch seconds> <ctxt>"
+(while :; do
+	echo "$(date +%s.%N) $(awk '/^ctxt/ { print $2 }' /proc/stat)"
+	sleep 0.05
+done) >"$work/ctxt.log" &
+sampler=$!
+pids="$pids $sampler"
+sleep 0.2
+t0=$(date +%s.%N); b0=$(ticks); c0=$(cpu_line)
 out=$("$TP" "\\Processor(_Total)\\% Processor Time" "\\Process(sdbusy)\\% Processor Time" \
 	"\\Memory\\Available Bytes" "\\System\\Context Switches/sec" -sc 3 2>&1) ||
 	fail "typeperf: $out"
-t1=$(date +%s.%N); b1=$(ticks); c1=$(cpu_line); x1=$(ctxt)
+t1=$(date +%s.%N); b1=$(ticks); c1=$(cpu_line)
+sleep 0.2
+kill "$sampler"
 avail=$(awk '/^MemAvailable/ { print $2 * 1024 }' /proc/meminfo)
 echo "$out"
 hz=$(getconf CLK_TCK)
@@ -95,7 +117,18 @@ tp_total=$(col 2); tp_busy=$(col 3); tp_avail=$(echo "$out" | grep '^"[0-9]' | t
 proc_busy=$(awk -v a="$b0" -v b="$b1" -v t0="$t0" -v t1="$t1" -v hz="$hz" \
 	'BEGIN { print 100 * (b - a) / hz / (t1 - t0) }')
 proc_total=$(echo "$c0 $c1" | awk '{ dt = $3 - $1; di = $4 - $2; print 100 * (dt - di) / dt }')
-proc_ctxt=$(awk -v a="$x0" -v b="$x1" -v t0="$t0" -v t1="$t1" 'BEGIN { print (b - a) / (t1 - t0) }')
+# typeperf's first and last sample times (local time, ms) as epoch seconds
+stamp() { echo "$out" | grep '^"[0-9]' | sed -n "$1" | cut -d, -f1 | tr -d '"\r' |
+	awk '{ split($1, d, "/"); print d[3] "-" d[1] "-" d[2] " " $2 }' | xargs -I{} date -d {} +%s.%N; }
+s1=$(stamp 1p); s3=$(stamp '$p')
+# ctxt at time $1, interpolated between the sampler's readings around it
+ctxt_at() { awk -v t="$1" '{ if ($1 <= t) { pt = $1; pc = $2 } else { if (pt == "") exit 1;
+	printf "%.3f\n", pc + ($2 - pc) * (t - pt) / ($1 - pt); found = 1; exit } } END { exit !found }' \
+	"$work/ctxt.log"; }
+x0=$(ctxt_at "$s1") && x1=$(ctxt_at "$s3") ||
+	fail "typeperf's samples ($s1, $s3) are outside the ctxt readings"
+echo "ctxt window: $s1 .. $s3, /proc/stat ctxt $x0 .. $x1"
+proc_ctxt=$(awk -v a="$x0" -v b="$x1" -v t0="$s1" -v t1="$s3" 'BEGIN { print (b - a) / (t1 - t0) }')
 echo "busy loop: typeperf $tp_busy%, /proc $proc_busy%"
 echo "_Total: typeperf $tp_total%, /proc/stat $proc_total%"
 echo "context switches/s: typeperf $tp_ctxt, /proc/stat $proc_ctxt"
@@ -103,7 +136,7 @@ echo "available bytes: typeperf $tp_avail, /proc/meminfo $avail"
 within "$tp_busy" "$proc_busy" 15 || fail "Process(sdbusy) % Processor Time $tp_busy vs /proc $proc_busy"
 awk -v v="$tp_busy" 'BEGIN { exit !(v >= 40) }' || fail "the busy loop shows only $tp_busy%"
 within "$tp_total" "$proc_total" 15 || fail "Processor(_Total) $tp_total vs /proc/stat $proc_total"
-within "$tp_ctxt" "$proc_ctxt" "$(awk -v v="$proc_ctxt" 'BEGIN { print v * 0.3 + 50 }')" ||
+within "$tp_ctxt" "$proc_ctxt" "$(awk -v v="$proc_ctxt" 'BEGIN { print v * 0.15 + 50 }')" ||
 	fail "System Context Switches/sec $tp_ctxt vs /proc/stat $proc_ctxt"
 within "$tp_avail" "$avail" "$(awk -v v="$avail" 'BEGIN { print v * 0.05 }')" ||
 	fail "Memory Available Bytes $tp_avail vs MemAvailable $avail"
@@ -126,13 +159,16 @@ wait "$svc"
 rc=$?
 svc=""
 [ $rc -eq 0 ] || fail "perflib-sysd exit $rc on SIGTERM: $(cat "$work/svc.out")"
-[ -z "$(ls -A "$PERFLIB_ROOT")" ] || fail "SIGTERM left pins: $(ls -R "$PERFLIB_ROOT")"
+[ -z "$(ls -A "$PERFLIB_ROOT" | grep -vx exit-reaper)" ] ||
+	fail "SIGTERM left pins: $(ls -R "$PERFLIB_ROOT")"
+# programs are freed once their last reference goes (RCU): allow 5 s
+loaded() { for id in $prog_ids; do bpftool prog show id "$id" >/dev/null 2>&1 && echo "$id"; done; }
 i=0
-while bpftool prog show 2>/dev/null | grep -q ' name sd_' && [ $i -lt 50 ]; do
+while [ -n "$(loaded)" ] && [ $i -lt 50 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
-bpftool prog show 2>/dev/null | grep -q ' name sd_' && fail "programs still loaded"
+[ -z "$(loaded)" ] || fail "programs of this run still loaded: $(loaded)"
 
 # SIGKILL leaves registrations and instances; stop removes them, as a new run would
 start
@@ -141,5 +177,6 @@ wait "$svc" 2>/dev/null
 svc=""
 [ -n "$(ls -A "$PERFLIB_ROOT")" ] || fail "nothing left after SIGKILL (expected leftovers)"
 "$S" stop || fail "stop after SIGKILL"
-[ -z "$(ls -A "$PERFLIB_ROOT")" ] || fail "stop left pins: $(ls -R "$PERFLIB_ROOT")"
+[ -z "$(ls -A "$PERFLIB_ROOT" | grep -vx exit-reaper)" ] ||
+	fail "stop left pins: $(ls -R "$PERFLIB_ROOT")"
 echo "perflib-sysd: ok"

@@ -6,8 +6,12 @@
  * instance is kernel-owned and visible to consumers, (name, id) is unique across BPF and
  * user-space providers in both directions (ASCII and UTF-16 names), delete frees and zeroes
  * the slot and its key so the storage is reused, a full set gives -ENOSPC, a long name
- * -EINVAL; the same from a tracing program (tp_btf); perflib_kernel_instances_delete takes
- * BPF-created instances away; 1,000 load / create / delete / unload cycles leave nothing.
+ * -EINVAL; the same from a tracing program (tp_btf) and, each on a real event, from an LSM
+ * program (lsm/file_open; skipped where the kernel refuses LSM programs), a cgroup program
+ * (cgroup/sock_create), a socket filter, tc (clsact ingress of a veth pair) and XDP
+ * (generic mode, same veth) through bpf/test_progtypes.bpf.c;
+ * perflib_kernel_instances_delete takes BPF-created instances away; 1,000 load / create /
+ * delete / unload cycles leave nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,10 +19,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <linux/if_link.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netpacket/packet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -26,6 +39,7 @@
 #include "perfbuf.h"
 #include "test_instances.h"
 #include "test_instances.skel.h"
+#include "test_progtypes.skel.h"
 #include "testlib.h"
 #include "../helpers/cons_util.h"
 #include "../helpers/prov_util.h"
@@ -407,12 +421,398 @@ static void test_cycles(void **state)
 	assert_all_free(&set);
 }
 
+/* ---- other program types (bpf/test_progtypes.bpf.c), each loaded alone ----------------- */
+
+enum { PT_LSM, PT_CGROUP, PT_SOCKET, PT_TC, PT_XDP };
+#define PT_ID 900
+#define PT_PORT 20550
+
+static char pt_log[1 << 16];
+
+/*
+ * program @prog of test_progtypes only, on the pins of @set; the verifier's log on failure.
+ * With @eperm_ok, a refusal with EPERM before the verifier ran (an empty log: this test
+ * machine's kernel does it to every trampoline-based program, fentry/fexit and LSM) returns
+ * NULL.
+ */
+static struct test_progtypes_bpf *pt_load_ex(const GUID *set, const char *prog, bool eperm_ok)
+{
+	struct perflib_bpf_counterset cs;
+	struct test_progtypes_bpf *skel;
+	struct bpf_program *p;
+	char g[37];
+	int err;
+
+	assert_int_equal(perflib_bpf_counterset_open(NULL, perflib_guid_to_string(set, g), &cs), 0);
+	skel = test_progtypes_bpf__open();
+	assert_non_null(skel);
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
+		if (!strcmp(bpf_program__name(p), prog))
+			bpf_program__set_log_buf(p, pt_log, sizeof(pt_log));
+	}
+	skel->rodata->pt_geo = cs.geo;
+	assert_int_equal(perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->pt_guid), 0);
+	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL),
+			 0);
+	assert_int_equal(perflib_bpf_counterset_reuse_live(&cs, skel->maps.live), 0);
+	pt_log[0] = 0;
+	err = test_progtypes_bpf__load(skel);
+	if (err == -EPERM && !pt_log[0] && eperm_ok) {
+		perflib_bpf_counterset_close(&cs);
+		test_progtypes_bpf__destroy(skel);
+		return NULL;
+	}
+	if (err) {
+		size_t n = strlen(pt_log);
+
+		fprintf(stderr, "%s refused (%d): ...%s\n", prog, err,
+			pt_log + (n > 2000 ? n - 2000 : 0));
+		fail_msg("the kernel refused %s", prog);
+	}
+	perflib_bpf_counterset_close(&cs);
+	skel->bss->pt_id = PT_ID;
+	return skel;
+}
+
+static struct test_progtypes_bpf *pt_load(const GUID *set, const char *prog)
+{
+	return pt_load_ex(set, prog, false);
+}
+
+static void pt_done(struct test_progtypes_bpf *skel, HANDLE h, const GUID *set)
+{
+	test_progtypes_bpf__destroy(skel);
+	assert_int_equal(perflib_kernel_instances_delete(h, set), 0);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_all_free(set);
+}
+
+static void touch_open(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* LSM: the file_open hook creates and deletes, on this process's opens of two files */
+static void test_lsm(void **state)
+{
+	char a[] = "/tmp/perflib-pt-XXXXXX", b[] = "/tmp/perflib-pt-XXXXXX";
+	struct test_progtypes_bpf *skel;
+	struct bpf_link *link;
+	struct stat st;
+	GUID set;
+	HANDLE h;
+	int fa, fb;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = pt_load_ex(&set, "pt_file_open", true);
+	if (!skel) {
+		assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+		fprintf(stderr,
+			"the kernel refuses LSM programs with EPERM before verifying them\n");
+		skip();
+	}
+	fa = mkstemp(a);
+	fb = mkstemp(b);
+	assert_true(fa >= 0 && fb >= 0);
+	assert_int_equal(fstat(fa, &st), 0);
+	skel->bss->create_ino = st.st_ino;
+	assert_int_equal(fstat(fb, &st), 0);
+	skel->bss->delete_ino = st.st_ino;
+	close(fa);
+	close(fb);
+	skel->bss->target_tgid = (uint32_t)getpid();
+	link = bpf_program__attach_lsm(skel->progs.pt_file_open);
+	assert_non_null(link);
+	touch_open(a);
+	assert_true(skel->data->created[PT_LSM] >= 0);
+	assert_int_equal(listed(&set, "lsm", PT_ID + PT_LSM), 1);
+	touch_open(a); /* a second create of the same name and id: refused */
+	assert_int_equal(skel->data->created[PT_LSM], E_EXIST);
+	skel->data->created[PT_LSM] = -1;
+	assert_int_equal(listed(&set, "lsm", PT_ID + PT_LSM), 1);
+	bpf_link__destroy(link);
+	unlink(a);
+	unlink(b);
+	/* the loader's cleanup takes it */
+	test_progtypes_bpf__destroy(skel);
+	assert_int_equal(perflib_kernel_instances_delete(h, &set), 1);
+	skel = pt_load(&set, "pt_file_open");
+	fa = mkstemp(a);
+	fb = mkstemp(b);
+	assert_int_equal(fstat(fa, &st), 0);
+	skel->bss->create_ino = st.st_ino;
+	assert_int_equal(fstat(fb, &st), 0);
+	skel->bss->delete_ino = st.st_ino;
+	close(fa);
+	close(fb);
+	skel->bss->target_tgid = (uint32_t)getpid();
+	link = bpf_program__attach_lsm(skel->progs.pt_file_open);
+	assert_non_null(link);
+	touch_open(a);
+	assert_true(skel->data->created[PT_LSM] >= 0);
+	touch_open(b);
+	assert_int_equal(skel->data->deleted[PT_LSM], 0);
+	assert_int_equal(listed(&set, "lsm", PT_ID + PT_LSM), 0);
+	bpf_link__destroy(link);
+	unlink(a);
+	unlink(b);
+	pt_done(skel, h, &set);
+}
+
+/* the cgroup2 mount point into @buf, 0 or -1 */
+static int cgroup2_root(char *buf, size_t size)
+{
+	char dev[256], dir[256], type[64];
+	FILE *f = fopen("/proc/mounts", "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%255s %255s %63s %*[^\n]", dev, dir, type) == 3)
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(buf, size, "%s", dir);
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/* a child joins cgroup @dir and creates a UDP socket of @family; its exit status */
+static int sock_in_cgroup(const char *dir, int family)
+{
+	char path[512];
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		FILE *f;
+		int s;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "0\n") < 0 || fclose(f))
+			_exit(2);
+		s = socket(family, SOCK_DGRAM, 0);
+		_exit(s < 0 ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+}
+
+/* cgroup: sock_create on a cgroup of the test's creates (AF_INET) and deletes (AF_INET6) */
+static void test_cgroup(void **state)
+{
+	struct test_progtypes_bpf *skel;
+	struct bpf_link *link;
+	char root[256], dir[512];
+	GUID set;
+	HANDLE h;
+	int fd;
+
+	(void)state;
+	if (cgroup2_root(root, sizeof(root)))
+		skip();
+	snprintf(dir, sizeof(dir), "%s/perflib-pt-%d", root, (int)getpid());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = pt_load(&set, "pt_sock_create");
+	link = bpf_program__attach_cgroup(skel->progs.pt_sock_create, fd);
+	assert_non_null(link);
+	assert_int_equal(sock_in_cgroup(dir, AF_INET), 0);
+	assert_true(skel->data->created[PT_CGROUP] >= 0);
+	assert_int_equal(listed(&set, "cgroup", PT_ID + PT_CGROUP), 1);
+	/* a socket outside the cgroup: the program does not run */
+	close(socket(AF_INET6, SOCK_DGRAM, 0));
+	assert_int_equal(skel->data->deleted[PT_CGROUP], -1);
+	assert_int_equal(sock_in_cgroup(dir, AF_INET6), 0);
+	assert_int_equal(skel->data->deleted[PT_CGROUP], 0);
+	assert_int_equal(listed(&set, "cgroup", PT_ID + PT_CGROUP), 0);
+	bpf_link__destroy(link);
+	close(fd);
+	assert_int_equal(rmdir(dir), 0);
+	pt_done(skel, h, &set);
+}
+
+/* socket filter: datagrams ending in 'c' / 'd' received on a filtered UDP socket */
+static void test_socket_filter(void **state)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct test_progtypes_bpf *skel;
+	socklen_t len = sizeof(sa);
+	int rx, tx, pfd;
+	char buf[8];
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = pt_load(&set, "pt_socket");
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(rx >= 0 && tx >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(rx, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(rx, (struct sockaddr *)&sa, &len), 0);
+	pfd = bpf_program__fd(skel->progs.pt_socket);
+	assert_int_equal(setsockopt(rx, SOL_SOCKET, SO_ATTACH_BPF, &pfd, sizeof(pfd)), 0);
+	assert_int_equal(sendto(tx, "xc", 2, 0, (struct sockaddr *)&sa, sizeof(sa)), 2);
+	assert_int_equal(recv(rx, buf, sizeof(buf), 0), 2);
+	assert_true(skel->data->created[PT_SOCKET] >= 0);
+	assert_int_equal(listed(&set, "socket", PT_ID + PT_SOCKET), 1);
+	assert_int_equal(sendto(tx, "xd", 2, 0, (struct sockaddr *)&sa, sizeof(sa)), 2);
+	assert_int_equal(recv(rx, buf, sizeof(buf), 0), 2);
+	assert_int_equal(skel->data->deleted[PT_SOCKET], 0);
+	assert_int_equal(listed(&set, "socket", PT_ID + PT_SOCKET), 0);
+	close(rx);
+	close(tx);
+	pt_done(skel, h, &set);
+}
+
+/* an Ethernet + IPv4 + UDP frame to PT_PORT with payload @c, sent out of @ifindex */
+static void send_frame(int ps, int ifindex, char c)
+{
+	unsigned char f[14 + 20 + 8 + 1] = {0};
+	struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_ifindex = ifindex, .sll_halen = 6};
+
+	memset(f, 0xff, 6); /* broadcast */
+	f[6] = 0x02;	    /* a local source address */
+	f[12] = 0x08;	    /* IPv4 */
+	f[14] = 0x45;
+	f[14 + 3] = sizeof(f) - 14;
+	f[14 + 8] = 64;
+	f[14 + 9] = 17; /* UDP */
+	f[34 + 2] = PT_PORT >> 8;
+	f[34 + 3] = PT_PORT & 0xff;
+	f[34 + 5] = 9;
+	f[42] = (unsigned char)c;
+	memset(ll.sll_addr, 0xff, 6);
+	assert_int_equal(sendto(ps, f, sizeof(f), 0, (struct sockaddr *)&ll, sizeof(ll)),
+			 (ssize_t)sizeof(f));
+}
+
+/* wait up to 2 s for *@v to leave @from */
+static void wait_change(volatile __s64 *v, __s64 from)
+{
+	int i;
+
+	for (i = 0; i < 200 && *v == from; i++)
+		usleep(10000);
+}
+
+/* a veth pair @a - @b, up; 0 or -1 */
+static int veth_add(char *a, char *b)
+{
+	char cmd[256];
+
+	snprintf(a, IFNAMSIZ, "pt%da", (int)getpid() % 100000);
+	snprintf(b, IFNAMSIZ, "pt%db", (int)getpid() % 100000);
+	snprintf(cmd, sizeof(cmd),
+		 "PATH=$PATH:/usr/sbin:/sbin; ip link add %s type veth peer name %s && "
+		 "ip link set %s up && ip link set %s up",
+		 a, b, a, b);
+	return system(cmd) ? -1 : 0;
+}
+
+static void veth_del(const char *a)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "PATH=$PATH:/usr/sbin:/sbin; ip link del %s", a);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* frames sent into @ia create ('c') and delete ('d') instance @kind ("tc", "xdp") */
+static void veth_round(struct test_progtypes_bpf *skel, const GUID *set, int ia, int kind,
+		       const char *name)
+{
+	int ps = socket(AF_PACKET, SOCK_RAW, 0);
+
+	assert_true(ps >= 0);
+	send_frame(ps, ia, 'c');
+	wait_change(&skel->data->created[kind], -1);
+	assert_true(skel->data->created[kind] >= 0);
+	assert_int_equal(listed(set, name, PT_ID + kind), 1);
+	send_frame(ps, ia, 'd');
+	wait_change(&skel->data->deleted[kind], -1);
+	assert_int_equal(skel->data->deleted[kind], 0);
+	assert_int_equal(listed(set, name, PT_ID + kind), 0);
+	close(ps);
+}
+
+/* tc: a clsact ingress filter on one end of a veth pair sees frames sent into the other */
+static void test_tc(void **state)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
+	struct test_progtypes_bpf *skel;
+	char a[IFNAMSIZ], b[IFNAMSIZ];
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	if (veth_add(a, b))
+		skip();
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = pt_load(&set, "pt_tc");
+	hook.ifindex = (int)if_nametoindex(b);
+	opts.prog_fd = bpf_program__fd(skel->progs.pt_tc);
+	assert_int_equal(bpf_tc_hook_create(&hook), 0);
+	assert_int_equal(bpf_tc_attach(&hook, &opts), 0);
+	veth_round(skel, &set, (int)if_nametoindex(a), PT_TC, "tc");
+	opts.prog_fd = opts.flags = opts.prog_id = 0;
+	assert_int_equal(bpf_tc_detach(&hook, &opts), 0);
+	veth_del(a);
+	pt_done(skel, h, &set);
+}
+
+/* XDP (generic mode) on one end of a veth pair sees frames sent into the other */
+static void test_xdp(void **state)
+{
+	struct test_progtypes_bpf *skel;
+	char a[IFNAMSIZ], b[IFNAMSIZ];
+	GUID set;
+	HANDLE h;
+	int ib;
+
+	(void)state;
+	if (veth_add(a, b))
+		skip();
+	ib = (int)if_nametoindex(b);
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = pt_load(&set, "pt_xdp");
+	assert_int_equal(
+		bpf_xdp_attach(ib, bpf_program__fd(skel->progs.pt_xdp), XDP_FLAGS_SKB_MODE, NULL),
+		0);
+	veth_round(skel, &set, (int)if_nametoindex(a), PT_XDP, "xdp");
+	assert_int_equal(bpf_xdp_detach(ib, XDP_FLAGS_SKB_MODE, NULL), 0);
+	veth_del(a);
+	pt_done(skel, h, &set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_delete), cmocka_unit_test(test_full),
-		cmocka_unit_test(test_reserve),	      cmocka_unit_test(test_tracing),
+		cmocka_unit_test(test_create_delete),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_tracing),
 		cmocka_unit_test(test_cycles),
+		cmocka_unit_test(test_lsm),
+		cmocka_unit_test(test_cgroup),
+		cmocka_unit_test(test_socket_filter),
+		cmocka_unit_test(test_tc),
+		cmocka_unit_test(test_xdp),
 	};
 
 	tl_require_bpf();
