@@ -16,7 +16,12 @@
  *    for the processes found by the task iterator at load, renamed (deleted and created
  *    again, counters kept) at exec, deleted at exit. CPU time is charged to the process at
  *    every context switch and sample; thread count, working set and private bytes are read
- *    from the task when it leaves a CPU or is sampled.
+ *    from the task when it leaves a CPU or is sampled. IO Read/Write Bytes are the growth of
+ *    each thread's ioac.rchar / ioac.wchar (/proc/<pid>/io) since it was last seen (task
+ *    storage), charged to its process at the same points and when the thread exits. Handle
+ *    Count is the number of bits set in the process's open_fds bitmap (its open file
+ *    descriptors), counted at those points when the fd table looks changed (next_fd,
+ *    max_fds) or SD_FD_PERIOD_NS passed since the thread last counted it.
  *
  *  - Network Interface: one instance per device of the initial network namespace (name =
  *    device name, InstanceId = ifindex), created and deleted here (sd_net_ctl, a syscall
@@ -49,6 +54,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SD_PAGE_SIZE 4096
 #define SD_PF_EXITING 0x4
 #define SD_NS_PER_100NS 100
+#define SD_FD_PERIOD_NS 100000000ULL /* Handle Count: recounted at least this often */
+#define SD_FD_CHUNK 8		     /* open_fds words read at once */
+#define SD_FD_CHUNKS 512	     /* at most 512 * 8 * 64 = 262144 descriptors counted */
 
 /* the counter sets' data maps; Processor and Processor Information share one geometry */
 PERFLIB_DATA_MAP_RAW(cpu_slots);
@@ -79,7 +87,19 @@ const volatile __u8 cg_guid[16] = {};
 /* counter positions (the manifest's order, checked by the loader) */
 enum { PC_PROC_TIME, PC_USER, PC_PRIV, PC_INTERRUPTS, PC_IDLE };
 enum { SYS_CTXSW, SYS_SYSCALLS, SYS_PROCESSES, SYS_THREADS };
-enum { PS_TIME, PS_USER, PS_PRIV, PS_ID, PS_PARENT, PS_THREADS, PS_WS, PS_PRIVATE };
+enum {
+	PS_TIME,
+	PS_USER,
+	PS_PRIV,
+	PS_ID,
+	PS_PARENT,
+	PS_THREADS,
+	PS_WS,
+	PS_PRIVATE,
+	PS_HANDLES,
+	PS_IO_READ,
+	PS_IO_WRITE
+};
 enum { NET_BYTES, NET_PACKETS, NET_PACKETS_RX, NET_PACKETS_TX, NET_BYTES_RX, NET_BYTES_TX };
 /* PhysicalDisk: the first DK_NR_PHYS; LogicalDisk: all */
 enum {
@@ -137,6 +157,22 @@ struct {
 	__type(value, __u32);
 	__uint(max_entries, 4096); /* the loader sets the Process capacity */
 } ps_map SEC(".maps");
+
+/* per thread: the ioac bytes already charged to its process, the fd-table state last counted */
+struct ps_task {
+	__u64 rchar;
+	__u64 wchar;
+	__u64 fd_ts;
+	__u32 fd_next;
+	__u32 fd_max;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ps_task);
+} ps_task SEC(".maps");
 
 /* ifindex (initial network namespace) -> its Network Interface slot */
 struct {
@@ -200,7 +236,80 @@ static __always_inline __u64 rss(struct mm_struct *mm, int i)
 	return v > 0 ? (__u64)v : 0;
 }
 
-/* thread count, working set and private bytes of @t's process, read from the task */
+static __always_inline __u32 popcount64(__u64 x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (__u32)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* the open file descriptors of @files: the bits set in its fd table's open_fds */
+static __always_inline __u32 fd_count(struct fdtable *fdt)
+{
+	__u32 words = (BPF_CORE_READ(fdt, max_fds) + 63) / 64, n = 0, i;
+	unsigned long *bits = BPF_CORE_READ(fdt, open_fds);
+	struct bpf_iter_num it;
+	int *k;
+
+	perflib__for(it, k, SD_FD_CHUNKS)
+	{
+		__u64 w[SD_FD_CHUNK] = {};
+		__u32 base = (__u32)*k * SD_FD_CHUNK;
+
+		if (base >= words)
+			break;
+		if (bpf_probe_read_kernel(w, sizeof(w), bits + base))
+			break;
+		for (i = 0; i < SD_FD_CHUNK; i++) {
+			/* the bitmap may end inside the chunk: what follows is not read */
+			if (base + i < words)
+				n += popcount64(w[i]);
+		}
+	}
+	bpf_iter_num_destroy(&it);
+	return n;
+}
+
+/* charge @t's read and written bytes since it was last seen, recount the handles when due */
+static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
+{
+	struct ps_task *pt =
+		bpf_task_storage_get(&ps_task, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 r, w, now;
+	struct files_struct *files;
+	struct fdtable *fdt;
+	__u32 next, max;
+
+	if (!pt)
+		return;
+	r = BPF_CORE_READ(t, ioac.rchar);
+	w = BPF_CORE_READ(t, ioac.wchar);
+	if (r > pt->rchar) {
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ, r - pt->rchar);
+		pt->rchar = r;
+	}
+	if (w > pt->wchar) {
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE, w - pt->wchar);
+		pt->wchar = w;
+	}
+	files = BPF_CORE_READ(t, files);
+	if (final || !files)
+		return;
+	fdt = BPF_CORE_READ(files, fdt);
+	next = BPF_CORE_READ(files, next_fd);
+	max = BPF_CORE_READ(fdt, max_fds);
+	now = bpf_ktime_get_ns();
+	if (next == pt->fd_next && max == pt->fd_max && now - pt->fd_ts < SD_FD_PERIOD_NS)
+		return;
+	pt->fd_next = next;
+	pt->fd_max = max;
+	pt->fd_ts = now;
+	perflib_gcounter_set32(slot, &geo_ps, PS_HANDLES, fd_count(fdt));
+}
+
+/* thread count, working set, private bytes, I/O and handles of @t's process, read from the
+ * task */
 static __always_inline void ps_gauges(struct task_struct *t)
 {
 	void *slot = ps_slot_of(BPF_CORE_READ(t, tgid));
@@ -208,6 +317,7 @@ static __always_inline void ps_gauges(struct task_struct *t)
 
 	if (!slot)
 		return;
+	ps_io(t, slot, 0);
 	perflib_gcounter_set32(slot, &geo_ps, PS_THREADS, BPF_CORE_READ(t, signal, nr_threads));
 	mm = BPF_CORE_READ(t, mm);
 	if (!mm)
@@ -375,7 +485,7 @@ static __always_inline void cg_memory(struct task_struct *t)
 SEC("perf_event")
 int sd_sample(struct bpf_perf_event_data *ctx)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *t = bpf_get_current_task_btf();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_state *st = state();
 
@@ -469,7 +579,7 @@ int BPF_PROG(sd_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sd_exec, struct task_struct *p)
 {
-	__u64 time, user, priv;
+	__u64 time, user, priv, rd, wr;
 	__u32 tgid = p->tgid, ppid;
 	void *slot = ps_slot_of(tgid);
 	__s64 s;
@@ -480,6 +590,8 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	time = perflib_gcounter_read(slot, &geo_ps, PS_TIME);
 	user = perflib_gcounter_read(slot, &geo_ps, PS_USER);
 	priv = perflib_gcounter_read(slot, &geo_ps, PS_PRIV);
+	rd = perflib_gcounter_read(slot, &geo_ps, PS_IO_READ);
+	wr = perflib_gcounter_read(slot, &geo_ps, PS_IO_WRITE);
 	ppid = (__u32)perflib_gcounter_read(slot, &geo_ps, PS_PARENT);
 	if (ps_delete(tgid))
 		return 0;
@@ -488,15 +600,23 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	perflib_gcounter_set(slot, &geo_ps, PS_TIME, time);
 	perflib_gcounter_set(slot, &geo_ps, PS_USER, user);
 	perflib_gcounter_set(slot, &geo_ps, PS_PRIV, priv);
+	perflib_gcounter_set(slot, &geo_ps, PS_IO_READ, rd);
+	perflib_gcounter_set(slot, &geo_ps, PS_IO_WRITE, wr);
+	ps_gauges(p); /* the handles exec closed (close-on-exec) */
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sd_exit, struct task_struct *p, bool group_dead)
 {
+	void *slot;
+
 	/* threads that existed before the iterator ran are counted by it */
 	if (iter_done || p->start_time >= attach_ns)
 		__sync_fetch_and_sub(&nr_threads, 1);
+	slot = ps_slot_of(p->tgid);
+	if (slot)
+		ps_io(p, slot, 1); /* the thread's last reads and writes */
 	if (group_dead)
 		ps_delete(p->tgid);
 	return 0;
@@ -511,8 +631,16 @@ int sd_iter_task(struct bpf_iter__task *ctx)
 	if (!t || (t->flags & SD_PF_EXITING) || t->start_time >= attach_ns)
 		return 0;
 	__sync_fetch_and_add(&nr_threads, 1);
-	if (t->pid == t->tgid)
-		ps_create(t, BPF_CORE_READ(t, real_parent, tgid));
+	if (t->pid == t->tgid && ps_create(t, BPF_CORE_READ(t, real_parent, tgid)) >= 0) {
+		void *slot = ps_slot_of(t->tgid);
+
+		/* the bytes of the threads that had exited before (their own are charged
+		 * when they are seen) */
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ,
+				     BPF_CORE_READ(t, signal, ioac.rchar));
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE,
+				     BPF_CORE_READ(t, signal, ioac.wchar));
+	}
 	return 0;
 }
 

@@ -18,6 +18,10 @@
 # (its fdinfo) must be gone after SIGTERM, whatever other sysd runs on the machine load.
 # Pins: SIGTERM leaves only the root's exit dispatcher (exit-reaper/, shared by every
 # provider of the root and kept by design, docs/BPF.md); the test removes it.
+# Handle Count and IO Read/Write Bytes/sec: a python process this test starts (sdio) opens 20
+# files more and reads 32 KiB and writes 64 KiB every 10 ms; Handle Count must equal the
+# entries of /proc/<pid>/fd exactly, the two rates the growth of rchar / wchar of
+# /proc/<pid>/io over the typeperf run within 20 % (the pace is steady; the windows differ).
 # Cgroup, disk and network sets: test_sysd_sets.sh.
 # Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
 : "${TOOLS:?}"
@@ -29,6 +33,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 [ -x "$S" ] && [ -x "$TP" ] || skip "perflib-sysd or typeperf is not built"
 [ "$(id -u)" = 0 ] || skip "perflib-sysd needs root"
+command -v python3 >/dev/null 2>&1 || skip "no python3 (the I/O process)"
 command -v bpftool >/dev/null 2>&1 || PATH="$PATH:/usr/sbin"
 
 PERFLIB_ROOT=/sys/fs/bpf/perflib-sysd-test-$$
@@ -87,6 +92,47 @@ sleep 0.5
 out=$("$TP" "\\Process(sdsleeper)\\ID Process" -sc 1 2>&1) || fail "typeperf ID Process: $out"
 val=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
 within "$val" "$sleeper" 0 || fail "Process(sdsleeper) ID Process is '$val', want $sleeper: $out"
+
+# handles and I/O of a process of its own (comm = the name of the interpreter's file)
+ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdio"
+"$work/sdio" -c '
+import os, time
+files = [open("/dev/null") for i in range(20)]
+z = os.open("/dev/zero", os.O_RDONLY)
+n = os.open("/dev/null", os.O_WRONLY)
+b = b"x" * 65536
+while True:
+    os.write(n, b)
+    os.read(z, 32768)
+    time.sleep(0.01)
+' &
+sdio=$!
+pids="$pids $sdio"
+sleep 1
+io() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$sdio/io"; }
+t0=$(date +%s.%N); r0=$(io rchar); w0=$(io wchar)
+out=$("$TP" "\\Process(sdio)\\Handle Count" "\\Process(sdio)\\IO Read Bytes/sec" \
+	"\\Process(sdio)\\IO Write Bytes/sec" -sc 3 2>&1) || fail "typeperf I/O: $out"
+t1=$(date +%s.%N); r1=$(io rchar); w1=$(io wchar)
+fds=$(ls "/proc/$sdio/fd" | wc -l)
+echo "$out"
+col() { echo "$out" | grep '^"[0-9]' | tail -2 | cut -d, -f"$1" | tr -d '"\r' |
+	awk '{ s += $1 } END { print s / NR }'; }
+tp_handles=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
+tp_read=$(col 3); tp_write=$(col 4)
+rate() { awk -v a="$1" -v b="$2" -v t0="$t0" -v t1="$t1" 'BEGIN { print (b - a) / (t1 - t0) }'; }
+proc_read=$(rate "$r0" "$r1"); proc_write=$(rate "$w0" "$w1")
+echo "sdio handles: typeperf $tp_handles, /proc/$sdio/fd $fds"
+echo "sdio read bytes/s: typeperf $tp_read, /proc rchar $proc_read"
+echo "sdio write bytes/s: typeperf $tp_write, /proc wchar $proc_write"
+within "$tp_handles" "$fds" 0 || fail "Process(sdio) Handle Count $tp_handles vs $fds descriptors"
+awk -v v="$fds" 'BEGIN { exit !(v >= 23) }' || fail "sdio has only $fds descriptors"
+within "$tp_read" "$proc_read" "$(awk -v v="$proc_read" 'BEGIN { print v * 0.2 }')" ||
+	fail "Process(sdio) IO Read Bytes/sec $tp_read vs /proc rchar $proc_read"
+within "$tp_write" "$proc_write" "$(awk -v v="$proc_write" 'BEGIN { print v * 0.2 }')" ||
+	fail "Process(sdio) IO Write Bytes/sec $tp_write vs /proc wchar $proc_write"
+awk -v v="$proc_write" 'BEGIN { exit !(v >= 1000000) }' || fail "sdio wrote only $proc_write B/s"
+kill -9 "$sdio"
 
 # one typeperf run, /proc read around it
 ticks() { awk '{ print $14 + $15 }' "/proc/$busy/stat"; }

@@ -135,7 +135,7 @@ static const char *const set_names[NR_SETS] = {
 static const ULONG ids_cpu[] = {0, 1, 2, 3, 8};
 static const ULONG ids_sys[] = {0, 1, 2, 3};
 static const ULONG ids_mem[] = {0, 1, 2, 3, 4, 5};
-static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7};
+static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 static const ULONG ids_net[] = {0, 1, 2, 3, 4, 5};
 static const ULONG ids_pd[] = {0, 1, 2, 3, 4, 5, 6};
 static const ULONG ids_ld[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -214,11 +214,12 @@ static int sd_open(struct sd *sd)
 			return -EINVAL;
 		}
 	}
-	if (!ids_match(sd->reg[SET_CPU], ids_cpu, 5) || !ids_match(sd->reg[SET_PI], ids_cpu, 5) ||
-	    !ids_match(sd->reg[SET_SYS], ids_sys, 4) || !ids_match(sd->reg[SET_MEM], ids_mem, 6) ||
-	    !ids_match(sd->reg[SET_PS], ids_ps, 8) || !ids_match(sd->reg[SET_NET], ids_net, 6) ||
-	    !ids_match(sd->reg[SET_PD], ids_pd, 7) || !ids_match(sd->reg[SET_LD], ids_ld, 10) ||
-	    !ids_match(sd->reg[SET_CG], ids_cg, 4)) {
+#define SD_IDS_MATCH(set, ids) ids_match(sd->reg[set], ids, sizeof(ids) / sizeof(ids[0]))
+	if (!SD_IDS_MATCH(SET_CPU, ids_cpu) || !SD_IDS_MATCH(SET_PI, ids_cpu) ||
+	    !SD_IDS_MATCH(SET_SYS, ids_sys) || !SD_IDS_MATCH(SET_MEM, ids_mem) ||
+	    !SD_IDS_MATCH(SET_PS, ids_ps) || !SD_IDS_MATCH(SET_NET, ids_net) ||
+	    !SD_IDS_MATCH(SET_PD, ids_pd) || !SD_IDS_MATCH(SET_LD, ids_ld) ||
+	    !SD_IDS_MATCH(SET_CG, ids_cg)) {
 		sd_err("the manifest's counter ids are not the ones the BPF programs write");
 		return -EINVAL;
 	}
