@@ -274,17 +274,23 @@ static __always_inline __u32 fd_count(struct fdtable *fdt)
 /* charge @t's read and written bytes since it was last seen, recount the handles when due */
 static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 {
-	struct ps_task *pt =
-		bpf_task_storage_get(&ps_task, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	__u64 r, w, now;
+	/* an exiting thread never seen before had nothing charged: no storage is made for it,
+	 * sd_exit charges all its bytes (its switches after that must not do it again) */
+	int exiting = final || (BPF_CORE_READ(t, flags) & SD_PF_EXITING);
+	struct ps_task *pt = bpf_task_storage_get(&ps_task, t, NULL,
+						  exiting ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 r = BPF_CORE_READ(t, ioac.rchar), w = BPF_CORE_READ(t, ioac.wchar), now;
 	struct files_struct *files;
 	struct fdtable *fdt;
 	__u32 next, max;
 
-	if (!pt)
+	if (!pt) {
+		if (final) {
+			perflib_gcounter_add(slot, &geo_ps, PS_IO_READ, r);
+			perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE, w);
+		}
 		return;
-	r = BPF_CORE_READ(t, ioac.rchar);
-	w = BPF_CORE_READ(t, ioac.wchar);
+	}
 	if (r > pt->rchar) {
 		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ, r - pt->rchar);
 		pt->rchar = r;

@@ -19,9 +19,11 @@
 # Pins: SIGTERM leaves only the root's exit dispatcher (exit-reaper/, shared by every
 # provider of the root and kept by design, docs/BPF.md); the test removes it.
 # Handle Count and IO Read/Write Bytes/sec: a python process this test starts (sdio) opens 20
-# files more and reads 32 KiB and writes 64 KiB every 10 ms; Handle Count must equal the
+# files more and every 10 ms writes 64 KiB and reads 32 KiB in a thread that then exits (its
+# bytes are charged at its exit, the writes at switch-out); Handle Count must equal the
 # entries of /proc/<pid>/fd exactly, the two rates the growth of rchar / wchar of
-# /proc/<pid>/io over the typeperf run within 20 % (the pace is steady; the windows differ).
+# /proc/<pid>/io over the typeperf run within 10 % (the pace is steady; the windows differ;
+# seen: within 1.5 %, and +45 % when exiting threads were charged twice).
 # Cgroup, disk and network sets: test_sysd_sets.sh.
 # Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
 : "${TOOLS:?}"
@@ -96,14 +98,16 @@ within "$val" "$sleeper" 0 || fail "Process(sdsleeper) ID Process is '$val', wan
 # handles and I/O of a process of its own (comm = the name of the interpreter's file)
 ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdio"
 "$work/sdio" -c '
-import os, time
+import os, threading, time
 files = [open("/dev/null") for i in range(20)]
 z = os.open("/dev/zero", os.O_RDONLY)
 n = os.open("/dev/null", os.O_WRONLY)
 b = b"x" * 65536
 while True:
     os.write(n, b)
-    os.read(z, 32768)
+    t = threading.Thread(target=os.read, args=(z, 32768))
+    t.start()
+    t.join()
     time.sleep(0.01)
 ' &
 sdio=$!
@@ -127,9 +131,9 @@ echo "sdio read bytes/s: typeperf $tp_read, /proc rchar $proc_read"
 echo "sdio write bytes/s: typeperf $tp_write, /proc wchar $proc_write"
 within "$tp_handles" "$fds" 0 || fail "Process(sdio) Handle Count $tp_handles vs $fds descriptors"
 awk -v v="$fds" 'BEGIN { exit !(v >= 23) }' || fail "sdio has only $fds descriptors"
-within "$tp_read" "$proc_read" "$(awk -v v="$proc_read" 'BEGIN { print v * 0.2 }')" ||
+within "$tp_read" "$proc_read" "$(awk -v v="$proc_read" 'BEGIN { print v * 0.1 }')" ||
 	fail "Process(sdio) IO Read Bytes/sec $tp_read vs /proc rchar $proc_read"
-within "$tp_write" "$proc_write" "$(awk -v v="$proc_write" 'BEGIN { print v * 0.2 }')" ||
+within "$tp_write" "$proc_write" "$(awk -v v="$proc_write" 'BEGIN { print v * 0.1 }')" ||
 	fail "Process(sdio) IO Write Bytes/sec $tp_write vs /proc wchar $proc_write"
 awk -v v="$proc_write" 'BEGIN { exit !(v >= 1000000) }' || fail "sdio wrote only $proc_write B/s"
 kill -9 "$sdio"
