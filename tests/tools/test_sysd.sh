@@ -23,7 +23,8 @@
 # bytes are charged at its exit, the writes at switch-out); Handle Count must equal the
 # entries of /proc/<pid>/fd exactly, the two rates the growth of rchar / wchar of
 # /proc/<pid>/io over the typeperf run within 10 % (the pace is steady; the windows differ;
-# seen: within 1.5 %, and +45 % when exiting threads were charged twice).
+# seen: within 1.5 %, and +45 % when exiting threads were charged twice). Then a process of
+# 300 descriptors execs keeping 100 of them above fd 102: Handle Count equals /proc/<pid>/fd.
 # Cgroup, disk and network sets: test_sysd_sets.sh.
 # Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
 : "${TOOLS:?}"
@@ -137,6 +138,29 @@ within "$tp_write" "$proc_write" "$(awk -v v="$proc_write" 'BEGIN { print v * 0.
 	fail "Process(sdio) IO Write Bytes/sec $tp_write vs /proc wchar $proc_write"
 awk -v v="$proc_write" 'BEGIN { exit !(v >= 1000000) }' || fail "sdio wrote only $proc_write B/s"
 kill -9 "$sdio"
+# an fd table of several words, and exec: 300 descriptors open, exec keeps the 100
+# inheritable ones (fds 3..102 are closed-on-exec, the rest spread over 5 bitmap words)
+ln -s "$(command -v sleep)" "$work/sdexec"
+"$work/sdio" -c '
+import os, sys
+fds = [os.open("/dev/null", os.O_RDONLY) for i in range(300)]
+for fd in fds[100::2]:
+    os.set_inheritable(fd, True)
+os.execv(sys.argv[1], [sys.argv[1], "300"])
+' "$work/sdexec" &
+sdexec=$!
+pids="$pids $sdexec"
+sleep 1
+out=$("$TP" "\\Process(sdexec)\\Handle Count" -sc 1 2>&1) || fail "typeperf sdexec: $out"
+tp_handles=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
+fds=$(ls "/proc/$sdexec/fd" | wc -l)
+echo "sdexec handles: typeperf $tp_handles, /proc/$sdexec/fd $fds"
+within "$tp_handles" "$fds" 0 || fail "Process(sdexec) Handle Count $tp_handles vs $fds descriptors"
+# 100 kept, plus 0-2 and what the test's shell lets it inherit
+awk -v v="$fds" 'BEGIN { exit !(v >= 103 && v < 120) }' || fail "sdexec kept $fds descriptors"
+ls "/proc/$sdexec/fd" | awk '$1 >= 256 { n++ } END { exit !(n > 0) }' ||
+	fail "sdexec has no descriptor above 255 (one fd-table word would do)"
+kill -9 "$sdexec"
 
 # one typeperf run, /proc read around it
 ticks() { awk '{ print $14 + $15 }' "/proc/$busy/stat"; }
