@@ -67,7 +67,7 @@ export PERFLIB_ROOT
 "$S" run >"$work/svc.out" 2>&1 &
 svc=$!
 i=0
-while ! grep -q running "$work/svc.out" && [ $i -lt 300 ]; do
+while ! grep -q running "$work/svc.out" && [ $i -lt 600 ]; do
 	kill -0 $svc 2>/dev/null || fail "perflib-sysd run exited: $(cat "$work/svc.out")"
 	sleep 0.1
 	i=$((i + 1))

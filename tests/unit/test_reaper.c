@@ -441,7 +441,8 @@ static void test_many_sets(void **state)
 	assert_int_equal(tl_pipe(m.go), 0);
 	pid = tl_fork(child_many, &m);
 	assert_true(pid > 0);
-	if (tl_await(m.ready[0], WAIT_MS))
+	/* MANY_SETS registrations, each loading a reaper program: slow under sanitizers */
+	if (tl_await(m.ready[0], 6 * WAIT_MS))
 		fail_msg("provider child exited early (%d)", tl_wait(pid, WAIT_MS));
 	assert_true(provs_entry((uint32_t)pid, &v));
 	assert_int_equal(v.nr, PERFLIB_EXIT_SETS);
@@ -478,7 +479,8 @@ static void test_stop_leaves(void **state)
 	assert_int_equal(tl_pipe(m.go), 0);
 	pid = tl_fork(child_many, &m);
 	assert_true(pid > 0);
-	if (tl_await(m.ready[0], WAIT_MS))
+	/* MANY_SETS registrations, each loading a reaper program: slow under sanitizers */
+	if (tl_await(m.ready[0], 6 * WAIT_MS))
 		fail_msg("provider child exited early (%d)", tl_wait(pid, WAIT_MS));
 	/* the overflow flag keeps an entry with no set: harmless, gone at exit */
 	if (provs_entry((uint32_t)pid, &v))
