@@ -76,7 +76,7 @@ uint64_t perflib_now_ms(void);
 /* this process: pid in its own namespace and stamp (layout.h), refreshed after fork() */
 void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
 
-/* ---- store: pin root, maps, mappings (store.c, segment.c) ------------------------------ */
+/* ---- store: pin root, info value, maps, mappings (config.c info.c btf.c store.c segment.c) -- */
 /* one segment of a counter set (layout.h): its maps, and its live bitmap when mapped */
 struct perflib_seg {
 	int data_fd, index_fd, live_fd;
@@ -182,7 +182,9 @@ void *perflib_map_shared(void *addr, size_t len, bool writable, int fd);
 int perflib_pin_open(const char *dir, const char *name, bool rdonly);
 int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
 void perflib_remove_dir(const char *dir);
+/* btf.c: the BTF of a segment's slots, and of an info value of @size bytes */
 int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, int *ret_value);
+int perflib_info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value);
 /* segments of the full capacity of @info */
 uint32_t perflib_info_segs(const struct perflib_info *info);
 /* live bit of global slot @i: set when claimed, cleared before the slot is freed */
@@ -199,7 +201,7 @@ static inline int perflib_index_fd(const struct perflib_set_map *map, uint32_t i
 void perflib_pin_defaults(struct perflib_pin_opts *opts);
 /* opts.c: @user (NULL = defaults) read by its sz into *ret; -EINVAL for a bad sz */
 int perflib_pin_opts_read(const struct perflib_pin_opts *user, struct perflib_pin_opts *ret);
-/* registry.c and store.c: the API's registration and layout, with options already read */
+/* registry.c and btf.c: the API's registration and layout, with options already read */
 int perflib_registry_register(const struct perflib_counterset_reg *reg,
 			      const struct perflib_pin_opts *opts);
 int perflib_layout_compute(const struct perflib_counterset_reg *reg,

@@ -151,6 +151,22 @@ bool perflib_reader_bits(struct perflib_reader *r)
 		if (valid < 64)
 			r->bits &= (1ULL << valid) - 1;
 		r->next = r->bits_base + 64 < end ? r->bits_base + 64 : end;
+		/* the first live slot of the next word comes in while this word's are read */
+		if (r->bits && r->next < end) {
+			uint64_t nb = __atomic_load_n(&map->segs[k].live[(r->next - first) / 64],
+						      __ATOMIC_RELAXED);
+
+			if (nb) {
+				const uint8_t *p = perflib_reader_slot(
+					r, r->a, r->next + (uint32_t)__builtin_ctzll(nb));
+
+				__builtin_prefetch(p);
+				__builtin_prefetch(p + r->name_offset);
+				__builtin_prefetch(p + r->name_offset + 64);
+				if (r->values)
+					__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
+			}
+		}
 	}
 	return true;
 }

@@ -101,6 +101,8 @@ static inline bool perflib_reader_step(struct perflib_reader *r, uint32_t *ret_i
 						r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
 			__builtin_prefetch(p);
 			__builtin_prefetch(p + r->name_offset);
+			/* a name of 25 units or more ends on the next line (32 characters: +66 B) */
+			__builtin_prefetch(p + r->name_offset + 64);
 			if (r->values)
 				__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
 		}

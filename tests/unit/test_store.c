@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_store.c - store.c and registry.c: the info value (build and check against every
- * kind of corruption), creating and opening pins, maps made by hand with wrong shapes,
- * bpffs not mounted at the root, registering and unregistering counter sets, settings.
+ * test_store.c - store.c, info.c, btf.c, config.c and registry.c: the info value (build
+ * and check against every kind of corruption), creating and opening pins, maps made by
+ * hand with wrong shapes, bpffs not mounted at the root, registering and unregistering
+ * counter sets, settings.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config.c - the configuration of the store: the pin root (PERFLIB_ROOT or
+ * perflib_set_pin_root) and a counter set's directory under it, the pin access defaults
+ * (perflib_set_pin_access, PERFLIB_PIN_MODE, PERFLIB_PIN_GROUP) and the capacity and name
+ * limits (perflib_set_capacity, PERFLIB_CAPACITY, PERFLIB_NAME_MAX), merged by
+ * perflib_pin_defaults().
+ */
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+static char root_path[PATH_MAX / 2];
+static bool root_set;
+static mode_t pin_mode; /* 0 = default */
+static gid_t pin_gid = (gid_t)-1;
+static bool access_set;
+static unsigned int def_capacity, def_name_max;
+
+int perflib_set_pin_root(const char *path)
+{
+	if (path && (path[0] != '/' || strlen(path) >= sizeof(root_path)))
+		return -EINVAL;
+	pthread_mutex_lock(&config_lock);
+	if (path) {
+		strcpy(root_path, path);
+		root_set = true;
+	} else {
+		root_set = false;
+	}
+	pthread_mutex_unlock(&config_lock);
+	return 0;
+}
+
+const char *perflib_root_path(void)
+{
+	const char *env;
+
+	pthread_mutex_lock(&config_lock);
+	if (!root_set) {
+		env = getenv("PERFLIB_ROOT");
+		if (!env || env[0] != '/' || strlen(env) >= sizeof(root_path))
+			env = PERFLIB_DEFAULT_ROOT;
+		strcpy(root_path, env);
+		/* trailing slashes would double up in joined paths */
+		while (strlen(root_path) > 1 && root_path[strlen(root_path) - 1] == '/')
+			root_path[strlen(root_path) - 1] = 0;
+	}
+	pthread_mutex_unlock(&config_lock);
+	return root_path;
+}
+
+const char *perflib_pin_root(void)
+{
+	return perflib_root_path();
+}
+
+int perflib_get_pin_root(char *buf, size_t size)
+{
+	size_t len;
+
+	if (!buf)
+		return -EINVAL;
+	perflib_root_path(); /* resolves the default; the copy below is taken under the lock */
+	pthread_mutex_lock(&config_lock);
+	len = strlen(root_path);
+	if (len < size)
+		memcpy(buf, root_path, len + 1);
+	pthread_mutex_unlock(&config_lock);
+	return len < size ? (int)len : -ENOSPC;
+}
+
+int perflib_set_pin_access(mode_t mode, gid_t gid)
+{
+	if (mode & ~0666)
+		return -EINVAL;
+	pthread_mutex_lock(&config_lock);
+	pin_mode = mode;
+	pin_gid = gid;
+	access_set = true;
+	pthread_mutex_unlock(&config_lock);
+	return 0;
+}
+
+int perflib_set_capacity(unsigned int nr_slots, unsigned int name_max)
+{
+	if (nr_slots > PERFLIB_CAPACITY_MAX ||
+	    (name_max && (name_max < 2 || name_max > PERF_MAX_INSTANCE_NAME + 1)))
+		return -EINVAL;
+	pthread_mutex_lock(&config_lock);
+	if (nr_slots)
+		def_capacity = nr_slots;
+	if (name_max)
+		def_name_max = name_max;
+	pthread_mutex_unlock(&config_lock);
+	return 0;
+}
+
+static unsigned int env_uint(const char *name, unsigned int def, unsigned int min, unsigned int max)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v < min || v > max) {
+		pr_warn("ignoring %s=%s (expected %u..%u)\n", name, s, min, max);
+		return def;
+	}
+	return (unsigned int)v;
+}
+
+void perflib_pin_defaults(struct perflib_pin_opts *opts)
+{
+	const char *s;
+	struct group *gr;
+	char *end;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->sz = sizeof(*opts);
+	opts->uid = (uid_t)-1;
+	opts->gid = (gid_t)-1;
+	pthread_mutex_lock(&config_lock);
+	opts->mode = pin_mode;
+	opts->gid = pin_gid;
+	opts->capacity = def_capacity;
+	opts->name_max = def_name_max;
+	pthread_mutex_unlock(&config_lock);
+	if (!access_set) {
+		s = getenv("PERFLIB_PIN_MODE");
+		if (s && *s) {
+			unsigned long m = strtoul(s, &end, 8);
+
+			if (*end || (m & ~0666ul))
+				pr_warn("ignoring PERFLIB_PIN_MODE=%s (octal, at most 0666)\n", s);
+			else
+				opts->mode = (mode_t)m;
+		}
+		s = getenv("PERFLIB_PIN_GROUP");
+		if (s && *s) {
+			unsigned long g = strtoul(s, &end, 10);
+
+			if (!*end) {
+				opts->gid = (gid_t)g;
+			} else {
+				gr = getgrnam(s);
+				if (gr)
+					opts->gid = gr->gr_gid;
+				else
+					pr_warn("ignoring PERFLIB_PIN_GROUP=%s (no such group)\n",
+						s);
+			}
+		}
+	}
+	if (!opts->mode)
+		opts->mode = 0640;
+	if (!opts->capacity)
+		opts->capacity = env_uint("PERFLIB_CAPACITY", PERFLIB_CAPACITY_DEFAULT, 1,
+					  PERFLIB_CAPACITY_MAX);
+	if (!opts->name_max)
+		opts->name_max = env_uint("PERFLIB_NAME_MAX", PERFLIB_NAME_MAX_DEFAULT, 2,
+					  PERF_MAX_INSTANCE_NAME + 1);
+}
+
+int perflib_set_dir(const GUID *guid, char *buf, size_t size)
+{
+	char s[37];
+	int n;
+
+	n = snprintf(buf, size, "%s/%s", perflib_root_path(), perflib_guid_to_string(guid, s));
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
