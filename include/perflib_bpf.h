@@ -104,6 +104,25 @@ struct perflib_slot_raw {
 };
 
 /*
+ * The outer map @_name (ARRAY_OF_MAPS, one entry per segment) whose inner maps are of the
+ * shape declared as struct @_name##@_tag: every per-segment map below is one of these.
+ */
+#define PERFLIB__SEGMENTS(_name, _tag, _type, _flags, _key_size, _value_size, _entries)            \
+	struct _name##_tag {                                                                       \
+		__uint(type, _type);                                                               \
+		__uint(map_flags, _flags);                                                         \
+		__uint(key_size, _key_size);                                                       \
+		__uint(value_size, _value_size);                                                   \
+		__uint(max_entries, _entries);                                                     \
+	};                                                                                         \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
+		__uint(max_entries, PERFLIB_MAX_SEGS);                                             \
+		__type(key, __u32);                                                                \
+		__array(values, struct _name##_tag);                                               \
+	} _name SEC(".maps")
+
+/*
  * PERFLIB_DATA_MAP - declare a counter set's slots as the library stores them: the `segs`
  * pin, an array of maps whose entry k is segment k's data map (layout.h). @_value is a
  * slot struct the program declares (its size must be the pin's slot_size) or struct
@@ -113,38 +132,17 @@ struct perflib_slot_raw {
  * program was loaded. Also defines _name##__perflib_find() for perflib_find_instance().
  */
 #define PERFLIB_DATA_MAP(_name, _value, _capacity)                                                 \
-	struct _name##__perflib_seg {                                                              \
-		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
-		__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);                               \
-		__uint(key_size, sizeof(__u32));                                                   \
-		__uint(value_size, sizeof(_value));                                                \
-		__uint(max_entries, _capacity);                                                    \
-	};                                                                                         \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
-		__uint(max_entries, PERFLIB_MAX_SEGS);                                             \
-		__type(key, __u32);                                                                \
-		__array(values, struct _name##__perflib_seg);                                      \
-	} _name SEC(".maps");                                                                      \
+	PERFLIB__SEGMENTS(_name, __perflib_seg, BPF_MAP_TYPE_ARRAY,                                \
+			  BPF_F_MMAPABLE | BPF_F_INNER_MAP, sizeof(__u32), sizeof(_value),         \
+			  _capacity);                                                              \
 	PERFLIB__DEFINE_FIND(_name)
 
 #define PERFLIB_DATA_MAP_RAW(_name) PERFLIB_DATA_MAP(_name, struct perflib_slot_raw, 1)
 
 /* the `idxs` pin: segment k -> its index of live (name, id) -> slot */
 #define PERFLIB_INDEX_MAP(_name)                                                                   \
-	struct _name##__perflib_idx {                                                              \
-		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
-		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
-		__uint(key_size, sizeof(struct perflib_index_key));                                \
-		__uint(value_size, sizeof(struct perflib_index_val));                              \
-		__uint(max_entries, 1);                                                            \
-	};                                                                                         \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
-		__uint(max_entries, PERFLIB_MAX_SEGS);                                             \
-		__type(key, __u32);                                                                \
-		__array(values, struct _name##__perflib_idx);                                      \
-	} _name SEC(".maps")
+	PERFLIB__SEGMENTS(_name, __perflib_idx, BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC,              \
+			  sizeof(struct perflib_index_key), sizeof(struct perflib_index_val), 1)
 
 /*
  * the `lives` pin: segment k -> its live bitmap (bit i of word i / 64 set = slot i of the
@@ -153,19 +151,8 @@ struct perflib_slot_raw {
  * need not declare it.
  */
 #define PERFLIB_LIVE_MAP(_name)                                                                    \
-	struct _name##__perflib_live {                                                             \
-		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
-		__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);                               \
-		__uint(key_size, sizeof(__u32));                                                   \
-		__uint(value_size, sizeof(__u64));                                                 \
-		__uint(max_entries, 1);                                                            \
-	};                                                                                         \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                                          \
-		__uint(max_entries, PERFLIB_MAX_SEGS);                                             \
-		__type(key, __u32);                                                                \
-		__array(values, struct _name##__perflib_live);                                     \
-	} _name SEC(".maps")
+	PERFLIB__SEGMENTS(_name, __perflib_live, BPF_MAP_TYPE_ARRAY,                               \
+			  BPF_F_MMAPABLE | BPF_F_INNER_MAP, sizeof(__u32), sizeof(__u64), 1)
 
 /* the procs pin: provider processes of the counter set */
 #define PERFLIB_PROCS_MAP(_name)                                                                   \

@@ -200,13 +200,12 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
  * freeing (or by the kernel reaper): only the holder of a slot may touch its bit, so claim
  * it first. 1 if cleared.
  */
-static int slot_scrub(struct perflib_set_map *map, uint32_t i, uint32_t pid)
+static int slot_scrub(struct perflib_set_map *map, uint32_t i, uint32_t pid, uint64_t start)
 {
 	uint8_t *slot = perflib_slot(map, i);
-	uint64_t w = perflib_slot_word(slot), start, cw;
-	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1), self;
+	uint64_t w = perflib_slot_word(slot), cw;
+	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1);
 
-	perflib_self(&self, &start);
 	cw = perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid);
 	if (perflib_word_state(w) != PERFLIB_SLOT_FREE || !perflib_slot_take(slot, w, cw, start))
 		return 0;
@@ -217,17 +216,16 @@ static int slot_scrub(struct perflib_set_map *map, uint32_t i, uint32_t pid)
 }
 
 /* free what dead processes hold among the first @n_slots; the number of slots freed */
-static uint32_t reap_all(struct perflib_set_map *map, uint32_t n_slots, uint32_t pid)
+static uint32_t reap_all(struct perflib_set_map *map, uint32_t n_slots, uint32_t pid,
+			 uint64_t start)
 {
-	uint32_t i, k, n = 0;
+	uint32_t i, n = 0;
+	uint64_t bit;
 
 	for (i = 0; i < n_slots; i++) {
-		k = perflib_seg_of(i, map->seg0);
 		n += (uint32_t)perflib_slot_reap(map, i);
-		if (__atomic_load_n(&map->segs[k].live[(i - perflib_seg_first(k, map->seg0)) / 64],
-				    __ATOMIC_RELAXED) &
-		    (1ULL << ((i - perflib_seg_first(k, map->seg0)) % 64)))
-			n += (uint32_t)slot_scrub(map, i, pid);
+		if (__atomic_load_n(perflib_live_word(map, i, &bit), __ATOMIC_RELAXED) & bit)
+			n += (uint32_t)slot_scrub(map, i, pid, start);
 	}
 	return n;
 }
@@ -249,14 +247,13 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 		err = perflib_set_refresh(map);
 		if (err)
 			return err;
-		n = perflib_set_slots(map);
-		if (n > set->capacity)
-			n = set->capacity; /* the last segment's slots past the limit stay unused */
+		/* the last segment's slots past the capacity stay unused */
+		n = perflib_ctrset_slots(set);
 		if (!claim_scan(set, pid, start, n, ret_idx, ret_word))
 			return 0;
 		if (!reaped) {
 			reaped = true;
-			if (reap_all(map, n, pid))
+			if (reap_all(map, n, pid, start))
 				continue;
 		}
 		err = perflib_set_grow(map, perflib_set_nr_segs(map));
@@ -300,7 +297,7 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 
 /* fill the Windows block and the perflib fields of a claimed slot */
 static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name, size_t len,
-		      uint32_t id, uint64_t start)
+		      uint32_t id)
 {
 	const struct perflib_info *info = set->map->info;
 	uint8_t *slot = perflib_slot(set->map, i);
@@ -311,7 +308,7 @@ static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name,
 	uint32_t name_bytes = (uint32_t)(len + 1) * 2;
 	size_t k;
 
-	__atomic_store_n(&h->owner_start, start, __ATOMIC_RELAXED);
+	/* owner_start: written with the claim (perflib_slot_take) */
 	h->proc_index = set->proc_index < 0 ? 0xFFFFFFFF : (uint32_t)set->proc_index;
 	/* counters start at zero, as in Windows' zero-filled blocks */
 	memset(slot + PERFLIB_COUNTERS_OFFSET, 0, 8 * (size_t)info->nr_counters);
@@ -481,7 +478,7 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 	err = slot_claim(set, pid, start, &idx, &w);
 	if (err)
 		goto out;
-	slot_fill(set, idx, Name, len, Id, start);
+	slot_fill(set, idx, Name, len, Id);
 	if (set->refs) {
 		uint32_t k;
 

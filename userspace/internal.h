@@ -84,11 +84,19 @@ struct perflib_seg {
 	size_t live_len;
 };
 
+/*
+ * A segment's three maps and the outer map that publishes each to BPF programs, in this
+ * order everywhere (pins s<k>/data, index, live and segs, idxs, lives: layout.h)
+ */
+enum { PERFLIB_SEG_DATA, PERFLIB_SEG_INDEX, PERFLIB_SEG_LIVE, PERFLIB_SEG_NR };
+extern const char *const perflib_seg_pins[PERFLIB_SEG_NR];
+extern const char *const perflib_outer_pins[PERFLIB_SEG_NR];
+
 struct perflib_set_map {
 	GUID guid;     /* counter set */
 	bool writable; /* opened read-write */
 	int info_fd, ctl_fd, procs_fd;
-	int segs_fd, idxs_fd, lives_fd;		     /* outer maps (writers only), else -1 */
+	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
 	int proc_index; /* this process's procs entry (a provider's map), -1 = none */
 	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
@@ -153,6 +161,16 @@ static inline uint32_t perflib_set_slots(const struct perflib_set_map *map)
 {
 	return (uint32_t)perflib_seg_first(perflib_set_nr_segs(map), map->seg0);
 }
+/* the live-bitmap word of slot @i (of a mapped segment) and, in *ret_bit, its bit */
+static inline uint64_t *perflib_live_word(const struct perflib_set_map *map, uint32_t i,
+					  uint64_t *ret_bit)
+{
+	uint32_t k = perflib_seg_of(i, map->seg0);
+	uint64_t off = i - perflib_seg_first(k, map->seg0);
+
+	*ret_bit = 1ULL << (off % 64);
+	return &map->segs[k].live[off / 64];
+}
 /*
  * perflib_set_refresh - open (and map) the segments other processes published since the
  * last call; cheap when there are none (one read of ctl). 0 or -errno.
@@ -167,9 +185,9 @@ int perflib_set_grow(struct perflib_set_map *map, uint32_t k);
 /* open and map the published segment @k of @map (seg_lock held); internal to store files */
 int perflib_seg_open(struct perflib_set_map *map, uint32_t k);
 void perflib_seg_close(struct perflib_set_map *map, uint32_t k);
-/* the maps of one segment being created */
+/* the maps of one segment being created, by PERFLIB_SEG_* */
 struct perflib_seg_maps {
-	int data_fd, index_fd, live_fd;
+	int fd[PERFLIB_SEG_NR];
 };
 int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perflib_seg_maps *ret);
 int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,

@@ -156,16 +156,8 @@ bool perflib_reader_bits(struct perflib_reader *r)
 			uint64_t nb = __atomic_load_n(&map->segs[k].live[(r->next - first) / 64],
 						      __ATOMIC_RELAXED);
 
-			if (nb) {
-				const uint8_t *p = perflib_reader_slot(
-					r, r->a, r->next + (uint32_t)__builtin_ctzll(nb));
-
-				__builtin_prefetch(p);
-				__builtin_prefetch(p + r->name_offset);
-				__builtin_prefetch(p + r->name_offset + 64);
-				if (r->values)
-					__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
-			}
+			if (nb)
+				perflib_reader_prefetch(r, r->next + (uint32_t)__builtin_ctzll(nb));
 		}
 	}
 	return true;

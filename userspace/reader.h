@@ -80,13 +80,27 @@ static inline const uint8_t *perflib_reader_slot(const struct perflib_reader *r,
 }
 
 /*
+ * start loading the lines of mapped slot @i a read touches: header and block, the name
+ * (two lines: a name of 25 units or more ends on the second), the values when copied
+ */
+static inline void perflib_reader_prefetch(const struct perflib_reader *r, uint32_t i)
+{
+	const uint8_t *p = perflib_reader_slot(r, r->a, i);
+
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + r->name_offset);
+	__builtin_prefetch(p + r->name_offset + 64);
+	if (r->values)
+		__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
+}
+
+/*
  * perflib_reader_step - the next slot to look at, readable through perflib_reader_slot();
  * false at the end or on an error (*err set). Starts loading the lines the slot after it
  * needs.
  */
 static inline bool perflib_reader_step(struct perflib_reader *r, uint32_t *ret_i, int *err)
 {
-	const uint8_t *p;
 	uint32_t j;
 
 	if (r->cs->map->data) {
@@ -96,16 +110,8 @@ static inline bool perflib_reader_step(struct perflib_reader *r, uint32_t *ret_i
 		r->bits &= r->bits - 1;
 		*ret_i = r->bits_base + j;
 		/* the next live slot of this word: its memory comes in while this one is read */
-		if (r->bits) {
-			p = perflib_reader_slot(r, r->a,
-						r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
-			__builtin_prefetch(p);
-			__builtin_prefetch(p + r->name_offset);
-			/* a name of 25 units or more ends on the next line (32 characters: +66 B) */
-			__builtin_prefetch(p + r->name_offset + 64);
-			if (r->values)
-				__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
-		}
+		if (r->bits)
+			perflib_reader_prefetch(r, r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
 		return true;
 	}
 	if (r->next >= r->first + r->nr) {

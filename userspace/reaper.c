@@ -252,11 +252,11 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 	perflib_bpf_geometry_from_info(map->info, &skel->rodata->perflib_geo);
 	tck = sysconf(_SC_CLK_TCK);
 	skel->rodata->clk_tck = tck > 0 ? (uint64_t)tck : 100;
-	err = bpf_map__reuse_fd(skel->maps.slots, map->segs_fd);
+	err = bpf_map__reuse_fd(skel->maps.slots, map->outer_fd[PERFLIB_SEG_DATA]);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx, map->idxs_fd);
+		err = bpf_map__reuse_fd(skel->maps.idx, map->outer_fd[PERFLIB_SEG_INDEX]);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.live, map->lives_fd);
+		err = bpf_map__reuse_fd(skel->maps.live, map->outer_fd[PERFLIB_SEG_LIVE]);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.procs, map->procs_fd);
 	if (!err)

@@ -23,23 +23,26 @@
 
 #include "internal.h"
 
+const char *const perflib_seg_pins[PERFLIB_SEG_NR] = {"data", "index", "live"};
+const char *const perflib_outer_pins[PERFLIB_SEG_NR] = {"segs", "idxs", "lives"};
+
 void perflib_seg_maps_close(struct perflib_seg_maps *m)
 {
-	if (m->data_fd >= 0)
-		close(m->data_fd);
-	if (m->index_fd >= 0)
-		close(m->index_fd);
-	if (m->live_fd >= 0)
-		close(m->live_fd);
-	m->data_fd = m->index_fd = m->live_fd = -1;
+	int j;
+
+	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		if (m->fd[j] >= 0)
+			close(m->fd[j]);
+		m->fd[j] = -1;
+	}
 }
 
 int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perflib_seg_maps *ret)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);
 	uint32_t slots = (uint32_t)perflib_seg_slots(k, info->seg0_slots);
-	struct perflib_seg_maps m = {-1, -1, -1};
-	int btf_fd, key_id, val_id, err;
+	struct perflib_seg_maps m = {{-1, -1, -1}};
+	int btf_fd, key_id, val_id, err, j;
 
 	err = perflib_data_btf(info, &btf_fd, &key_id, &val_id);
 	if (err)
@@ -49,22 +52,26 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perfl
 	mopts.btf_value_type_id = val_id;
 	/* BPF_F_INNER_MAP: segments of different sizes share the outer map's template */
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
-	m.data_fd =
+	m.fd[PERFLIB_SEG_DATA] =
 		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, info->slot_size, slots, &mopts);
 	close(btf_fd);
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
 	/* keys are allocated as instances are created: memory follows the live instances */
 	mopts.map_flags = BPF_F_NO_PREALLOC;
-	m.index_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
-				    sizeof(struct perflib_index_val), slots, &mopts);
+	m.fd[PERFLIB_SEG_INDEX] =
+		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
+			       sizeof(struct perflib_index_val), slots, &mopts);
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
-	m.live_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
-				   (uint32_t)perflib_seg_words(k, info->seg0_slots), &mopts);
-	if (m.data_fd < 0 || m.index_fd < 0 || m.live_fd < 0) {
-		err = -errno;
-		perflib_seg_maps_close(&m);
-		return err;
+	m.fd[PERFLIB_SEG_LIVE] =
+		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
+			       (uint32_t)perflib_seg_words(k, info->seg0_slots), &mopts);
+	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		if (m.fd[j] < 0) {
+			err = -errno;
+			perflib_seg_maps_close(&m);
+			return err;
+		}
 	}
 	*ret = m;
 	return 0;
@@ -73,15 +80,12 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perfl
 int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 		    const struct perflib_pin_opts *opts)
 {
-	int err;
+	int err, j;
 
 	if (mkdir(dir, 0755))
 		return -errno;
-	err = perflib_pin_one(m->data_fd, dir, "data", opts);
-	if (!err)
-		err = perflib_pin_one(m->index_fd, dir, "index", opts);
-	if (!err)
-		err = perflib_pin_one(m->live_fd, dir, "live", opts);
+	for (j = 0, err = 0; j < PERFLIB_SEG_NR && !err; j++)
+		err = perflib_pin_one(m->fd[j], dir, perflib_seg_pins[j], opts);
 	if (!err && (opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) &&
 	    chown(dir, opts->uid, opts->gid))
 		err = -errno;
@@ -91,7 +95,7 @@ int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 void perflib_seg_close(struct perflib_set_map *map, uint32_t k)
 {
 	struct perflib_seg *s = &map->segs[k];
-	struct perflib_seg_maps m = {s->data_fd, s->index_fd, s->live_fd};
+	struct perflib_seg_maps m = {{s->data_fd, s->index_fd, s->live_fd}};
 
 	if (s->live)
 		munmap(s->live, s->live_len);
@@ -191,28 +195,26 @@ int perflib_set_refresh(struct perflib_set_map *map)
 /* enter published segment @k in the outer maps and ctl (idempotent) */
 static int seg_publish(struct perflib_set_map *map, uint32_t k)
 {
-	struct perflib_seg_maps m = {-1, -1, -1};
+	struct perflib_seg_maps m = {{-1, -1, -1}};
 	char dir[PATH_MAX], sdir[PATH_MAX + 16];
 	uint32_t cur = k;
 	__u32 key = k;
-	int err;
+	int err, j;
 
 	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
 	if (err)
 		return err;
 	snprintf(sdir, sizeof(sdir), "%s/s%u", dir, k);
-	m.data_fd = perflib_pin_open(sdir, "data", false);
-	m.index_fd = perflib_pin_open(sdir, "index", false);
-	m.live_fd = perflib_pin_open(sdir, "live", false);
-	if (m.data_fd < 0 || m.index_fd < 0 || m.live_fd < 0) {
-		err = m.data_fd < 0 ? m.data_fd : m.index_fd < 0 ? m.index_fd : m.live_fd;
-		goto out;
-	}
-	if (bpf_map_update_elem(map->segs_fd, &key, &m.data_fd, BPF_ANY) ||
-	    bpf_map_update_elem(map->idxs_fd, &key, &m.index_fd, BPF_ANY) ||
-	    bpf_map_update_elem(map->lives_fd, &key, &m.live_fd, BPF_ANY)) {
-		err = -errno;
-		goto out;
+	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		m.fd[j] = perflib_pin_open(sdir, perflib_seg_pins[j], false);
+		if (m.fd[j] < 0) {
+			err = m.fd[j];
+			goto out;
+		}
+		if (bpf_map_update_elem(map->outer_fd[j], &key, &m.fd[j], BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
 	}
 	/* from k to k + 1 only: a later segment may already be there */
 	__atomic_compare_exchange_n(&map->ctl->nr_segs, &cur, k + 1, false, __ATOMIC_RELEASE,
@@ -240,7 +242,7 @@ static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 
 int perflib_set_grow(struct perflib_set_map *map, uint32_t k)
 {
-	struct perflib_seg_maps m = {-1, -1, -1};
+	struct perflib_seg_maps m = {{-1, -1, -1}};
 	struct perflib_pin_opts opts;
 	char dir[PATH_MAX], tmp[PATH_MAX + 64], sdir[PATH_MAX + 16];
 	static _Atomic unsigned int seq;
@@ -288,9 +290,7 @@ int perflib_set_grow(struct perflib_set_map *map, uint32_t k)
 
 void perflib_live_set(struct perflib_set_map *map, uint32_t i, bool on)
 {
-	uint32_t k = perflib_seg_of(i, map->seg0);
-	uint64_t off = i - perflib_seg_first(k, map->seg0), bit = 1ULL << (off % 64);
-	uint64_t *w = &map->segs[k].live[off / 64];
+	uint64_t bit, *w = perflib_live_word(map, i, &bit);
 
 	if (on)
 		__atomic_fetch_or(w, bit, __ATOMIC_RELEASE);

@@ -100,12 +100,10 @@ void perflib_set_close(struct perflib_set_map *map)
 		close(map->ctl_fd);
 	if (map->procs_fd >= 0)
 		close(map->procs_fd);
-	if (map->segs_fd >= 0)
-		close(map->segs_fd);
-	if (map->idxs_fd >= 0)
-		close(map->idxs_fd);
-	if (map->lives_fd >= 0)
-		close(map->lives_fd);
+	for (k = 0; k < PERFLIB_SEG_NR; k++) {
+		if (map->outer_fd[k] >= 0)
+			close(map->outer_fd[k]);
+	}
 	pthread_mutex_destroy(&map->seg_lock);
 	free(map->info);
 	free(map);
@@ -120,8 +118,9 @@ static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
-	map->info_fd = map->ctl_fd = map->procs_fd = map->segs_fd = map->idxs_fd = map->lives_fd =
-		-1;
+	map->info_fd = map->ctl_fd = map->procs_fd = -1;
+	for (k = 0; k < PERFLIB_SEG_NR; k++)
+		map->outer_fd[k] = -1;
 	map->proc_index = -1;
 	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
 		map->segs[k].data_fd = map->segs[k].index_fd = map->segs[k].live_fd = -1;
@@ -300,18 +299,17 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	}
 	if (writable) {
 		/* the outer maps, to enter new segments (a set of an older layout has none) */
-		map->segs_fd = perflib_pin_open(dir, "segs", false);
-		map->idxs_fd = perflib_pin_open(dir, "idxs", false);
-		map->lives_fd = perflib_pin_open(dir, "lives", false);
+		for (i = 0; i < PERFLIB_SEG_NR; i++)
+			map->outer_fd[i] = perflib_pin_open(dir, perflib_outer_pins[i], false);
 	}
 	err = map_attach(map, unmapped);
 	if (err)
 		goto out;
-	if (writable && (map->segs_fd < 0 || map->idxs_fd < 0 || map->lives_fd < 0)) {
-		err = map->segs_fd < 0	 ? map->segs_fd
-		      : map->idxs_fd < 0 ? map->idxs_fd
-					 : map->lives_fd;
-		goto out;
+	for (i = 0; writable && i < PERFLIB_SEG_NR; i++) {
+		if (map->outer_fd[i] < 0) {
+			err = map->outer_fd[i];
+			goto out;
+		}
 	}
 	*ret_map = map;
 	return 0;
@@ -363,11 +361,14 @@ void perflib_remove_dir(const char *dir)
 }
 
 /* an ARRAY_OF_MAPS of PERFLIB_MAX_SEGS entries whose inner maps look like @inner_fd */
-static int outer_create(const char *name, int inner_fd)
+/* the outer map @pin ("segs", ...: kernel name "pl_<pin>") with @inner_fd as template */
+static int outer_create(const char *pin, int inner_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);
+	char name[16];
 	int fd;
 
+	snprintf(name, sizeof(name), "pl_%s", pin);
 	mopts.inner_map_fd = inner_fd;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, name, 4, 4, PERFLIB_MAX_SEGS, &mopts);
 	return fd < 0 ? -errno : fd;
@@ -382,7 +383,7 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	struct perflib_set_map *map;
 	char dir[PATH_MAX], tmp[PATH_MAX], sdir[PATH_MAX + 8];
 	static _Atomic unsigned int seq;
-	int btf_fd = -1, key_id, val_id, err;
+	int btf_fd = -1, key_id, val_id, err, j;
 	__u32 key = 0;
 	GUID guid;
 
@@ -399,8 +400,8 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	map = map_alloc(&guid, true);
 	if (!map)
 		return -ENOMEM;
-	memset(&seg0, 0, sizeof(seg0));
-	seg0.data_fd = seg0.index_fd = seg0.live_fd = -1;
+	for (j = 0; j < PERFLIB_SEG_NR; j++)
+		seg0.fd[j] = -1;
 
 	/* info: one frozen entry */
 	err = perflib_info_btf(info_size, &btf_fd, &key_id, &val_id);
@@ -431,20 +432,19 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	err = perflib_seg_create(info, 0, &seg0);
 	if (err)
 		goto out;
-	map->segs_fd = outer_create("pl_segs", seg0.data_fd);
-	map->idxs_fd = outer_create("pl_idxs", seg0.index_fd);
-	map->lives_fd = outer_create("pl_lives", seg0.live_fd);
-	if (map->segs_fd < 0 || map->idxs_fd < 0 || map->lives_fd < 0) {
-		err = map->segs_fd < 0	 ? map->segs_fd
-		      : map->idxs_fd < 0 ? map->idxs_fd
-					 : map->lives_fd;
-		goto out;
+	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		map->outer_fd[j] = outer_create(perflib_outer_pins[j], seg0.fd[j]);
+		if (map->outer_fd[j] < 0) {
+			err = map->outer_fd[j];
+			goto out;
+		}
+		if (bpf_map_update_elem(map->outer_fd[j], &key, &seg0.fd[j], BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
 	}
 	ctl.nr_segs = 1;
-	if (bpf_map_update_elem(map->segs_fd, &key, &seg0.data_fd, BPF_ANY) ||
-	    bpf_map_update_elem(map->idxs_fd, &key, &seg0.index_fd, BPF_ANY) ||
-	    bpf_map_update_elem(map->lives_fd, &key, &seg0.live_fd, BPF_ANY) ||
-	    bpf_map_update_elem(map->ctl_fd, &key, &ctl, BPF_ANY)) {
+	if (bpf_map_update_elem(map->ctl_fd, &key, &ctl, BPF_ANY)) {
 		err = -errno;
 		goto out;
 	}
@@ -460,12 +460,8 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		err = perflib_pin_one(map->ctl_fd, tmp, "ctl", opts);
 	if (!err)
 		err = perflib_pin_one(map->procs_fd, tmp, "procs", opts);
-	if (!err)
-		err = perflib_pin_one(map->segs_fd, tmp, "segs", opts);
-	if (!err)
-		err = perflib_pin_one(map->idxs_fd, tmp, "idxs", opts);
-	if (!err)
-		err = perflib_pin_one(map->lives_fd, tmp, "lives", opts);
+	for (j = 0; j < PERFLIB_SEG_NR && !err; j++)
+		err = perflib_pin_one(map->outer_fd[j], tmp, perflib_outer_pins[j], opts);
 	if (!err) {
 		snprintf(sdir, sizeof(sdir), "%s/s0", tmp);
 		err = perflib_seg_pin(&seg0, sdir, opts);
