@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "consumer.h"
 
 #define NR_COUNTERS 8
@@ -32,39 +33,6 @@
 #define ROUNDS 5	       /* alternating measurements; the best of each is kept */
 
 static char root[256];
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void remove_tree(const char *path)
-{
-	char child[512];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	if (lstat(path, &st))
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		d = opendir(path);
-		while (d && (de = readdir(d))) {
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-				snprintf(child, sizeof(child), "%s/%s", path, de->d_name);
-				remove_tree(child);
-			}
-		}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
 
 static void die(const char *what, unsigned long code)
 {

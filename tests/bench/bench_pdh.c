@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "pdh.h"
 #include "perflib-linux.h"
 
@@ -34,39 +35,6 @@
 #define GOAL 1.5
 
 static char root[256];
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void remove_tree(const char *path)
-{
-	char child[512];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	if (lstat(path, &st))
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		d = opendir(path);
-		while (d && (de = readdir(d))) {
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-				snprintf(child, sizeof(child), "%s/%s", path, de->d_name);
-				remove_tree(child);
-			}
-		}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
 
 static void die(const char *what, long code)
 {
@@ -333,30 +301,6 @@ static void floor_sample(struct perf_side *s, const struct pdh_side *pa)
 		(double)t_ / (double)reps_;                                                        \
 	})
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double minimum(const double *v, int n)
-{
-	double m = v[0];
-	int i;
-
-	for (i = 1; i < n; i++)
-		if (v[i] < m)
-			m = v[i];
-	return m;
-}
-
 int main(void)
 {
 	double perf_ns[ROUNDS], a_ns[ROUNDS], w_ns[ROUNDS], f_ns[ROUNDS], pmin, amin, wmin, fmin;
@@ -385,10 +329,10 @@ int main(void)
 		w_ns[r] = MEASURE(pdh_sample(&pw, false));
 		f_ns[r] = MEASURE(floor_sample(&perf, &pa));
 	}
-	fmin = minimum(f_ns, ROUNDS);
-	pmin = minimum(perf_ns, ROUNDS);
-	amin = minimum(a_ns, ROUNDS);
-	wmin = minimum(w_ns, ROUNDS);
+	fmin = min_of(f_ns, ROUNDS);
+	pmin = min_of(perf_ns, ROUNDS);
+	amin = min_of(a_ns, ROUNDS);
+	wmin = min_of(w_ns, ROUNDS);
 	printf("PDH sample (collect + %u formatted arrays) vs PerfQueryCounterData alone, "
 	       "%u instances x %u counters, %d rounds\n",
 	       NR_COUNTERS, NR_INSTANCES, NR_COUNTERS, ROUNDS);

@@ -23,6 +23,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bench_util.h"
 #include "internal.h"
 
 #define NR_COUNTERS 8
@@ -53,14 +54,6 @@ struct api {
 static double min_d(double a, double b)
 {
 	return a < b ? a : b;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 /* the two hot loops: one counter, increment by a value the compiler cannot fold */

@@ -24,6 +24,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bench_util.h"
 #include "perflib-linux.h"
 #include "perflib.h"
 
@@ -98,52 +99,12 @@ static GUID provider_guid = {0xbe5ca1e0, 1, 2, {1, 2, 3, 4, 5, 6, 7, 8}};
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static void remove_tree(const char *path)
-{
-	char child[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	if (lstat(path, &st))
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	d = opendir(path);
-	while (d && (de = readdir(d))) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			snprintf(child, sizeof(child), "%s/%s", path, de->d_name);
-			remove_tree(child);
-		}
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
-
 static void die(const char *what, long code)
 {
 	fprintf(stderr, "bench_scale: %s failed (%ld)\n", what, code);
 	if (getpid() == main_pid)
 		remove_tree(root);
 	exit(1);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 struct stat2 {

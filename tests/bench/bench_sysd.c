@@ -37,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bench_util.h"
 #include "internal.h"
 #include "perflib_bpf.h"
 #include "bench_instances.skel.h"
@@ -47,37 +48,6 @@
 #define FORKS 1000	 /* fork + _exit + waitpid per measurement */
 #define EXECS 100	 /* fork + exec of /bin/true, for the exec program's figure */
 #define MAX_PROGS 32
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double min_of(const double *v, int n)
-{
-	double m = v[0];
-	int i;
-
-	for (i = 1; i < n; i++)
-		m = v[i] < m ? v[i] : m;
-	return m;
-}
 
 /* ---- 1. create + delete pairs ------------------------------------------------------------ */
 
