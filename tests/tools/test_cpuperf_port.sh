@@ -23,6 +23,7 @@ src=$top/tests/ports/cpuperf
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/sysd_lib.sh"
 
 [ -x "$S" ] || skip "perflib-sysd is not built"
 command -v g++ >/dev/null 2>&1 || skip "no g++"
@@ -64,15 +65,7 @@ export PERFLIB_ROOT
 "$work/cpuperf_check.g++" 0 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "cpuperf_check 0: want a usage error"
 
-"$S" run >"$work/svc.out" 2>&1 &
-svc=$!
-i=0
-while ! grep -q running "$work/svc.out" && [ $i -lt 600 ]; do
-	kill -0 $svc 2>/dev/null || fail "perflib-sysd run exited: $(cat "$work/svc.out")"
-	sleep 0.1
-	i=$((i + 1))
-done
-grep -q running "$work/svc.out" || fail "perflib-sysd did not start: $(cat "$work/svc.out")"
+sysd_start
 ncpu=$(awk '/^cpu[0-9]/ { n++ } END { print n }' /proc/stat)
 want=$((ncpu + 2))
 
@@ -104,8 +97,6 @@ kill -9 "$busy"
 busy=""
 cat "$work/check.out"
 grep -q "^instances $want $want\$" "$work/check.out" || fail "want $want instances"
-# within a b tol
-within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 sum=0
 for cpu in $(seq 0 $((ncpu - 1))) _Total; do
 	line=$(grep "^0,$cpu " "$work/check.out") || fail "no instance 0,$cpu"

@@ -33,6 +33,7 @@ TP="$TOOLS/typeperf"
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/sysd_lib.sh"
 
 [ -x "$S" ] && [ -x "$TP" ] || skip "perflib-sysd or typeperf is not built"
 [ "$(id -u)" = 0 ] || skip "perflib-sysd needs root"
@@ -52,20 +53,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-start() {
-	"$S" run >"$work/svc.out" 2>&1 &
-	svc=$!
-	i=0
-	while ! grep -q running "$work/svc.out" && [ $i -lt 600 ]; do
-		kill -0 $svc 2>/dev/null || fail "perflib-sysd run exited: $(cat "$work/svc.out")"
-		sleep 0.1
-		i=$((i + 1))
-	done
-	grep -q running "$work/svc.out" || fail "perflib-sysd did not start: $(cat "$work/svc.out")"
-}
 
-# within(a, b, tolerance): |a - b| <= tolerance
-within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 
 out=$("$S" --help) || fail "--help"
 echo "$out" | grep -q "SYNOPSIS" || fail "--help has no synopsis"
@@ -74,7 +62,7 @@ echo "$out" | grep -q "SYNOPSIS" || fail "--help has no synopsis"
 "$S" status >/dev/null
 [ $? -eq 3 ] || fail "status before run: want 3"
 
-start
+sysd_start
 "$S" status >/dev/null || fail "status while running: want 0"
 # the programs this run loaded, by id
 prog_ids=$(cat /proc/"$svc"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -un)
@@ -245,7 +233,7 @@ done
 [ -z "$(loaded)" ] || fail "programs of this run still loaded: $(loaded)"
 
 # SIGKILL leaves registrations and instances; stop removes them, as a new run would
-start
+sysd_start
 kill -9 "$svc"
 wait "$svc" 2>/dev/null
 svc=""

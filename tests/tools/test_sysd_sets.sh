@@ -20,6 +20,7 @@ TP="$TOOLS/typeperf"
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/sysd_lib.sh"
 
 [ -x "$S" ] && [ -x "$TP" ] || skip "perflib-sysd or typeperf is not built"
 [ "$(id -u)" = 0 ] || skip "perflib-sysd needs root"
@@ -49,17 +50,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 [ -n "$cg2" ] || skip "no cgroup2 mount"
-"$S" run >"$work/svc.out" 2>&1 &
-svc=$!
-i=0
-while ! grep -q running "$work/svc.out" && [ $i -lt 600 ]; do
-	kill -0 $svc 2>/dev/null || fail "perflib-sysd run exited: $(cat "$work/svc.out")"
-	sleep 0.1
-	i=$((i + 1))
-done
-grep -q running "$work/svc.out" || fail "perflib-sysd did not start: $(cat "$work/svc.out")"
+sysd_start
 
-within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 listed() { "$TP" -qx "$1" 2>/dev/null | grep -qF "\\$1($2)\\"; }
 
 # a cgroup with a busy loop in it; its instance name is the path with '\' for '/'
