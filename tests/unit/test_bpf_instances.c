@@ -498,25 +498,20 @@ static void touch_open(const char *path)
 }
 
 /* LSM: the file_open hook creates and deletes, on this process's opens of two files */
-static void test_lsm(void **state)
+#define PT_TEMPLATE "/tmp/perflib-pt-XXXXXX"
+
+/*
+ * two new files: opening @a creates the instance, opening @b deletes it (their inodes in
+ * the program's .bss); the program attached for this process
+ */
+static struct bpf_link *lsm_arm(struct test_progtypes_bpf *skel, char *a, char *b)
 {
-	char a[] = "/tmp/perflib-pt-XXXXXX", b[] = "/tmp/perflib-pt-XXXXXX";
-	struct test_progtypes_bpf *skel;
 	struct bpf_link *link;
 	struct stat st;
-	GUID set;
-	HANDLE h;
 	int fa, fb;
 
-	(void)state;
-	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
-	skel = pt_load_ex(&set, "pt_file_open", true);
-	if (!skel) {
-		assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
-		fprintf(stderr,
-			"the kernel refuses LSM programs with EPERM before verifying them\n");
-		skip();
-	}
+	strcpy(a, PT_TEMPLATE);
+	strcpy(b, PT_TEMPLATE);
 	fa = mkstemp(a);
 	fb = mkstemp(b);
 	assert_true(fa >= 0 && fb >= 0);
@@ -529,6 +524,27 @@ static void test_lsm(void **state)
 	skel->bss->target_tgid = (uint32_t)getpid();
 	link = bpf_program__attach_lsm(skel->progs.pt_file_open);
 	assert_non_null(link);
+	return link;
+}
+
+static void test_lsm(void **state)
+{
+	char a[sizeof(PT_TEMPLATE)], b[sizeof(PT_TEMPLATE)];
+	struct test_progtypes_bpf *skel;
+	struct bpf_link *link;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	skel = pt_load_ex(&set, "pt_file_open", true);
+	if (!skel) {
+		assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+		fprintf(stderr,
+			"the kernel refuses LSM programs with EPERM before verifying them\n");
+		skip();
+	}
+	link = lsm_arm(skel, a, b);
 	touch_open(a);
 	assert_true(skel->data->created[PT_LSM] >= 0);
 	assert_int_equal(listed(&set, "lsm", PT_ID + PT_LSM), 1);
@@ -543,17 +559,7 @@ static void test_lsm(void **state)
 	test_progtypes_bpf__destroy(skel);
 	assert_int_equal(perflib_kernel_instances_delete(h, &set), 1);
 	skel = pt_load(&set, "pt_file_open");
-	fa = mkstemp(a);
-	fb = mkstemp(b);
-	assert_int_equal(fstat(fa, &st), 0);
-	skel->bss->create_ino = st.st_ino;
-	assert_int_equal(fstat(fb, &st), 0);
-	skel->bss->delete_ino = st.st_ino;
-	close(fa);
-	close(fb);
-	skel->bss->target_tgid = (uint32_t)getpid();
-	link = bpf_program__attach_lsm(skel->progs.pt_file_open);
-	assert_non_null(link);
+	link = lsm_arm(skel, a, b);
 	touch_open(a);
 	assert_true(skel->data->created[PT_LSM] >= 0);
 	touch_open(b);
