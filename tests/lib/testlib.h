@@ -8,6 +8,7 @@
 #define PERFLIB_TESTLIB_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "perflib.h"
@@ -53,5 +54,10 @@ int tl_run(const char *cmd, char **ret_out);
  * @gid; its directories to 0755. 0 or -1.
  */
 int tl_pins_chmod(const char *dir, mode_t mode, uid_t uid, gid_t gid);
+/*
+ * write slot @i (in segment 0) of counter set @set with the bytes at @slot (the data map's
+ * value size) and set its live bit, as a forger with root would. 0 or -1.
+ */
+int tl_poke_slot(const GUID *set, uint32_t i, const void *slot);
 
 #endif /* PERFLIB_TESTLIB_H */

@@ -574,33 +574,6 @@ static void test_aggregate_by_name(void **state)
 
 /* ---- garbage in the maps ------------------------------------------------------------------- */
 
-/* write slot @i of @set's data map as root, through the syscall interface */
-static void poke_slot(const GUID *set, uint32_t i, const void *slot)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	int fd;
-
-	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
-	snprintf(path, sizeof(path), "%s/s0/data", dir);
-	fd = bpf_obj_get(path);
-	assert_true(fd >= 0);
-	assert_int_equal(bpf_map_update_elem(fd, &i, slot, BPF_ANY), 0);
-	close(fd);
-	/* as a writer does: the slot's live bit set, so readers visit it */
-	snprintf(path, sizeof(path), "%s/s0/live", dir);
-	fd = bpf_obj_get(path);
-	assert_true(fd >= 0);
-	{
-		__u32 word = i / 64;
-		uint64_t bits;
-
-		assert_int_equal(bpf_map_lookup_elem(fd, &word, &bits), 0);
-		bits |= 1ULL << (i % 64);
-		assert_int_equal(bpf_map_update_elem(fd, &word, &bits, BPF_ANY), 0);
-	}
-	close(fd);
-}
-
 static void test_garbage_slots(void **state)
 {
 	static const ULONG ids[] = {1, 2},
@@ -669,7 +642,7 @@ static void test_garbage_slots(void **state)
 		default: /* well formed: the consumer cannot tell, and shows it */
 			break;
 		}
-		poke_slot(&k.set, i, slot);
+		assert_int_equal(tl_poke_slot(&k.set, i, slot), 0);
 	}
 	free(slot);
 	assert_int_equal(cons_enum(&k.set, &buf, &len), 0);

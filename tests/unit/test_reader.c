@@ -56,29 +56,6 @@ static void prov_add(struct prov *p, unsigned int i, const char *name, ULONG id,
 			 ERROR_SUCCESS);
 }
 
-/* write slot @i of @set (segment 0) as root through the syscall interface, live bit set */
-static void poke_slot(const GUID *set, uint32_t i, const void *slot)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	uint32_t word = i / 64;
-	uint64_t bits;
-	int fd;
-
-	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
-	snprintf(path, sizeof(path), "%s/s0/data", dir);
-	fd = bpf_obj_get(path);
-	assert_true(fd >= 0);
-	assert_int_equal(bpf_map_update_elem(fd, &i, slot, BPF_ANY), 0);
-	close(fd);
-	snprintf(path, sizeof(path), "%s/s0/live", dir);
-	fd = bpf_obj_get(path);
-	assert_true(fd >= 0);
-	assert_int_equal(bpf_map_lookup_elem(fd, &word, &bits), 0);
-	bits |= 1ULL << (i % 64);
-	assert_int_equal(bpf_map_update_elem(fd, &word, &bits, BPF_ANY), 0);
-	close(fd);
-}
-
 /* a well-formed slot of @cs owned by this process, named @name */
 static uint8_t *make_slot(const struct perflib_cset *cs, uint32_t state, const char *name,
 			  uint32_t id)
@@ -217,7 +194,7 @@ static void test_reader_rules(void **state)
 		default: /* well formed: shown */
 			break;
 		}
-		poke_slot(&p.set, i, slot);
+		assert_int_equal(tl_poke_slot(&p.set, i, slot), 0);
 		free(slot);
 	}
 	perflib_cset_put(cs);
@@ -293,7 +270,7 @@ static void test_single_cutoff(void **state)
 	assert_int_equal(perflib_cset_get(&p.set, &cs), 0);
 	slot = make_slot(cs, PERFLIB_SLOT_LIVE, "", 0);
 	perflib_cset_put(cs);
-	poke_slot(&p.set, 20, slot);
+	assert_int_equal(tl_poke_slot(&p.set, 20, slot), 0);
 	free(slot);
 	read_all(&p.set, true, &s);
 	assert_int_equal(s.nr, 1);

@@ -388,6 +388,34 @@ static int child_many(void *p)
 	return 0;
 }
 
+/* a child_many process with new sets (stopping its provider before ready with @stop) */
+static pid_t many_start(struct many *m, bool stop)
+{
+	pid_t pid;
+	int k;
+
+	memset(m, 0, sizeof(*m));
+	for (k = 0; k < MANY_SETS; k++)
+		m->sets[k] = prov_guid();
+	m->stop = stop;
+	assert_int_equal(tl_pipe(m->ready), 0);
+	assert_int_equal(tl_pipe(m->go), 0);
+	pid = tl_fork(child_many, m);
+	assert_true(pid > 0);
+	/* MANY_SETS registrations, each loading a reaper program: slow under sanitizers */
+	if (tl_await(m->ready[0], 6 * WAIT_MS))
+		fail_msg("provider child exited early (%d)", tl_wait(pid, WAIT_MS));
+	return pid;
+}
+
+static void many_close(struct many *m)
+{
+	close(m->ready[0]);
+	close(m->ready[1]);
+	close(m->go[0]);
+	close(m->go[1]);
+}
+
 /* the dispatcher's entry for @pid, false if none */
 static bool provs_entry(uint32_t pid, struct perflib_exit_val *ret)
 {
@@ -434,16 +462,7 @@ static void test_many_sets(void **state)
 	int k;
 
 	(void)state;
-	memset(&m, 0, sizeof(m));
-	for (k = 0; k < MANY_SETS; k++)
-		m.sets[k] = prov_guid();
-	assert_int_equal(tl_pipe(m.ready), 0);
-	assert_int_equal(tl_pipe(m.go), 0);
-	pid = tl_fork(child_many, &m);
-	assert_true(pid > 0);
-	/* MANY_SETS registrations, each loading a reaper program: slow under sanitizers */
-	if (tl_await(m.ready[0], 6 * WAIT_MS))
-		fail_msg("provider child exited early (%d)", tl_wait(pid, WAIT_MS));
+	pid = many_start(&m, false);
 	assert_true(provs_entry((uint32_t)pid, &v));
 	assert_int_equal(v.nr, PERFLIB_EXIT_SETS);
 	assert_int_equal(v.overflow, 1);
@@ -456,10 +475,7 @@ static void test_many_sets(void **state)
 	assert_false(provs_entry((uint32_t)pid, &v));
 	for (k = PERFLIB_EXIT_SETS; k < MANY_SETS; k++)
 		assert_int_equal(perflib_reap_counterset(&m.sets[k]), 2);
-	close(m.ready[0]);
-	close(m.ready[1]);
-	close(m.go[0]);
-	close(m.go[1]);
+	many_close(&m);
 }
 
 /* PerfStopProvider takes the process out of the dispatcher's table */
@@ -468,30 +484,16 @@ static void test_stop_leaves(void **state)
 	struct perflib_exit_val v;
 	struct many m;
 	pid_t pid;
-	int k;
 
 	(void)state;
-	memset(&m, 0, sizeof(m));
-	for (k = 0; k < MANY_SETS; k++)
-		m.sets[k] = prov_guid();
-	m.stop = true;
-	assert_int_equal(tl_pipe(m.ready), 0);
-	assert_int_equal(tl_pipe(m.go), 0);
-	pid = tl_fork(child_many, &m);
-	assert_true(pid > 0);
-	/* MANY_SETS registrations, each loading a reaper program: slow under sanitizers */
-	if (tl_await(m.ready[0], 6 * WAIT_MS))
-		fail_msg("provider child exited early (%d)", tl_wait(pid, WAIT_MS));
+	pid = many_start(&m, true);
 	/* the overflow flag keeps an entry with no set: harmless, gone at exit */
 	if (provs_entry((uint32_t)pid, &v))
 		assert_int_equal(v.nr, 0);
 	assert_int_equal(tl_signal(m.go[1]), 0);
 	assert_int_equal(tl_wait(pid, WAIT_MS), 0);
 	assert_false(provs_entry((uint32_t)pid, &v));
-	close(m.ready[0]);
-	close(m.ready[1]);
-	close(m.go[0]);
-	close(m.go[1]);
+	many_close(&m);
 }
 
 /* lodctr's path: registering attaches the reaper; unregistering removes every pin */
