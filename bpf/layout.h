@@ -184,6 +184,18 @@ struct perflib_index_val {
 	__u32 gen;  /* generation of the claim that inserted the key */
 };
 
+/*
+ * The context of <set>/keys (bpf/keys.bpf.c), a BPF_PROG_RUN program: in @key, @nr_segs
+ * (segments to look at, from 0) and @skip (one not to look at, the caller's own); out @mask,
+ * bit k set = segment k's index holds the key.
+ */
+struct perflib_keys_args {
+	struct perflib_index_key key;
+	__u32 nr_segs;
+	__u32 skip;
+	__u64 mask;
+};
+
 struct perflib_proc {
 	__u32 state;	   /* PERFLIB_PROC_* */
 	__u32 gen;	   /* +1 on every state change */
