@@ -10,6 +10,8 @@
  *          that provide into the counter set (liveness, callback sockets).
  *   segs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its data map (for BPF)
  *   idxs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map (for BPF)
+ *   keys   SYSCALL program (bpf/keys.bpf.c): which segments' indexes hold a key, in one
+ *          BPF_PROG_RUN (struct perflib_keys_args); optional, an accelerator of creates
  *   s<k>/  one directory per segment k (0 <= k < ctl.nr_segs), created as the set grows:
  *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, seg0_slots << k slots of slot_size
  *            bytes; global slot i of segment k is entry i - perflib_seg_first(k)
