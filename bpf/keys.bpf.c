@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * keys.bpf.c - which segments of one counter set hold an index key, in one system call.
+ * keys.bpf.c - which segments of one size class of a counter set hold an index key, in one
+ * system call.
  *
  * PerfCreateInstance inserts an instance's (name, id) key into the index of the segment
- * holding its slot, then must look in every other segment's index (layout.h): one
- * bpf(BPF_MAP_LOOKUP_ELEM) per segment, the whole cost of a create in a set that has grown.
- * This program, pinned as <set>/keys and run with BPF_PROG_RUN, does those lookups in the
- * kernel and returns a bitmask of the segments whose index holds the key. It only reads: the
- * library still decides (instance.c, key_unique) by looking again at the segments named.
+ * holding its slot, then must look in every other segment's index of the class (layout.h):
+ * one bpf(BPF_MAP_LOOKUP_ELEM) per segment, the whole cost of a create in a set that has
+ * grown. This program, pinned as <set>/keys and run with BPF_PROG_RUN, does those lookups in
+ * the kernel and returns a bitmask of the segments whose index holds the key. It only reads:
+ * the library still decides (instance.c, key_unique) by looking again at the segments named.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -16,13 +17,15 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
+/* the idxs pins of the classes (a set with fewer classes gives class 0's for the others) */
 PERFLIB_INDEX_MAP(idx);
+PERFLIB_INDEX_MAP(idx1);
+PERFLIB_INDEX_MAP(idx2);
+PERFLIB_INDEX_MAP(idx3);
 
-SEC("syscall")
-int perflib_keys(struct perflib_keys_args *args)
+static __always_inline __u64 where(void *outer, const struct perflib_index_key *key, __u32 nr,
+				   __u32 skip)
 {
-	struct perflib_index_key key = args->key;
-	__u32 skip = args->skip, nr = args->nr_segs;
 	struct bpf_iter_num it;
 	__u64 mask = 0;
 	void *seg;
@@ -36,13 +39,35 @@ int perflib_keys(struct perflib_keys_args *args)
 
 		if (k == skip)
 			continue;
-		seg = bpf_map_lookup_elem(&idx, &k);
+		seg = bpf_map_lookup_elem(outer, &k);
 		if (!seg)
 			break;
-		if (bpf_map_lookup_elem(seg, &key))
+		if (bpf_map_lookup_elem(seg, key))
 			mask |= 1ULL << (k & 63);
 	}
 	bpf_iter_num_destroy(&it);
-	args->mask = mask;
-	return 0;
+	return mask;
+}
+
+SEC("syscall")
+int perflib_keys(struct perflib_keys_args *args)
+{
+	struct perflib_index_key key = args->key;
+	__u32 skip = args->skip, nr = args->nr_segs;
+
+	switch (args->cls) {
+	case 0:
+		args->mask = where(&idx, &key, nr, skip);
+		return 0;
+	case 1:
+		args->mask = where(&idx1, &key, nr, skip);
+		return 0;
+	case 2:
+		args->mask = where(&idx2, &key, nr, skip);
+		return 0;
+	case 3:
+		args->mask = where(&idx3, &key, nr, skip);
+		return 0;
+	}
+	return 1;
 }

@@ -3,39 +3,51 @@
  * layout.h - the bytes perflib keeps in bpffs, shared by the library, the tools and BPF
  * programs. Every counter set is a directory <root>/<counter-set GUID>/ holding:
  *
- *   info   ARRAY, 1 entry, frozen: struct perflib_info, then nr_counters
- *          struct perflib_info_counter, then a UTF-16LE string pool.
+ *   info   ARRAY, 1 entry, frozen: struct perflib_info (with its size classes), then
+ *          nr_counters struct perflib_info_counter, then a UTF-16LE string pool.
  *   ctl    ARRAY, BPF_F_MMAPABLE, 1 entry: struct perflib_ctl (segments published so far).
  *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs entries of struct perflib_proc: the processes
  *          that provide into the counter set (liveness, callback sockets).
- *   segs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its data map (for BPF)
- *   idxs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map (for BPF)
  *   keys   SYSCALL program (bpf/keys.bpf.c): which segments' indexes hold a key, in one
  *          BPF_PROG_RUN (struct perflib_keys_args); optional, an accelerator of creates
- *   s<k>/  one directory per segment k (0 <= k < ctl.nr_segs), created as the set grows:
+ *
+ * Size classes. Instances live in slots of up to PERFLIB_MAX_CLASSES sizes, by the length
+ * of their name (perflib_info.classes[]: class 0 holds the shortest names, the last class
+ * names up to the set's name_max). A class is a complete storage of its own, named with
+ * suffix "" for class 0 and "<c>" for class c > 0 (pins segs, segs1, ...; directories s<k>,
+ * c1s<k>, ...):
+ *   segs<c>   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its data map (for BPF)
+ *   idxs<c>   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map
+ *   lives<c>  ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its live bitmap
+ *   [c<c>]s<k>/ one directory per segment k (0 <= k < ctl.nr_segs[c]), created as it grows:
  *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, seg0_slots << k slots of slot_size
- *            bytes; global slot i of segment k is entry i - perflib_seg_first(k)
+ *            bytes; slot i of the class in segment k is entry i - perflib_seg_first(k)
  *     index  HASH, BPF_F_NO_PREALLOC, seg0_slots << k entries: the keys of the segment's
  *            slots (key struct perflib_index_key -> struct perflib_index_val)
  *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
  *            not FREE (claimed or live); readers visit only the slots whose bit is set
+ * A (name, id) key can only be held in the class its name length selects: uniqueness is
+ * a matter of one class. A slot is named across classes by its slot id: class << 28 | the
+ * slot's index in its class (perflib_slot_id_make); class 0's ids are its indexes, which
+ * is all a BPF program that knows nothing of classes sees.
  *
- *   A slot (slot_size bytes, a multiple of 64):
+ *   A slot (slot_size bytes, a multiple of PERFLIB_SLOT_ALIGN):
  *            +0                   struct perflib_slot_hdr (state, generation, owner)
- *            +block_offset (32)   PERF_COUNTERSET_INSTANCE (32 bytes, Windows layout)
- *            +64                  nr_counters 8-byte counter slots (Windows layout)
- *            +name_offset         UTF-16LE name, name_max units incl. NUL (Windows layout
- *                                 ends with the name and its padding to 8)
- *            +ascii_offset        ASCII rendering of the name for bpftool (truncated)
+ *            +block_offset (16)   PERF_COUNTERSET_INSTANCE (32 bytes, Windows layout)
+ *            +48                  nr_counters 8-byte counter slots (Windows layout)
+ *            +name_offset         UTF-16LE name, the class's name_max units incl. NUL
+ *                                 (Windows layout ends with the name and its padding to 8)
+ *            +ascii_offset        ASCII rendering of the name for bpftool (ascii_max bytes
+ *                                 incl. NUL, truncated)
  *            +ref_offset          nr_counters 8-byte dereferenced by-reference values,
  *                                 then ceil(nr_counters / 64) 64-bit words: bit i set =
  *                                 the address of the counter at position i is NULL
  *                                 (only when a counter is PERF_ATTRIB_BY_REFERENCE)
  *
- * Slots never move: a process maps segment k at reservation + perflib_seg_first(k) *
- * slot_size, so slot i is at reservation + i * slot_size whatever segment holds it.
- * A (name, id) key lives in the index of the segment that holds its slot; uniqueness
- * across segments is checked after the insert (instance.c).
+ * Slots never move: a process maps segment k of class c at its class's reservation +
+ * perflib_seg_first(k) * slot_size, so slot i is at reservation + i * slot_size whatever
+ * segment holds it. A key lives in the index of the segment that holds its slot;
+ * uniqueness across the class's segments is checked after the insert (instance.c).
  * Offsets, never pointers. Readers bound-check every value read from these maps.
  */
 #ifndef PERFLIB_LAYOUT_H
@@ -52,15 +64,18 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 2
-#define PERFLIB_SLOT_ALIGN 64	      /* slots start on their own cache line */
-#define PERFLIB_BLOCK_OFFSET 32	      /* Windows block inside a slot */
-#define PERFLIB_COUNTERS_OFFSET 64    /* first counter slot inside a slot */
+#define PERFLIB_LAYOUT_VERSION 3
+#define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
+#define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
+#define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
 #define PERFLIB_ASCII_MAX 64	      /* bytes of ASCII name rendering, incl. NUL */
 #define PERFLIB_NAME_MAX_DEFAULT 1025 /* UTF-16 units incl. NUL: PERF_MAX_INSTANCE_NAME + 1 */
 #define PERFLIB_CAPACITY_DEFAULT (1u << 20) /* slot limit per counter set (rounded up) */
 #define PERFLIB_CAPACITY_MAX (1u << 28)	    /* largest slot limit */
-#define PERFLIB_MAX_SEGS 32		    /* segments per counter set */
+#define PERFLIB_MAX_SEGS 32		    /* segments per size class */
+#define PERFLIB_MAX_CLASSES 4	    /* size classes per counter set */
+#define PERFLIB_CLASS_SHIFT 28	    /* slot id = class << 28 | index in the class */
+#define PERFLIB_CLASS0_NAME 36	    /* class 0: names up to 35 units (+ NUL) */
 #define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
 #define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
 #define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set */
@@ -116,6 +131,18 @@ static inline __u64 perflib_owner_stamp(__u64 start_ticks, __u32 pidns_ino)
 #define PERFLIB_PROC_CALLBACK 0x1 /* has a ControlCallback */
 #define PERFLIB_PROC_BYREF 0x2	  /* has by-reference counters to dereference */
 
+/* one size class of a counter set (perflib_info.classes) */
+struct perflib_info_class {
+	__u32 slot_size;    /* bytes per slot, multiple of PERFLIB_SLOT_ALIGN */
+	__u32 name_max;	    /* UTF-16 units per name incl. NUL */
+	__u32 ascii_offset; /* slot offset of the ASCII name */
+	__u32 ascii_max;    /* bytes of the ASCII name incl. NUL */
+	__u32 ref_offset;   /* slot offset of dereferenced values, 0 = none */
+	__u32 seg0_slots;   /* slots of segment 0; segment k has seg0_slots << k */
+	__u32 capacity;	    /* slot limit of the class (the segments may hold more slots) */
+	__u32 reserved;	    /* 0 */
+};
+
 struct perflib_info {
 	__u32 magic;		  /* PERFLIB_INFO_MAGIC */
 	__u32 layout_version;	  /* PERFLIB_LAYOUT_VERSION */
@@ -126,28 +153,30 @@ struct perflib_info {
 	__u32 instance_type;	  /* PERF_COUNTERSET_* */
 	__u32 nr_counters;	  /* entries of perflib_info_counter */
 	__u32 detail_level;	  /* PERF_DETAIL_* of the counter set */
-	__u32 capacity;		  /* slot limit (the segments may hold more slots) */
-	__u32 slot_size;	  /* bytes per slot, multiple of PERFLIB_SLOT_ALIGN */
-	__u32 name_max;		  /* UTF-16 units per name incl. NUL */
-	__u32 name_offset;	  /* slot offset of the UTF-16 name */
-	__u32 ascii_offset;	  /* slot offset of the ASCII name */
-	__u32 ref_offset;	  /* slot offset of dereferenced values, 0 = none */
+	__u32 capacity;		  /* slot limit of each class */
+	__u32 slot_size;	  /* class 0's (what a program that knows no classes sees) */
+	__u32 name_max;		  /* UTF-16 units per name incl. NUL, the set's longest */
+	__u32 name_offset;	  /* slot offset of the UTF-16 name (every class) */
+	__u32 ascii_offset;	  /* class 0's */
+	__u32 ref_offset;	  /* class 0's */
 	__u32 nr_procs;		  /* procs map entries */
 	__u32 strings_offset;	  /* info offset of the UTF-16 string pool */
 	__u32 strings_size;	  /* bytes of the string pool */
 	__u32 counterset_name;	  /* pool offset, PERFLIB_STR_NONE = absent */
 	__u32 counterset_help;	  /* pool offset */
 	__u32 provider_name;	  /* pool offset */
-	__u32 seg0_slots;	  /* slots of segment 0; segment k has seg0_slots << k */
+	__u32 seg0_slots;	  /* class 0's */
+	__u32 nr_classes;	  /* entries of classes in use, 1..PERFLIB_MAX_CLASSES */
+	__u32 reserved;		  /* 0 */
+	struct perflib_info_class classes[PERFLIB_MAX_CLASSES]; /* by growing name_max */
 };
 
 /* the ctl map's one entry */
 struct perflib_ctl {
-	__u32 magic;	   /* PERFLIB_CTL_MAGIC */
-	__u32 nr_segs;	   /* segments published (pinned and in segs/idxs); only grows */
-	__u32 exit_id;	   /* the set's id in the machine's exit reaper, 0 = none */
-	__u32 reserved1;   /* 0 */
-	__u64 reserved[6]; /* 0 */
+	__u32 magic;			     /* PERFLIB_CTL_MAGIC */
+	__u32 exit_id;			     /* the set's id in the machine's exit reaper, 0 = none */
+	__u32 nr_segs[PERFLIB_MAX_CLASSES]; /* segments published per class; only grow */
+	__u64 reserved[5];		     /* 0 */
 };
 
 struct perflib_info_counter {
@@ -170,9 +199,6 @@ struct perflib_slot_hdr {
 	__u32 seq;	   /* bits 0-1 state (PERFLIB_SLOT_*), 2-31 generation */
 	__u32 owner_pid;   /* claiming process; seq and owner_pid form one CAS word */
 	__u64 owner_start; /* owner stamp (start time, pid namespace, above); 0 = unknown */
-	__u32 proc_index;  /* owner's entry in procs */
-	__u32 reserved;	   /* 0 */
-	__u64 reserved2;   /* 0 */
 };
 
 struct perflib_index_key {
@@ -182,19 +208,21 @@ struct perflib_index_key {
 };
 
 struct perflib_index_val {
-	__u32 slot; /* global slot index (in the segment whose index holds the key) */
+	__u32 slot; /* slot index in the class (in the segment whose index holds the key) */
 	__u32 gen;  /* generation of the claim that inserted the key */
 };
 
 /*
- * The context of <set>/keys (bpf/keys.bpf.c), a BPF_PROG_RUN program: in @key, @nr_segs
- * (segments to look at, from 0) and @skip (one not to look at, the caller's own); out @mask,
- * bit k set = segment k's index holds the key.
+ * The context of <set>/keys (bpf/keys.bpf.c), a BPF_PROG_RUN program: in @key, @cls,
+ * @nr_segs (segments of the class to look at, from 0) and @skip (one not to look at, the
+ * caller's own); out @mask, bit k set = segment k's index holds the key.
  */
 struct perflib_keys_args {
 	struct perflib_index_key key;
 	__u32 nr_segs;
 	__u32 skip;
+	__u32 cls; /* the size class whose segments are looked at */
+	__u32 reserved;
 	__u64 mask;
 };
 
@@ -205,7 +233,7 @@ struct perflib_proc {
 	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
 	__u64 start;	   /* process stamp (start time, pid namespace, above) */
 	__u64 token;	   /* random socket name component */
-	__u64 pending;	   /* slot + 1 the process is freeing right now, 0 = none */
+	__u64 pending;	   /* slot id + 1 the process is freeing right now, 0 = none */
 	__u64 reserved[3]; /* 0 */
 };
 
@@ -231,8 +259,26 @@ static inline __u32 perflib_gen_add(__u32 g, __u32 n)
 	return (g + n) & PERFLIB_GEN_MASK;
 }
 
+/* slot ids: a slot named across the size classes of its counter set */
+#define PERFLIB_SLOT_INDEX_MASK ((1u << PERFLIB_CLASS_SHIFT) - 1)
+
+static inline __u32 perflib_slot_id_make(__u32 cls, __u32 index)
+{
+	return cls << PERFLIB_CLASS_SHIFT | (index & PERFLIB_SLOT_INDEX_MASK);
+}
+
+static inline __u32 perflib_slot_id_class(__u32 id)
+{
+	return id >> PERFLIB_CLASS_SHIFT;
+}
+
+static inline __u32 perflib_slot_id_index(__u32 id)
+{
+	return id & PERFLIB_SLOT_INDEX_MASK;
+}
+
 /*
- * Segments: segment k holds global slots [seg0 * (2^k - 1), seg0 * (2^(k+1) - 1)).
+ * Segments: segment k of a class holds its slots [seg0 * (2^k - 1), seg0 * (2^(k+1) - 1)).
  */
 static inline __u64 perflib_seg_first(__u32 k, __u32 seg0)
 {
@@ -270,7 +316,7 @@ static inline __u32 perflib_log2_32(__u64 q)
 	return (__u32)(k | ((0x1ULL - q) >> 63));
 }
 
-/* the segment of global slot @i (PERFLIB_MAX_SEGS if past the last) */
+/* the segment of slot @i of a class (PERFLIB_MAX_SEGS if past the last) */
 static inline __u32 perflib_seg_of(__u64 i, __u32 seg0)
 {
 	__u64 q = seg0 ? i / seg0 + 1 : 0;
@@ -395,12 +441,14 @@ struct perflib_exit_ctx {
 
 /* (C11 and C++11 have static_assert; a C99 includer skips these, the library checks them) */
 #if !defined(__bpf__) && (defined(__cplusplus) || __STDC_VERSION__ >= 201112L)
-static_assert(sizeof(struct perflib_info) == 112, "info header size");
+static_assert(sizeof(struct perflib_info) == 248, "info header size");
+static_assert(sizeof(struct perflib_info_class) == 32, "info class size");
 static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");
 static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot header size");
 static_assert(sizeof(struct perflib_index_key) == 24, "index key size");
 static_assert(sizeof(struct perflib_proc) == 64, "proc entry size");
 static_assert(sizeof(struct perflib_ctl) == 64, "ctl entry size");
+static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");
 static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");
 #endif
 

@@ -7,12 +7,9 @@
  * Not attached itself: the machine's exit dispatcher (exit.bpf.c) tail-calls it through the
  * `progs` array when the exiting process's entry names this set, with the process's
  * identity (its tgid in its own pid namespace and its owner stamp, layout.h) in the per-CPU
- * `exit_ctx`. It releases the process's procs entry, walks the set's live bitmap (only the
- * slots that are claimed or live: the cost follows the instances, not the capacity) and
- * tail-calls the next set. A slot whose word and stamp name the process is taken by CAS to
- * CLAIMED(gen + 1, pid), its index key deleted if it points to the slot, the slot zeroed
- * from the Windows block on, its live bit cleared, and stored FREE(gen + 2, 0), as user
- * space does.
+ * `exit_ctx`. It releases the process's procs entry, walks the live bitmaps of the set's
+ * size classes (only the slots that are claimed or live: the cost follows the instances,
+ * not the capacity) and tail-calls the next set.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -24,10 +21,28 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
+/*
+ * Every size class of the set (layout.h): its slots, index and live bitmap pins, and its
+ * geometry; the loader gives a set with fewer classes class 0's for the others, never
+ * walked (nr_classes).
+ */
 PERFLIB_DATA_MAP_RAW(slots);
 PERFLIB_INDEX_MAP(idx);
 PERFLIB_LIVE_MAP(live);
+PERFLIB_DATA_MAP_RAW(slots1);
+PERFLIB_INDEX_MAP(idx1);
+PERFLIB_LIVE_MAP(live1);
+PERFLIB_DATA_MAP_RAW(slots2);
+PERFLIB_INDEX_MAP(idx2);
+PERFLIB_LIVE_MAP(live2);
+PERFLIB_DATA_MAP_RAW(slots3);
+PERFLIB_INDEX_MAP(idx3);
+PERFLIB_LIVE_MAP(live3);
 PERFLIB_PROCS_MAP(procs);
+PERFLIB_GEOMETRY(geo1);
+PERFLIB_GEOMETRY(geo2);
+PERFLIB_GEOMETRY(geo3);
+const volatile __u32 nr_classes = 1;
 
 /* slots freed since load, for tests and `bpftool map dump` */
 __u64 nr_reaped = 0;
@@ -86,117 +101,131 @@ static long procs_cb(__u32 i, void *c)
 	return 0;
 }
 
-/* delete the index key of the name stored in claimed slot @i if it points to @i */
-static __always_inline void slot_unindex(void *slot, __u32 i, __u32 pid)
-{
-	struct perflib_index_key key;
-	struct perflib_index_val *v;
+/*
+ * The walk of one size class, the same code for each: REAPER_CLASS(n, data, index, live,
+ * geometry) defines slot_cb##n (free slot i of the class if the exiting process holds it)
+ * and seg_cb##n (walk segment k's live bitmap), with their helpers. A slot of the process
+ * is taken by CAS to CLAIMED(gen + 1, pid), its index key deleted if it points to the slot,
+ * the slot zeroed from the Windows block on, its live bit cleared, and stored
+ * FREE(gen + 2, 0), as user space does.
+ */
+#define REAPER_CLASS(n, _slots, _idx, _live, _geo)                                                \
+	/* delete the index key of the name stored in claimed slot @i if it points to @i */      \
+	static __always_inline void slot_unindex##n(void *slot, __u32 i, __u32 pid)               \
+	{                                                                                          \
+		struct perflib_index_key key;                                                      \
+		struct perflib_index_val *v;                                                       \
+		void *seg = perflib_segment(&_idx, perflib_seg_of(i, _geo.seg0_slots));            \
+                                                                                                   \
+		if (!seg)                                                                          \
+			return;                                                                    \
+		perflib_gslot_key(slot, &_geo, pid, &key);                                         \
+		v = bpf_map_lookup_elem(seg, &key);                                                \
+		if (v && v->slot == i)                                                             \
+			bpf_map_delete_elem(seg, &key);                                            \
+	}                                                                                          \
+                                                                                                   \
+	/* one 8-byte word of what user space's slot_release clears: all from the block on */   \
+	static long zero_cb##n(__u32 k, void *c)                                                   \
+	{                                                                                          \
+		__u32 idx = *(__u32 *)c;                                                           \
+		__u64 off = PERFLIB_BLOCK_OFFSET + 8 * (__u64)k;                                   \
+		void *slot;                                                                        \
+                                                                                                   \
+		/* the bound must hold for the register the store uses */                          \
+		barrier_var(off);                                                                  \
+		if (off + 8 > _geo.slot_size)                                                      \
+			return 1;                                                                  \
+		barrier_var(off);                                                                  \
+		slot = perflib_gslot(&_slots, &_geo, idx);                                         \
+		if (!slot)                                                                         \
+			return 1;                                                                  \
+		*(__u64 *)(slot + off) = 0;                                                        \
+		return 0;                                                                          \
+	}                                                                                          \
+                                                                                                   \
+	static long slot_cb##n(__u32 i, void *c)                                                   \
+	{                                                                                          \
+		struct reap_ctx *r = c;                                                            \
+		__u64 w, claimed;                                                                  \
+		void *slot;                                                                        \
+		__u32 gen;                                                                         \
+                                                                                                   \
+		slot = perflib_gslot(&_slots, &_geo, i);                                           \
+		if (!slot)                                                                         \
+			return 1;                                                                  \
+		w = perflib_slot_word(slot);                                                       \
+		if (perflib_word_state(w) == PERFLIB_SLOT_FREE || perflib_word_pid(w) != r->tgid)  \
+			return 0;                                                                  \
+		if (!start_matches(((struct perflib_slot_hdr *)slot)->owner_start, r->start))      \
+			return 0;                                                                  \
+		/* take it as the user-space reaper does: the dead owner's pid stays in the word */ \
+		gen = perflib_word_gen(w);                                                         \
+		claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(gen, 1), r->tgid); \
+		if (__sync_val_compare_and_swap((__u64 *)slot, w, claimed) != w)                   \
+			return 0;                                                                  \
+		slot_unindex##n(slot, i, r->tgid);                                                 \
+		/* a loop the verifier checks once, whatever the slot size */                      \
+		bpf_loop((_geo.slot_size - PERFLIB_BLOCK_OFFSET) / 8, zero_cb##n, &i, 0);          \
+		((struct perflib_slot_hdr *)slot)->owner_start = 0;                                \
+		/* readers stop visiting it before anyone can claim it again */                    \
+		perflib_glive_set(&_live, &_geo, i, 0);                                            \
+		/* a full barrier, like the user-space release store: the zeroes are visible first */ \
+		__sync_val_compare_and_swap(                                                       \
+			(__u64 *)slot, claimed,                                                    \
+			perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));         \
+		r->reaped++;                                                                       \
+		return 0;                                                                          \
+	}                                                                                          \
+                                                                                                   \
+	/* bit @b of the live word being walked: reap that slot if it is set */                   \
+	static long bit_cb##n(__u32 b, void *c)                                                    \
+	{                                                                                          \
+		struct reap_ctx *r = c;                                                            \
+                                                                                                   \
+		if (b >= 64 || !(r->bits & (1ULL << b)))                                           \
+			return 0;                                                                  \
+		return slot_cb##n((__u32)perflib_seg_first(r->seg, _geo.seg0_slots) +             \
+					  64 * r->word + b,                                        \
+				  r);                                                              \
+	}                                                                                          \
+                                                                                                   \
+	/* word @j of the live bitmap of segment r->seg: its set bits' slots */                   \
+	static long word_cb##n(__u32 j, void *c)                                                   \
+	{                                                                                          \
+		struct reap_ctx *r = c;                                                            \
+		void *seg = perflib_segment(&_live, r->seg);                                       \
+		__u64 *w;                                                                          \
+                                                                                                   \
+		if (!seg)                                                                          \
+			return 1;                                                                  \
+		w = bpf_map_lookup_elem(seg, &j);                                                  \
+		if (!w)                                                                            \
+			return 1;                                                                  \
+		if (!*w)                                                                           \
+			return 0;                                                                  \
+		r->word = j;                                                                       \
+		r->bits = *w;                                                                      \
+		bpf_loop(64, bit_cb##n, r, 0);                                                     \
+		return 0;                                                                          \
+	}                                                                                          \
+                                                                                                   \
+	/* segment @k: its live bitmap, word by word */                                           \
+	static long seg_cb##n(__u32 k, void *c)                                                    \
+	{                                                                                          \
+		struct reap_ctx *r = c;                                                            \
+                                                                                                   \
+		if (!perflib_segment(&_live, k))                                                   \
+			return 1;                                                                  \
+		r->seg = k;                                                                        \
+		bpf_loop((__u32)perflib_seg_words(k, _geo.seg0_slots), word_cb##n, r, 0);          \
+		return 0;                                                                          \
+	}
 
-	void *seg = perflib_segment(&idx, perflib_seg_of(i, perflib_geo.seg0_slots));
-
-	if (!seg)
-		return;
-	perflib_slot_key(slot, pid, &key);
-	v = bpf_map_lookup_elem(seg, &key);
-	if (v && v->slot == i)
-		bpf_map_delete_elem(seg, &key);
-}
-
-/* one 8-byte word of what user space's slot_release clears: everything from the block on */
-static long zero_cb(__u32 k, void *c)
-{
-	__u32 idx = *(__u32 *)c;
-	__u64 off = PERFLIB_BLOCK_OFFSET + 8 * (__u64)k;
-	void *slot;
-
-	/* the bound must hold for the register the store uses */
-	barrier_var(off);
-	if (off + 8 > perflib_geo.slot_size)
-		return 1;
-	barrier_var(off);
-	slot = perflib_slot(&slots, idx);
-	if (!slot)
-		return 1;
-	*(__u64 *)(slot + off) = 0;
-	return 0;
-}
-
-static long slot_cb(__u32 i, void *c)
-{
-	struct reap_ctx *r = c;
-	__u64 w, claimed;
-	void *slot;
-	__u32 gen;
-
-	slot = perflib_slot(&slots, i);
-	if (!slot)
-		return 1;
-	w = perflib_slot_word(slot);
-	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || perflib_word_pid(w) != r->tgid)
-		return 0;
-	if (!start_matches(((struct perflib_slot_hdr *)slot)->owner_start, r->start))
-		return 0;
-	/* take it as the user-space reaper does: the dead owner's pid stays in the word */
-	gen = perflib_word_gen(w);
-	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(gen, 1), r->tgid);
-	if (__sync_val_compare_and_swap((__u64 *)slot, w, claimed) != w)
-		return 0;
-	slot_unindex(slot, i, r->tgid);
-	/* a loop the verifier checks once, whatever the slot size */
-	bpf_loop((perflib_geo.slot_size - PERFLIB_BLOCK_OFFSET) / 8, zero_cb, &i, 0);
-	((struct perflib_slot_hdr *)slot)->owner_start = 0;
-	/* readers stop visiting it before anyone can claim it again */
-	perflib_glive_set(&live, &perflib_geo, i, 0);
-	/* a full barrier, like the user-space release store: the zeroes are visible first */
-	__sync_val_compare_and_swap(
-		(__u64 *)slot, claimed,
-		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));
-	r->reaped++;
-	return 0;
-}
-
-/* bit @b of the live word being walked: reap that slot if it is set */
-static long bit_cb(__u32 b, void *c)
-{
-	struct reap_ctx *r = c;
-
-	if (b >= 64 || !(r->bits & (1ULL << b)))
-		return 0;
-	return slot_cb((__u32)perflib_seg_first(r->seg, perflib_geo.seg0_slots) + 64 * r->word + b,
-		       r);
-}
-
-/* word @j of the live bitmap of segment r->seg: its set bits' slots */
-static long word_cb(__u32 j, void *c)
-{
-	struct reap_ctx *r = c;
-	void *seg = perflib_segment(&live, r->seg);
-	__u64 *w;
-
-	if (!seg)
-		return 1;
-	w = bpf_map_lookup_elem(seg, &j);
-	if (!w)
-		return 1;
-	if (!*w)
-		return 0;
-	r->word = j;
-	r->bits = *w;
-	bpf_loop(64, bit_cb, r, 0);
-	return 0;
-}
-
-/* segment @k: its live bitmap, word by word */
-static long seg_cb(__u32 k, void *c)
-{
-	struct reap_ctx *r = c;
-
-	if (!perflib_segment(&live, k))
-		return 1;
-	r->seg = k;
-	bpf_loop((__u32)perflib_seg_words(k, perflib_geo.seg0_slots), word_cb, r, 0);
-	return 0;
-}
+REAPER_CLASS(0, slots, idx, live, perflib_geo)
+REAPER_CLASS(1, slots1, idx1, live1, geo1)
+REAPER_CLASS(2, slots2, idx2, live2, geo2)
+REAPER_CLASS(3, slots3, idx3, live3, geo3)
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(perflib_reaper, struct task_struct *p)
@@ -217,11 +246,33 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	}
 	if (perflib_geo.nr_procs > PROCS_INLINE)
 		bpf_loop(perflib_geo.nr_procs - PROCS_INLINE, procs_cb, &r, 0);
-	/* the claimed and live slots of every segment there is */
-	bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, 0);
+	/* the claimed and live slots of every segment of every class there is */
+	bpf_loop(PERFLIB_MAX_SEGS, seg_cb0, &r, 0);
+	if (nr_classes > 1)
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb1, &r, 0);
+	if (nr_classes > 2)
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb2, &r, 0);
+	if (nr_classes > 3)
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb3, &r, 0);
 	/* and the slot it was freeing (its live bit cleared before the slot went FREE) */
-	if (r.pending && r.pending <= perflib_geo.capacity)
-		slot_cb((__u32)(r.pending - 1), &r);
+	if (r.pending) {
+		__u32 id = (__u32)(r.pending - 1), i = perflib_slot_id_index(id);
+
+		switch (perflib_slot_id_class(id)) {
+		case 0:
+			slot_cb0(i, &r);
+			break;
+		case 1:
+			slot_cb1(i, &r);
+			break;
+		case 2:
+			slot_cb2(i, &r);
+			break;
+		case 3:
+			slot_cb3(i, &r);
+			break;
+		}
+	}
 	if (r.reaped)
 		__sync_fetch_and_add(&nr_reaped, r.reaped);
 	perflib_exit_next(ctx, c);

@@ -444,18 +444,20 @@ static __always_inline void perflib_instance_key_ascii(struct perflib_index_key 
 }
 
 /*
- * perflib_slot_key - the key of the instance stored in @slot, as its owner inserted it:
- * the name read from the slot (up to name_max units), its InstanceId and the owner's pid
- * @pid (the pid of the slot word, which decides the scope of aggregate sets).
+ * perflib_gslot_key - the key of the instance stored in @slot of a set (or size class) of
+ * geometry @g, as its owner inserted it: the name read from the slot (up to name_max
+ * units), its InstanceId and the owner's pid @pid (the pid of the slot word, which decides
+ * the scope of aggregate sets).
  */
-static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
-					     struct perflib_index_key *key)
+static __always_inline void perflib_gslot_key(const void *slot,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 pid, struct perflib_index_key *key)
 {
-	__u64 scope = perflib_key_scope(perflib_geo.instance_type, pid);
+	__u64 scope = perflib_key_scope(g->instance_type, pid);
 	struct perflib_hash_state st;
 	__u32 len = 0, k;
 
-	if (perflib_key_singleton(perflib_geo.instance_type)) {
+	if (perflib_key_singleton(g->instance_type)) {
 		perflib_singleton_key(scope, key);
 		return;
 	}
@@ -463,9 +465,9 @@ static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
 	for (k = 0; k < PERFLIB_BPF_SLOT_NAME_MAX; k++) {
 		__u16 unit;
 
-		if (k >= perflib_geo.name_max)
+		if (k >= g->name_max)
 			break;
-		unit = *(const __u16 *)(slot + perflib_geo.name_offset + 2 * (__u64)k);
+		unit = *(const __u16 *)(slot + g->name_offset + 2 * (__u64)k);
 		if (!unit)
 			break;
 		perflib_hash_step(&st, unit);
@@ -473,6 +475,13 @@ static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
 	}
 	__builtin_memset(key, 0, sizeof(*key));
 	perflib_hash_final(&st, perflib_slot_id(slot), len, key);
+}
+
+/* perflib_slot_key - perflib_gslot_key() for the program's one set (perflib_geo) */
+static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
+					     struct perflib_index_key *key)
+{
+	perflib_gslot_key(slot, &perflib_geo, pid, key);
 }
 
 /*
@@ -613,7 +622,11 @@ static __always_inline int perflib__slot_matches(const void *slot, const struct 
 
 /* the pid a kernel claim shows while the slot is CLAIMED (create or delete in progress) */
 #define PERFLIB_KERNEL_CLAIM_PID 1
-/* longest name perflib_instance_create() takes, in UTF-16 units without the NUL */
+/*
+ * longest name perflib_instance_create() takes, in UTF-16 units without the NUL; the size
+ * class of the geometry bounds it further (its name_max: class 0 holds names of up to
+ * PERFLIB_CLASS0_NAME - 1 units, class 1 up to 63; layout.h)
+ */
 #define PERFLIB_BPF_CREATE_NAME_MAX (PERFLIB_BPF_KEY_MAX - 1)
 /* most slots one scan visits (the kfunc iterator's limit) */
 #define PERFLIB_BPF_SCAN_MAX (1U << 23)
@@ -760,7 +773,6 @@ static __always_inline void perflib__grelease(void *slot, void *live_map,
 
 	perflib__gzero(slot, g, PERFLIB_BLOCK_OFFSET);
 	h->owner_start = 0;
-	h->proc_index = 0;
 	perflib_glive_set(live_map, g, idx, 0);
 	__sync_lock_test_and_set((__u64 *)slot,
 				 perflib_make_word(PERFLIB_SLOT_FREE,
@@ -860,7 +872,6 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 		return -28;
 	h = slot;
 	h->owner_start = PERFLIB_OWNER_KERNEL;
-	h->proc_index = 0xFFFFFFFF;
 	/* the Windows block (PERF_COUNTERSET_INSTANCE), exactly as PerfCreateInstance writes it */
 	for (k = 0; k < 16; k++)
 		*(__u8 *)(slot + PERFLIB_BLOCK_OFFSET + k) = guid[k];
@@ -1044,19 +1055,35 @@ struct perflib_bpf_counterset {
 	struct perflib_bpf_geometry geo; /* from the info map */
 };
 
-/* perflib_bpf_geometry_from_info - the geometry of a (checked) info value */
-static inline void perflib_bpf_geometry_from_info(const struct perflib_info *info,
-						  struct perflib_bpf_geometry *geo)
+/*
+ * perflib_bpf_geometry_from_class - the geometry of size class @cls of a (checked) info
+ * value: the slots of the class's pins (segs<cls>, idxs<cls>, lives<cls>; layout.h)
+ */
+static inline void perflib_bpf_geometry_from_class(const struct perflib_info *info, __u32 cls,
+						   struct perflib_bpf_geometry *geo)
 {
+	const struct perflib_info_class *c = &info->classes[cls];
+
 	memset(geo, 0, sizeof(*geo));
-	geo->slot_size = info->slot_size;
-	geo->capacity = info->capacity;
+	geo->slot_size = c->slot_size;
+	geo->capacity = c->capacity;
 	geo->nr_counters = info->nr_counters;
-	geo->name_max = info->name_max;
+	geo->name_max = c->name_max;
 	geo->name_offset = info->name_offset;
 	geo->instance_type = info->instance_type;
 	geo->nr_procs = info->nr_procs;
-	geo->seg0_slots = info->seg0_slots;
+	geo->seg0_slots = c->seg0_slots;
+}
+
+/*
+ * perflib_bpf_geometry_from_info - the geometry of size class 0 of a (checked) info value:
+ * the class of the names a program may create (up to PERFLIB_BPF_CREATE_NAME_MAX units) and
+ * the one the segs, idxs and lives pins hold
+ */
+static inline void perflib_bpf_geometry_from_info(const struct perflib_info *info,
+						  struct perflib_bpf_geometry *geo)
+{
+	perflib_bpf_geometry_from_class(info, 0, geo);
 }
 
 static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *cs)

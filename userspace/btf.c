@@ -173,10 +173,15 @@ static int btf_base(struct btf *btf, struct btf_ids *t)
 			goto fail;                                                                 \
 	} while (0)
 
-/* BTF of a slot: header, Windows block, one field per counter, names, dereferenced values */
-int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, int *ret_value)
+/*
+ * BTF of a slot of class @cls: header, Windows block, one field per counter, names,
+ * dereferenced values
+ */
+int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd, int *ret_key,
+		     int *ret_value)
 {
 	const struct perflib_info_counter *c = (const void *)(info + 1);
+	const struct perflib_info_class *ic = &info->classes[cls];
 	struct btf *btf = btf__new_empty();
 	struct btf_ids t;
 	int guid, inst, name16, ascii, slot;
@@ -188,8 +193,8 @@ int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key,
 	if (btf_base(btf, &t))
 		goto fail;
 	guid = btf__add_array(btf, t.u32, t.u8, 16);
-	name16 = btf__add_array(btf, t.u32, t.u16, info->name_max);
-	ascii = btf__add_array(btf, t.u32, t.chr, PERFLIB_ASCII_MAX);
+	name16 = btf__add_array(btf, t.u32, t.u16, ic->name_max);
+	ascii = btf__add_array(btf, t.u32, t.chr, ic->ascii_max);
 	if (guid < 0 || name16 < 0 || ascii < 0)
 		goto fail;
 	inst = btf__add_struct(btf, "PERF_COUNTERSET_INSTANCE", 32);
@@ -200,13 +205,12 @@ int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key,
 	ADD(btf, "InstanceId", t.u32, 20);
 	ADD(btf, "InstanceNameOffset", t.u32, 24);
 	ADD(btf, "InstanceNameSize", t.u32, 28);
-	slot = btf__add_struct(btf, "perflib_slot", info->slot_size);
+	slot = btf__add_struct(btf, "perflib_slot", ic->slot_size);
 	if (slot < 0)
 		goto fail;
-	ADD(btf, "seq", t.u32, 0);
-	ADD(btf, "owner_pid", t.u32, 4);
-	ADD(btf, "owner_start", t.u64, 8);
-	ADD(btf, "proc_index", t.u32, 16);
+	ADD(btf, "seq", t.u32, offsetof(struct perflib_slot_hdr, seq));
+	ADD(btf, "owner_pid", t.u32, offsetof(struct perflib_slot_hdr, owner_pid));
+	ADD(btf, "owner_start", t.u64, offsetof(struct perflib_slot_hdr, owner_start));
 	ADD(btf, "instance", inst, PERFLIB_BLOCK_OFFSET);
 	for (i = 0; i < info->nr_counters; i++) {
 		bool byref = c[i].attrib & PERF_ATTRIB_BY_REFERENCE;
@@ -217,13 +221,13 @@ int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key,
 		ADD(btf, fname, byref || large ? t.u64 : t.u32, PERFLIB_COUNTERS_OFFSET + 8 * i);
 	}
 	ADD(btf, "InstanceName", name16, info->name_offset);
-	ADD(btf, "name", ascii, info->ascii_offset);
-	for (i = 0; info->ref_offset && i < info->nr_counters; i++) {
+	ADD(btf, "name", ascii, ic->ascii_offset);
+	for (i = 0; ic->ref_offset && i < info->nr_counters; i++) {
 		if (!(c[i].attrib & PERF_ATTRIB_BY_REFERENCE))
 			continue;
 		field_name(info, &c[i], "", fname, sizeof(fname));
 		ADD(btf, fname, (c[i].type & CTRTYPE_SIZE_MASK) == PERF_SIZE_LARGE ? t.u64 : t.u32,
-		    info->ref_offset + 8 * i);
+		    ic->ref_offset + 8 * i);
 	}
 	return btf_finish(btf, t.u32, slot, ret_fd, ret_key, ret_value);
 fail:
@@ -270,6 +274,7 @@ int perflib_info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value)
 	INFO_U32(counterset_help);
 	INFO_U32(provider_name);
 	INFO_U32(seg0_slots);
+	INFO_U32(nr_classes);
 #undef INFO_U32
 	ADD(btf, "body", body, sizeof(struct perflib_info));
 	return btf_finish(btf, t.u32, st, ret_fd, ret_key, ret_value);

@@ -35,38 +35,45 @@ static uint64_t ref_load(const void *addr, unsigned int size)
 static uint32_t collect_set(struct perflib_ctrset *set)
 {
 	const struct perflib_info *info = set->map->info;
-	uint32_t n = set->nr_counters, words = (n + 63) / 64, i, k, count = 0;
+	uint32_t n = set->nr_counters, words = (n + 63) / 64, i, k, cls, count = 0;
 	uint64_t nulls[PERFLIB_MAX_COUNTERS / 64];
 
-	if (!info->ref_offset || !set->refs)
+	if (!info->ref_offset)
 		return 0;
-	for (i = 0; i < perflib_ctrset_slots(set); i++) {
-		uint8_t *ref;
+	for (cls = 0; cls < set->nr_classes; cls++) {
+		const struct perflib_ctrset_class *cc = &set->cls[cls];
+		uint32_t ref_offset = info->classes[cls].ref_offset;
 
-		if (!atomic_load_explicit(&set->owned[i], memory_order_acquire))
+		if (!cc->refs)
 			continue;
-		ref = perflib_slot(set->map, i) + info->ref_offset;
-		memset(nulls, 0, words * sizeof(nulls[0]));
-		for (k = 0; k < n; k++) {
-			const struct perflib_counter *c = &set->counters[k];
-			void *addr;
-			uint64_t v = 0;
+		for (i = 0; i < perflib_ctrset_slots(set, cls); i++) {
+			uint8_t *ref;
 
-			if (!c->byref)
+			if (!atomic_load_explicit(&cc->owned[i], memory_order_acquire))
 				continue;
-			addr = atomic_load_explicit(&set->refs[(size_t)i * n + c->pos],
-						    memory_order_acquire);
-			if (addr)
-				v = ref_load(addr, c->size == 8 ? 8 : 4);
-			else
-				nulls[c->pos / 64] |= 1ULL << (c->pos % 64);
-			__atomic_store_n((uint64_t *)(ref + 8 * (size_t)c->pos), v,
-					 __ATOMIC_RELAXED);
+			ref = perflib_slot(set->map, perflib_slot_id_make(cls, i)) + ref_offset;
+			memset(nulls, 0, words * sizeof(nulls[0]));
+			for (k = 0; k < n; k++) {
+				const struct perflib_counter *c = &set->counters[k];
+				void *addr;
+				uint64_t v = 0;
+
+				if (!c->byref)
+					continue;
+				addr = atomic_load_explicit(&cc->refs[(size_t)i * n + c->pos],
+							    memory_order_acquire);
+				if (addr)
+					v = ref_load(addr, c->size == 8 ? 8 : 4);
+				else
+					nulls[c->pos / 64] |= 1ULL << (c->pos % 64);
+				__atomic_store_n((uint64_t *)(ref + 8 * (size_t)c->pos), v,
+						 __ATOMIC_RELAXED);
+			}
+			for (k = 0; k < words; k++)
+				__atomic_store_n((uint64_t *)(ref + 8 * (size_t)n) + k, nulls[k],
+						 __ATOMIC_RELAXED);
+			count++;
 		}
-		for (k = 0; k < words; k++)
-			__atomic_store_n((uint64_t *)(ref + 8 * (size_t)n) + k, nulls[k],
-					 __ATOMIC_RELAXED);
-		count++;
 	}
 	return count;
 }

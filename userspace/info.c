@@ -14,24 +14,53 @@ static uint32_t round_up(uint32_t v, uint32_t a)
 	return (v + a - 1) / a * a;
 }
 
-/* the slot geometry that follows from the counters and the name capacity */
-static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref, uint32_t *ret_name,
-			  uint32_t *ret_ascii, uint32_t *ret_ref, uint32_t *ret_size)
+/*
+ * The slot geometry of a class whose names hold @name_max units (incl. the NUL): the name
+ * after the counters, the ASCII rendering after it (as many bytes as units, at most
+ * PERFLIB_ASCII_MAX), the by-reference values last.
+ */
+static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref,
+			  struct perflib_info_class *c)
 {
 	uint32_t name = PERFLIB_COUNTERS_OFFSET + 8 * nr_counters;
 	uint32_t ascii = round_up(name + 2 * name_max, 8);
-	uint32_t end = ascii + PERFLIB_ASCII_MAX;
-	uint32_t ref = 0;
+	uint32_t ascii_max = name_max < PERFLIB_ASCII_MAX ? name_max : PERFLIB_ASCII_MAX;
+	uint32_t end = round_up(ascii + ascii_max, 8);
 
+	c->name_max = name_max;
+	c->ascii_offset = ascii;
+	c->ascii_max = ascii_max;
+	c->ref_offset = 0;
 	if (byref) {
 		/* values, then a bitmap of counters whose address is NULL */
-		ref = end;
+		c->ref_offset = end;
 		end += 8 * nr_counters + 8 * ((nr_counters + 63) / 64);
 	}
-	*ret_name = name;
-	*ret_ascii = ascii;
-	*ret_ref = ref;
-	*ret_size = round_up(end, PERFLIB_SLOT_ALIGN);
+	/*
+	 * Small slots are packed (16 bytes: the header's CAS); larger ones are rounded so that a
+	 * segment of whole pages needs few of them (segment 0 of a long-name class stays tens
+	 * of KiB, not hundreds)
+	 */
+	c->slot_size = round_up(end, end <= 256 ? PERFLIB_SLOT_ALIGN : end <= 1024 ? 64 : 256);
+}
+
+/*
+ * The name capacities of the size classes of a set whose names hold up to @name_max units:
+ * those of class_names below it, then @name_max. Class 0 keeps an instance with a
+ * 32-character name within 2x the Windows block; class 1 one of 63 characters; the last
+ * class any name the set takes. Returns the number of classes.
+ */
+static uint32_t class_names(uint32_t name_max, uint32_t *ret)
+{
+	static const uint32_t names[] = {PERFLIB_CLASS0_NAME, 64, 256};
+	uint32_t n = 0, i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && n < PERFLIB_MAX_CLASSES - 1; i++) {
+		if (names[i] < name_max)
+			ret[n++] = names[i];
+	}
+	ret[n++] = name_max;
+	return n;
 }
 
 static uint32_t gcd32(uint32_t a, uint32_t b)
@@ -82,9 +111,21 @@ static uint32_t seg_count(uint32_t capacity, uint32_t seg0)
 	return 0;
 }
 
-uint32_t perflib_info_segs(const struct perflib_info *info)
+uint32_t perflib_info_segs(const struct perflib_info *info, uint32_t cls)
 {
-	return seg_count(info->capacity, info->seg0_slots);
+	return seg_count(info->classes[cls].capacity, info->classes[cls].seg0_slots);
+}
+
+/* the class of the set of @info that holds names of @units units (without the NUL) */
+uint32_t perflib_info_class_of(const struct perflib_info *info, size_t units)
+{
+	uint32_t c;
+
+	for (c = 0; c + 1 < info->nr_classes; c++) {
+		if (units + 1 <= info->classes[c].name_max)
+			break;
+	}
+	return c;
 }
 
 const WCHAR *perflib_info_string(const struct perflib_info *info, uint32_t off, size_t *ret_units)
@@ -117,7 +158,7 @@ int perflib_info_check(const void *buf, size_t size)
 {
 	const struct perflib_info *info = buf;
 	const struct perflib_info_counter *c;
-	uint32_t name, ascii, ref, slot, i;
+	uint32_t names[PERFLIB_MAX_CLASSES], nr, i;
 	bool byref = false;
 
 	if (size < sizeof(*info) || info->magic != PERFLIB_INFO_MAGIC || info->info_size != size)
@@ -141,16 +182,33 @@ int perflib_info_check(const void *buf, size_t size)
 		if (!string_ok(info, c[i].name) || !string_ok(info, c[i].help))
 			return -EBADMSG;
 	}
-	slot_geometry(info->nr_counters, info->name_max, byref, &name, &ascii, &ref, &slot);
-	if (info->name_offset != name || info->ascii_offset != ascii || info->ref_offset != ref ||
-	    info->slot_size != slot)
+	/* the classes: exactly what the counters and the name capacity give */
+	nr = class_names(info->name_max, names);
+	if (info->nr_classes != nr ||
+	    info->name_offset != PERFLIB_COUNTERS_OFFSET + 8 * info->nr_counters)
 		return -EBADMSG;
-	/* the segments must be whole pages, and at most PERFLIB_MAX_SEGS */
-	if (!info->seg0_slots || ((uint64_t)info->seg0_slots * slot) % 4096 ||
-	    !seg_count(info->capacity, info->seg0_slots) ||
-	    perflib_seg_first(seg_count(info->capacity, info->seg0_slots), info->seg0_slots) *
-			    slot >
-		    (1ULL << 38))
+	for (i = 0; i < nr; i++) {
+		const struct perflib_info_class *ic = &info->classes[i];
+		struct perflib_info_class want;
+
+		slot_geometry(info->nr_counters, names[i], byref, &want);
+		if (ic->name_max != want.name_max || ic->ascii_offset != want.ascii_offset ||
+		    ic->ascii_max != want.ascii_max || ic->ref_offset != want.ref_offset ||
+		    ic->slot_size != want.slot_size || ic->capacity != info->capacity)
+			return -EBADMSG;
+		/* the segments must be whole pages, and at most PERFLIB_MAX_SEGS */
+		if (!ic->seg0_slots || ((uint64_t)ic->seg0_slots * ic->slot_size) % 4096 ||
+		    !seg_count(ic->capacity, ic->seg0_slots) ||
+		    perflib_seg_first(seg_count(ic->capacity, ic->seg0_slots), ic->seg0_slots) *
+				    ic->slot_size >
+			    (1ULL << 40))
+			return -EBADMSG;
+	}
+	/* the header's copy of class 0, for programs that know no classes */
+	if (info->slot_size != info->classes[0].slot_size ||
+	    info->ascii_offset != info->classes[0].ascii_offset ||
+	    info->ref_offset != info->classes[0].ref_offset ||
+	    info->seg0_slots != info->classes[0].seg0_slots)
 		return -EBADMSG;
 	if (!string_ok(info, info->counterset_name) || !string_ok(info, info->counterset_help) ||
 	    !string_ok(info, info->provider_name))
@@ -183,7 +241,7 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 	struct perflib_info_counter *c;
 	struct perflib_info *info;
 	size_t strings = 0, used = 0, size;
-	uint32_t i, slot;
+	uint32_t i, names[PERFLIB_MAX_CLASSES];
 	bool byref = false;
 	uint8_t *pool;
 
@@ -236,16 +294,25 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 	info->provider_name = pool_add(pool, strings, &used, reg->provider_name);
 	info->strings_size = (uint32_t)used;
 	info->info_size = (uint32_t)(info->strings_offset + used);
-	slot_geometry(info->nr_counters, info->name_max, byref, &info->name_offset,
-		      &info->ascii_offset, &info->ref_offset, &slot);
-	info->slot_size = slot;
-	if (seg_geometry(slot, opts->capacity, &info->seg0_slots, &info->capacity) ||
-	    perflib_seg_first(seg_count(info->capacity, info->seg0_slots), info->seg0_slots) *
-			    slot >
-		    (1ULL << 38)) {
-		free(info);
-		return -E2BIG;
+	info->name_offset = PERFLIB_COUNTERS_OFFSET + 8 * info->nr_counters;
+	info->nr_classes = class_names(info->name_max, names);
+	for (i = 0; i < info->nr_classes; i++) {
+		struct perflib_info_class *ic = &info->classes[i];
+
+		slot_geometry(info->nr_counters, names[i], byref, ic);
+		if (seg_geometry(ic->slot_size, opts->capacity, &ic->seg0_slots, &ic->capacity) ||
+		    perflib_seg_first(seg_count(ic->capacity, ic->seg0_slots), ic->seg0_slots) *
+				    ic->slot_size >
+			    (1ULL << 40)) {
+			free(info);
+			return -E2BIG;
+		}
 	}
+	info->capacity = info->classes[0].capacity;
+	info->slot_size = info->classes[0].slot_size;
+	info->ascii_offset = info->classes[0].ascii_offset;
+	info->ref_offset = info->classes[0].ref_offset;
+	info->seg0_slots = info->classes[0].seg0_slots;
 	*ret_info = info;
 	*ret_size = info->info_size;
 	return 0;

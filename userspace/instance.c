@@ -82,20 +82,21 @@ static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
 	return perflib_proc_alive(perflib_word_pid(w), start);
 }
 
-/* delete the index key (inserted by @pid) of the name stored in slot @i if it points to @i */
-static void slot_unindex(struct perflib_set_map *map, uint32_t i, uint32_t pid)
+/* delete the index key (inserted by @pid) of the name stored in slot @id if it points to it */
+static void slot_unindex(struct perflib_set_map *map, uint32_t id, uint32_t pid)
 {
 	const struct perflib_info *info = map->info;
-	uint8_t *slot = perflib_slot(map, i);
+	uint8_t *slot = perflib_slot(map, id);
 	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
 	const WCHAR *name = (const WCHAR *)(slot + info->name_offset);
 	struct perflib_index_key key;
 	struct perflib_index_val val;
-	size_t len = perflib_wcsnlen(name, info->name_max);
+	size_t len = perflib_wcsnlen(name, map->cls[perflib_slot_id_class(id)].geo->name_max);
 
 	slot_key(info, name, len, blk->InstanceId, pid, &key);
-	if (bpf_map_lookup_elem(perflib_index_fd(map, i), &key, &val) == 0 && val.slot == i)
-		bpf_map_delete_elem(perflib_index_fd(map, i), &key);
+	if (bpf_map_lookup_elem(perflib_index_fd(map, id), &key, &val) == 0 &&
+	    val.slot == perflib_slot_id_index(id))
+		bpf_map_delete_elem(perflib_index_fd(map, id), &key);
 }
 
 int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
@@ -119,14 +120,14 @@ int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
 	/* the key was inserted under the dead owner's pid (its scope for aggregate sets) */
 	slot_unindex(map, i, perflib_word_pid(w));
 	slot_release(map, i, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self));
-	pr_debug("reaped slot %u of a dead process\n", i);
+	pr_debug("reaped slot %#x of a dead process\n", i);
 	return 1;
 }
 
 int perflib_reap_counterset(const GUID *counterset_guid)
 {
 	struct perflib_set_map *map;
-	uint32_t i, n_slots;
+	uint32_t c, i, n_slots;
 	int err, n = 0;
 
 	if (!counterset_guid)
@@ -134,27 +135,32 @@ int perflib_reap_counterset(const GUID *counterset_guid)
 	err = perflib_set_open(counterset_guid, true, &map);
 	if (err)
 		return err;
-	n_slots = perflib_set_slots(map);
-	for (i = 0; i < n_slots; i++)
-		n += perflib_slot_reap(map, i);
+	for (c = 0; c < map->nr_classes; c++) {
+		n_slots = perflib_set_slots(map, c);
+		for (i = 0; i < n_slots; i++)
+			n += perflib_slot_reap(map, perflib_slot_id_make(c, i));
+	}
 	perflib_set_close(map);
 	return n;
 }
 
 /*
- * Claim a FREE slot among the first @n_slots, from the hint on; the live bitmap tells which
- * slots are taken, so a full stretch costs one load per 64 slots.
+ * Claim a FREE slot among the first @n_slots of class @cls, from the hint on; the live bitmap
+ * tells which slots are taken, so a full stretch costs one load per 64 slots. *ret_id gets
+ * the slot id.
  */
-static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, uint32_t n_slots,
-		      uint32_t *ret_idx, uint64_t *ret_word)
+static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, uint64_t start,
+		      uint32_t n_slots, uint32_t *ret_id, uint64_t *ret_word)
 {
 	struct perflib_set_map *map = set->map;
-	uint32_t i = set->alloc_hint < n_slots ? set->alloc_hint : 0, left = n_slots;
+	struct perflib_class *cl = &map->cls[cls];
+	struct perflib_ctrset_class *cc = &set->cls[cls];
+	uint32_t i = cc->alloc_hint < n_slots ? cc->alloc_hint : 0, left = n_slots, id;
 
 	while (left) {
-		uint32_t k = perflib_seg_of(i, map->seg0);
-		uint32_t first = (uint32_t)perflib_seg_first(k, map->seg0);
-		uint32_t end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+		uint32_t k = perflib_seg_of(i, cl->seg0);
+		uint32_t first = (uint32_t)perflib_seg_first(k, cl->seg0);
+		uint32_t end = first + (uint32_t)perflib_seg_slots(k, cl->seg0);
 		uint32_t off = i - first, bit = off % 64, span, c;
 		uint64_t free_bits, w, nw;
 
@@ -163,7 +169,7 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 		span = end - i < 64 - bit ? end - i : 64 - bit;
 		if (span > left)
 			span = left;
-		free_bits = ~__atomic_load_n(&map->segs[k].live[off / 64], __ATOMIC_ACQUIRE) >> bit;
+		free_bits = ~__atomic_load_n(&cl->segs[k].live[off / 64], __ATOMIC_ACQUIRE) >> bit;
 		if (span < 64)
 			free_bits &= (1ULL << span) - 1;
 		if (!free_bits) {
@@ -174,7 +180,8 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 		c = i + (uint32_t)__builtin_ctzll(free_bits);
 		left -= c - i + 1;
 		i = c + 1 >= n_slots ? 0 : c + 1;
-		w = perflib_slot_word(perflib_slot(map, c));
+		id = perflib_slot_id_make(cls, c);
+		w = perflib_slot_word(perflib_slot(map, id));
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
 		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
@@ -184,11 +191,11 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 		 * walks to; if the claim fails the bit stays on a FREE slot until slot_scrub),
 		 * then word and stamp at once: the slot is never ours without our stamp.
 		 */
-		perflib_live_set(map, c, true);
-		if (!perflib_slot_take(perflib_slot(map, c), w, nw, start))
+		perflib_live_set(map, id, true);
+		if (!perflib_slot_take(perflib_slot(map, id), w, nw, start))
 			continue;
-		set->alloc_hint = i;
-		*ret_idx = c;
+		cc->alloc_hint = i;
+		*ret_id = id;
 		*ret_word = nw;
 		return 0;
 	}
@@ -215,27 +222,28 @@ static int slot_scrub(struct perflib_set_map *map, uint32_t i, uint32_t pid, uin
 	return 1;
 }
 
-/* free what dead processes hold among the first @n_slots; the number of slots freed */
-static uint32_t reap_all(struct perflib_set_map *map, uint32_t n_slots, uint32_t pid,
+/* free what dead processes hold among the first @n_slots of class @cls; the slots freed */
+static uint32_t reap_all(struct perflib_set_map *map, uint32_t cls, uint32_t n_slots, uint32_t pid,
 			 uint64_t start)
 {
-	uint32_t i, n = 0;
+	uint32_t i, id, n = 0;
 	uint64_t bit;
 
 	for (i = 0; i < n_slots; i++) {
-		n += (uint32_t)perflib_slot_reap(map, i);
-		if (__atomic_load_n(perflib_live_word(map, i, &bit), __ATOMIC_RELAXED) & bit)
-			n += (uint32_t)slot_scrub(map, i, pid, start);
+		id = perflib_slot_id_make(cls, i);
+		n += (uint32_t)perflib_slot_reap(map, id);
+		if (__atomic_load_n(perflib_live_word(map, id, &bit), __ATOMIC_RELAXED) & bit)
+			n += (uint32_t)slot_scrub(map, id, pid, start);
 	}
 	return n;
 }
 
 /*
- * Claim a FREE slot for this process: in the segments there are, then after reaping the
- * slots of dead processes, then in a new segment.
+ * Claim a FREE slot of class @cls for this process: in the segments there are, then after
+ * reaping the slots of dead processes, then in a new segment.
  */
-static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint64_t start, uint32_t *ret_idx,
-		      uint64_t *ret_word)
+static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, uint64_t start,
+		      uint32_t *ret_id, uint64_t *ret_word)
 {
 	struct perflib_set_map *map = set->map;
 	bool reaped = false;
@@ -248,17 +256,18 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t pid, uint64_t start, 
 		if (err)
 			return err;
 		/* the last segment's slots past the capacity stay unused */
-		n = perflib_ctrset_slots(set);
-		if (!claim_scan(set, pid, start, n, ret_idx, ret_word))
+		n = perflib_ctrset_slots(set, cls);
+		if (!claim_scan(set, cls, pid, start, n, ret_id, ret_word))
 			return 0;
 		if (!reaped) {
 			reaped = true;
-			if (reap_all(map, n, pid, start))
+			if (reap_all(map, cls, n, pid, start))
 				continue;
 		}
-		err = perflib_set_grow(map, perflib_set_nr_segs(map));
+		err = perflib_set_grow(map, cls, perflib_set_nr_segs(map, cls));
 		if (err) {
-			pr_debug("counter set full at %u slots: %s\n", n, strerror(-err));
+			pr_debug("size class %u of counter set full at %u slots: %s\n", cls, n,
+				 strerror(-err));
 			return -ENOSPC;
 		}
 	}
@@ -271,7 +280,8 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 	uint8_t *slot = perflib_slot(map, i);
 
 	/* a free slot shows nothing of its last instance (bpftool dumps every slot) */
-	memset(slot + PERFLIB_BLOCK_OFFSET, 0, map->info->slot_size - PERFLIB_BLOCK_OFFSET);
+	memset(slot + PERFLIB_BLOCK_OFFSET, 0,
+	       map->cls[perflib_slot_id_class(i)].slot_size - PERFLIB_BLOCK_OFFSET);
 
 	/*
 	 * Readers stop visiting it before anyone can claim it again. From here the kernel's
@@ -290,7 +300,7 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 			       perflib_make_word(PERFLIB_SLOT_FREE,
 						 perflib_gen_add(perflib_word_gen(w), 1), 0),
 			       0))
-		pr_warn("slot %u changed while being freed\n", i);
+		pr_warn("slot %#x changed while being freed\n", i);
 	if (map->proc_index >= 0 && map->procs)
 		__atomic_store_n(&map->procs[map->proc_index].pending, 0, __ATOMIC_RELEASE);
 }
@@ -300,25 +310,24 @@ static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name,
 		      uint32_t id)
 {
 	const struct perflib_info *info = set->map->info;
+	const struct perflib_info_class *ic = set->map->cls[perflib_slot_id_class(i)].geo;
 	uint8_t *slot = perflib_slot(set->map, i);
-	struct perflib_slot_hdr *h = (void *)slot;
 	PERF_COUNTERSET_INSTANCE *blk = (void *)(slot + PERFLIB_BLOCK_OFFSET);
-	char *ascii = (char *)(slot + info->ascii_offset);
+	char *ascii = (char *)(slot + ic->ascii_offset);
 	WCHAR *dst = (WCHAR *)(slot + info->name_offset);
 	uint32_t name_bytes = (uint32_t)(len + 1) * 2;
 	size_t k;
 
 	/* owner_start: written with the claim (perflib_slot_take) */
-	h->proc_index = set->proc_index < 0 ? 0xFFFFFFFF : (uint32_t)set->proc_index;
 	/* counters start at zero, as in Windows' zero-filled blocks */
 	memset(slot + PERFLIB_COUNTERS_OFFSET, 0, 8 * (size_t)info->nr_counters);
 	memcpy(dst, name, len * 2);
-	memset(dst + len, 0, ((size_t)info->name_max - len) * 2);
-	for (k = 0; k < PERFLIB_ASCII_MAX - 1 && k < len; k++)
+	memset(dst + len, 0, ((size_t)ic->name_max - len) * 2);
+	for (k = 0; k + 1 < ic->ascii_max && k < len; k++)
 		ascii[k] = name[k] >= 0x20 && name[k] < 0x7f ? (char)name[k] : '?';
-	memset(ascii + k, 0, PERFLIB_ASCII_MAX - k);
-	if (info->ref_offset)
-		memset(slot + info->ref_offset, 0,
+	memset(ascii + k, 0, ic->ascii_max - k);
+	if (ic->ref_offset)
+		memset(slot + ic->ref_offset, 0,
 		       8 * (size_t)info->nr_counters + 8 * ((info->nr_counters + 63) / 64));
 	blk->CounterSetGuid = set->guid;
 	blk->InstanceId = id;
@@ -337,47 +346,56 @@ static bool key_current(uint64_t w, uint32_t gen)
 	       (state == PERFLIB_SLOT_LIVE && g == perflib_gen_add(gen, 1));
 }
 
-/* an index value read from a map: a slot of segment @k that this process has opened */
-static bool index_val_ok(const struct perflib_set_map *map, const struct perflib_index_val *v,
-			 uint32_t k)
+/*
+ * an index value read from an index of class @cls: a slot of segment @k that this process
+ * has opened; its slot id in *ret_id
+ */
+static bool index_val_ok(const struct perflib_set_map *map, uint32_t cls,
+			 const struct perflib_index_val *v, uint32_t k, uint32_t *ret_id)
 {
-	if (v->slot >= perflib_set_slots(map) || perflib_seg_of(v->slot, map->seg0) != k) {
+	if (v->slot >= perflib_set_slots(map, cls) || perflib_seg_of(v->slot, map->cls[cls].seg0) != k) {
 		pr_warn("index of counter set points outside its segment (slot %u)\n", v->slot);
 		return false;
 	}
+	*ret_id = perflib_slot_id_make(cls, v->slot);
 	return true;
 }
 
 /*
- * Is @key held in the index of segment @k (not the one of our slot @i) by an instance that
- * wins over ours? -EEXIST: a live one, or a creation in progress at a lower slot; -EAGAIN:
- * a creation at a higher slot, still undecided (wait and look again); 0: nothing that
- * counts.
+ * Is @key held in the index of segment @k of the class of our slot @id (not our segment)
+ * by an instance that wins over ours? -EEXIST: a live one, or a creation in progress at a
+ * lower slot; -EAGAIN: a creation at a higher slot, still undecided (wait and look again);
+ * 0: nothing that counts.
  */
-static int key_elsewhere(struct perflib_set_map *map, uint32_t k, uint32_t i,
+static int key_elsewhere(struct perflib_set_map *map, uint32_t k, uint32_t id,
 			 const struct perflib_index_key *key)
 {
+	uint32_t cls = perflib_slot_id_class(id), other;
 	struct perflib_index_val cur;
 	uint64_t ow;
 
-	if (bpf_map_lookup_elem(map->segs[k].index_fd, key, &cur) || !index_val_ok(map, &cur, k))
+	if (bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, &cur) ||
+	    !index_val_ok(map, cls, &cur, k, &other))
 		return 0;
-	ow = perflib_slot_word(perflib_slot(map, cur.slot));
+	ow = perflib_slot_word(perflib_slot(map, other));
 	if (!key_current(ow, cur.gen))
 		return 0; /* changing hands: its owner deletes the key shortly */
-	if (!slot_owner_alive(perflib_slot(map, cur.slot), ow)) {
-		perflib_slot_reap(map, cur.slot);
+	if (!slot_owner_alive(perflib_slot(map, other), ow)) {
+		perflib_slot_reap(map, other);
 		return 0;
 	}
-	if (perflib_word_state(ow) == PERFLIB_SLOT_LIVE || cur.slot < i)
+	if (perflib_word_state(ow) == PERFLIB_SLOT_LIVE || other < id)
 		return -EEXIST;
 	return -EAGAIN;
 }
 
-/* after our key is in our segment's index: does another segment's index beat it? */
-static int key_unique(struct perflib_set_map *map, uint32_t i, const struct perflib_index_key *key)
+/*
+ * after our key is in our segment's index: does another segment's index beat it? (Only
+ * the segments of our class: a name's length decides its class, so the key is nowhere else.)
+ */
+static int key_unique(struct perflib_set_map *map, uint32_t id, const struct perflib_index_key *key)
 {
-	uint32_t own = perflib_seg_of(i, map->seg0), k, n;
+	uint32_t cls = perflib_slot_id_class(id), own = perflib_slot_seg(map, id), k, n;
 	uint64_t deadline = 0, mask;
 	int err;
 
@@ -385,13 +403,13 @@ static int key_unique(struct perflib_set_map *map, uint32_t i, const struct perf
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (;;) {
 		perflib_set_refresh(map);
-		n = perflib_set_nr_segs(map);
+		n = perflib_set_nr_segs(map, cls);
 		/* the segments that hold the key, in one call; else every one is looked at */
-		if (perflib_keys_where(map, key, n, own, &mask))
+		if (perflib_keys_where(map, cls, key, n, own, &mask))
 			mask = ~0ULL;
 		for (k = 0, err = 0; k < n && !err; k++) {
 			if (k != own && (mask >> k & 1))
-				err = key_elsewhere(map, k, i, key);
+				err = key_elsewhere(map, k, id, key);
 		}
 		if (err != -EAGAIN)
 			return err;
@@ -404,22 +422,24 @@ static int key_unique(struct perflib_set_map *map, uint32_t i, const struct perf
 }
 
 /*
- * Insert the key of a claimed slot. -EEXIST: a live instance holds it (or, for a
+ * Insert the key of claimed slot @id. -EEXIST: a live instance holds it (or, for a
  * single-instance set, any instance); -EBUSY: it kept changing under us.
  */
-static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
+static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 		      const struct perflib_index_key *key)
 {
 	struct perflib_set_map *map = set->map;
-	struct perflib_index_val val = {.slot = i, .gen = perflib_word_gen(w)}, cur;
-	uint32_t k = perflib_seg_of(i, map->seg0);
-	int fd = map->segs[k].index_fd;
+	struct perflib_index_val val = {.slot = perflib_slot_id_index(id),
+					.gen = perflib_word_gen(w)},
+				 cur;
+	uint32_t cls = perflib_slot_id_class(id), k = perflib_slot_seg(map, id), other;
+	int fd = map->cls[cls].segs[k].index_fd;
 	uint64_t ow;
 	int tries, err;
 
 	for (tries = 0; tries < CREATE_RETRIES; tries++) {
 		if (bpf_map_update_elem(fd, key, &val, BPF_NOEXIST) == 0) {
-			err = key_unique(map, i, key);
+			err = key_unique(map, id, key);
 			if (err)
 				bpf_map_delete_elem(fd, key);
 			return err;
@@ -430,13 +450,13 @@ static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
 			return -errno;
 		if (bpf_map_lookup_elem(fd, key, &cur))
 			continue; /* deleted meanwhile: insert again */
-		if (!index_val_ok(map, &cur, k))
+		if (!index_val_ok(map, cls, &cur, k, &other))
 			return -EBADMSG;
-		ow = perflib_slot_word(perflib_slot(map, cur.slot));
+		ow = perflib_slot_word(perflib_slot(map, other));
 		if (key_current(ow, cur.gen)) {
-			if (slot_owner_alive(perflib_slot(map, cur.slot), ow))
+			if (slot_owner_alive(perflib_slot(map, other), ow))
 				return -EEXIST;
-			perflib_slot_reap(map, cur.slot);
+			perflib_slot_reap(map, other);
 			continue;
 		}
 		/* a key left by a process that died between freeing and deleting: stale */
@@ -445,7 +465,7 @@ static int slot_index(struct perflib_ctrset *set, uint32_t i, uint64_t w,
 			continue;
 		}
 		/* the key's slot is changing hands: its owner deletes the key shortly */
-		if (!perflib_slot_reap(map, cur.slot))
+		if (!perflib_slot_reap(map, other))
 			sched_yield();
 	}
 	return -EBUSY;
@@ -457,6 +477,7 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 {
 	struct perflib_index_key key;
 	struct perflib_ctrset *set;
+	void *_Atomic *refs;
 	uint64_t start, w;
 	uint32_t pid, idx;
 	size_t len;
@@ -478,17 +499,18 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 		goto out;
 	}
 	perflib_self(&pid, &start);
-	err = slot_claim(set, pid, start, &idx, &w);
+	/* the size class of the name's length */
+	err = slot_claim(set, perflib_info_class_of(set->map->info, len), pid, start, &idx, &w);
 	if (err)
 		goto out;
 	slot_fill(set, idx, Name, len, Id);
-	if (set->refs) {
+	refs = perflib_ctrset_refs(set, idx);
+	if (refs) {
 		uint32_t k;
 
 		/* a new instance has no addresses yet: consumers get ERROR_NO_DATA */
 		for (k = 0; k < set->nr_counters; k++)
-			atomic_store_explicit(&set->refs[(size_t)idx * set->nr_counters + k], NULL,
-					      memory_order_relaxed);
+			atomic_store_explicit(&refs[k], NULL, memory_order_relaxed);
 	}
 	slot_key(set->map->info, Name, len, Id, pid, &key);
 	err = slot_index(set, idx, w, &key);
@@ -504,14 +526,14 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 			      perflib_make_word(PERFLIB_SLOT_LIVE,
 						perflib_gen_add(perflib_word_gen(w), 1), pid))) {
 		/* taken by a reaper that thought this process dead: it frees the slot */
-		pr_warn("slot %u was taken while being created\n", idx);
+		pr_warn("slot %#x was taken while being created\n", idx);
 		err = -EBUSY;
 		goto out;
 	}
-	atomic_store_explicit(&set->owned[idx], 1, memory_order_release);
+	atomic_store_explicit(perflib_ctrset_owned(set, idx), 1, memory_order_release);
 	set->nr_live++;
 	pthread_mutex_unlock(&prov->lock);
-	*ret_inst = (PPERF_COUNTERSET_INSTANCE)(set->base + (size_t)idx * set->slot_size);
+	*ret_inst = perflib_ctrset_block(set, idx);
 	if (ret_idx)
 		*ret_idx = idx;
 	return 0;
@@ -543,13 +565,13 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1), pid;
 	uint64_t start;
 
-	atomic_store_explicit(&set->owned[idx], 0, memory_order_release);
+	atomic_store_explicit(perflib_ctrset_owned(set, idx), 0, memory_order_release);
 	set->nr_live--;
 	perflib_self(&pid, &start);
 	/* hide from readers first, then drop the key, then free; only our own live slot */
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != pid ||
 	    !perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid))) {
-		pr_warn("slot %u changed under its owner (word %#llx)\n", idx,
+		pr_warn("slot %#x changed under its owner (word %#llx)\n", idx,
 			(unsigned long long)w);
 		return;
 	}
@@ -599,8 +621,8 @@ PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, const GUID *C
 	struct perflib_ctrset *set;
 	const struct perflib_info *info;
 	PERF_COUNTERSET_INSTANCE *blk;
+	uint32_t i, cls;
 	size_t len;
-	uint32_t i;
 
 	if (!prov || !CounterSetGuid || !Name) {
 		SetLastError(ERROR_INVALID_PARAMETER);
@@ -612,11 +634,13 @@ PPERF_COUNTERSET_INSTANCE PerfQueryInstance(HANDLE ProviderHandle, const GUID *C
 		goto out;
 	info = set->map->info;
 	len = perflib_wcsnlen(Name, info->name_max);
+	/* the class of the name's length holds it, if anything does */
+	cls = perflib_info_class_of(info, len);
 	/* only this provider's own instances: the process-local table says which */
-	for (i = 0; i < perflib_ctrset_slots(set) && len < info->name_max; i++) {
-		if (!atomic_load_explicit(&set->owned[i], memory_order_relaxed))
+	for (i = 0; i < perflib_ctrset_slots(set, cls) && len < info->name_max; i++) {
+		if (!atomic_load_explicit(&set->cls[cls].owned[i], memory_order_relaxed))
 			continue;
-		blk = (void *)(set->base + (size_t)i * set->slot_size);
+		blk = perflib_ctrset_block(set, perflib_slot_id_make(cls, i));
 		/* offsets come from the private info copy, never from the shared block */
 		if (blk->InstanceId == Id &&
 		    !memcmp((uint8_t *)blk + (info->name_offset - PERFLIB_BLOCK_OFFSET), Name,

@@ -94,30 +94,39 @@ enum { PERFLIB_SEG_DATA, PERFLIB_SEG_INDEX, PERFLIB_SEG_LIVE, PERFLIB_SEG_NR };
 extern const char *const perflib_seg_pins[PERFLIB_SEG_NR];
 extern const char *const perflib_outer_pins[PERFLIB_SEG_NR];
 
+/* one size class of an opened counter set (layout.h): its reservation and segments */
+struct perflib_class {
+	const struct perflib_info_class *geo; /* in the map's info */
+	uint8_t *data;			      /* the reservation: slot i at data + i * slot_size
+					       * in every mapped segment, or NULL for a reader
+					       * without write permission (read-only fds cannot
+					       * be mmapped) */
+	size_t data_len;		      /* slots of all segments * slot_size (address space) */
+	uint32_t slot_size;		      /* geo->slot_size */
+	uint32_t seg0;			      /* geo->seg0_slots */
+	uint32_t max_segs;		      /* segments of the class's full capacity */
+	_Atomic uint32_t nr_segs;	      /* segments opened (and mapped), only grows */
+	int outer_fd[PERFLIB_SEG_NR];	      /* segs, idxs, lives (writers only), else -1 */
+	struct perflib_seg segs[PERFLIB_MAX_SEGS];
+};
+
 struct perflib_set_map {
 	GUID guid;     /* counter set */
 	bool writable; /* opened read-write */
+	bool mapped;   /* slots mapped (perflib_class.data), else read by lookups */
 	int info_fd, ctl_fd, procs_fd;
-	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
 	int proc_index; /* this process's procs entry (a provider's map), -1 = none */
 	int keys_fd;	/* <set>/keys program (keys.c), writers only, -1 = none */
 	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
-	uint8_t *data;				     /* the reservation: slot i at data + i *
-						      * slot_size in every mapped segment, or NULL
-						      * for a reader without write permission
-						      * (read-only fds cannot be mmapped) */
-	size_t data_len;			     /* capacity * slot_size (address space) */
-	struct perflib_ctl *ctl;		     /* mapping of ctl, NULL when data is */
+	struct perflib_ctl *ctl;		     /* mapping of ctl, NULL when unmapped */
 	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
-						      * data is (lookups instead) */
+						      * unmapped (lookups instead) */
 	size_t procs_len;			     /* nr_procs * sizeof(struct perflib_proc) */
-	uint32_t seg0;				     /* info->seg0_slots */
-	uint32_t max_segs;			     /* segments of the full capacity */
-	_Atomic uint32_t nr_segs;		     /* segments opened (and mapped), only grows */
+	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
-	struct perflib_seg segs[PERFLIB_MAX_SEGS];
+	struct perflib_class cls[PERFLIB_MAX_CLASSES];
 };
 
 const char *perflib_root_path(void);
@@ -149,30 +158,39 @@ int perflib_set_remove(const GUID *guid);
 int perflib_info_check(const void *buf, size_t size);
 /* string at pool offset @off of @info, or NULL; @ret_units gets the length without NUL */
 const WCHAR *perflib_info_string(const struct perflib_info *info, uint32_t off, size_t *ret_units);
-/* slot @i of a mapped counter set (no bounds check: callers check i < perflib_set_slots) */
-static inline uint8_t *perflib_slot(const struct perflib_set_map *map, uint32_t i)
+/* slot @id (class << 28 | index) of a mapped counter set (no bounds check: callers check
+ * the index < perflib_set_slots of its class) */
+static inline uint8_t *perflib_slot(const struct perflib_set_map *map, uint32_t id)
 {
-	return map->data + (size_t)i * map->info->slot_size;
+	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
+
+	return c->data + (size_t)perflib_slot_id_index(id) * c->slot_size;
 }
-/* segments opened by this process, and the slots they hold */
-static inline uint32_t perflib_set_nr_segs(const struct perflib_set_map *map)
+/* segments of class @cls opened by this process, and the slots they hold */
+static inline uint32_t perflib_set_nr_segs(const struct perflib_set_map *map, uint32_t cls)
 {
-	return atomic_load_explicit(&((struct perflib_set_map *)map)->nr_segs,
+	return atomic_load_explicit(&((struct perflib_set_map *)map)->cls[cls].nr_segs,
 				    memory_order_acquire);
 }
-static inline uint32_t perflib_set_slots(const struct perflib_set_map *map)
+static inline uint32_t perflib_set_slots(const struct perflib_set_map *map, uint32_t cls)
 {
-	return (uint32_t)perflib_seg_first(perflib_set_nr_segs(map), map->seg0);
+	return (uint32_t)perflib_seg_first(perflib_set_nr_segs(map, cls), map->cls[cls].seg0);
 }
-/* the live-bitmap word of slot @i (of a mapped segment) and, in *ret_bit, its bit */
-static inline uint64_t *perflib_live_word(const struct perflib_set_map *map, uint32_t i,
+/* the segment of slot @id in its class */
+static inline uint32_t perflib_slot_seg(const struct perflib_set_map *map, uint32_t id)
+{
+	return perflib_seg_of(perflib_slot_id_index(id), map->cls[perflib_slot_id_class(id)].seg0);
+}
+/* the live-bitmap word of slot @id (of a mapped segment) and, in *ret_bit, its bit */
+static inline uint64_t *perflib_live_word(const struct perflib_set_map *map, uint32_t id,
 					  uint64_t *ret_bit)
 {
-	uint32_t k = perflib_seg_of(i, map->seg0);
-	uint64_t off = i - perflib_seg_first(k, map->seg0);
+	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
+	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
+	uint64_t off = i - perflib_seg_first(k, c->seg0);
 
 	*ret_bit = 1ULL << (off % 64);
-	return &map->segs[k].live[off / 64];
+	return &c->segs[k].live[off / 64];
 }
 /*
  * perflib_set_refresh - open (and map) the segments other processes published since the
@@ -180,19 +198,23 @@ static inline uint64_t *perflib_live_word(const struct perflib_set_map *map, uin
  */
 int perflib_set_refresh(struct perflib_set_map *map);
 /*
- * perflib_set_grow - publish segment @k (== the number opened) unless another process did:
- * create, pin and enter it in the outer maps, then open it. -ENOSPC at the capacity,
- * -EPERM without CAP_BPF (only lodctr or a privileged provider can grow a set).
+ * perflib_set_grow - publish segment @k (== the number opened) of class @cls unless another
+ * process did: create, pin and enter it in the outer maps, then open it. -ENOSPC at the
+ * capacity, -EPERM without CAP_BPF (only lodctr or a privileged provider can grow a set).
  */
-int perflib_set_grow(struct perflib_set_map *map, uint32_t k);
-/* open and map the published segment @k of @map (seg_lock held); internal to store files */
-int perflib_seg_open(struct perflib_set_map *map, uint32_t k);
-void perflib_seg_close(struct perflib_set_map *map, uint32_t k);
+int perflib_set_grow(struct perflib_set_map *map, uint32_t cls, uint32_t k);
+/* open and map the published segment @k of class @cls (seg_lock held) */
+int perflib_seg_open(struct perflib_set_map *map, uint32_t cls, uint32_t k);
+void perflib_seg_close(struct perflib_set_map *map, uint32_t cls, uint32_t k);
+/* the pin names of class @cls: its outer maps ("segs", "segs1", ...), its segment k's dir */
+void perflib_outer_pin(uint32_t cls, int j, char *buf, size_t size);
+void perflib_seg_dirname(uint32_t cls, uint32_t k, char *buf, size_t size);
 /* the maps of one segment being created, by PERFLIB_SEG_* */
 struct perflib_seg_maps {
 	int fd[PERFLIB_SEG_NR];
 };
-int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perflib_seg_maps *ret);
+int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k,
+		       struct perflib_seg_maps *ret);
 int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 		    const struct perflib_pin_opts *opts);
 void perflib_seg_maps_close(struct perflib_seg_maps *m);
@@ -204,19 +226,25 @@ int perflib_pin_open(const char *dir, const char *name, bool rdonly);
 int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
 void perflib_remove_dir(const char *dir);
 /* btf.c: the BTF of a segment's slots, and of an info value of @size bytes */
-int perflib_data_btf(const struct perflib_info *info, int *ret_fd, int *ret_key, int *ret_value);
+int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd, int *ret_key,
+		     int *ret_value);
 int perflib_info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value);
-/* segments of the full capacity of @info */
-uint32_t perflib_info_segs(const struct perflib_info *info);
-/* live bit of global slot @i: set when claimed, cleared before the slot is freed */
-void perflib_live_set(struct perflib_set_map *map, uint32_t i, bool on);
-/* look @key up in the index of every opened segment: 0 and *ret_val, or -ENOENT */
-int perflib_index_lookup(const struct perflib_set_map *map, const struct perflib_index_key *key,
-			 struct perflib_index_val *ret_val);
-/* the index map fd of the segment holding slot @i */
-static inline int perflib_index_fd(const struct perflib_set_map *map, uint32_t i)
+/* segments of the full capacity of class @cls of @info */
+uint32_t perflib_info_segs(const struct perflib_info *info, uint32_t cls);
+/* the class of @info that holds names of @units units (without the NUL) */
+uint32_t perflib_info_class_of(const struct perflib_info *info, size_t units);
+/* live bit of slot @id: set when claimed, cleared before the slot is freed */
+void perflib_live_set(struct perflib_set_map *map, uint32_t id, bool on);
+/*
+ * look @key up in the index of every opened segment of class @cls: 0 and *ret_val (its slot
+ * an index in the class), or -ENOENT
+ */
+int perflib_index_lookup(const struct perflib_set_map *map, uint32_t cls,
+			 const struct perflib_index_key *key, struct perflib_index_val *ret_val);
+/* the index map fd of the segment holding slot @id */
+static inline int perflib_index_fd(const struct perflib_set_map *map, uint32_t id)
 {
-	return map->segs[perflib_seg_of(i, map->seg0)].index_fd;
+	return map->cls[perflib_slot_id_class(id)].segs[perflib_slot_seg(map, id)].index_fd;
 }
 /* pin access defaults (perflib_set_pin_access + environment) */
 void perflib_pin_defaults(struct perflib_pin_opts *opts);
@@ -312,8 +340,9 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
 		     const struct perflib_pin_opts *opts);
 void perflib_keys_open(struct perflib_set_map *map, const char *dir);
-int perflib_keys_where(struct perflib_set_map *map, const struct perflib_index_key *key,
-		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask);
+int perflib_keys_where(struct perflib_set_map *map, uint32_t cls,
+		       const struct perflib_index_key *key, uint32_t nr_segs, uint32_t skip,
+		       uint64_t *ret_mask);
 /* libbpf's messages as the library's debug output (reaper.c) */
 int perflib_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 
@@ -342,25 +371,15 @@ static inline uint32_t perflib_counter_pack(const struct perflib_counter *c)
 	return c->offset | (uint32_t)c->size << 16 | (uint32_t)c->byref << 24;
 }
 
-struct perflib_ctrset {
-	struct perflib_ctrset *next;   /* provider's list; append-only until stop */
-	struct perflib_provider *prov; /* owner */
-	struct perflib_set_map *map;   /* opened pins */
-	GUID guid;		       /* counter set */
-	uint8_t *base;		       /* map->data + PERFLIB_BLOCK_OFFSET: slot 0's block */
-	uint64_t div_magic;	       /* fast division by slot_size (Lemire) */
-	uint32_t slot_size;	       /* map->info->slot_size */
-	uint32_t capacity;	       /* slots */
-	uint32_t nr_counters;
-	uint32_t max_dense_id; /* ids below this use dense[] */
-	uint32_t *dense;       /* id -> perflib_counter_pack() of the counter, 0 = none */
-	struct perflib_counter *counters; /* sorted by id after the dense range */
-	_Atomic uint8_t *owned;		  /* per slot: 1 = a live instance of this provider */
-	uint32_t alloc_hint;		  /* next slot to try */
-	uint32_t instance_type;		  /* PERF_COUNTERSET_* */
-	int proc_index;			  /* this process's procs entry, -1 = none */
-	uint32_t nr_live;		  /* live instances of this provider */
-	bool has_byref;			  /* a counter is by reference */
+/* one size class of a provider's counter set: where its blocks are, the per-slot tables */
+struct perflib_ctrset_class {
+	uint8_t *base;		/* the class's reservation + PERFLIB_BLOCK_OFFSET: slot 0's block */
+	size_t span;		/* capacity * slot_size: blocks lie below base + span */
+	uint64_t div_magic;	/* fast division by slot_size (Lemire) */
+	uint32_t slot_size;	/* the class's */
+	uint32_t capacity;	/* slots */
+	_Atomic uint8_t *owned; /* per slot: 1 = a live instance of this provider */
+	uint32_t alloc_hint;	/* next slot to try */
 	/*
 	 * by-reference addresses, private to the process (capacity * nr_counters, indexed by
 	 * slot and template position): collection dereferences these, never the copy in the
@@ -368,6 +387,23 @@ struct perflib_ctrset {
 	 */
 	void *_Atomic *refs;
 	size_t refs_len; /* bytes of refs (address space, touched as slots are used) */
+};
+
+struct perflib_ctrset {
+	struct perflib_ctrset *next;   /* provider's list; append-only until stop */
+	struct perflib_provider *prov; /* owner */
+	struct perflib_set_map *map;   /* opened pins */
+	GUID guid;		       /* counter set */
+	uint32_t nr_classes;	       /* map->nr_classes */
+	uint32_t nr_counters;
+	uint32_t max_dense_id; /* ids below this use dense[] */
+	uint32_t *dense;       /* id -> perflib_counter_pack() of the counter, 0 = none */
+	struct perflib_counter *counters; /* sorted by id after the dense range */
+	uint32_t instance_type;		  /* PERF_COUNTERSET_* */
+	int proc_index;			  /* this process's procs entry, -1 = none */
+	uint32_t nr_live;		  /* live instances of this provider */
+	bool has_byref;			  /* a counter is by reference */
+	struct perflib_ctrset_class cls[PERFLIB_MAX_CLASSES];
 };
 
 struct perflib_provider {
@@ -400,14 +436,34 @@ static inline struct perflib_provider *perflib_provider_get(HANDLE h)
 struct perflib_provider *perflib_provider_lookup(HANDLE h);
 /* find a registered counter set of @prov by GUID (NULL if none) */
 /*
- * perflib_ctrset_slots - the slots a provider's per-slot tables (owned, refs) cover: those of
- * the published segments, at most the set's capacity (the last segment may hold more)
+ * perflib_ctrset_slots - the slots of class @cls a provider's per-slot tables (owned, refs)
+ * cover: those of the published segments, at most the class's capacity (the last segment
+ * may hold more)
  */
-static inline uint32_t perflib_ctrset_slots(const struct perflib_ctrset *set)
+static inline uint32_t perflib_ctrset_slots(const struct perflib_ctrset *set, uint32_t cls)
 {
-	uint32_t n = perflib_set_slots(set->map);
+	uint32_t n = perflib_set_slots(set->map, cls);
 
-	return n < set->capacity ? n : set->capacity;
+	return n < set->cls[cls].capacity ? n : set->cls[cls].capacity;
+}
+/* a provider's tables by slot id: its owned flag, its by-reference addresses, its block */
+static inline _Atomic uint8_t *perflib_ctrset_owned(const struct perflib_ctrset *set, uint32_t id)
+{
+	return &set->cls[perflib_slot_id_class(id)].owned[perflib_slot_id_index(id)];
+}
+static inline void *_Atomic *perflib_ctrset_refs(const struct perflib_ctrset *set, uint32_t id)
+{
+	const struct perflib_ctrset_class *c = &set->cls[perflib_slot_id_class(id)];
+
+	return c->refs ? c->refs + (size_t)perflib_slot_id_index(id) * set->nr_counters : NULL;
+}
+static inline PERF_COUNTERSET_INSTANCE *perflib_ctrset_block(const struct perflib_ctrset *set,
+							     uint32_t id)
+{
+	const struct perflib_ctrset_class *c = &set->cls[perflib_slot_id_class(id)];
+
+	return (PERF_COUNTERSET_INSTANCE *)(c->base +
+					    (size_t)perflib_slot_id_index(id) * c->slot_size);
 }
 struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid);
 /* memory through the provider's routines when given */
@@ -425,26 +481,36 @@ void perflib_providers_unlock(void);
 struct perflib_provider *perflib_providers_first(void);
 
 /*
- * perflib_ctrset_instance_index - slot index of @inst if it is the block of a slot of
- * @set that this provider owns live; -1 otherwise. Pure computation on process-local
- * state (the hot path's check).
+ * perflib_ctrset_instance_index - slot id of @inst if it is the block of a slot of @set that
+ * this provider owns live; -1 otherwise. Pure computation on process-local state (the hot
+ * path's check): the class whose reservation holds the address, then the slot.
  */
 static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset *set,
 						    const void *inst)
 {
-	uint64_t off = (uint64_t)((const uint8_t *)inst - set->base);
-	uint32_t idx;
+	const struct perflib_ctrset_class *c = set->cls;
+	uint64_t off;
+	uint32_t k, idx;
 
-	if (off >= (uint64_t)set->capacity * set->slot_size)
+	for (k = 0;; k++, c++) {
+		if (__builtin_expect(k >= set->nr_classes, 0))
+			return -1;
+		off = (uint64_t)((const uint8_t *)inst - c->base);
+		if (off < c->span)
+			break;
+	}
+	/* Lemire: exact quotient for 32-bit dividends (off / 16 < 2^32), else a division */
+	if (__builtin_expect(off >> 36 == 0, 1))
+		idx = (uint32_t)(((unsigned __int128)c->div_magic *
+				  (uint32_t)(off / PERFLIB_SLOT_ALIGN)) >>
+				 64);
+	else
+		idx = (uint32_t)(off / c->slot_size);
+	if ((uint64_t)idx * c->slot_size != off)
 		return -1;
-	/* Lemire: exact quotient for 32-bit dividends (off / 64 < 2^32: capacity * slot <= 2^38) */
-	idx = (uint32_t)(((unsigned __int128)set->div_magic * (uint32_t)(off / PERFLIB_SLOT_ALIGN)) >>
-			 64);
-	if ((uint64_t)idx * set->slot_size != off)
+	if (!atomic_load_explicit(&c->owned[idx], memory_order_relaxed))
 		return -1;
-	if (!atomic_load_explicit(&set->owned[idx], memory_order_relaxed))
-		return -1;
-	return idx;
+	return perflib_slot_id_make(k, idx);
 }
 
 /* ---- kernel help: the exit reaper, kernel-owned instances (reaper.c) ---------------------- */

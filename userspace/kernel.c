@@ -34,7 +34,7 @@ int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid
 {
 	struct perflib_provider *prov = perflib_provider_lookup(provider);
 	struct perflib_ctrset *set;
-	uint32_t i;
+	uint32_t i, c;
 	int n;
 
 	if (!prov || !counterset_guid)
@@ -44,9 +44,11 @@ int perflib_kernel_instances_delete(HANDLE provider, const GUID *counterset_guid
 		return n;
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (i = 0; set && i < perflib_ctrset_slots(set); i++) {
-		if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
-			perflib_instance_retire(set, i);
+	for (c = 0; set && c < set->nr_classes; c++) {
+		for (i = 0; i < perflib_ctrset_slots(set, c); i++) {
+			if (atomic_load_explicit(&set->cls[c].owned[i], memory_order_relaxed))
+				perflib_instance_retire(set, perflib_slot_id_make(c, i));
+		}
 	}
 	pthread_mutex_unlock(&prov->lock);
 	return n;
@@ -67,11 +69,12 @@ int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid, ULONG n
 		pthread_mutex_unlock(&prov->lock);
 		return -ENOENT;
 	}
-	want = nr_instances < set->capacity ? nr_instances : set->capacity;
-	while (!err && perflib_set_slots(set->map) < want)
-		err = perflib_set_grow(set->map, perflib_set_nr_segs(set->map));
+	/* room in class 0: the names programs create (perflib_bpf.h) */
+	want = nr_instances < set->cls[0].capacity ? nr_instances : set->cls[0].capacity;
+	while (!err && perflib_set_slots(set->map, 0) < want)
+		err = perflib_set_grow(set->map, 0, perflib_set_nr_segs(set->map, 0));
 	if (!err)
-		err = (int)perflib_ctrset_slots(set);
+		err = (int)perflib_ctrset_slots(set, 0);
 	pthread_mutex_unlock(&prov->lock);
 	return err == -ENOSPC ? -ENOMEM : err;
 }

@@ -29,6 +29,11 @@ static bool keys_enabled(void)
 	return !e || strcmp(e, "0") != 0;
 }
 
+static int idxs_fd(const struct perflib_set_map *map, uint32_t cls)
+{
+	return map->cls[cls < map->nr_classes ? cls : 0].outer_fd[PERFLIB_SEG_INDEX];
+}
+
 int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
 		     const struct perflib_pin_opts *opts)
 {
@@ -41,8 +46,15 @@ int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
 	old_print = libbpf_set_print(perflib_libbpf_print);
 	skel = keys_bpf__open();
 	err = skel ? 0 : -errno;
+	/* each class's idxs; a set with fewer classes gives class 0's for the others */
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx, map->outer_fd[PERFLIB_SEG_INDEX]);
+		err = bpf_map__reuse_fd(skel->maps.idx, idxs_fd(map, 0));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.idx1, idxs_fd(map, 1));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.idx2, idxs_fd(map, 2));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.idx3, idxs_fd(map, 3));
 	if (!err)
 		err = keys_bpf__load(skel);
 	if (!err)
@@ -69,15 +81,17 @@ void perflib_keys_open(struct perflib_set_map *map, const char *dir)
 		map->keys_fd = -1;
 }
 
-int perflib_keys_where(struct perflib_set_map *map, const struct perflib_index_key *key,
-		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask)
+int perflib_keys_where(struct perflib_set_map *map, uint32_t cls,
+		       const struct perflib_index_key *key, uint32_t nr_segs, uint32_t skip,
+		       uint64_t *ret_mask)
 {
-	struct perflib_keys_args args = {.key = *key, .nr_segs = nr_segs, .skip = skip};
+	struct perflib_keys_args args = {
+		.key = *key, .nr_segs = nr_segs, .skip = skip, .cls = cls};
 	/* a syscall program writes its context back into ctx_in */
 	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = &args, .ctx_size_in = sizeof(args));
 	int fd = __atomic_load_n(&map->keys_fd, __ATOMIC_RELAXED);
 
-	if (fd < 0)
+	if (fd < 0 || cls >= map->nr_classes)
 		return -ENOENT;
 	if (bpf_prog_test_run_opts(fd, &topts)) {
 		int err = -errno;

@@ -124,13 +124,21 @@ static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *se
 {
 	if (!set)
 		return;
+	size_t owned_len = 0, refs_len = 0;
+	uint32_t c;
+
 	perflib_set_close(set->map);
 	perflib_prov_free(prov, set->dense);
-	if (set->refs)
-		munmap((void *)set->refs, set->refs_len);
+	/* one table of each kind for every class, class 0's first (ctrset_tables) */
+	for (c = 0; c < set->nr_classes; c++) {
+		owned_len += set->cls[c].capacity;
+		refs_len += set->cls[c].refs_len;
+	}
+	if (set->cls[0].refs)
+		munmap((void *)set->cls[0].refs, refs_len);
 	perflib_prov_free(prov, set->counters);
-	if (set->owned)
-		munmap((void *)set->owned, set->capacity ? set->capacity : 1);
+	if (set->cls[0].owned)
+		munmap((void *)set->cls[0].owned, owned_len ? owned_len : 1);
 	perflib_prov_free(prov, set);
 }
 
@@ -138,7 +146,7 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 {
 	struct perflib_provider *prov = perflib_providers_remove(ProviderHandle);
 	struct perflib_ctrset *set, *next;
-	uint32_t i;
+	uint32_t i, c;
 
 	/* NULL, a stale handle, or a second stop: refused, not a crash */
 	if (!prov)
@@ -151,9 +159,12 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	pthread_mutex_lock(&prov->lock);
 	atomic_store(&prov->magic, PERFLIB_PROVIDER_DEAD);
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
-		for (i = 0; i < perflib_ctrset_slots(set) && set->nr_live; i++) {
-			if (atomic_load_explicit(&set->owned[i], memory_order_relaxed))
-				perflib_instance_retire(set, i);
+		for (c = 0; c < set->nr_classes; c++) {
+			for (i = 0; i < perflib_ctrset_slots(set, c) && set->nr_live; i++) {
+				if (atomic_load_explicit(&set->cls[c].owned[i],
+							 memory_order_relaxed))
+					perflib_instance_retire(set, perflib_slot_id_make(c, i));
+			}
 		}
 	}
 	pthread_mutex_unlock(&prov->lock);
@@ -209,12 +220,22 @@ static int cmp_counter(const void *a, const void *b)
 static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *set,
 			 const PERF_COUNTER_INFO *c, ULONG n)
 {
-	uint32_t i, max_id = 0;
+	size_t owned_len = 0, refs_len = 0;
+	uint32_t i, k, max_id = 0;
+	_Atomic uint8_t *owned;
+	void *_Atomic *refs;
 
+	/* one table of each kind, holding every class's in turn: one mapping each */
+	for (k = 0; k < set->nr_classes; k++)
+		owned_len += set->cls[k].capacity;
 	set->counters = perflib_prov_alloc(prov, n * sizeof(*set->counters));
-	set->owned = slot_table(set->capacity);
-	if (!set->counters || !set->owned)
+	owned = slot_table(owned_len);
+	if (!set->counters || !owned)
 		return -ENOMEM;
+	for (k = 0; k < set->nr_classes; k++) {
+		set->cls[k].owned = owned;
+		owned += set->cls[k].capacity;
+	}
 	for (i = 0; i < n; i++) {
 		set->counters[i].id = c[i].CounterId;
 		set->counters[i].type = c[i].Type;
@@ -238,10 +259,17 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 	if (!set->dense)
 		return -ENOMEM;
 	if (set->has_byref) {
-		set->refs_len = (size_t)set->capacity * n * sizeof(void *);
-		set->refs = slot_table(set->refs_len);
-		if (!set->refs)
+		for (k = 0; k < set->nr_classes; k++) {
+			set->cls[k].refs_len = (size_t)set->cls[k].capacity * n * sizeof(void *);
+			refs_len += set->cls[k].refs_len;
+		}
+		refs = slot_table(refs_len);
+		if (!refs)
 			return -ENOMEM;
+		for (k = 0; k < set->nr_classes; k++) {
+			set->cls[k].refs = refs;
+			refs += (size_t)set->cls[k].capacity * n;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		if (set->counters[i].id < set->max_dense_id)
@@ -379,11 +407,18 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	perflib_reaper_attach(set->map);
 	/* the kernel frees this process's slots of the set when it exits */
 	perflib_exit_join(set->map);
-	set->capacity = set->map->info->capacity;
-	set->slot_size = set->map->info->slot_size;
-	set->base = set->map->data + PERFLIB_BLOCK_OFFSET;
-	/* slot sizes are multiples of 64: divide offsets / 64 (32 bits) by slot_size / 64 */
-	set->div_magic = UINT64_MAX / (set->slot_size / PERFLIB_SLOT_ALIGN) + 1;
+	set->nr_classes = set->map->nr_classes;
+	for (i = 0; i < set->nr_classes; i++) {
+		struct perflib_ctrset_class *cc = &set->cls[i];
+		const struct perflib_class *mc = &set->map->cls[i];
+
+		cc->capacity = mc->geo->capacity;
+		cc->slot_size = mc->slot_size;
+		cc->base = mc->data + PERFLIB_BLOCK_OFFSET;
+		cc->span = (size_t)cc->capacity * cc->slot_size;
+		/* slot sizes are multiples of 16: offsets / 16 (32 bits) by slot_size / 16 */
+		cc->div_magic = UINT64_MAX / (cc->slot_size / PERFLIB_SLOT_ALIGN) + 1;
+	}
 	err = ctrset_tables(prov, set, c, n);
 	if (err)
 		goto out;

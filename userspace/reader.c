@@ -75,10 +75,35 @@ static int copy_entries(int fd, uint32_t first, uint32_t n, uint32_t value_size,
 
 /* ---- where the next slot comes from ------------------------------------------------------ */
 
+bool perflib_reader_class(struct perflib_reader *r, uint32_t cls)
+{
+	struct perflib_set_map *map = r->cs->map;
+	const struct perflib_class *c = &map->cls[cls];
+
+	if (cls >= map->nr_classes)
+		return false;
+	r->cls = cls;
+	r->slot_size = c->slot_size;
+	r->name_max = c->geo->name_max;
+	r->ref_offset = c->geo->ref_offset;
+	r->n_slots = perflib_set_slots(map, cls);
+	r->next = r->first = 0;
+	r->bits = 0;
+	r->bits_base = 0;
+	if (map->mapped) {
+		r->a = r->b = c->data;
+		r->nr = r->n_slots;
+	} else {
+		r->nr = 0;
+	}
+	return true;
+}
+
 int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs, bool values)
 {
 	struct perflib_set_map *map = cs->map;
-	size_t chunk = (size_t)COPY_CHUNK * map->info->slot_size;
+	uint32_t c, largest = 0;
+	size_t chunk;
 
 	memset(r, 0, sizeof(*r));
 	r->cs = cs;
@@ -86,16 +111,17 @@ int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs,
 	r->single = cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE;
 	r->hides_total = cs->instance_type == PERF_COUNTERSET_MULTI_AGGREGATE ||
 			 cs->instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE;
-	r->slot_size = map->info->slot_size;
 	r->name_offset = map->info->name_offset;
 	/* storage other processes added since the last call */
 	perflib_set_refresh(map);
-	r->n_slots = perflib_set_slots(map);
-	if (map->data) {
-		r->a = r->b = map->data;
-		r->nr = r->n_slots;
+	perflib_reader_class(r, 0);
+	if (map->mapped)
 		return 0;
+	for (c = 0; c < map->nr_classes; c++) {
+		if (map->cls[c].slot_size > largest)
+			largest = map->cls[c].slot_size;
 	}
+	chunk = (size_t)COPY_CHUNK * largest;
 	r->copy[0] = malloc(chunk);
 	r->copy[1] = malloc(chunk);
 	return r->copy[0] && r->copy[1] ? 0 : -ENOMEM;
@@ -112,12 +138,12 @@ void perflib_reader_fini(struct perflib_reader *r)
 /* unmapped: copy the chunk of slots from r->next on (within its segment) */
 int perflib_reader_load(struct perflib_reader *r)
 {
-	const struct perflib_set_map *map = r->cs->map;
-	uint32_t k = perflib_seg_of(r->next, map->seg0);
-	uint32_t first = (uint32_t)perflib_seg_first(k, map->seg0);
-	uint32_t end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+	const struct perflib_class *c = &r->cs->map->cls[r->cls];
+	uint32_t k = perflib_seg_of(r->next, c->seg0);
+	uint32_t first = (uint32_t)perflib_seg_first(k, c->seg0);
+	uint32_t end = first + (uint32_t)perflib_seg_slots(k, c->seg0);
 	uint32_t n = end - r->next < COPY_CHUNK ? end - r->next : COPY_CHUNK;
-	int fd = map->segs[k].data_fd, err;
+	int fd = c->segs[k].data_fd, err;
 
 	err = copy_entries(fd, r->next - first, n, r->slot_size, r->copy[0]);
 	if (!err)
@@ -134,26 +160,26 @@ int perflib_reader_load(struct perflib_reader *r)
 /* mapped: the next live word with a bit set; false at the end */
 bool perflib_reader_bits(struct perflib_reader *r)
 {
-	const struct perflib_set_map *map = r->cs->map;
+	const struct perflib_class *c = &r->cs->map->cls[r->cls];
 
 	while (!r->bits) {
 		uint32_t k, first, end, off, valid;
 
 		if (r->next >= r->n_slots)
 			return false;
-		k = perflib_seg_of(r->next, map->seg0);
-		first = (uint32_t)perflib_seg_first(k, map->seg0);
-		end = first + (uint32_t)perflib_seg_slots(k, map->seg0);
+		k = perflib_seg_of(r->next, c->seg0);
+		first = (uint32_t)perflib_seg_first(k, c->seg0);
+		end = first + (uint32_t)perflib_seg_slots(k, c->seg0);
 		off = r->next - first;
 		r->bits_base = r->next - off % 64;
-		r->bits = __atomic_load_n(&map->segs[k].live[off / 64], __ATOMIC_ACQUIRE);
+		r->bits = __atomic_load_n(&c->segs[k].live[off / 64], __ATOMIC_ACQUIRE);
 		valid = end - r->bits_base;
 		if (valid < 64)
 			r->bits &= (1ULL << valid) - 1;
 		r->next = r->bits_base + 64 < end ? r->bits_base + 64 : end;
 		/* the first live slot of the next word comes in while this word's are read */
 		if (r->bits && r->next < end) {
-			uint64_t nb = __atomic_load_n(&map->segs[k].live[(r->next - first) / 64],
+			uint64_t nb = __atomic_load_n(&c->segs[k].live[(r->next - first) / 64],
 						      __ATOMIC_RELAXED);
 
 			if (nb)

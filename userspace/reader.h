@@ -14,10 +14,11 @@
 
 /* ---- the slot reader (reader.c) --------------------------------------------------------- */
 /*
- * One iteration over the instances of a counter set a consumer may see, in slot order.
- * Mapped: the slots whose live bit is set. Unmapped (read permission only): every slot of
- * the opened segments, read with two successive batch copies of a chunk, @a to read from
- * and @b to check the word against.
+ * One iteration over the instances of a counter set a consumer may see, size class by size
+ * class, in slot order. Mapped: the slots whose live bit is set. Unmapped (read permission
+ * only): every slot of the opened segments, read with two successive batch copies of a
+ * chunk, @a to read from and @b to check the word against. Slot numbers below are indexes
+ * in the current class.
  */
 struct perflib_reader {
 	const struct perflib_cset *cs;
@@ -29,7 +30,10 @@ struct perflib_reader {
 	int err;	      /* 0, or why the iteration stopped early */
 	const uint8_t *a, *b; /* slot `first` of each */
 	uint32_t first, nr;   /* slots held */
-	uint32_t slot_size;   /* info->slot_size */
+	uint32_t cls;	      /* the size class being read */
+	uint32_t slot_size;   /* its slot size */
+	uint32_t name_max;    /* its name capacity */
+	uint32_t ref_offset;  /* its dereferenced values */
 	uint32_t name_offset; /* info->name_offset */
 	uint8_t *copy[2];     /* unmapped: a chunk of slots each */
 	uint32_t n_slots;     /* slots of the segments opened when the iteration began */
@@ -40,7 +44,7 @@ struct perflib_reader {
 
 /* what perflib_reader_next found */
 struct perflib_found {
-	uint32_t slot; /* global slot index */
+	uint32_t slot; /* slot id (class << 28 | index) */
 	uint32_t id;   /* InstanceId */
 	uint32_t len;  /* name units without NUL */
 	uint32_t gen;  /* generation of the LIVE word */
@@ -69,9 +73,13 @@ static inline bool perflib_reader_next(struct perflib_reader *r, WCHAR *name, ui
 /* is an instance of this name hidden in a set of @instance_type (the computed _Total)? */
 bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len);
 
-/* internal to the iteration: the next chunk of an unmapped set, the next live word */
+/*
+ * internal to the iteration: the next chunk of an unmapped set, the next live word, the
+ * start of size class @cls (false past the last)
+ */
 int perflib_reader_load(struct perflib_reader *r);
 bool perflib_reader_bits(struct perflib_reader *r);
+bool perflib_reader_class(struct perflib_reader *r, uint32_t cls);
 
 static inline const uint8_t *perflib_reader_slot(const struct perflib_reader *r,
 						 const uint8_t *base, uint32_t i)
@@ -103,33 +111,40 @@ static inline bool perflib_reader_step(struct perflib_reader *r, uint32_t *ret_i
 {
 	uint32_t j;
 
-	if (r->cs->map->data) {
-		if (!perflib_reader_bits(r))
+	for (;;) {
+		if (r->cs->map->mapped) {
+			if (perflib_reader_bits(r)) {
+				j = (uint32_t)__builtin_ctzll(r->bits);
+				r->bits &= r->bits - 1;
+				*ret_i = r->bits_base + j;
+				/* the next live slot of this word comes in while this one is read */
+				if (r->bits)
+					perflib_reader_prefetch(
+						r, r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
+				return true;
+			}
+		} else if (r->next < r->first + r->nr) {
+			*ret_i = r->next++;
+			return true;
+		} else if (r->next < r->n_slots) {
+			*err = perflib_reader_load(r);
+			if (*err)
+				return false;
+			continue;
+		}
+		/* this class is done: the next one */
+		if (!perflib_reader_class(r, r->cls + 1))
 			return false;
-		j = (uint32_t)__builtin_ctzll(r->bits);
-		r->bits &= r->bits - 1;
-		*ret_i = r->bits_base + j;
-		/* the next live slot of this word: its memory comes in while this one is read */
-		if (r->bits)
-			perflib_reader_prefetch(r, r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
-		return true;
 	}
-	if (r->next >= r->first + r->nr) {
-		if (r->next >= r->n_slots)
-			return false;
-		*err = perflib_reader_load(r);
-		if (*err)
-			return false;
-	}
-	*ret_i = r->next++;
-	return true;
 }
 
-/* raw counter values of @slot, masked to their size; by-reference ones from the ref area */
+/*
+ * raw counter values of @slot, masked to their size; by-reference ones from the ref area at
+ * @ref_offset (the slot's class's)
+ */
 static inline void perflib_read_values(const struct perflib_cset *cs, const uint8_t *slot,
-				       uint64_t *vals, uint8_t *nodata)
+				       uint32_t ref_offset, uint64_t *vals, uint8_t *nodata)
 {
-	const struct perflib_info *info = cs->map->info;
 	const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
 	const uint64_t *ref, *null_bits;
 	uint32_t k, n = cs->nr_counters;
@@ -139,7 +154,7 @@ static inline void perflib_read_values(const struct perflib_cset *cs, const uint
 	if (!cs->byref)
 		return;
 	/* values dereferenced by the provider, then one bit per position: address NULL */
-	ref = (const uint64_t *)(slot + info->ref_offset);
+	ref = (const uint64_t *)(slot + ref_offset);
 	null_bits = ref + n;
 	for (k = 0; k < n; k++) {
 		nodata[k] = 0;
@@ -161,12 +176,11 @@ static inline __attribute__((always_inline)) bool perflib_read_slot(struct perfl
 								    struct perflib_found *ret)
 {
 	const struct perflib_cset *cs = r->cs;
-	const struct perflib_info *info = cs->map->info;
 	const uint8_t *slot = perflib_reader_slot(r, r->a, i),
 		      *again = perflib_reader_slot(r, r->b, i);
 	const struct perflib_slot_hdr *h = (const void *)slot;
 	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
-	const WCHAR *src = (const WCHAR *)(slot + info->name_offset);
+	const WCHAR *src = (const WCHAR *)(slot + r->name_offset);
 	uint64_t w = perflib_slot_word(slot), w2, start;
 	uint32_t id;
 	size_t len;
@@ -178,9 +192,9 @@ static inline __attribute__((always_inline)) bool perflib_read_slot(struct perfl
 		start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
 		id = __atomic_load_n(&blk->InstanceId, __ATOMIC_RELAXED);
 		/* bounded by the private info copy, whatever the slot holds; the NUL comes along */
-		len = perflib_name_copy((uint8_t *)name, src, info->name_max);
+		len = perflib_name_copy((uint8_t *)name, src, r->name_max);
 		if (vals)
-			perflib_read_values(cs, slot, vals, nodata);
+			perflib_read_values(cs, slot, r->ref_offset, vals, nodata);
 		/* the copy is good only if the word did not move while we copied */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		w2 = __atomic_load_n((const uint64_t *)again, __ATOMIC_RELAXED);
@@ -190,11 +204,11 @@ static inline __attribute__((always_inline)) bool perflib_read_slot(struct perfl
 			w = w2;
 			continue;
 		}
-		if (len >= info->name_max)
+		if (len >= r->name_max)
 			return false; /* no NUL inside name_max: not something a provider wrote */
 		if (!perflib_owner_alive(&r->alive, perflib_word_pid(w), start))
 			return false;
-		ret->slot = i;
+		ret->slot = perflib_slot_id_make(r->cls, i);
 		ret->id = id;
 		ret->len = (uint32_t)len;
 		ret->gen = perflib_word_gen(w);

@@ -202,6 +202,27 @@ static uint32_t exit_id_of(const struct perflib_set_map *map)
 	return id < PERFLIB_EXIT_IDS ? id : 0;
 }
 
+/* class @cls of @map if it has one, else 0 */
+static uint32_t cls_or0(const struct perflib_set_map *map, uint32_t cls)
+{
+	return cls < map->nr_classes ? cls : 0;
+}
+
+/* the reaper's maps of class @cls: the class's outer maps (class 0's if none) */
+static int reuse_class(struct bpf_map *slots, struct bpf_map *idx, struct bpf_map *live,
+		       const struct perflib_set_map *map, uint32_t cls)
+{
+	const struct perflib_class *c = &map->cls[cls_or0(map, cls)];
+	int err;
+
+	err = bpf_map__reuse_fd(slots, c->outer_fd[PERFLIB_SEG_DATA]);
+	if (!err)
+		err = bpf_map__reuse_fd(idx, c->outer_fd[PERFLIB_SEG_INDEX]);
+	if (!err)
+		err = bpf_map__reuse_fd(live, c->outer_fd[PERFLIB_SEG_LIVE]);
+	return err;
+}
+
 int perflib_reaper_attach(const struct perflib_set_map *map)
 {
 	struct reaper_bpf *skel = NULL;
@@ -249,14 +270,21 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 		err = -errno;
 		goto out;
 	}
-	perflib_bpf_geometry_from_info(map->info, &skel->rodata->perflib_geo);
+	/* every class's geometry and maps; missing classes get class 0's, never walked */
+	skel->rodata->nr_classes = map->nr_classes;
+	perflib_bpf_geometry_from_class(map->info, 0, &skel->rodata->perflib_geo);
+	perflib_bpf_geometry_from_class(map->info, cls_or0(map, 1), &skel->rodata->geo1);
+	perflib_bpf_geometry_from_class(map->info, cls_or0(map, 2), &skel->rodata->geo2);
+	perflib_bpf_geometry_from_class(map->info, cls_or0(map, 3), &skel->rodata->geo3);
 	tck = sysconf(_SC_CLK_TCK);
 	skel->rodata->clk_tck = tck > 0 ? (uint64_t)tck : 100;
-	err = bpf_map__reuse_fd(skel->maps.slots, map->outer_fd[PERFLIB_SEG_DATA]);
+	err = reuse_class(skel->maps.slots, skel->maps.idx, skel->maps.live, map, 0);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx, map->outer_fd[PERFLIB_SEG_INDEX]);
+		err = reuse_class(skel->maps.slots1, skel->maps.idx1, skel->maps.live1, map, 1);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.live, map->outer_fd[PERFLIB_SEG_LIVE]);
+		err = reuse_class(skel->maps.slots2, skel->maps.idx2, skel->maps.live2, map, 2);
+	if (!err)
+		err = reuse_class(skel->maps.slots3, skel->maps.idx3, skel->maps.live3, map, 3);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.procs, map->procs_fd);
 	if (!err)
@@ -432,7 +460,6 @@ int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst)
 	start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
 	/* the marker first: from now on every liveness check says alive, whatever the pid */
 	__atomic_store_n(&h->owner_start, PERFLIB_OWNER_KERNEL, __ATOMIC_RELAXED);
-	h->proc_index = 0xFFFFFFFF;
 	/* same generation: the index key's generation keeps matching the slot */
 	if (!perflib_slot_cas((uint8_t *)h, w,
 			      perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w), 0))) {
@@ -440,7 +467,7 @@ int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst)
 		err = -EBUSY;
 		goto out;
 	}
-	atomic_store_explicit(&set->owned[idx], 0, memory_order_release);
+	atomic_store_explicit(perflib_ctrset_owned(set, idx), 0, memory_order_release);
 	set->nr_live--;
 out:
 	pthread_mutex_unlock(&prov->lock);
@@ -453,7 +480,7 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	struct perflib_ctrset *set;
 	struct perflib_slot_hdr *h;
 	uint64_t w, start;
-	uint32_t pid, i;
+	uint32_t pid, i, c, id;
 	int n = 0;
 
 	if (!prov || !counterset_guid)
@@ -461,8 +488,14 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	perflib_self(&pid, &start);
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (i = 0; set && i < perflib_ctrset_slots(set); i++) {
-		h = (void *)perflib_slot(set->map, i);
+	for (c = 0, i = 0; set && c < set->nr_classes; i++) {
+		if (i >= perflib_ctrset_slots(set, c)) {
+			c++;
+			i = (uint32_t)-1;
+			continue;
+		}
+		id = perflib_slot_id_make(c, i);
+		h = (void *)perflib_slot(set->map, id);
 		w = perflib_slot_word((uint8_t *)h);
 		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
 		    __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED) != PERFLIB_OWNER_KERNEL)
@@ -473,8 +506,7 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 			    perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w), pid)))
 			continue;
 		__atomic_store_n(&h->owner_start, start, __ATOMIC_RELAXED);
-		h->proc_index = set->proc_index < 0 ? 0xFFFFFFFF : (uint32_t)set->proc_index;
-		atomic_store_explicit(&set->owned[i], 1, memory_order_release);
+		atomic_store_explicit(perflib_ctrset_owned(set, id), 1, memory_order_release);
 		set->nr_live++;
 		n++;
 	}

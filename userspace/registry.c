@@ -84,7 +84,7 @@ int perflib_registry_register(const struct perflib_counterset_reg *reg,
 int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
 {
 	struct perflib_set_map *map;
-	uint32_t i, live = 0;
+	uint32_t c, i, live = 0;
 	uint64_t w;
 	int err;
 
@@ -97,12 +97,16 @@ int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
 	}
 	if (err)
 		return err;
-	for (i = 0; i < perflib_set_slots(map); i++) {
-		w = perflib_slot_word(perflib_slot(map, i));
-		if (perflib_word_state(w) == PERFLIB_SLOT_FREE)
-			continue;
-		if (!perflib_slot_reap(map, i))
-			live++;
+	for (c = 0; c < map->nr_classes; c++) {
+		for (i = 0; i < perflib_set_slots(map, c); i++) {
+			uint32_t id = perflib_slot_id_make(c, i);
+
+			w = perflib_slot_word(perflib_slot(map, id));
+			if (perflib_word_state(w) == PERFLIB_SLOT_FREE)
+				continue;
+			if (!perflib_slot_reap(map, id))
+				live++;
+		}
 	}
 	perflib_set_close(map);
 	if (live && !force)

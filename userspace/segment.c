@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * segment.c - how a counter set grows: segments of slots, each a data map, an index map
- * and a live bitmap pinned in <set>/s<k>/, published in the ctl map and the outer maps,
- * and mapped by every process at their fixed place in its reservation (layout.h).
+ * segment.c - how a counter set grows: in each size class, segments of slots, each a data
+ * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the ctl map
+ * and the class's outer maps, and mapped by every process at their fixed place in the
+ * class's reservation (layout.h).
  *
  * Growing: the process that finds no free slot creates segment k's maps, pins them in a
  * private directory and renames it to s<k>; a loser of that race removes its copy. Then
  * whoever sees s<k> enters it in the outer maps and moves ctl.nr_segs from k to k + 1, so a
  * grower that dies after the rename only delays the next one. Readers open the segments
- * below ctl.nr_segs (perflib_set_refresh), so they see new storage without reopening.
+ * below ctl.nr_segs[c] (perflib_set_refresh), so they see new storage without reopening.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -27,6 +28,37 @@
 const char *const perflib_seg_pins[PERFLIB_SEG_NR] = {"data", "index", "live"};
 const char *const perflib_outer_pins[PERFLIB_SEG_NR] = {"segs", "idxs", "lives"};
 
+void perflib_outer_pin(uint32_t cls, int j, char *buf, size_t size)
+{
+	if (cls)
+		snprintf(buf, size, "%s%u", perflib_outer_pins[j], cls);
+	else
+		snprintf(buf, size, "%s", perflib_outer_pins[j]);
+}
+
+void perflib_seg_dirname(uint32_t cls, uint32_t k, char *buf, size_t size)
+{
+	if (cls)
+		snprintf(buf, size, "c%us%u", cls, k);
+	else
+		snprintf(buf, size, "s%u", k);
+}
+
+/* "<set dir>/[c<c>]s<k>" */
+static int seg_dir(const struct perflib_set_map *map, uint32_t cls, uint32_t k, char *buf,
+		   size_t size)
+{
+	char dir[PATH_MAX], name[32];
+	int err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+
+	if (err)
+		return err;
+	perflib_seg_dirname(cls, k, name, sizeof(name));
+	if ((size_t)snprintf(buf, size, "%s/%s", dir, name) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 void perflib_seg_maps_close(struct perflib_seg_maps *m)
 {
 	int j;
@@ -38,14 +70,16 @@ void perflib_seg_maps_close(struct perflib_seg_maps *m)
 	}
 }
 
-int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perflib_seg_maps *ret)
+int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k,
+		       struct perflib_seg_maps *ret)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);
-	uint32_t slots = (uint32_t)perflib_seg_slots(k, info->seg0_slots);
+	const struct perflib_info_class *ic = &info->classes[cls];
+	uint32_t slots = (uint32_t)perflib_seg_slots(k, ic->seg0_slots);
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	int btf_fd, key_id, val_id, err, j;
 
-	err = perflib_data_btf(info, &btf_fd, &key_id, &val_id);
+	err = perflib_data_btf(info, cls, &btf_fd, &key_id, &val_id);
 	if (err)
 		return err;
 	mopts.btf_fd = btf_fd;
@@ -54,7 +88,7 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perfl
 	/* BPF_F_INNER_MAP: segments of different sizes share the outer map's template */
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
 	m.fd[PERFLIB_SEG_DATA] =
-		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, info->slot_size, slots, &mopts);
+		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_data", 4, ic->slot_size, slots, &mopts);
 	close(btf_fd);
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
@@ -66,7 +100,7 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t k, struct perfl
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
 	m.fd[PERFLIB_SEG_LIVE] =
 		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
-			       (uint32_t)perflib_seg_words(k, info->seg0_slots), &mopts);
+			       (uint32_t)perflib_seg_words(k, ic->seg0_slots), &mopts);
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
 		if (m.fd[j] < 0) {
 			err = -errno;
@@ -93,9 +127,9 @@ int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 	return err;
 }
 
-void perflib_seg_close(struct perflib_set_map *map, uint32_t k)
+void perflib_seg_close(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 {
-	struct perflib_seg *s = &map->segs[k];
+	struct perflib_seg *s = &map->cls[cls].segs[k];
 	struct perflib_seg_maps m = {{s->data_fd, s->index_fd, s->live_fd}};
 
 	if (s->live)
@@ -105,26 +139,25 @@ void perflib_seg_close(struct perflib_set_map *map, uint32_t k)
 	s->data_fd = s->index_fd = s->live_fd = -1;
 }
 
-int perflib_seg_open(struct perflib_set_map *map, uint32_t k)
+int perflib_seg_open(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 {
-	const struct perflib_info *info = map->info;
-	struct perflib_seg *s = &map->segs[k];
-	uint64_t slots = perflib_seg_slots(k, map->seg0), words = perflib_seg_words(k, map->seg0);
-	bool rdonly = !map->writable && !map->data;
-	char dir[PATH_MAX], sdir[PATH_MAX + 16];
+	struct perflib_class *c = &map->cls[cls];
+	struct perflib_seg *s = &c->segs[k];
+	uint64_t slots = perflib_seg_slots(k, c->seg0), words = perflib_seg_words(k, c->seg0);
+	bool rdonly = !map->writable && !map->mapped;
+	char sdir[PATH_MAX + 48];
 	int err;
 
-	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
-	snprintf(sdir, sizeof(sdir), "%s/s%u", dir, k);
 	s->data_fd = perflib_pin_open(sdir, "data", rdonly);
 	s->index_fd = perflib_pin_open(sdir, "index", !map->writable);
 	s->live_fd = perflib_pin_open(sdir, "live", rdonly);
 	err = s->data_fd < 0 ? s->data_fd : s->index_fd < 0 ? s->index_fd : s->live_fd;
 	if (err < 0)
 		goto fail;
-	err = perflib_map_check(s->data_fd, BPF_MAP_TYPE_ARRAY, 4, info->slot_size, (uint32_t)slots,
+	err = perflib_map_check(s->data_fd, BPF_MAP_TYPE_ARRAY, 4, c->slot_size, (uint32_t)slots,
 				BPF_F_MMAPABLE);
 	if (err >= 0)
 		err = perflib_map_check(s->index_fd, BPF_MAP_TYPE_HASH,
@@ -135,11 +168,11 @@ int perflib_seg_open(struct perflib_set_map *map, uint32_t k)
 					BPF_F_MMAPABLE);
 	if (err < 0)
 		goto fail;
-	if (!map->data)
+	if (!map->mapped)
 		return 0;
-	/* the segment's slots at their fixed place in the reservation */
-	if (!perflib_map_shared(perflib_slot(map, (uint32_t)perflib_seg_first(k, map->seg0)),
-				slots * info->slot_size, map->writable, s->data_fd)) {
+	/* the segment's slots at their fixed place in the class's reservation */
+	if (!perflib_map_shared(c->data + perflib_seg_first(k, c->seg0) * c->slot_size,
+				slots * c->slot_size, map->writable, s->data_fd)) {
 		err = -errno;
 		goto fail;
 	}
@@ -151,45 +184,59 @@ int perflib_seg_open(struct perflib_set_map *map, uint32_t k)
 	}
 	return 0;
 fail:
-	perflib_seg_close(map, k);
+	perflib_seg_close(map, cls, k);
 	return err;
 }
 
-/* segments published in ctl */
-static int ctl_nr_segs(const struct perflib_set_map *map, uint32_t *ret_nr)
+/* segments of class @cls published in ctl */
+static int ctl_nr_segs(const struct perflib_set_map *map, uint32_t cls, uint32_t *ret_nr)
 {
 	struct perflib_ctl ctl;
 	__u32 key = 0;
 
 	if (map->ctl) {
-		*ret_nr = __atomic_load_n(&map->ctl->nr_segs, __ATOMIC_ACQUIRE);
+		*ret_nr = __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
 	} else {
 		if (bpf_map_lookup_elem(map->ctl_fd, &key, &ctl))
 			return -errno;
-		*ret_nr = ctl.nr_segs;
+		*ret_nr = ctl.nr_segs[cls];
 	}
-	if (*ret_nr > map->max_segs)
-		*ret_nr = map->max_segs; /* garbage in ctl: the info bounds it */
+	if (*ret_nr > map->cls[cls].max_segs)
+		*ret_nr = map->cls[cls].max_segs; /* garbage in ctl: the info bounds it */
 	return 0;
+}
+
+static int class_refresh(struct perflib_set_map *map, uint32_t cls)
+{
+	struct perflib_class *c = &map->cls[cls];
+	uint32_t want, k;
+	int err;
+
+	err = ctl_nr_segs(map, cls, &want);
+	if (err || want <= perflib_set_nr_segs(map, cls))
+		return err;
+	pthread_mutex_lock(&map->seg_lock);
+	for (k = perflib_set_nr_segs(map, cls); k < want; k++) {
+		err = perflib_seg_open(map, cls, k);
+		if (err)
+			break;
+		/* readers of nr_segs see the segment's fds and mappings */
+		atomic_store_explicit(&c->nr_segs, k + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&map->seg_lock);
+	return err;
 }
 
 int perflib_set_refresh(struct perflib_set_map *map)
 {
-	uint32_t want, k;
-	int err;
+	uint32_t c;
+	int err = 0, e;
 
-	err = ctl_nr_segs(map, &want);
-	if (err || want <= perflib_set_nr_segs(map))
-		return err;
-	pthread_mutex_lock(&map->seg_lock);
-	for (k = perflib_set_nr_segs(map); k < want; k++) {
-		err = perflib_seg_open(map, k);
-		if (err)
-			break;
-		/* readers of nr_segs see the segment's fds and mappings */
-		atomic_store_explicit(&map->nr_segs, k + 1, memory_order_release);
+	for (c = 0; c < map->nr_classes; c++) {
+		e = class_refresh(map, c);
+		if (e && !err)
+			err = e;
 	}
-	pthread_mutex_unlock(&map->seg_lock);
 	return err;
 }
 
@@ -213,20 +260,19 @@ static void *outer_update(void *p)
  * update of an array of maps wait for an RCU grace period (so that no program still runs
  * with the old entry): the three updates run at once, in threads, and share their waits.
  */
-static int seg_publish(struct perflib_set_map *map, uint32_t k)
+static int seg_publish(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	struct outer_update u[PERFLIB_SEG_NR];
 	bool started[PERFLIB_SEG_NR] = {false};
 	pthread_t th[PERFLIB_SEG_NR];
-	char dir[PATH_MAX], sdir[PATH_MAX + 16];
+	char sdir[PATH_MAX + 48];
 	uint32_t cur = k;
 	int err, j;
 
-	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
-	snprintf(sdir, sizeof(sdir), "%s/s%u", dir, k);
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
 		m.fd[j] = perflib_pin_open(sdir, perflib_seg_pins[j], false);
 		if (m.fd[j] < 0) {
@@ -235,7 +281,7 @@ static int seg_publish(struct perflib_set_map *map, uint32_t k)
 		}
 	}
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		u[j] = (struct outer_update){map->outer_fd[j], m.fd[j], k, 0};
+		u[j] = (struct outer_update){map->cls[cls].outer_fd[j], m.fd[j], k, 0};
 		/* the last one (or one no thread could be made for) in this thread */
 		if (j < PERFLIB_SEG_NR - 1 && !pthread_create(&th[j], NULL, outer_update, &u[j]))
 			started[j] = true;
@@ -251,7 +297,7 @@ static int seg_publish(struct perflib_set_map *map, uint32_t k)
 	if (err)
 		goto out;
 	/* from k to k + 1 only: a later segment may already be there */
-	__atomic_compare_exchange_n(&map->ctl->nr_segs, &cur, k + 1, false, __ATOMIC_RELEASE,
+	__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k + 1, false, __ATOMIC_RELEASE,
 				    __ATOMIC_RELAXED);
 out:
 	perflib_seg_maps_close(&m);
@@ -274,11 +320,11 @@ static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 	return 0;
 }
 
-int perflib_set_grow(struct perflib_set_map *map, uint32_t k)
+int perflib_set_grow(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	struct perflib_pin_opts opts;
-	char dir[PATH_MAX], tmp[PATH_MAX + 64], sdir[PATH_MAX + 16];
+	char dir[PATH_MAX], tmp[PATH_MAX + 64], sdir[PATH_MAX + 48];
 	static _Atomic unsigned int seq;
 	struct stat st;
 	uint32_t nr;
@@ -286,37 +332,38 @@ int perflib_set_grow(struct perflib_set_map *map, uint32_t k)
 
 	if (!map->writable || !map->ctl)
 		return -EBADF;
-	err = ctl_nr_segs(map, &nr);
+	err = ctl_nr_segs(map, cls, &nr);
 	if (err)
 		return err;
 	if (nr > k)
 		return perflib_set_refresh(map);
-	if (k >= map->max_segs)
+	if (k >= map->cls[cls].max_segs)
 		return -ENOSPC;
 	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
 	if (!err)
 		err = set_pin_opts(dir, &opts);
+	if (!err)
+		err = seg_dir(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
-	snprintf(sdir, sizeof(sdir), "%s/s%u", dir, k);
 	if (stat(sdir, &st)) {
-		err = perflib_seg_create(map->info, k, &m);
+		err = perflib_seg_create(map->info, cls, k, &m);
 		if (err) {
-			pr_debug("cannot grow counter set to %u segments: %s\n", k + 1,
-				 strerror(-err));
+			pr_debug("cannot grow size class %u of counter set to %u segments: %s\n", cls,
+				 k + 1, strerror(-err));
 			return err == -ENOMEM || err == -E2BIG ? -ENOSPC : err;
 		}
-		snprintf(tmp, sizeof(tmp), "%s/tmp-s%u-%d-%u", dir, k, (int)getpid(), seq++);
+		snprintf(tmp, sizeof(tmp), "%s/tmp-c%us%u-%d-%u", dir, cls, k, (int)getpid(), seq++);
 		err = perflib_seg_pin(&m, tmp, &opts);
 		perflib_seg_maps_close(&m);
 		if (!err && rename(tmp, sdir) && errno != EEXIST && errno != ENOTEMPTY)
 			err = -errno;
-		/* lost the race (or failed): the winner's s<k> stays */
+		/* lost the race (or failed): the winner's directory stays */
 		perflib_remove_dir(tmp);
 		if (err)
 			return err;
 	}
-	err = seg_publish(map, k);
+	err = seg_publish(map, cls, k);
 	if (err)
 		return err;
 	return perflib_set_refresh(map);
@@ -332,13 +379,13 @@ void perflib_live_set(struct perflib_set_map *map, uint32_t i, bool on)
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
 }
 
-int perflib_index_lookup(const struct perflib_set_map *map, const struct perflib_index_key *key,
-			 struct perflib_index_val *ret_val)
+int perflib_index_lookup(const struct perflib_set_map *map, uint32_t cls,
+			 const struct perflib_index_key *key, struct perflib_index_val *ret_val)
 {
-	uint32_t k, n = perflib_set_nr_segs(map);
+	uint32_t k, n = perflib_set_nr_segs(map, cls);
 
 	for (k = 0; k < n; k++) {
-		if (!bpf_map_lookup_elem(map->segs[k].index_fd, key, ret_val))
+		if (!bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, ret_val))
 			return 0;
 	}
 	return -ENOENT;

@@ -83,13 +83,23 @@ static const char *const pin_names[] = {"info", "ctl", "procs"};
 void perflib_set_close(struct perflib_set_map *map)
 {
 	uint32_t k;
+	uint32_t c;
+	size_t len = 0;
 
 	if (!map)
 		return;
-	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
-		perflib_seg_close(map, k);
-	if (map->data)
-		munmap(map->data, map->data_len);
+	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
+		for (k = 0; k < PERFLIB_MAX_SEGS; k++)
+			perflib_seg_close(map, c, k);
+		for (k = 0; k < PERFLIB_SEG_NR; k++) {
+			if (map->cls[c].outer_fd[k] >= 0)
+				close(map->cls[c].outer_fd[k]);
+		}
+		len += map->cls[c].data_len;
+	}
+	/* one reservation holds every class, class 0 first */
+	if (map->cls[0].data)
+		munmap(map->cls[0].data, len);
 	if (map->procs)
 		munmap(map->procs, map->procs_len);
 	if (map->ctl)
@@ -102,10 +112,6 @@ void perflib_set_close(struct perflib_set_map *map)
 		close(map->procs_fd);
 	if (map->keys_fd >= 0)
 		close(map->keys_fd);
-	for (k = 0; k < PERFLIB_SEG_NR; k++) {
-		if (map->outer_fd[k] >= 0)
-			close(map->outer_fd[k]);
-	}
 	pthread_mutex_destroy(&map->seg_lock);
 	free(map->info);
 	free(map);
@@ -114,18 +120,22 @@ void perflib_set_close(struct perflib_set_map *map)
 static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
 {
 	struct perflib_set_map *map = calloc(1, sizeof(*map));
-	uint32_t k;
+	uint32_t c, k;
 
 	if (!map)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
 	map->info_fd = map->ctl_fd = map->procs_fd = map->keys_fd = -1;
-	for (k = 0; k < PERFLIB_SEG_NR; k++)
-		map->outer_fd[k] = -1;
 	map->proc_index = -1;
-	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
-		map->segs[k].data_fd = map->segs[k].index_fd = map->segs[k].live_fd = -1;
+	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
+		struct perflib_class *cl = &map->cls[c];
+
+		for (k = 0; k < PERFLIB_SEG_NR; k++)
+			cl->outer_fd[k] = -1;
+		for (k = 0; k < PERFLIB_MAX_SEGS; k++)
+			cl->segs[k].data_fd = cl->segs[k].index_fd = cl->segs[k].live_fd = -1;
+	}
 	pthread_mutex_init(&map->seg_lock, NULL);
 	return map;
 }
@@ -208,9 +218,21 @@ static int map_attach(struct perflib_set_map *map, bool unmapped)
 	int err;
 	void *p;
 
+	size_t len = 0;
+	uint32_t c;
+
 	map->counters = (const struct perflib_info_counter *)(info + 1);
-	map->seg0 = info->seg0_slots;
-	map->max_segs = perflib_info_segs(info);
+	map->nr_classes = info->nr_classes;
+	for (c = 0; c < map->nr_classes; c++) {
+		struct perflib_class *cl = &map->cls[c];
+
+		cl->geo = &info->classes[c];
+		cl->slot_size = cl->geo->slot_size;
+		cl->seg0 = cl->geo->seg0_slots;
+		cl->max_segs = perflib_info_segs(info, c);
+		cl->data_len = (size_t)perflib_seg_first(cl->max_segs, cl->seg0) * cl->slot_size;
+		len += cl->data_len;
+	}
 	err = perflib_map_check(map->procs_fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc),
 				info->nr_procs, BPF_F_MMAPABLE);
 	if (err >= 0)
@@ -218,17 +240,22 @@ static int map_attach(struct perflib_set_map *map, bool unmapped)
 					sizeof(struct perflib_ctl), 1, BPF_F_MMAPABLE);
 	if (err < 0)
 		return err;
-	map->data_len = (size_t)perflib_seg_first(map->max_segs, map->seg0) * info->slot_size;
 	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
 	if (!unmapped) {
-		/* address space only: segments are mapped into it as they are published */
-		p = mmap(NULL, map->data_len, PROT_NONE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		/*
+		 * address space only, one range for every class (class regions are whole pages:
+		 * their segments are): segments are mapped into it as they are published
+		 */
+		p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		if (map->writable)
-			madvise(p, map->data_len, MADV_DONTFORK);
-		map->data = p;
+			madvise(p, len, MADV_DONTFORK);
+		for (c = 0, len = 0; c < map->nr_classes; c++) {
+			map->cls[c].data = (uint8_t *)p + len;
+			len += map->cls[c].data_len;
+		}
+		map->mapped = true;
 		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, map->procs_fd);
 		map->ctl = perflib_map_shared(NULL, sizeof(struct perflib_ctl), map->writable,
 					      map->ctl_fd);
@@ -254,9 +281,10 @@ int perflib_pin_open(const char *dir, const char *name, bool rdonly)
 int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **ret_map)
 {
 	struct perflib_set_map *map;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], name[32];
 	bool unmapped = false;
 	int *fds[3];
+	uint32_t c;
 	int err, i;
 
 	err = perflib_set_dir(guid, dir, sizeof(dir));
@@ -300,20 +328,22 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 		}
 	}
 	if (writable) {
-		/* the outer maps, to enter new segments (a set of an older layout has none) */
-		for (i = 0; i < PERFLIB_SEG_NR; i++)
-			map->outer_fd[i] = perflib_pin_open(dir, perflib_outer_pins[i], false);
+		/* the outer maps of every class, to enter new segments */
+		for (c = 0; c < map->info->nr_classes; c++) {
+			for (i = 0; i < PERFLIB_SEG_NR; i++) {
+				perflib_outer_pin(c, i, name, sizeof(name));
+				map->cls[c].outer_fd[i] = perflib_pin_open(dir, name, false);
+				if (map->cls[c].outer_fd[i] < 0) {
+					err = map->cls[c].outer_fd[i];
+					goto out;
+				}
+			}
+		}
 		perflib_keys_open(map, dir);
 	}
 	err = map_attach(map, unmapped);
 	if (err)
 		goto out;
-	for (i = 0; writable && i < PERFLIB_SEG_NR; i++) {
-		if (map->outer_fd[i] < 0) {
-			err = map->outer_fd[i];
-			goto out;
-		}
-	}
 	*ret_map = map;
 	return 0;
 out:
@@ -371,10 +401,39 @@ static int outer_create(const char *pin, int inner_fd)
 	char name[16];
 	int fd;
 
-	snprintf(name, sizeof(name), "pl_%s", pin);
+	/* map names hold 15 characters: "pl_lives3" fits */
+	snprintf(name, sizeof(name), "pl_%.12s", pin);
 	mopts.inner_map_fd = inner_fd;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, name, 4, 4, PERFLIB_MAX_SEGS, &mopts);
 	return fd < 0 ? -errno : fd;
+}
+
+/* maps shaped as segments of class @cls, one entry each: a template for its outer maps */
+static int template_create(const struct perflib_info *info, uint32_t cls,
+			   struct perflib_seg_maps *ret)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts);
+	struct perflib_seg_maps m = {{-1, -1, -1}};
+	int j;
+
+	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
+	m.fd[PERFLIB_SEG_DATA] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_tmpl", 4,
+						info->classes[cls].slot_size, 1, &mopts);
+	m.fd[PERFLIB_SEG_LIVE] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_tmpl", 4, 8, 1, &mopts);
+	mopts.map_flags = BPF_F_NO_PREALLOC;
+	m.fd[PERFLIB_SEG_INDEX] =
+		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_tmpl", sizeof(struct perflib_index_key),
+			       sizeof(struct perflib_index_val), 1, &mopts);
+	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		if (m.fd[j] < 0) {
+			int err = -errno;
+
+			perflib_seg_maps_close(&m);
+			return err;
+		}
+	}
+	*ret = m;
+	return 0;
 }
 
 int perflib_set_create(const struct perflib_info *info, size_t info_size,
@@ -384,10 +443,10 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC};
 	struct perflib_seg_maps seg0;
 	struct perflib_set_map *map;
-	char dir[PATH_MAX], tmp[PATH_MAX], sdir[PATH_MAX + 8];
+	char dir[PATH_MAX], tmp[PATH_MAX], sdir[PATH_MAX + 8], name[32];
 	static _Atomic unsigned int seq;
 	int btf_fd = -1, key_id, val_id, err, j;
-	__u32 key = 0;
+	__u32 key = 0, c;
 	GUID guid;
 
 	memcpy(&guid, info->counterset_guid, sizeof(guid));
@@ -403,6 +462,7 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	map = map_alloc(&guid, true);
 	if (!map)
 		return -ENOMEM;
+	map->nr_classes = info->nr_classes;
 	for (j = 0; j < PERFLIB_SEG_NR; j++)
 		seg0.fd[j] = -1;
 
@@ -431,22 +491,37 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		err = -errno;
 		goto out;
 	}
-	/* segment 0 exists from the start: it is the template of the outer maps */
-	err = perflib_seg_create(info, 0, &seg0);
+	/*
+	 * Segment 0 of class 0 exists from the start (programs that know no classes find it);
+	 * the other classes get segments as names of their sizes come. A class's segment-shaped
+	 * maps are the template of its outer maps: class 0's segment 0, else maps of one entry
+	 * made for that and closed.
+	 */
+	err = perflib_seg_create(info, 0, 0, &seg0);
 	if (err)
 		goto out;
-	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		map->outer_fd[j] = outer_create(perflib_outer_pins[j], seg0.fd[j]);
-		if (map->outer_fd[j] < 0) {
-			err = map->outer_fd[j];
-			goto out;
+	for (c = 0; c < info->nr_classes; c++) {
+		struct perflib_seg_maps tmpl = {{-1, -1, -1}};
+
+		if (c) {
+			err = template_create(info, c, &tmpl);
+			if (err)
+				goto out;
 		}
-		if (bpf_map_update_elem(map->outer_fd[j], &key, &seg0.fd[j], BPF_ANY)) {
-			err = -errno;
-			goto out;
+		for (j = 0; j < PERFLIB_SEG_NR && !err; j++) {
+			perflib_outer_pin(c, j, name, sizeof(name));
+			map->cls[c].outer_fd[j] = outer_create(name, c ? tmpl.fd[j] : seg0.fd[j]);
+			if (map->cls[c].outer_fd[j] < 0)
+				err = map->cls[c].outer_fd[j];
+			else if (!c && bpf_map_update_elem(map->cls[c].outer_fd[j], &key,
+							   &seg0.fd[j], BPF_ANY))
+				err = -errno;
 		}
+		perflib_seg_maps_close(&tmpl);
+		if (err)
+			goto out;
 	}
-	ctl.nr_segs = 1;
+	ctl.nr_segs[0] = 1;
 	if (bpf_map_update_elem(map->ctl_fd, &key, &ctl, BPF_ANY)) {
 		err = -errno;
 		goto out;
@@ -463,8 +538,12 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		err = perflib_pin_one(map->ctl_fd, tmp, "ctl", opts);
 	if (!err)
 		err = perflib_pin_one(map->procs_fd, tmp, "procs", opts);
-	for (j = 0; j < PERFLIB_SEG_NR && !err; j++)
-		err = perflib_pin_one(map->outer_fd[j], tmp, perflib_outer_pins[j], opts);
+	for (c = 0; c < info->nr_classes; c++) {
+		for (j = 0; j < PERFLIB_SEG_NR && !err; j++) {
+			perflib_outer_pin(c, j, name, sizeof(name));
+			err = perflib_pin_one(map->cls[c].outer_fd[j], tmp, name, opts);
+		}
+	}
 	if (!err) {
 		snprintf(sdir, sizeof(sdir), "%s/s0", tmp);
 		err = perflib_seg_pin(&seg0, sdir, opts);

@@ -104,8 +104,8 @@ ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance
 {
 	VALUE_FN_PROLOGUE(WANT_REF);
 	/* the private copy is what collection dereferences; the slot shows it as on Windows */
-	atomic_store_explicit(&set->refs[(size_t)idx * set->nr_counters +
-					 ((c & 0xFFFF) - sizeof(PERF_COUNTERSET_INSTANCE)) / 8],
+	atomic_store_explicit(perflib_ctrset_refs(set, (uint32_t)idx) +
+				      ((c & 0xFFFF) - sizeof(PERF_COUNTERSET_INSTANCE)) / 8,
 			      Address, memory_order_release);
 	__atomic_store_n((uint64_t *)p, (uint64_t)(uintptr_t)Address, __ATOMIC_RELAXED);
 	return ERROR_SUCCESS;

@@ -222,10 +222,10 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 					fd_memlock(m->procs_fd));
 		uint32_t k;
 
-		for (k = 0; k < perflib_set_nr_segs(m); k++)
-			total += (double)(fd_memlock(m->segs[k].data_fd) +
-					  fd_memlock(m->segs[k].index_fd) +
-					  fd_memlock(m->segs[k].live_fd));
+		for (k = 0; k < perflib_set_nr_segs(m, 0); k++)
+			total += (double)(fd_memlock(m->cls[0].segs[k].data_fd) +
+					  fd_memlock(m->cls[0].segs[k].index_fd) +
+					  fd_memlock(m->cls[0].segs[k].live_fd));
 		res->memlock = total / LIVE;
 	}
 	PerfStopProvider(h);

@@ -137,7 +137,7 @@ static void check_child_instance(const GUID *set)
 	uint32_t i;
 
 	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro); i++) {
+	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		const PERF_COUNTERSET_INSTANCE *blk = (const void *)(s + PERFLIB_BLOCK_OFFSET);
 
@@ -313,7 +313,7 @@ static int child_read(void *p)
 	if (err)
 		return 4;
 	/* read-only fds cannot be mmapped: the set is opened unmapped, read with lookups */
-	if (ro->data || ro->procs || ro->info->capacity == 0) {
+	if (ro->mapped || ro->procs || ro->info->capacity == 0) {
 		perflib_set_close(ro);
 		return 10;
 	}

@@ -158,7 +158,7 @@ static int64_t slot_of(const GUID *set, uint32_t id)
 	uint64_t w;
 
 	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro); i++) {
+	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 
 		w = perflib_slot_word(s);
@@ -377,7 +377,9 @@ static void test_loader_open(void **state)
 	assert_int_equal(cs.geo.slot_size, ro->info->slot_size);
 	assert_int_equal(cs.geo.capacity, ro->info->capacity);
 	assert_int_equal(cs.geo.nr_counters, 4);
-	assert_int_equal(cs.geo.name_max, ro->info->name_max);
+	/* the geometry of size class 0, whose pins (segs, idxs, lives) the loader opened */
+	assert_int_equal(cs.geo.name_max, ro->info->classes[0].name_max);
+	assert_int_equal(cs.geo.seg0_slots, ro->info->classes[0].seg0_slots);
 	assert_int_equal(cs.geo.name_offset, ro->info->name_offset);
 	assert_int_equal(cs.geo.instance_type, PERF_COUNTERSET_MULTI_INSTANCES);
 	assert_int_equal(cs.geo.nr_procs, ro->info->nr_procs);

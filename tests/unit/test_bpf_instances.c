@@ -153,15 +153,15 @@ static void assert_all_free(const GUID *set)
 	uint32_t i, j;
 
 	assert_int_equal(perflib_set_open(set, false, &m), 0);
-	for (i = 0; i < perflib_set_slots(m); i++) {
+	for (i = 0; i < perflib_set_slots(m, 0); i++) {
 		const uint8_t *s = perflib_slot(m, i);
 
 		assert_int_equal(perflib_word_state(perflib_slot_word(s)), PERFLIB_SLOT_FREE);
 		for (j = PERFLIB_BLOCK_OFFSET; j < m->info->slot_size; j++)
 			assert_int_equal(s[j], 0);
 	}
-	for (i = 0; i < perflib_set_nr_segs(m); i++)
-		assert_int_not_equal(bpf_map_get_next_key(m->segs[i].index_fd, NULL, &k), 0);
+	for (i = 0; i < perflib_set_nr_segs(m, 0); i++)
+		assert_int_not_equal(bpf_map_get_next_key(m->cls[0].segs[i].index_fd, NULL, &k), 0);
 	perflib_set_close(m);
 }
 
@@ -306,8 +306,8 @@ static void test_reserve(void **state)
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
 	assert_int_equal(perflib_set_open(&set, false, &m), 0);
-	seg0 = m->seg0;
-	assert_int_equal(perflib_set_nr_segs(m), 1);
+	seg0 = m->cls[0].seg0;
+	assert_int_equal(perflib_set_nr_segs(m, 0), 1);
 	perflib_set_close(m);
 	assert_int_equal(PerfOpenQueryHandle(NULL, &q), ERROR_SUCCESS);
 	skel = load_for(&set);

@@ -475,7 +475,7 @@ static const uint8_t *slot_named(struct perflib_set_map *map, const char *name)
 	const struct perflib_info *info = map->info;
 	uint32_t i;
 
-	for (i = 0; i < perflib_set_slots(map); i++) {
+	for (i = 0; i < perflib_set_slots(map, 0); i++) {
 		const uint8_t *slot = perflib_slot(map, i);
 
 		if (perflib_word_state(perflib_slot_word(slot)) == PERFLIB_SLOT_LIVE &&
@@ -670,7 +670,7 @@ static struct perflib_set_map *reader_open(GUID set)
 	if (perflib_set_open(&set, false, &map))
 		return NULL;
 	/* runs in a child: a mapped view here would be a failure (the caller sees NULL) */
-	if (map->data || map->procs) {
+	if (map->mapped || map->procs) {
 		perflib_set_close(map);
 		return NULL;
 	}
@@ -685,8 +685,8 @@ static int reader_ref_a(struct perflib_set_map *map, uint64_t *ret)
 	uint32_t i;
 
 	/* segment 0: the test's few instances */
-	for (i = 0; i < map->seg0; i++) {
-		if (bpf_map_lookup_elem(map->segs[0].data_fd, &i, slot))
+	for (i = 0; i < map->cls[0].seg0; i++) {
+		if (bpf_map_lookup_elem(map->cls[0].segs[0].data_fd, &i, slot))
 			break;
 		if ((*(uint32_t *)slot & PERFLIB_SLOT_STATE_MASK) == PERFLIB_SLOT_LIVE &&
 		    !strcmp((char *)slot + info->ascii_offset, "a")) {

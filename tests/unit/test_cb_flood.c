@@ -218,7 +218,7 @@ static void collect_refs(struct perflib_set_map *map, pid_t pid)
 	uint64_t *v = NULL;
 	uint32_t i;
 
-	for (i = 0; i < perflib_set_slots(map) && !v; i++) {
+	for (i = 0; i < perflib_set_slots(map, 0) && !v; i++) {
 		uint8_t *slot = perflib_slot(map, i);
 		uint64_t w = perflib_slot_word(slot);
 

@@ -603,7 +603,8 @@ static void test_garbage_slots(void **state)
 	assert_int_equal(perflib_set_open(&k.set, false, &map), 0);
 	slot_size = map->info->slot_size;
 	name_off = map->info->name_offset;
-	name_max = map->info->name_max;
+	/* the slots forged below are of class 0 (s0/data) */
+	name_max = map->cls[0].geo->name_max;
 	perflib_set_close(map);
 	perflib_self(&pid, &start);
 	slot = calloc(1, slot_size);

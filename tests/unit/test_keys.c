@@ -22,7 +22,7 @@
 #include "internal.h"
 #include "../helpers/prov_util.h"
 
-#define NR_INST 1000 /* small names: 64-slot segments, so five segments */
+#define NR_INST 2000 /* small names: 256-slot segments, so four segments */
 
 /* start a provider on a fresh small-name set holding NR_INST instances "k<i>", id i */
 static void fill(HANDLE *ret_h, GUID *ret_set, PPERF_COUNTERSET_INSTANCE *inst)
@@ -69,30 +69,30 @@ static void test_where(void **state)
 	snprintf(path, sizeof(path), "%s/keys", dir);
 	assert_int_equal(access(path, F_OK), 0);
 	assert_true(map->keys_fd >= 0);
-	n = perflib_set_nr_segs(map);
+	n = perflib_set_nr_segs(map, 0);
 	assert_true(n >= 4);
 	for (k = 0; k < n; k++) {
 		/* a key really held by segment k's index: named by k's bit alone */
-		if (bpf_map_get_next_key(map->segs[k].index_fd, NULL, &key))
+		if (bpf_map_get_next_key(map->cls[0].segs[k].index_fd, NULL, &key))
 			continue;
 		found++;
-		assert_int_equal(perflib_keys_where(map, &key, n, PERFLIB_MAX_SEGS, &mask), 0);
+		assert_int_equal(perflib_keys_where(map, 0, &key, n, PERFLIB_MAX_SEGS, &mask), 0);
 		assert_int_equal(mask, 1ULL << k);
 		/* the caller's own segment is skipped */
-		assert_int_equal(perflib_keys_where(map, &key, n, k, &mask), 0);
+		assert_int_equal(perflib_keys_where(map, 0, &key, n, k, &mask), 0);
 		assert_int_equal(mask, 0);
 		/* segments past nr_segs are not looked at */
-		assert_int_equal(perflib_keys_where(map, &key, k, PERFLIB_MAX_SEGS, &mask), 0);
+		assert_int_equal(perflib_keys_where(map, 0, &key, k, PERFLIB_MAX_SEGS, &mask), 0);
 		assert_int_equal(mask, 0);
 		/* a key nobody holds */
 		next = key;
 		next.hash[0] ^= 0x5a5a5a5a5a5a5a5aULL;
-		assert_int_equal(perflib_keys_where(map, &next, n, PERFLIB_MAX_SEGS, &mask), 0);
+		assert_int_equal(perflib_keys_where(map, 0, &next, n, PERFLIB_MAX_SEGS, &mask), 0);
 		assert_int_equal(mask, 0);
 	}
 	assert_true(found >= 4);
 	/* garbage in nr_segs is bounded */
-	assert_int_equal(perflib_keys_where(map, &key, 0xFFFFFFFF, PERFLIB_MAX_SEGS, &mask), 0);
+	assert_int_equal(perflib_keys_where(map, 0, &key, 0xFFFFFFFF, PERFLIB_MAX_SEGS, &mask), 0);
 	assert_int_equal(PerfStopProvider(h), 0);
 	assert_int_equal(perflib_set_remove(&set), 0);
 }

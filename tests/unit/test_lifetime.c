@@ -134,7 +134,7 @@ static unsigned int count_slots(const GUID *set, uint32_t state, uint32_t pid)
 	uint64_t w;
 
 	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro); i++) {
+	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
 		w = perflib_slot_word(perflib_slot(ro, i));
 		if (perflib_word_state(w) == state && (!pid || perflib_word_pid(w) == pid))
 			n++;
@@ -208,7 +208,7 @@ static void test_sigkill_reap(void **state)
 		WCHAR name[16];
 
 		perflib_index_key(prov_wname(name, 16, "reap%u", i), 5, i, &key);
-		assert_int_equal(perflib_index_lookup(ro, &key, &val), 0);
+		assert_int_equal(perflib_index_lookup(ro, 0, &key, &val), 0);
 	}
 	perflib_set_close(ro);
 	child_kill(&c);
@@ -222,7 +222,7 @@ static void test_sigkill_reap(void **state)
 		WCHAR name[16];
 
 		perflib_index_key(prov_wname(name, 16, "reap%u", i), 5, i, &key);
-		assert_int_not_equal(perflib_index_lookup(ro, &key, &val), 0);
+		assert_int_not_equal(perflib_index_lookup(ro, 0, &key, &val), 0);
 	}
 	for (i = 0; i < 5; i++) {
 		const uint8_t *s = perflib_slot(ro, i);
@@ -294,7 +294,6 @@ static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start
 	memcpy(slot + rw->info->name_offset, u"ghost", sizeof(u"ghost"));
 	strcpy((char *)slot + rw->info->ascii_offset, "ghost");
 	hdr->owner_start = start;
-	hdr->proc_index = 0xFFFFFFFF;
 	perflib_index_key(u"ghost", 5, id, &key);
 	val.slot = i;
 	val.gen = gen - 1;
@@ -385,7 +384,7 @@ static void test_two_processes_one_set(void **state)
 	child_start(&a, set, "a", 10, HOLD);
 	child_start(&b, set, "b", 10, HOLD);
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro); i++) {
+	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(s);
 		const PERF_COUNTERSET_INSTANCE *blk = (const void *)(s + PERFLIB_BLOCK_OFFSET);
@@ -452,7 +451,7 @@ static void test_generation_wrap(void **state)
 	(void)state;
 	h = parent_provider(set);
 	assert_int_equal(perflib_set_open(&set, true, &rw), 0);
-	for (i = 0; i < perflib_set_slots(rw); i++)
+	for (i = 0; i < perflib_set_slots(rw, 0); i++)
 		__atomic_store_n((uint64_t *)perflib_slot(rw, i),
 				 perflib_make_word(PERFLIB_SLOT_FREE, PERFLIB_GEN_MASK, 0),
 				 __ATOMIC_RELEASE);
@@ -541,7 +540,7 @@ static void test_exit_removes(void **state)
 	child_close(&c);
 	/* the slots still say LIVE, but no slot has a live owner: readers skip them */
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro); i++) {
+	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(s);
 

@@ -158,7 +158,7 @@ static unsigned int count_slots(const GUID *set, uint32_t state)
 	uint32_t i;
 
 	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro); i++)
+	for (i = 0; i < perflib_set_slots(ro, 0); i++)
 		n += perflib_word_state(perflib_slot_word(perflib_slot(ro, i))) == state;
 	perflib_set_close(ro);
 	return n;
@@ -290,7 +290,7 @@ static void test_zombie_leader_counts(void **state)
 	assert_int_equal(perflib_reap_counterset(&set), 0);
 	assert_non_null(PerfCreateInstance(prov, &set, cons_w("other"), 1));
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro); i++) {
+	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
 		const uint8_t *slot = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(slot);
 

@@ -60,7 +60,7 @@ static void test_counter_tables(void **state)
 	assert_non_null(cs);
 	assert_int_equal(cs->nr_counters, 4);
 	assert_true(cs->has_byref);
-	assert_non_null(cs->refs);
+	assert_non_null(cs->cls[0].refs);
 	/* id 90000 caps the dense table at 4096 entries; it is found by binary search */
 	assert_int_equal(cs->max_dense_id, 4096);
 	/* sorted by id; offsets follow template positions */
@@ -85,9 +85,9 @@ static void test_counter_tables(void **state)
 	}
 	assert_int_equal(perflib_counter_pack(&cs->counters[3]), (32 + 16) | 4 << 16 | 1 << 24);
 	/* the geometry the hot path divides by */
-	assert_int_equal(cs->slot_size, cs->map->info->slot_size);
-	assert_int_equal(cs->slot_size % PERFLIB_SLOT_ALIGN, 0);
-	assert_ptr_equal(cs->base, cs->map->data + PERFLIB_BLOCK_OFFSET);
+	assert_int_equal(cs->cls[0].slot_size, cs->map->info->slot_size);
+	assert_int_equal(cs->cls[0].slot_size % PERFLIB_SLOT_ALIGN, 0);
+	assert_ptr_equal(cs->cls[0].base, cs->map->cls[0].data + PERFLIB_BLOCK_OFFSET);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
@@ -105,17 +105,17 @@ static void test_instance_index(void **state)
 	b = PerfCreateInstance(h, &set, u"b", 0);
 	assert_non_null(a);
 	assert_non_null(b);
-	assert_int_equal((uint8_t *)b - (uint8_t *)a, cs->slot_size);
+	assert_int_equal((uint8_t *)b - (uint8_t *)a, cs->cls[0].slot_size);
 	assert_int_equal(perflib_ctrset_instance_index(cs, a), 0);
 	assert_int_equal(perflib_ctrset_instance_index(cs, b), 1);
 	/* anything but the exact start of an owned block is refused */
 	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a + 1), -1);
 	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a + 8), -1);
 	assert_int_equal(perflib_ctrset_instance_index(cs, slot_of(a)), -1);
-	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a - cs->slot_size), -1);
-	assert_int_equal(perflib_ctrset_instance_index(cs, cs->base + 2 * cs->slot_size), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a - cs->cls[0].slot_size), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, cs->cls[0].base + 2 * cs->cls[0].slot_size), -1);
 	assert_int_equal(
-		perflib_ctrset_instance_index(cs, cs->base + (size_t)cs->capacity * cs->slot_size),
+		perflib_ctrset_instance_index(cs, cs->cls[0].base + (size_t)cs->cls[0].capacity * cs->cls[0].slot_size),
 		-1);
 	assert_int_equal(perflib_ctrset_instance_index(cs, NULL), -1);
 	assert_int_equal(PerfDeleteInstance(h, a), ERROR_SUCCESS);
@@ -150,11 +150,10 @@ static void test_slot_protocol(void **state)
 	assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_LIVE);
 	assert_int_equal(perflib_word_pid(w), getpid());
 	assert_int_equal(hdr->owner_start, start);
-	assert_int_equal(hdr->proc_index, cs->proc_index);
 	gen = perflib_word_gen(w);
 	/* the name is indexed, pointing at this slot and its claim */
 	perflib_index_key(u"proto", 5, 9, &key);
-	assert_int_equal(perflib_index_lookup(cs->map, &key, &val), 0);
+	assert_int_equal(perflib_index_lookup(cs->map, 0, &key, &val), 0);
 	assert_int_equal(val.slot, 0);
 	assert_int_equal(val.gen, gen - 1);
 	/* ASCII rendering for bpftool */
@@ -167,9 +166,9 @@ static void test_slot_protocol(void **state)
 	assert_int_equal(perflib_word_pid(w), 0);
 	assert_true(perflib_word_gen(w) > gen);
 	assert_int_equal(hdr->owner_start, 0);
-	assert_int_not_equal(perflib_index_lookup(cs->map, &key, &val), 0);
+	assert_int_not_equal(perflib_index_lookup(cs->map, 0, &key, &val), 0);
 	/* a free slot shows nothing of its last instance */
-	for (i = PERFLIB_BLOCK_OFFSET; i < cs->slot_size; i++)
+	for (i = PERFLIB_BLOCK_OFFSET; i < cs->cls[0].slot_size; i++)
 		assert_int_equal(slot[i], 0);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
@@ -200,7 +199,11 @@ static void test_ascii_name(void **state)
 	for (i = 0; i < 63; i++)
 		expect[i] = (char)('A' + i % 26);
 	expect[63] = 0;
-	assert_string_equal((char *)slot_of(b) + cs->map->info->ascii_offset, expect);
+	/* a 100-unit name lives in a larger size class, with its own ASCII field */
+	assert_string_equal((char *)slot_of(b) +
+				    cs->map->info->classes[perflib_info_class_of(cs->map->info, 100)]
+					    .ascii_offset,
+			    expect);
 	/* the UTF-16 name itself is complete */
 	assert_memory_equal((BYTE *)b + b->InstanceNameOffset, longname, sizeof(longname));
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
@@ -277,7 +280,7 @@ static void test_procs_callback_flag(void **state)
 	assert_true(cs->proc_index >= 0);
 	assert_int_equal(cs->map->procs[cs->proc_index].flags, PERFLIB_PROC_CALLBACK);
 	assert_false(cs->has_byref);
-	assert_null(cs->refs);
+	assert_null(cs->cls[0].refs);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
@@ -300,12 +303,12 @@ static void test_refs_private(void **state)
 	assert_non_null(inst);
 	assert_int_equal(PerfSetCounterRefValue(h, inst, PROV_STD_REF, &x), 0);
 	k = 0 * cs->nr_counters + 2; /* slot 0, template position 2 */
-	assert_ptr_equal(cs->refs[k], &x);
+	assert_ptr_equal(cs->cls[0].refs[k], &x);
 	assert_int_equal(PerfDeleteInstance(h, inst), 0);
 	/* the next instance in the same slot starts without an address */
 	inst = PerfCreateInstance(h, &set, u"r2", 0);
 	assert_non_null(inst);
-	assert_null(cs->refs[k]);
+	assert_null(cs->cls[0].refs[k]);
 	assert_null(*(void **)prov_slot(inst, 2));
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }

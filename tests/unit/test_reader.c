@@ -170,7 +170,8 @@ static void test_reader_rules(void **state)
 	prov_add(&p, 0, "real", 1, 3);
 	prov_add(&p, 1, "_Total", 2, 5); /* an ordinary name in a plain multiple-instance set */
 	assert_int_equal(perflib_cset_get(&p.set, &cs), 0);
-	name_max = cs->map->info->name_max;
+	/* the slots forged below are of class 0 (s0/data) */
+	name_max = cs->map->cls[0].geo->name_max;
 	for (i = 10; i <= 15; i++) {
 		slot = make_slot(cs, PERFLIB_SLOT_LIVE, "ghost", 0xFFFFFFFF);
 		name = (WCHAR *)(slot + cs->map->info->name_offset);

@@ -126,23 +126,41 @@ static void child_close(struct child *c)
 	close(c->go[1]);
 }
 
-/* keys in the index map of @map */
+/* keys in the index maps of every size class of @map */
 static unsigned int count_keys(const struct perflib_set_map *map)
 {
 	struct perflib_index_key key, next;
 	unsigned int n = 0;
-	uint32_t k;
+	uint32_t c, k;
 
-	for (k = 0; k < perflib_set_nr_segs(map); k++) {
-		void *prev = NULL;
+	for (c = 0; c < map->nr_classes; c++) {
+		for (k = 0; k < perflib_set_nr_segs(map, c); k++) {
+			void *prev = NULL;
 
-		while (bpf_map_get_next_key(map->segs[k].index_fd, prev, &next) == 0) {
-			key = next;
-			prev = &key;
-			n++;
+			while (bpf_map_get_next_key(map->cls[c].segs[k].index_fd, prev, &next) ==
+			       0) {
+				key = next;
+				prev = &key;
+				n++;
+			}
 		}
 	}
 	return n;
+}
+
+/* the slot id after @id in @map (every class's opened slots in turn), false at the end */
+static bool next_id(const struct perflib_set_map *map, uint32_t *id, bool first)
+{
+	uint32_t c = first ? 0 : perflib_slot_id_class(*id);
+	uint32_t i = first ? 0 : perflib_slot_id_index(*id) + 1;
+
+	for (; c < map->nr_classes; c++, i = 0) {
+		if (i < perflib_set_slots(map, c)) {
+			*id = perflib_slot_id_make(c, i);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* slots of @map in @state owned by @pid */
@@ -150,9 +168,10 @@ static unsigned int count_slots(const struct perflib_set_map *map, uint32_t stat
 {
 	unsigned int n = 0;
 	uint32_t i;
+	bool more;
 	uint64_t w;
 
-	for (i = 0; i < perflib_set_slots(map); i++) {
+	for (more = next_id(map, &i, true); more; more = next_id(map, &i, false)) {
 		w = perflib_slot_word(perflib_slot(map, i));
 		if (perflib_word_state(w) == state && perflib_word_pid(w) == pid)
 			n++;
@@ -195,6 +214,7 @@ static void kill_and_check_names(ULONG type, int nr, bool long_names)
 			  .long_names = long_names};
 	struct perflib_set_map *ro;
 	uint32_t gens[NR_INST], idx[NR_INST], i, n = 0;
+	bool more;
 	uint64_t w;
 	size_t k;
 
@@ -204,7 +224,7 @@ static void kill_and_check_names(ULONG type, int nr, bool long_names)
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), nr);
 	assert_int_equal(count_keys(ro), nr);
 	assert_int_equal(count_live_procs(ro, (uint32_t)c.pid), 1);
-	for (i = 0; i < perflib_set_slots(ro) && n < (uint32_t)nr; i++) {
+	for (more = next_id(ro, &i, true); more && n < (uint32_t)nr; more = next_id(ro, &i, false)) {
 		w = perflib_slot_word(perflib_slot(ro, i));
 		if (perflib_word_state(w) == PERFLIB_SLOT_LIVE) {
 			idx[n] = i;
@@ -227,7 +247,8 @@ static void kill_and_check_names(ULONG type, int nr, bool long_names)
 		assert_int_equal(perflib_word_pid(w), 0);
 		assert_int_equal(perflib_word_gen(w), gens[i] + 2);
 		assert_int_equal(((const struct perflib_slot_hdr *)s)->owner_start, 0);
-		for (k = PERFLIB_BLOCK_OFFSET; k < ro->info->slot_size; k++)
+		for (k = PERFLIB_BLOCK_OFFSET; k < ro->cls[perflib_slot_id_class(idx[i])].slot_size;
+		     k++)
 			assert_int_equal(s[k], 0);
 	}
 	/* and the lazy reaper finds nothing left to do */
@@ -674,7 +695,7 @@ static void test_kernel_owned(void **state)
 	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, 0), NR_INST);
 	assert_int_equal(count_keys(ro), NR_INST);
-	for (i = 0; i < perflib_set_slots(ro); i++) {
+	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
 		s = perflib_slot(ro, i);
 		if (perflib_word_state(perflib_slot_word(s)) != PERFLIB_SLOT_LIVE)
 			continue;
@@ -776,7 +797,7 @@ static void test_stress(void **state)
 	 * passed). perflib_reap_counterset() then frees those slots and their keys.
 	 */
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < (int)perflib_set_slots(ro); i++) {
+	for (i = 0; i < (int)perflib_set_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, (uint32_t)i);
 		const struct perflib_slot_hdr *hdr = (const void *)s;
 		uint64_t w = perflib_slot_word(s);
@@ -792,7 +813,7 @@ static void test_stress(void **state)
 	assert_true(left <= STRESS_KILLS);
 	assert_int_equal(perflib_reap_counterset(&set), left);
 	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < (int)perflib_set_slots(ro); i++)
+	for (i = 0; i < (int)perflib_set_slots(ro, 0); i++)
 		assert_int_equal(
 			perflib_word_state(perflib_slot_word(perflib_slot(ro, (uint32_t)i))),
 			PERFLIB_SLOT_FREE);

@@ -128,13 +128,21 @@ static void test_info_build(void **state)
 	assert_int_equal(info->name_max, 32);
 	assert_int_equal(info->nr_procs, PERFLIB_PROCS_DEFAULT);
 	assert_int_equal(info->detail_level, PERF_DETAIL_NOVICE);
-	/* the slot: header, Windows block, counters, name, ASCII name, by-reference values */
+	/*
+	 * The slot: header, Windows block, counters, name, ASCII name, by-reference values.
+	 * Names of at most 31 units: one size class, the set's.
+	 */
+	assert_int_equal(info->nr_classes, 1);
+	assert_int_equal(info->classes[0].name_max, 32);
+	assert_int_equal(info->classes[0].ascii_max, 32);
+	assert_int_equal(info->classes[0].capacity, 16);
 	assert_int_equal(info->name_offset, PERFLIB_COUNTERS_OFFSET + 8 * 3);
 	assert_int_equal(info->ascii_offset, (info->name_offset + 2 * 32 + 7) / 8 * 8);
-	assert_int_equal(info->ref_offset, info->ascii_offset + PERFLIB_ASCII_MAX);
+	assert_int_equal(info->ref_offset, info->ascii_offset + 32);
 	assert_int_equal(info->slot_size % PERFLIB_SLOT_ALIGN, 0);
 	assert_true(info->slot_size >= info->ref_offset + 8 * 3 + 8);
 	assert_true(info->slot_size < info->ref_offset + 8 * 3 + 8 + PERFLIB_SLOT_ALIGN);
+	assert_int_equal(info->slot_size, info->classes[0].slot_size);
 	assert_int_equal(info->strings_offset, sizeof(*info) + 3 * sizeof(*c));
 	c = (const void *)(info + 1);
 	assert_int_equal(c[1].attrib, PERF_ATTRIB_BY_REFERENCE);
@@ -484,7 +492,7 @@ static void test_hand_made_pins(void **state)
 	hand_set(&hs, info);
 	assert_int_equal(perflib_set_open(&hs.guid, true, &map), 0);
 	assert_int_equal(map->info->capacity, info->capacity);
-	words = (__u32)perflib_seg_words(0, map->seg0);
+	words = (__u32)perflib_seg_words(0, map->cls[0].seg0);
 	perflib_set_close(map);
 	assert_int_equal(perflib_set_open(&hs.guid, false, &map), 0);
 	perflib_set_close(map);
@@ -562,6 +570,7 @@ static void test_set_create(void **state)
 {
 	struct perflib_set_map *a, *b;
 	struct perflib_info *info;
+	uint32_t c;
 	size_t size;
 	GUID guid;
 
@@ -573,15 +582,23 @@ static void test_set_create(void **state)
 	assert_int_equal(a->info_size, size);
 	assert_memory_equal(a->info, info, size);
 	/* the reservation covers every segment the capacity may need, at their fixed places */
-	assert_int_equal(a->data_len,
-			 (size_t)perflib_seg_first(a->max_segs, a->seg0) * info->slot_size);
-	assert_true(a->data_len >= (size_t)info->capacity * info->slot_size);
+	assert_int_equal(a->nr_classes, info->nr_classes);
+	for (c = 0; c < a->nr_classes; c++) {
+		const struct perflib_class *cl = &a->cls[c];
+
+		assert_int_equal(cl->data_len,
+				 (size_t)perflib_seg_first(cl->max_segs, cl->seg0) * cl->slot_size);
+		assert_true(cl->data_len >= (size_t)info->capacity * cl->slot_size);
+		/* one reservation, the classes one after the other */
+		if (c)
+			assert_ptr_equal(cl->data, a->cls[c - 1].data + a->cls[c - 1].data_len);
+	}
 	/* a second creator finds it published and opens that one */
 	assert_int_equal(perflib_set_create(info, size, &small_opts, &b), 1);
-	assert_ptr_not_equal(a->data, b->data);
-	a->data[100] = 42;
-	assert_int_equal(b->data[100], 42);
-	a->data[100] = 0;
+	assert_ptr_not_equal(a->cls[0].data, b->cls[0].data);
+	a->cls[0].data[100] = 42;
+	assert_int_equal(b->cls[0].data[100], 42);
+	a->cls[0].data[100] = 0;
 	/* the info map is frozen: nobody can rewrite the registration */
 	{
 		__u32 k = 0;

@@ -512,7 +512,8 @@ static int print_cpus(const struct kc *kc)
 	/* nothing read from a map is trusted: the slot geometry is checked before use */
 	if (info.magic != PERFLIB_INFO_MAGIC || info.slot_size < PERFLIB_COUNTERS_OFFSET ||
 	    info.slot_size > (1u << 20) || info.nr_counters > PERFLIB_MAX_COUNTERS ||
-	    info.ascii_offset + PERFLIB_ASCII_MAX > info.slot_size ||
+	    !info.classes[0].ascii_max || info.classes[0].ascii_max > PERFLIB_ASCII_MAX ||
+	    info.ascii_offset + info.classes[0].ascii_max > info.slot_size ||
 	    PERFLIB_COUNTERS_OFFSET + 8 * (size_t)info.nr_counters > info.slot_size)
 		goto out;
 	for (p = 0; p < NR_PROGS; p++) {
@@ -545,7 +546,8 @@ static int print_cpus(const struct kc *kc)
 		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) ||
 		    h->owner_start != PERFLIB_OWNER_KERNEL)
 			continue;
-		slot[info.ascii_offset + PERFLIB_ASCII_MAX - 1] = 0;
+		/* the ASCII name of class 0's slots (the kernel's instances are there) */
+		slot[info.ascii_offset + info.classes[0].ascii_max - 1] = 0;
 		printf("  %-6.6s", (const char *)(slot + info.ascii_offset));
 		for (p = 0; p < NR_PROGS; p++) {
 			memcpy(&v, slot + PERFLIB_COUNTERS_OFFSET + 8 * (size_t)kc->pos[p],
