@@ -77,6 +77,7 @@
 #define PERFLIB_CLASS_SHIFT 28	    /* slot id = class << 28 | index in the class */
 #define PERFLIB_CLASS0_NAME 36	    /* class 0: names up to 35 units (+ NUL) */
 #define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
+#define PERFLIB_SEG0_MAX_BYTES 32768	    /* and slot sizes keep it at most this long */
 #define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
 #define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set */
 #define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */

@@ -148,11 +148,16 @@ struct perflib_counter_layout {
 	char ref_field[PERFLIB_FIELD_NAME_MAX]; /* BTF name of the dereferenced value, or "" */
 };
 
-/* The layout of one slot (instance) of a counter set's data map (see bpf/layout.h). */
+/*
+ * The layout of one slot (instance) of size class 0 of a counter set's data maps (see
+ * bpf/layout.h): the class of the shortest names, the one BPF programs see through the
+ * segs pin. Every class lays the header, the block and the counters out the same way;
+ * perflib_counterset_classes() gives where each puts the name.
+ */
 struct perflib_layout {
-	unsigned int slot_size;	   /* bytes per slot, a multiple of 64 */
-	unsigned int capacity;	   /* slots */
-	unsigned int name_max;	   /* UTF-16 units per name, incl. the NUL */
+	unsigned int slot_size;	   /* bytes per slot, a multiple of 16 */
+	unsigned int capacity;	   /* slots (of each class) */
+	unsigned int name_max;	   /* UTF-16 units per name of class 0, incl. the NUL */
 	unsigned int block_offset; /* PERF_COUNTERSET_INSTANCE */
 	unsigned int name_offset;  /* UTF-16 name */
 	unsigned int ascii_offset; /* ASCII rendering of the name */
@@ -171,6 +176,26 @@ PERFLIB_API int perflib_counterset_layout(const struct perflib_counterset_reg *r
 					  const struct perflib_pin_opts *opts,
 					  struct perflib_layout *ret_layout);
 PERFLIB_API void perflib_layout_free(struct perflib_layout *layout);
+
+/* One size class of a counter set's slots (bpf/layout.h, "Size classes"). */
+struct perflib_class_layout {
+	unsigned int slot_size;	   /* bytes per slot */
+	unsigned int name_max;	   /* the names it holds: up to name_max UTF-16 units incl. NUL */
+	unsigned int name_offset;  /* UTF-16 name */
+	unsigned int ascii_offset; /* ASCII rendering of the name */
+	unsigned int ascii_max;	   /* its bytes, incl. the NUL */
+	unsigned int ref_offset;   /* dereferenced values, 0 = none */
+};
+
+/*
+ * perflib_counterset_classes - the size classes @reg would get with @opts (NULL = the
+ * defaults): the first @n into @ret (may be NULL when @n is 0), by growing name_max. Returns
+ * the number of classes (1 to 4), or -EINVAL / -E2BIG / -ENOMEM as
+ * perflib_counterset_layout(). (PERFLIB_1.2)
+ */
+PERFLIB_API int perflib_counterset_classes(const struct perflib_counterset_reg *reg,
+					   const struct perflib_pin_opts *opts,
+					   struct perflib_class_layout *ret, unsigned int n);
 
 /*
  * perflib_unregister_counterset - remove the pins of a counter set. -EBUSY when live

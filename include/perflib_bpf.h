@@ -896,8 +896,11 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 			break;
 		c = name[k];
 		*(__u16 *)(slot + off) = c;
-		if (k < PERFLIB_ASCII_MAX - 1 && ascii + k < g->slot_size)
-			*(__u8 *)(slot + ascii + k) = c >= 0x20 && c < 0x7f ? (__u8)c : '?';
+		/* one register for the bound and the store (a small slot ends right after) */
+		off = ascii + k;
+		barrier_var(off);
+		if (k < PERFLIB_ASCII_MAX - 1 && k + 1 < g->name_max && off < g->slot_size)
+			*(__u8 *)(slot + off) = c >= 0x20 && c < 0x7f ? (__u8)c : '?';
 	}
 	bpf_iter_num_destroy(&it);
 	perflib__gkey(g, name, len, id, &key);

@@ -85,19 +85,14 @@ static int btf_finish(struct btf *btf, int key, int value, int *ret_fd, int *ret
 	return 0;
 }
 
-/* perflib_counterset_layout() of the API, behind the opts.c versions: @opts read by sz */
-int perflib_layout_compute(const struct perflib_counterset_reg *reg,
-			   const struct perflib_pin_opts *opts, struct perflib_layout *ret_layout)
+/* the info value @reg would get with @opts (sz read already); *ret_info malloc'd */
+static int layout_info(const struct perflib_counterset_reg *reg,
+		       const struct perflib_pin_opts *opts, struct perflib_info **ret_info)
 {
-	const struct perflib_info_counter *c;
-	struct perflib_counter_layout *cl;
 	struct perflib_pin_opts defaults;
-	struct perflib_info *info;
 	size_t size;
-	uint32_t i;
-	int err;
 
-	if (!reg || !reg->counters || !ret_layout)
+	if (!reg || !reg->counters)
 		return -EINVAL;
 	perflib_pin_defaults(&defaults);
 	if (opts && opts->capacity)
@@ -107,7 +102,53 @@ int perflib_layout_compute(const struct perflib_counterset_reg *reg,
 	if (defaults.capacity > PERFLIB_CAPACITY_MAX || defaults.name_max < 2 ||
 	    defaults.name_max > PERF_MAX_INSTANCE_NAME + 1)
 		return -EINVAL;
-	err = perflib_info_build(reg, PERFLIB_INFO_HAS_NAMES, &defaults, &info, &size);
+	return perflib_info_build(reg, PERFLIB_INFO_HAS_NAMES, &defaults, ret_info, &size);
+}
+
+int perflib_counterset_classes(const struct perflib_counterset_reg *reg,
+			       const struct perflib_pin_opts *opts, struct perflib_class_layout *ret,
+			       unsigned int n)
+{
+	struct perflib_pin_opts sized;
+	struct perflib_info *info;
+	uint32_t c;
+	int err;
+
+	if (n && !ret)
+		return -EINVAL;
+	err = perflib_pin_opts_read(opts, &sized);
+	if (!err)
+		err = layout_info(reg, &sized, &info);
+	if (err)
+		return err;
+	for (c = 0; c < info->nr_classes && c < n; c++) {
+		const struct perflib_info_class *ic = &info->classes[c];
+
+		ret[c].slot_size = ic->slot_size;
+		ret[c].name_max = ic->name_max;
+		ret[c].name_offset = info->name_offset;
+		ret[c].ascii_offset = ic->ascii_offset;
+		ret[c].ascii_max = ic->ascii_max;
+		ret[c].ref_offset = ic->ref_offset;
+	}
+	err = (int)info->nr_classes;
+	free(info);
+	return err;
+}
+
+/* perflib_counterset_layout() of the API, behind the opts.c versions: @opts read by sz */
+int perflib_layout_compute(const struct perflib_counterset_reg *reg,
+			   const struct perflib_pin_opts *opts, struct perflib_layout *ret_layout)
+{
+	const struct perflib_info_counter *c;
+	struct perflib_counter_layout *cl;
+	struct perflib_info *info;
+	uint32_t i;
+	int err;
+
+	if (!ret_layout)
+		return -EINVAL;
+	err = layout_info(reg, opts, &info);
 	if (err)
 		return err;
 	cl = calloc(info->nr_counters, sizeof(*cl));
@@ -131,7 +172,7 @@ int perflib_layout_compute(const struct perflib_counterset_reg *reg,
 	memset(ret_layout, 0, sizeof(*ret_layout));
 	ret_layout->slot_size = info->slot_size;
 	ret_layout->capacity = info->capacity;
-	ret_layout->name_max = info->name_max;
+	ret_layout->name_max = info->classes[0].name_max;
 	ret_layout->block_offset = PERFLIB_BLOCK_OFFSET;
 	ret_layout->name_offset = info->name_offset;
 	ret_layout->ascii_offset = info->ascii_offset;

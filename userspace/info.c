@@ -14,6 +14,23 @@ static uint32_t round_up(uint32_t v, uint32_t a)
 	return (v + a - 1) / a * a;
 }
 
+static uint32_t gcd32(uint32_t a, uint32_t b);
+
+/* slots of segment 0 for slots of @slot_size bytes: whole pages, at least SEG0_MIN_BYTES */
+static uint32_t seg0_slots(uint32_t slot_size)
+{
+	uint32_t seg0 = 4096 / gcd32(4096, slot_size);
+
+	while ((uint64_t)seg0 * slot_size < PERFLIB_SEG0_MIN_BYTES)
+		seg0 *= 2;
+	return seg0;
+}
+
+static uint64_t seg0_bytes(uint32_t slot_size)
+{
+	return (uint64_t)seg0_slots(slot_size) * slot_size;
+}
+
 /*
  * The slot geometry of a class whose names hold @name_max units (incl. the NUL): the name
  * after the counters, the ASCII rendering after it (as many bytes as units, at most
@@ -37,11 +54,14 @@ static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref,
 		end += 8 * nr_counters + 8 * ((nr_counters + 63) / 64);
 	}
 	/*
-	 * Small slots are packed (16 bytes: the header's CAS); larger ones are rounded so that a
-	 * segment of whole pages needs few of them (segment 0 of a long-name class stays tens
-	 * of KiB, not hundreds)
+	 * The smallest multiple of 16 (the header's CAS) whose segment 0 stays small: segments
+	 * are whole pages, so a slot size with few factors of 2 makes segment 0 long (240-byte
+	 * slots: 256 of them, 60 KiB); a few bytes more per slot keep it within
+	 * PERFLIB_SEG0_MAX_BYTES.
 	 */
-	c->slot_size = round_up(end, end <= 256 ? PERFLIB_SLOT_ALIGN : end <= 1024 ? 64 : 256);
+	c->slot_size = round_up(end, PERFLIB_SLOT_ALIGN);
+	while (seg0_bytes(c->slot_size) > PERFLIB_SEG0_MAX_BYTES)
+		c->slot_size += PERFLIB_SLOT_ALIGN;
 }
 
 /*
@@ -84,10 +104,8 @@ static uint32_t gcd32(uint32_t a, uint32_t b)
 static int seg_geometry(uint32_t slot_size, uint32_t limit, uint32_t *ret_seg0,
 			uint32_t *ret_capacity)
 {
-	uint32_t seg0 = 4096 / gcd32(4096, slot_size), k;
+	uint32_t seg0 = seg0_slots(slot_size), k;
 
-	while ((uint64_t)seg0 * slot_size < PERFLIB_SEG0_MIN_BYTES)
-		seg0 *= 2;
 	for (k = 1; k <= PERFLIB_MAX_SEGS; k++) {
 		if (perflib_seg_first(k, seg0) >= limit)
 			break;

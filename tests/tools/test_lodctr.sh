@@ -60,8 +60,8 @@ diff -u tests/data/lodctr/ucs.dump.golden "$work/out" >"$work/diff" &&
 	ok "ucs layout matches tests/data/lodctr/ucs.dump.golden" || fail "layout: $(cat "$work/diff")"
 [ -z "$(ls -A "$PERFLIB_ROOT" 2>/dev/null)" ] && ok "--dump pinned nothing" || fail "--dump pinned: $(ls "$PERFLIB_ROOT")"
 expect 0 "lodctr demo.man with the dumped geometry" "$T/lodctr" "/m:$DEMO" --capacity 16 --name-max 33
-bpftool map show pinned "$PERFLIB_ROOT/$SET/s0/data" | grep -q 'value 256B  max_entries 64' &&
-	ok "segment 0 has the dumped slot size and 16 KiB of slots" ||
+bpftool map show pinned "$PERFLIB_ROOT/$SET/s0/data" | grep -q 'value 224B  max_entries 128' &&
+	ok "segment 0 has the dumped slot size and 28 KiB of slots" ||
 	fail "data map: $(bpftool map show pinned "$PERFLIB_ROOT/$SET/s0/data")"
 expect 0 "unlodctr demo.man" "$T/unlodctr" "/m:$DEMO"
 

@@ -106,6 +106,143 @@ static void test_layout(void **state)
 	perflib_layout_free(NULL);
 }
 
+/* ---- size classes ---------------------------------------------------------------------- */
+
+/* the info of make_reg() (3 counters, one by reference) with names of @name_max units */
+static struct perflib_info *build_names(uint32_t name_max, size_t *ret_size)
+{
+	struct perflib_pin_opts opts = small_opts;
+	struct perflib_info *info;
+
+	opts.name_max = name_max;
+	assert_int_equal(perflib_info_build(make_reg(), 0, &opts, &info, ret_size), 0);
+	return info;
+}
+
+static void test_info_classes(void **state)
+{
+	static const uint32_t names[] = {PERFLIB_CLASS0_NAME, 64, 256, PERF_MAX_INSTANCE_NAME + 1};
+	struct perflib_info *info, *bad;
+	size_t size;
+	uint32_t c;
+
+	(void)state;
+	/* the default name capacity: four classes, by growing name capacity and slot size */
+	info = build_names(PERF_MAX_INSTANCE_NAME + 1, &size);
+	assert_int_equal(perflib_info_check(info, size), 0);
+	assert_int_equal(info->nr_classes, 4);
+	for (c = 0; c < 4; c++) {
+		const struct perflib_info_class *ic = &info->classes[c];
+
+		assert_int_equal(ic->name_max, names[c]);
+		assert_int_equal(ic->capacity, 16);
+		assert_int_equal(ic->ascii_max, names[c] < PERFLIB_ASCII_MAX ? names[c]
+									 : PERFLIB_ASCII_MAX);
+		assert_int_equal(ic->ascii_offset, (info->name_offset + 2 * names[c] + 7) / 8 * 8);
+		/* room for the ASCII name, then the by-reference values and their NULL bits */
+		assert_true(ic->ref_offset >= ic->ascii_offset + ic->ascii_max);
+		assert_true(ic->slot_size >= ic->ref_offset + 8 * 3 + 8);
+		assert_int_equal(ic->slot_size % PERFLIB_SLOT_ALIGN, 0);
+		/* segments of whole pages, segment 0 short */
+		assert_int_equal((uint64_t)ic->seg0_slots * ic->slot_size % 4096, 0);
+		assert_true((uint64_t)ic->seg0_slots * ic->slot_size <= PERFLIB_SEG0_MAX_BYTES);
+		if (c)
+			assert_true(ic->slot_size > info->classes[c - 1].slot_size);
+	}
+	/* the header repeats class 0 for programs that know no classes */
+	assert_int_equal(info->slot_size, info->classes[0].slot_size);
+	assert_int_equal(info->ascii_offset, info->classes[0].ascii_offset);
+	assert_int_equal(info->seg0_slots, info->classes[0].seg0_slots);
+	assert_int_equal(info->name_max, PERF_MAX_INSTANCE_NAME + 1);
+	/* names go to the first class that holds them with their NUL */
+	assert_int_equal(perflib_info_class_of(info, 0), 0);
+	assert_int_equal(perflib_info_class_of(info, PERFLIB_CLASS0_NAME - 1), 0);
+	assert_int_equal(perflib_info_class_of(info, PERFLIB_CLASS0_NAME), 1);
+	assert_int_equal(perflib_info_class_of(info, 63), 1);
+	assert_int_equal(perflib_info_class_of(info, 64), 2);
+	assert_int_equal(perflib_info_class_of(info, 255), 2);
+	assert_int_equal(perflib_info_class_of(info, 256), 3);
+	assert_int_equal(perflib_info_class_of(info, PERF_MAX_INSTANCE_NAME), 3);
+	/* a corrupt class table is refused, whatever field is off */
+	bad = malloc(size);
+	assert_non_null(bad);
+	for (c = 0; c < 7; c++) {
+		memcpy(bad, info, size);
+		switch (c) {
+		case 0:
+			bad->nr_classes = 5;
+			break;
+		case 1:
+			bad->nr_classes = 3;
+			break;
+		case 2:
+			bad->classes[1].slot_size += PERFLIB_SLOT_ALIGN;
+			break;
+		case 3:
+			bad->classes[2].seg0_slots = 0;
+			break;
+		case 4:
+			bad->classes[3].name_max = 2000;
+			break;
+		case 5:
+			bad->classes[0].capacity = 17;
+			break;
+		default:
+			bad->slot_size = bad->classes[1].slot_size;
+			break;
+		}
+		if (perflib_info_check(bad, size) != -EBADMSG)
+			fail_msg("corruption %u of the class table accepted", c);
+	}
+	free(bad);
+	free(info);
+	/* a name capacity between the class capacities ends the table; below class 0's: one class */
+	info = build_names(100, &size);
+	assert_int_equal(info->nr_classes, 3);
+	assert_int_equal(info->classes[2].name_max, 100);
+	assert_int_equal(perflib_info_class_of(info, 99), 2);
+	free(info);
+	info = build_names(PERFLIB_CLASS0_NAME, &size);
+	assert_int_equal(info->nr_classes, 1);
+	assert_int_equal(perflib_info_class_of(info, 35), 0);
+	free(info);
+	info = build_names(2, &size);
+	assert_int_equal(info->nr_classes, 1);
+	assert_int_equal(info->classes[0].name_max, 2);
+	assert_int_equal(perflib_info_check(info, size), 0);
+	free(info);
+}
+
+/*
+ * The figure issue 8 asks for: with 8 counters, a 32-character name's instance takes a slot
+ * of class 0, and 224 bytes are all it takes (Windows' block: 168)
+ */
+static void test_class0_size(void **state)
+{
+	struct perflib_counter_reg c[8];
+	struct perflib_counterset_reg r = *make_reg();
+	struct perflib_pin_opts opts = small_opts;
+	struct perflib_info *info;
+	size_t size;
+	uint32_t i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		c[i] = reg_counters[0];
+		c[i].id = i + 1;
+		c[i].attrib = 0;
+	}
+	r.counters = c;
+	r.nr_counters = 8;
+	opts.name_max = PERF_MAX_INSTANCE_NAME + 1;
+	assert_int_equal(perflib_info_build(&r, 0, &opts, &info, &size), 0);
+	assert_int_equal(perflib_info_class_of(info, 32), 0);
+	assert_int_equal(info->classes[0].slot_size, 224);
+	/* 304 bytes of class 1 would make segment 0 76 KiB: 320 make it 20 KiB */
+	assert_int_equal(info->classes[1].slot_size, 320);
+	free(info);
+}
+
 /* ---- the info value ------------------------------------------------------------------- */
 
 static void test_info_build(void **state)
@@ -141,7 +278,9 @@ static void test_info_build(void **state)
 	assert_int_equal(info->ref_offset, info->ascii_offset + 32);
 	assert_int_equal(info->slot_size % PERFLIB_SLOT_ALIGN, 0);
 	assert_true(info->slot_size >= info->ref_offset + 8 * 3 + 8);
-	assert_true(info->slot_size < info->ref_offset + 8 * 3 + 8 + PERFLIB_SLOT_ALIGN);
+	/* a few bytes more only to keep segment 0 short */
+	assert_true((uint64_t)info->seg0_slots * info->slot_size <= PERFLIB_SEG0_MAX_BYTES);
+	assert_true(info->slot_size < info->ref_offset + 8 * 3 + 8 + 256);
 	assert_int_equal(info->slot_size, info->classes[0].slot_size);
 	assert_int_equal(info->strings_offset, sizeof(*info) + 3 * sizeof(*c));
 	c = (const void *)(info + 1);
@@ -773,6 +912,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_info_build),
+		cmocka_unit_test(test_info_classes),
+		cmocka_unit_test(test_class0_size),
 		cmocka_unit_test(test_info_build_limits),
 		cmocka_unit_test(test_info_check_rejects),
 		cmocka_unit_test(test_info_check_fuzz),

@@ -67,23 +67,36 @@ static const char usage[] =
 static int dump_layout(const struct perflib_counterset_reg *reg,
 		       const struct perflib_pin_opts *opts)
 {
+	struct perflib_class_layout cl[PERFLIB_MAX_CLASSES];
 	struct perflib_layout l;
-	unsigned int i;
+	unsigned int i, c;
 	char gs[37];
-	int err;
+	int err, nr;
 
 	err = perflib_counterset_layout(reg, opts, &l);
 	if (err)
 		return err;
 	printf("counter set {%s} (%s)\n", perflib_guid_to_string(&reg->counterset_guid, gs),
 	       reg->name ? reg->name : "");
-	printf("  data map: %u slots of %u bytes; names up to %u UTF-16 units with the NUL\n",
-	       l.capacity, l.slot_size, l.name_max);
+	nr = perflib_counterset_classes(reg, opts, cl, PERFLIB_MAX_CLASSES);
+	if (nr < 0) {
+		perflib_layout_free(&l);
+		return nr;
+	}
+	/* the size classes: where each puts its names; the slot below is class 0's */
+	printf("  size classes: up to %u slots each\n", l.capacity);
+	for (c = 0; c < (unsigned int)nr; c++)
+		printf("    class %u: slots of %u bytes, names up to %u UTF-16 units with the "
+		       "NUL (name at %u, ASCII at %u)\n",
+		       c, cl[c].slot_size, cl[c].name_max, cl[c].name_offset, cl[c].ascii_offset);
+	printf("  slot of class 0: %u bytes\n", l.slot_size);
 	printf("  %6s %6s  %s\n", "offset", "bytes", "field");
-	printf("  %6u %6u  %s\n", 0u, 4u, "seq (state, generation)");
-	printf("  %6u %6u  %s\n", 4u, 4u, "owner_pid");
-	printf("  %6u %6u  %s\n", 8u, 8u, "owner_start");
-	printf("  %6u %6u  %s\n", 16u, 4u, "proc_index");
+	printf("  %6zu %6zu  %s\n", offsetof(struct perflib_slot_hdr, seq),
+	       sizeof(((struct perflib_slot_hdr *)0)->seq), "seq (state, generation)");
+	printf("  %6zu %6zu  %s\n", offsetof(struct perflib_slot_hdr, owner_pid),
+	       sizeof(((struct perflib_slot_hdr *)0)->owner_pid), "owner_pid");
+	printf("  %6zu %6zu  %s\n", offsetof(struct perflib_slot_hdr, owner_start),
+	       sizeof(((struct perflib_slot_hdr *)0)->owner_start), "owner_start");
 	printf("  %6u %6u  %s\n", l.block_offset, 32u, "instance (PERF_COUNTERSET_INSTANCE)");
 	for (i = 0; i < l.nr_counters; i++) {
 		const struct ctrtype *t = ctrtype_find(reg->counters[i].type);
@@ -97,7 +110,8 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 		       l.counters[i].field, l.counters[i].id, t ? t->macro : "?");
 	}
 	printf("  %6u %6u  %s\n", l.name_offset, 2 * l.name_max, "InstanceName (UTF-16LE)");
-	printf("  %6u %6u  %s\n", l.ascii_offset, 64u, "name (ASCII rendering)");
+	printf("  %6u %6u  %s\n", l.ascii_offset, nr > 0 ? cl[0].ascii_max : 0u,
+	       "name (ASCII rendering)");
 	for (i = 0; i < l.nr_counters; i++) {
 		if (l.counters[i].ref_offset)
 			printf("  %6u %6u  %s (dereferenced value of counter %u)\n",
