@@ -105,20 +105,18 @@ static int layout_info(const struct perflib_counterset_reg *reg,
 	return perflib_info_build(reg, PERFLIB_INFO_HAS_NAMES, &defaults, ret_info, &size);
 }
 
-int perflib_counterset_classes(const struct perflib_counterset_reg *reg,
-			       const struct perflib_pin_opts *opts, struct perflib_class_layout *ret,
-			       unsigned int n)
+/* perflib_counterset_classes() of the API, behind opts.c: @opts read by sz */
+int perflib_classes_compute(const struct perflib_counterset_reg *reg,
+			    const struct perflib_pin_opts *opts, struct perflib_class_layout *ret,
+			    unsigned int n)
 {
-	struct perflib_pin_opts sized;
 	struct perflib_info *info;
 	uint32_t c;
 	int err;
 
 	if (n && !ret)
 		return -EINVAL;
-	err = perflib_pin_opts_read(opts, &sized);
-	if (!err)
-		err = layout_info(reg, &sized, &info);
+	err = layout_info(reg, opts, &info);
 	if (err)
 		return err;
 	for (c = 0; c < info->nr_classes && c < n; c++) {

@@ -255,6 +255,9 @@ int perflib_registry_register(const struct perflib_counterset_reg *reg,
 			      const struct perflib_pin_opts *opts);
 int perflib_layout_compute(const struct perflib_counterset_reg *reg,
 			   const struct perflib_pin_opts *opts, struct perflib_layout *ret_layout);
+int perflib_classes_compute(const struct perflib_counterset_reg *reg,
+			    const struct perflib_pin_opts *opts, struct perflib_class_layout *ret,
+			    unsigned int n);
 /* list counter-set GUIDs under the root; *ret_guids malloc'd (caller frees) */
 int perflib_store_list(GUID **ret_guids, size_t *ret_nr);
 

@@ -106,6 +106,43 @@ static void test_layout(void **state)
 	perflib_layout_free(NULL);
 }
 
+/* the size classes lodctr --dump prints, as the info map gets them */
+static void test_layout_classes(void **state)
+{
+	struct perflib_pin_opts opts = small_opts;
+	struct perflib_class_layout cl[PERFLIB_MAX_CLASSES];
+	struct perflib_info *info;
+	size_t size;
+	uint32_t c;
+
+	(void)state;
+	assert_int_equal(perflib_counterset_classes(make_reg(), &small_opts, cl, 4), 1);
+	assert_int_equal(cl[0].name_max, 32);
+	assert_int_equal(perflib_counterset_classes(NULL, NULL, cl, 4), -EINVAL);
+	assert_int_equal(perflib_counterset_classes(make_reg(), NULL, NULL, 4), -EINVAL);
+	/* only counting them */
+	assert_int_equal(perflib_counterset_classes(make_reg(), NULL, NULL, 0), 4);
+	opts.sz = 1;
+	assert_int_equal(perflib_counterset_classes(make_reg(), &opts, cl, 4), -EINVAL);
+	opts = small_opts;
+	opts.name_max = PERF_MAX_INSTANCE_NAME + 1;
+	assert_int_equal(perflib_info_build(make_reg(), 0, &opts, &info, &size), 0);
+	/* fewer asked for than there are: those, and the count */
+	memset(cl, 0, sizeof(cl));
+	assert_int_equal(perflib_counterset_classes(make_reg(), &opts, cl, 2), 4);
+	assert_int_equal(cl[2].slot_size, 0);
+	assert_int_equal(perflib_counterset_classes(make_reg(), &opts, cl, 4), 4);
+	for (c = 0; c < 4; c++) {
+		assert_int_equal(cl[c].slot_size, info->classes[c].slot_size);
+		assert_int_equal(cl[c].name_max, info->classes[c].name_max);
+		assert_int_equal(cl[c].name_offset, info->name_offset);
+		assert_int_equal(cl[c].ascii_offset, info->classes[c].ascii_offset);
+		assert_int_equal(cl[c].ascii_max, info->classes[c].ascii_max);
+		assert_int_equal(cl[c].ref_offset, info->classes[c].ref_offset);
+	}
+	free(info);
+}
+
 /* ---- size classes ---------------------------------------------------------------------- */
 
 /* the info of make_reg() (3 counters, one by reference) with names of @name_max units */
@@ -913,6 +950,7 @@ int main(void)
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_info_build),
 		cmocka_unit_test(test_info_classes),
+		cmocka_unit_test(test_layout_classes),
 		cmocka_unit_test(test_class0_size),
 		cmocka_unit_test(test_info_build_limits),
 		cmocka_unit_test(test_info_check_rejects),
