@@ -799,6 +799,9 @@ int sd_ld_set(struct sd_set_ctx *c)
 
 #define SD_PATH_MAX 256
 
+/* longest cgroup instance name: those of size class 0 (layout.h) */
+#define SD_CG_NAME_MAX (PERFLIB_CLASS0_NAME - 1)
+
 /* room to measure a cgroup path (the stack has none) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -822,12 +825,15 @@ int BPF_PROG(sd_cg_mkdir, struct cgroup *cgrp, const char *path)
 	n = bpf_probe_read_kernel_str(buf, SD_PATH_MAX, path);
 	if (n <= 0)
 		return 0;
-	/* a path longer than an instance name keeps its end (the cgroup's own name) */
-	n = n - 1 > PERFLIB_BPF_CREATE_NAME_MAX ? n - 1 - PERFLIB_BPF_CREATE_NAME_MAX : 0;
-	bpf_probe_read_kernel_str(name, PERFLIB_BPF_CREATE_NAME_MAX + 1, path + (n & 0xff));
+	/*
+	 * a path longer than the names of the set's size class 0 (where programs create
+	 * instances, 35 units) keeps its end (the cgroup's own name)
+	 */
+	n = n - 1 > SD_CG_NAME_MAX ? n - 1 - SD_CG_NAME_MAX : 0;
+	bpf_probe_read_kernel_str(name, SD_CG_NAME_MAX + 1, path + (n & 0xff));
 	/* '/' separates parent and instance in a counter path: a path is written as Windows
 	 * writes a mounted folder, with '\\' */
-	for (n = 0; n < PERFLIB_BPF_CREATE_NAME_MAX; n++) {
+	for (n = 0; n < SD_CG_NAME_MAX; n++) {
 		if (name[n] == '/')
 			name[n] = '\\';
 	}

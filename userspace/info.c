@@ -60,7 +60,8 @@ static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref,
 	 * PERFLIB_SEG0_MAX_BYTES.
 	 */
 	c->slot_size = round_up(end, PERFLIB_SLOT_ALIGN);
-	while (seg0_bytes(c->slot_size) > PERFLIB_SEG0_MAX_BYTES)
+	/* (whole pages are the end: past PERFLIB_SEG0_MAX_BYTES, a slot is a segment alone) */
+	while (seg0_bytes(c->slot_size) > PERFLIB_SEG0_MAX_BYTES && c->slot_size % 4096)
 		c->slot_size += PERFLIB_SLOT_ALIGN;
 }
 

@@ -230,7 +230,7 @@ static int count_left(const GUID *set, struct left *l)
 	uint8_t *val = NULL, key[256], next[256];
 	int data_fd, index_fd, procs_fd, err = -1;
 	char name[32];
-	uint32_t i, k, n;
+	uint32_t c, i, k, n;
 
 	memset(l, 0, sizeof(*l));
 	l->ghosts = listed(set);
@@ -238,17 +238,29 @@ static int count_left(const GUID *set, struct left *l)
 	val = malloc(65536);
 	if (procs_fd < 0 || !val)
 		goto out;
-	for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
-		snprintf(name, sizeof(name), "s%u/data", k);
+	/* every segment of every size class: s<k>/ for class 0, c<c>s<k>/ for the others */
+	for (c = 0, k = 0; c < PERFLIB_MAX_CLASSES; k++) {
+		if (k == PERFLIB_MAX_SEGS) {
+			c++;
+			k = (uint32_t)-1;
+			continue;
+		}
+		if (c)
+			snprintf(name, sizeof(name), "c%us%u/data", c, k);
+		else
+			snprintf(name, sizeof(name), "s%u/data", k);
 		data_fd = pin_open(set, name);
-		snprintf(name, sizeof(name), "s%u/index", k);
+		memcpy(name + strlen(name) - 4, "index", 6);
 		index_fd = pin_open(set, name);
 		if (data_fd < 0 || index_fd < 0 || value_size(data_fd) > 65536) {
 			if (data_fd >= 0)
 				close(data_fd);
 			if (index_fd >= 0)
 				close(index_fd);
-			break;
+			/* the class's last segment: the next class */
+			c++;
+			k = (uint32_t)-1;
+			continue;
 		}
 		n = max_entries(data_fd);
 		for (i = 0; i < n; i++) {
