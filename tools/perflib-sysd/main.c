@@ -135,9 +135,9 @@ static const char *const set_names[NR_SETS] = {
 	"Network Interface", "PhysicalDisk",	      "LogicalDisk", "Cgroup"};
 /* counter ids in the order the BPF program writes them (positions) */
 static const ULONG ids_cpu[] = {0, 1, 2, 3, 8};
-static const ULONG ids_sys[] = {0, 1, 2, 3};
+static const ULONG ids_sys[] = {0, 1, 2, 3, 4, 5, 6, 7};
 static const ULONG ids_mem[] = {0, 1, 2, 3, 4, 5};
-static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 static const ULONG ids_net[] = {0, 1, 2, 3, 4, 5};
 static const ULONG ids_pd[] = {0, 1, 2, 3, 4, 5, 6};
 static const ULONG ids_ld[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -838,6 +838,21 @@ static int attach_samples(struct sd *sd, struct sysd_bpf *skel, struct bpf_link 
 	return 0;
 }
 
+/* start the timer that publishes the CPU counters, totals, System and the time stamps */
+static int start_refresh(struct sysd_bpf *skel)
+{
+	struct {
+		__s64 ret;
+	} c = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sd_refresh_start), &opts))
+		return -errno;
+	if (c.ret)
+		sd_err("cannot start the publishing timer: %s", strerror((int)-c.ret));
+	return (int)c.ret;
+}
+
 /* run the task iterator once: the processes and threads that exist now */
 static int run_iterator(struct sysd_bpf *skel)
 {
@@ -957,6 +972,7 @@ static int cmd_run(struct sd *sd)
 	skel->rodata->geo_ld = cs[SET_LD].geo;
 	skel->rodata->geo_cg = cs[SET_CG].geo;
 	skel->rodata->nr_cpus = sd->nr_cpus;
+	skel->rodata->refresh_ns = 1000000000ull / sd->hz;
 	err = perflib_bpf_counterset_guid(&cs[SET_PS], (__u8 *)skel->rodata->ps_guid);
 	if (!err)
 		err = perflib_bpf_counterset_guid(&cs[SET_NET], (__u8 *)skel->rodata->net_guid);
@@ -1023,6 +1039,8 @@ static int cmd_run(struct sd *sd)
 		err = attach_samples(sd, skel, links);
 	if (!err)
 		err = run_iterator(skel);
+	if (!err)
+		err = start_refresh(skel);
 	netfd = net_open();
 	if (!err && netfd >= 0)
 		err = add_netdevs(skel);
