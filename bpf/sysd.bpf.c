@@ -27,8 +27,10 @@
  *    device name, InstanceId = ifindex), created and deleted here (sd_net_ctl, a syscall
  *    program) when the service sees the device come and go on rtnetlink.
  *    Bytes and packets from net:net_dev_xmit and net:netif_receive_skb.
- *  - PhysicalDisk and LogicalDisk: instances created by the loader (one per disk, one per
- *    mounted block device, and _Total); reads, writes, bytes and the time-weighted queue
+ *  - PhysicalDisk and LogicalDisk: one instance per disk and per mounted block device, made
+ *    and deleted here (sd_disk_ctl, a syscall program) when the service sees the device or
+ *    mount come and go (uevents, mountinfo), _Total made by the loader; reads, writes,
+ *    bytes and the time-weighted queue
  *    length from block:block_rq_complete (whole disk: the request queue's disk; logical:
  *    the partition the request was for). Free space is polled by the loader (statfs) and
  *    stored through sd_ld_set.
@@ -76,7 +78,11 @@ PERFLIB_DATA_MAP_RAW(net_slots);
 PERFLIB_INDEX_MAP(net_idx);
 PERFLIB_LIVE_MAP(net_live);
 PERFLIB_DATA_MAP_RAW(pd_slots);
+PERFLIB_INDEX_MAP(pd_idx);
+PERFLIB_LIVE_MAP(pd_live);
 PERFLIB_DATA_MAP_RAW(ld_slots);
+PERFLIB_INDEX_MAP(ld_idx);
+PERFLIB_LIVE_MAP(ld_live);
 PERFLIB_DATA_MAP_RAW(cg_slots);
 PERFLIB_INDEX_MAP(cg_idx);
 PERFLIB_LIVE_MAP(cg_live);
@@ -86,6 +92,8 @@ PERFLIB_GEOMETRY(geo_ld);
 PERFLIB_GEOMETRY(geo_cg);
 const volatile __u8 net_guid[16] = {};
 const volatile __u8 cg_guid[16] = {};
+const volatile __u8 pd_guid[16] = {};
+const volatile __u8 ld_guid[16] = {};
 
 /* counter positions (the manifest's order, checked by the loader) */
 enum { PC_PROC_TIME, PC_USER, PC_PRIV, PC_INTERRUPTS, PC_IDLE };
@@ -936,6 +944,67 @@ int BPF_PROG(sd_rq_done, struct request *rq, blk_status_t error, unsigned int nr
 		disk_count(&ld_slots, &geo_ld, *s, op, nr_bytes, queue);
 		disk_count(&ld_slots, &geo_ld, ld_total_slot, op, nr_bytes, queue);
 	}
+	return 0;
+}
+
+/*
+ * PhysicalDisk and LogicalDisk instances, made and deleted on the service's request when a
+ * disk or a mount comes or goes (BPF_PROG_TEST_RUN). name: len UTF-16 units (the service
+ * converts and shortens it); devt: the device (kernel encoding), key of pd_map / ld_map;
+ * logical: 0 PhysicalDisk, 1 LogicalDisk; del: 1 delete the devt's instance. ret: the slot,
+ * 0 (deleted), -ENOENT, -EEXIST (the devt has one) or what perflib_instance_create returns.
+ */
+struct sd_disk_ctx {
+	__u16 name[PERFLIB_BPF_KEY_MAX];
+	__u32 len;
+	__u32 id;
+	__u32 devt;
+	__u32 logical;
+	__u32 del;
+	__u32 pad;
+	__s64 ret;
+};
+
+SEC("syscall")
+int sd_disk_ctl(struct sd_disk_ctx *c)
+{
+	__u16 name[PERFLIB_BPF_KEY_MAX] = {};
+	__u32 devt = c->devt, len = c->len, *s;
+	void *map = c->logical ? (void *)&ld_map : (void *)&pd_map;
+	__s64 r;
+
+	s = bpf_map_lookup_elem(map, &devt);
+	if (c->del) {
+		if (!s) {
+			c->ret = -2; /* -ENOENT */
+			return 0;
+		}
+		if (c->logical)
+			r = perflib_instance_delete(&ld_slots, &ld_idx, &ld_live, &geo_ld, *s);
+		else
+			r = perflib_instance_delete(&pd_slots, &pd_idx, &pd_live, &geo_pd, *s);
+		bpf_map_delete_elem(map, &devt);
+		c->ret = r;
+		return 0;
+	}
+	if (s) {
+		c->ret = -17; /* -EEXIST */
+		return 0;
+	}
+	if (len > PERFLIB_BPF_CREATE_NAME_MAX) {
+		c->ret = -22; /* -EINVAL */
+		return 0;
+	}
+	__builtin_memcpy(name, c->name, sizeof(name));
+	if (c->logical)
+		r = perflib_instance_create(&ld_slots, &ld_idx, &ld_live, &geo_ld, ld_guid, name,
+					    len, c->id, 0);
+	else
+		r = perflib_instance_create(&pd_slots, &pd_idx, &pd_live, &geo_pd, pd_guid, name,
+					    len, c->id, 0);
+	if (r >= 0)
+		bpf_map_update_elem(map, &devt, &(__u32){(__u32)r}, BPF_ANY);
+	c->ret = r;
 	return 0;
 }
 
