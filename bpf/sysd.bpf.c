@@ -7,11 +7,14 @@
  *    created by the loader as kernel-owned instances): idle time is charged exactly at every
  *    context switch (the CPU's idle task, pid 0, running or not); non-idle time is split into
  *    user and privileged time by the mode a periodic perf-event sample (cpu-clock, --hz) saw
- *    last, as the kernel's own tick accounting does. The sample also refreshes the CPU's
- *    slots, so a CPU that does not switch (a busy loop, a deep idle) is never staler than
- *    one sample period. Interrupts from irq:irq_handler_entry.
+ *    last, as the kernel's own tick accounting does. A BPF timer (sd_refresh, every 1/--hz
+ *    s) publishes every CPU's accumulators, adding the idle stretch in progress of a CPU
+ *    that is idle (an idle CPU may take no sample for seconds), so no value is staler than
+ *    one period. Interrupts from irq:irq_handler_entry.
  *  - System: context switches (sched_switch), system calls (sys_enter), processes and
- *    threads (fork, exit, and a task iterator for those that existed at load).
+ *    threads (fork, exit, and a task iterator for those that existed at load), Processor
+ *    Queue Length (each CPU's run queue, read by the timer), System Up Time (an elapsed
+ *    time on a CLOCK_BOOTTIME object clock the timer writes).
  *  - Process: one instance per process, created by the BPF programs themselves at fork and
  *    for the processes found by the task iterator at load, renamed (deleted and created
  *    again, counters kept) at exec, deleted at exit. CPU time is charged to the process at
@@ -21,7 +24,9 @@
  *    storage), charged to its process at the same points and when the thread exits. Handle
  *    Count is the number of bits set in the process's open_fds bitmap (its open file
  *    descriptors), counted at those points when the fd table looks changed (next_fd,
- *    max_fds) or SD_FD_PERIOD_NS passed since the thread last counted it.
+ *    max_fds) or SD_FD_PERIOD_NS passed since the thread last counted it. IO Read/Write
+ *    Operations are syscr / syscw, as the bytes. Elapsed Time: the start (start_boottime)
+ *    against a clock counter rewritten at those points and once a second by the timer.
  *
  *  - Network Interface: one instance per device of the initial network namespace (name =
  *    device name, InstanceId = ifindex), created and deleted here (sd_net_ctl, a syscall

@@ -6,7 +6,10 @@
 # Time against /proc/stat, \Memory\Available Bytes against MemAvailable,
 # \System\Context Switches/sec against /proc/stat's ctxt; a process started and killed
 # appears in and leaves the Process set; SIGTERM removes everything; a SIGKILLed service's
-# leftovers are removed by `stop` and by the next run.
+# leftovers are removed by `stop` and by the next run. Every CPU's \Processor(N)\% Processor
+# Time and % Idle Time against its /proc/stat line over typeperf's window (10 points, idle
+# CPUs included); System Up Time, Process Elapsed Time, Processor Queue Length and Process
+# IO Read/Write Operations/sec (tolerances where they are checked).
 # Tolerances (shared 2-CPU test machines): CPU percentages 15 points, context switches 15%
 # + 50/s, Available Bytes 5%. Context switches are compared over typeperf's own sampling
 # window (its first to last sample, from its time stamps), /proc/stat's ctxt read every 50 ms

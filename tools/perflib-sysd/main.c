@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * perflib-sysd - the Windows system counter sets (Processor, Processor Information, System,
- * Memory, Process; system.man, compiled in) published from the kernel: registers them, creates
- * the fixed instances (CPUs, totals) as kernel-owned instances, loads and attaches
- * bpf/sysd.bpf.c (which creates and deletes the Process instances itself), and publishes
- * Memory from /proc once a second until it is told to stop; stopping removes all of it.
+ * Memory, Process, Network Interface, PhysicalDisk, LogicalDisk, Cgroup; system.man, compiled
+ * in) published from the kernel: registers them, creates the fixed instances (CPUs, totals) as
+ * kernel-owned instances, loads and attaches bpf/sysd.bpf.c (which creates and deletes the
+ * Process and Cgroup instances itself, and those of devices and mounts when this loop tells
+ * it: rtnetlink, uevents, mountinfo), starts its publishing timer, and publishes Memory and
+ * free space once a second until it is told to stop; stopping removes all of it.
  * Only public API (perflib.h, perflib-linux.h, perflib_bpf.h). See usage_text.
  */
 #include <dirent.h>
@@ -79,21 +81,28 @@ static const char usage_text[] =
 	"    /proc/vmstat once a second. The BPF programs:\n"
 	"      sched:sched_switch        idle, user and privileged time per CPU, context\n"
 	"                                switches, CPU time of processes\n"
-	"      perf cpu-clock sample     user/privileged split, refresh of every CPU (--hz)\n"
+	"      perf cpu-clock sample     user/privileged split (--hz per CPU)\n"
+	"      a BPF timer (--hz)        publishes the CPU counters (an idle CPU's idle\n"
+	"                                stretch in progress included), the totals,\n"
+	"                                System (Processor Queue Length from the run\n"
+	"                                queues, System Up Time) and the Elapsed Time\n"
+	"                                clock of the processes\n"
 	"      raw_syscalls:sys_enter    System Calls/sec\n"
 	"      irq:irq_handler_entry     Interrupts/sec\n"
 	"      sched_process_fork/exec/exit and a task iterator\n"
 	"                                one Process instance per process (name = command,\n"
 	"                                InstanceId = pid), created and deleted in the\n"
 	"                                kernel; Processes and Threads; Handle Count\n"
-	"                                (open fds) and IO Read/Write Bytes/sec (rchar,\n"
-	"                                wchar) read from the task at switch-out\n"
+	"                                (open fds), IO Read/Write Bytes/sec and\n"
+	"                                Operations/sec (rchar, wchar, syscr, syscw) read\n"
+	"                                from the task at switch-out; Elapsed Time\n"
 	"      net_dev_xmit, netif_receive_skb\n"
 	"                                Network Interface, one instance per device (made\n"
 	"                                and deleted in BPF when rtnetlink reports a link)\n"
 	"      block_rq_complete         PhysicalDisk (per disk) and LogicalDisk (per\n"
-	"                                mounted block device; free space from statfs,\n"
-	"                                polled once a second)\n"
+	"                                mounted block device; made and deleted in BPF\n"
+	"                                when uevents or the mount table report a change;\n"
+	"                                free space from statfs, polled once a second)\n"
 	"      cgroup_mkdir/rmdir, page_fault_user\n"
 	"                                Cgroup, one instance per cgroup v2 (name = path\n"
 	"                                with '\\' for '/', InstanceId = cgroup id)\n"
@@ -113,9 +122,10 @@ static const char usage_text[] =
 	"                 \"\\Memory\\Available Bytes\" \"\\System\\Context Switches/sec\"\n"
 	"\n"
 	"OPTIONS\n"
-	"    --hz N              samples per second and CPU that refresh the CPU counters\n"
-	"                        and split user from privileged time (default 100, 1-1000):\n"
-	"                        values are at most 1/N s stale\n"
+	"    --hz N              samples per second and CPU that split user from privileged\n"
+	"                        time, and publications per second of the CPU and System\n"
+	"                        counters (default 100, 1-1000): values are at most 1/N s\n"
+	"                        stale\n"
 	"    --max-processes N   Process instances (slots), default 8192\n"
 	"    --max-cgroups N     Cgroup instances (slots), default 4096\n"
 	"    --mode MODE         file mode of the pins (octal), default 0644\n"
