@@ -154,7 +154,8 @@ tp_cg=$(mean "Cgroup(\\$name)\\% Processor Time")
 proc_cg=$(awk -v a="$u0" -v b="$u1" -v t="$dt" 'BEGIN { print (b - a) / 10000 / t }')
 echo "cgroup: typeperf $tp_cg%, cpu.stat $proc_cg%"
 within "$tp_cg" "$proc_cg" 15 || fail "Cgroup % Processor Time $tp_cg vs cpu.stat $proc_cg"
-awk -v v="$tp_cg" 'BEGIN { exit !(v >= 40) }' || fail "the cgroup's busy loop shows $tp_cg%"
+# that it ran at all (it competes with the machine's load; the comparison above is the check)
+awk -v v="$tp_cg" 'BEGIN { exit !(v >= 10) }' || fail "the cgroup's busy loop shows $tp_cg%"
 
 tp_lo=$(mean "Network Interface(lo)\\Bytes Total/sec")
 proc_lo=$(awk -v a="$l0" -v b="$l1" -v t="$dt" 'BEGIN { print (b - a) / t }')
@@ -200,8 +201,9 @@ listed Cgroup "\\$name" && fail "Cgroup(\\$name) still listed after rmdir"
 
 # a disk and a mount that come after the start: a loop device this test attaches appears as a
 # PhysicalDisk instance, its ext4 file system mounted as a LogicalDisk instance (name: the
-# mount point with '\' for '/'); an 8 MB write + fsync on it during a typeperf run shows in
-# both within [the file, /sys/block/<loop>/stat's written bytes + 30 %]; Free Megabytes
+# mount point with '\' for '/'); an 8 MB write + fsync on it, started after typeperf's first
+# sample, shows in both within [95 % of the file (the sum of three rates over intervals a
+# little longer than 1 s), /sys/block/<loop>/stat's written bytes + 30 %]; Free Megabytes
 # equals statfs (1 % + 2 MB); unmounted, the LogicalDisk instance goes; detached, the
 # PhysicalDisk instance goes (each within 3 s: uevents and mountinfo, not polling)
 appears() { # appears SET NAME [gone]: wait up to 3 s for the instance to be (or not be) listed
@@ -223,14 +225,22 @@ if command -v losetup >/dev/null 2>&1 && command -v mkfs.ext4 >/dev/null 2>&1 &&
 	mounted="$work/mnt"
 	lname=$(echo "$work/mnt" | tr '/' '\\')
 	appears LogicalDisk "$lname" || fail "no LogicalDisk($lname) after mount"
-	(sleep 1.3; dd if=/dev/urandom of="$work/mnt/f" bs=1M count=8 conv=fsync 2>/dev/null) &
-	pids="$pids $!"
 	lw() { awk '{ printf "%.0f\n", $7 * 512 }' "/sys/block/$ln/stat"; }
 	w0=$(lw)
-	out=$("$TP" "\\PhysicalDisk($ln)\\Disk Write Bytes/sec" "\\PhysicalDisk($ln)\\Disk Writes/sec" \
+	"$TP" "\\PhysicalDisk($ln)\\Disk Write Bytes/sec" "\\PhysicalDisk($ln)\\Disk Writes/sec" \
 		"\\LogicalDisk($lname)\\Disk Write Bytes/sec" "\\LogicalDisk($lname)\\Free Megabytes" \
-		-sc 4 2>&1) || fail "typeperf on the loop device: $out"
+		-sc 4 >"$work/loop.out" 2>&1 &
+	tp=$!
+	# the write starts once typeperf has its first sample: all of it falls in samples 2-4
+	i=0
+	while ! grep -q '^"[0-9]' "$work/loop.out" && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	dd if=/dev/urandom of="$work/mnt/f" bs=1M count=8 conv=fsync 2>/dev/null
+	wait $tp || fail "typeperf on the loop device: $(cat "$work/loop.out")"
 	w1=$(lw)
+	out=$(cat "$work/loop.out")
 	printf '%s\n' "$out"
 	pd=$(sum "PhysicalDisk($ln)\\Disk Write Bytes/sec")
 	pw=$(sum "PhysicalDisk($ln)\\Disk Writes/sec")
@@ -241,9 +251,10 @@ if command -v losetup >/dev/null 2>&1 && command -v mkfs.ext4 >/dev/null 2>&1 &&
 	free_fs=$(awk -v a="$1" -v s="$3" 'BEGIN { print int(a * s / 1048576) }')
 	printf '%s\n' "$ln: typeperf $pd bytes, $pw writes in 3 s ($lname: $ld), /sys/block stat $sys_w; free $free_tp MB, statfs $free_fs MB"
 	size=$((8 * 1048576))
-	awk -v v="$pd" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s && v <= w * 1.3) }' ||
+	# the sum of three 1 s rates: the bytes over intervals a little longer than 1 s
+	awk -v v="$pd" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s * 0.95 && v <= w * 1.3) }' ||
 		fail "PhysicalDisk($ln) wrote $pd: file $size, /sys/block $sys_w"
-	awk -v v="$ld" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s && v <= w * 1.3) }' ||
+	awk -v v="$ld" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s * 0.95 && v <= w * 1.3) }' ||
 		fail "LogicalDisk($lname) wrote $ld: file $size, /sys/block $sys_w"
 	awk -v v="$pw" 'BEGIN { exit !(v >= 1) }' || fail "PhysicalDisk($ln) shows no write operation"
 	within "$free_tp" "$free_fs" "$(awk -v v="$free_fs" 'BEGIN { print v * 0.01 + 2 }')" ||
