@@ -787,7 +787,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sd_exec, struct task_struct *p)
 {
 	__u64 time, user, priv, rd, wr, rops, wops;
-	__u32 tgid = p->tgid, ppid;
+	__u32 tgid = p->tgid, ppid, handles;
 	void *slot = ps_slot_of(tgid);
 	__s64 s;
 
@@ -802,6 +802,7 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	rops = perflib_gcounter_read(slot, &geo_ps, PS_IO_READ_OPS);
 	wops = perflib_gcounter_read(slot, &geo_ps, PS_IO_WRITE_OPS);
 	ppid = (__u32)perflib_gcounter_read(slot, &geo_ps, PS_PARENT);
+	handles = perflib_gcounter_read32(slot, &geo_ps, PS_HANDLES);
 	if (ps_delete(tgid))
 		return 0;
 	s = ps_create(p, ppid);
@@ -813,6 +814,9 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	perflib_gcounter_set(slot, &geo_ps, PS_IO_WRITE, wr);
 	perflib_gcounter_set(slot, &geo_ps, PS_IO_READ_OPS, rops);
 	perflib_gcounter_set(slot, &geo_ps, PS_IO_WRITE_OPS, wops);
+	/* the handles as last counted: a switch-out during the exec (after close-on-exec) may
+	 * have counted them into the old instance, and ps_gauges recounts only a changed table */
+	perflib_gcounter_set32(slot, &geo_ps, PS_HANDLES, handles);
 	ps_gauges(p); /* the handles exec closed (close-on-exec) */
 	return 0;
 }
