@@ -130,8 +130,11 @@ struct pdh_query {
 	GUID *sets;	    /* per spec Index: the counter set */
 	uint32_t *spec_ids; /* per spec Index: CounterId */
 	size_t nr_specs;
-	void *buf;
+	void *buf; /* PerfQueryCounterData, buf_size bytes allocated */
 	DWORD buf_size;
+	void *raw_prev; /* the buffer data was decoded from: raw_prev_len bytes of raw_prev_cap */
+	DWORD raw_prev_cap;
+	size_t raw_prev_len;
 	struct pdh_data dbuf[2];
 	struct pdh_data *data, *data_old; /* the newest decoded sample, the one before */
 	size_t *prev_map, prev_cap;	  /* per item of data: its item in data_old, SIZE_MAX */

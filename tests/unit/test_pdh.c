@@ -560,7 +560,8 @@ static DWORD ops_item(PDH_HCOUNTER c, const char *name, double *v)
 static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev, DWORD nprev,
 			 PDH_RAW_COUNTER_ITEM_A **ret_raw, DWORD *ret_n)
 {
-	DWORD fbytes = 0, rbytes = 0, n = 0, rn = 0, i, k;
+	DWORD fbytes = 0, rbytes = 0, wbytes = 0, n = 0, rn = 0, wn = 0, i, k;
+	PDH_FMT_COUNTERVALUE_ITEM_W *w;
 	PDH_FMT_COUNTERVALUE_ITEM_A *f;
 	PDH_RAW_COUNTER_ITEM_A *r;
 
@@ -573,6 +574,20 @@ static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev
 	assert_non_null(r);
 	assert_int_equal(PdhGetFormattedCounterArrayA(c, fmt, &fbytes, &n, f), 0);
 	assert_int_equal(PdhGetRawCounterArrayA(c, &rbytes, &rn, r), 0);
+	/* the W array: the same items, names widened */
+	assert_int_equal(PdhGetFormattedCounterArrayW(c, fmt, &wbytes, &wn, NULL), PDH_MORE_DATA);
+	assert_int_equal(wn, n);
+	w = malloc(wbytes);
+	assert_non_null(w);
+	assert_int_equal(PdhGetFormattedCounterArrayW(c, fmt, &wbytes, &wn, w), 0);
+	for (i = 0; i < n; i++) {
+		for (k = 0; f[i].szName[k]; k++)
+			assert_int_equal(w[i].szName[k], (WCHAR)f[i].szName[k]);
+		assert_int_equal(w[i].szName[k], 0);
+		assert_int_equal(w[i].FmtValue.CStatus, f[i].FmtValue.CStatus);
+		assert_memory_equal(&w[i].FmtValue, &f[i].FmtValue, sizeof(f[i].FmtValue));
+	}
+	free(w);
 	for (i = 0; i < n; i++) {
 		PDH_RAW_COUNTER *old = NULL;
 		PDH_FMT_COUNTERVALUE want;

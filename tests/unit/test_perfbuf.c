@@ -683,7 +683,7 @@ static void decode_same(const void *buf, size_t size, const uint32_t *spec_ids, 
 {
 	struct tp_data d;
 	int a = tp_data_parse(buf, size, spec_ids, nr, &d);
-	int b = perfbuf_data_decode(buf, size, spec_ids, nr, pd);
+	int b = perfbuf_data_decode(buf, size, spec_ids, nr, NULL, pd);
 	size_t i, j, k;
 
 	assert_int_equal(a, b);
@@ -773,6 +773,144 @@ static void test_tp_fuzz(void **state)
 		}
 		free(buf);
 	}
+}
+
+/* two decodes of the same bytes: the same blocks, items, names, sizes and values */
+static void assert_decoded_equal(const struct perfbuf_data *a, const struct perfbuf_data *b)
+{
+	size_t i, j, k;
+
+	assert_int_equal(a->nr_blocks, b->nr_blocks);
+	assert_int_equal(a->hdr.time, b->hdr.time);
+	for (i = 0; i < a->nr_blocks; i++) {
+		const struct perfbuf_block *x = &a->blocks[i], *y = &b->blocks[i];
+
+		assert_int_equal(x->status, y->status);
+		assert_int_equal(x->type, y->type);
+		assert_int_equal(x->nr, y->nr);
+		assert_int_equal(x->nr_cols, y->nr_cols);
+		assert_int_equal(x->nr_named, y->nr_named);
+		assert_int_equal(x->name_bytes, y->name_bytes);
+		assert_int_equal(x->name_units, y->name_units);
+		for (k = 0; k < x->nr_cols; k++)
+			assert_int_equal(a->ids[x->cols + k], b->ids[y->cols + k]);
+		for (j = 0; j < x->nr; j++) {
+			const struct perfbuf_item *p = &a->items[x->first + j];
+			const struct perfbuf_item *q = &b->items[y->first + j];
+
+			assert_int_equal(p->id, q->id);
+			assert_int_equal(p->len, q->len);
+			assert_int_equal(p->units, q->units);
+			assert_int_equal(p->name == PERFBUF_NO_NAME, q->name == PERFBUF_NO_NAME);
+			if (p->name != PERFBUF_NO_NAME)
+				assert_string_equal(a->names + p->name, b->names + q->name);
+			for (k = 0; k < x->nr_cols; k++) {
+				size_t u = perfbuf_value(x, x->first + j, (uint32_t)k);
+				size_t v = perfbuf_value(y, y->first + j, (uint32_t)k);
+
+				assert_int_equal(a->sizes[u], b->sizes[v]);
+				assert_true(a->values[u] == b->values[v]);
+			}
+		}
+	}
+}
+
+/*
+ * a buffer of one PERF_COUNTERSET block (counters 1 and 2) and a single counter; @change
+ * 1 renames an instance (same length), 2 changes an id, 3 a non-ASCII unit, 4 the size of
+ * one value (its column's headers no longer alike)
+ */
+static void steady_buffer(struct bb *b, uint64_t base, int change)
+{
+	static const char *const names[] = {"a", "bb", "\xe9", "bb", "a longer name of 20"};
+	size_t h, mi, i;
+
+	memset(b, 0, sizeof(*b));
+	put_data_header(b, 2);
+	put32(b, 0);
+	put32(b, PERF_COUNTERSET);
+	h = put32(b, 0);
+	put32(b, 0);
+	put32(b, 16); /* PERF_MULTI_COUNTERS: two ids */
+	put32(b, 2);
+	put32(b, 1);
+	put32(b, 2);
+	mi = put32(b, 0);
+	put32(b, 5);
+	for (i = 0; i < 5; i++) {
+		/* "\xe9": one unit, U+00E9 (put_wstr widens bytes) */
+		put_instance(b, (uint32_t)(10 + i + (change == 2 && i == 4)),
+			     change == 1 && i == 1   ? "bc"
+			     : change == 3 && i == 2 ? "\xea"
+						     : names[i]);
+		put_value(b, 8, base + i);
+		put_value(b, change == 4 && i == 3 ? 8 : 4, (base + 100 * i) & 0xFFFFFFFF);
+	}
+	set32(b, mi, (uint32_t)(b->n - mi));
+	set32(b, h, (uint32_t)(b->n - h + 8));
+	put32(b, 0);
+	put32(b, PERF_SINGLE_COUNTER);
+	put32(b, 32);
+	put32(b, 0);
+	put_value(b, 8, base);
+	finish(b);
+}
+
+/*
+ * perfbuf_data_decode with the previous buffer (the steady state PDH decodes every sample):
+ * a block whose bytes but values are unchanged is taken over (same) with the new values;
+ * any other change, and random corruption, decodes exactly as without the previous buffer
+ */
+static void test_decode_steady(void **state)
+{
+	const uint32_t spec_ids[] = {PERF_WILDCARD_COUNTER, 7};
+	struct perfbuf_data d0 = {0}, d1 = {0}, fresh = {0};
+	struct perfbuf_prev prev;
+	unsigned int seed = 4242, i, k, same = 0;
+	static struct bb b0, b1;
+
+	(void)state;
+	steady_buffer(&b0, 1000, 0);
+	assert_int_equal(perfbuf_data_decode(b0.b, b0.n, spec_ids, 2, NULL, &d0), 0);
+	assert_false(d0.blocks[0].same);
+	assert_string_equal(d0.names + d0.items[2].name, "\xc3\xa9");
+	prev = (struct perfbuf_prev){.buf = b0.b, .size = b0.n, .d = &d0};
+	/* new values, same layout: taken over, values read */
+	steady_buffer(&b1, 5000, 0);
+	assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, &prev, &d1), 0);
+	assert_true(d1.blocks[0].same);
+	assert_false(d1.blocks[1].same); /* not a PERF_COUNTERSET block */
+	assert_int_equal(d1.values[perfbuf_value(&d1.blocks[0], 4, 0)], 5004);
+	assert_int_equal(d1.values[perfbuf_value(&d1.blocks[0], 4, 1)], 5400);
+	assert_int_equal(d1.items[2].dup, d0.items[2].dup);
+	assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, NULL, &fresh), 0);
+	assert_decoded_equal(&d1, &fresh);
+	/* a renamed instance, another id, a non-ASCII unit, a value size: decoded in full */
+	for (i = 1; i <= 4; i++) {
+		steady_buffer(&b1, 7, (int)i);
+		assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, &prev, &d1), 0);
+		assert_false(d1.blocks[0].same);
+		assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, NULL, &fresh), 0);
+		assert_decoded_equal(&d1, &fresh);
+	}
+	/* random corruption: with or without the previous buffer, the same result */
+	for (i = 0; i < 20000; i++) {
+		int e1, e2;
+
+		steady_buffer(&b1, (uint64_t)rand_r(&seed), 0);
+		for (k = 0; k < 1 + (unsigned int)rand_r(&seed) % 3; k++)
+			b1.b[(size_t)rand_r(&seed) % b1.n] = (uint8_t)rand_r(&seed);
+		e1 = perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, &prev, &d1);
+		e2 = perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, NULL, &fresh);
+		assert_int_equal(e1, e2);
+		if (!e1)
+			assert_decoded_equal(&d1, &fresh);
+		same += !e1 && d1.blocks[0].same;
+	}
+	assert_true(same > 1000); /* corruption of the values alone keeps the fast way */
+	perfbuf_data_release(&d0);
+	perfbuf_data_release(&d1);
+	perfbuf_data_release(&fresh);
 }
 
 /* ---- perflib-exporter's view (exp_parse.c) --------------------------------------------- */
@@ -1101,6 +1239,7 @@ int main(void)
 		cmocka_unit_test(test_tp_data_types),
 		cmocka_unit_test(test_tp_data_bad),
 		cmocka_unit_test(test_tp_fuzz),
+		cmocka_unit_test(test_decode_steady),
 	};
 	const struct CMUnitTest exporter[] = {
 		cmocka_unit_test(test_exp_data_example), cmocka_unit_test(test_exp_data_single),
