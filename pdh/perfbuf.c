@@ -696,7 +696,7 @@ static int decode_same(struct perfbuf_data *d, struct perfbuf_block *b, const ui
 	 * per item without the previous buffer
 	 */
 	ohdrs = od->hdrs + ob->cols;
-	if (reserve(&d->offs, &d->cap_offs, cols, sizeof(*d->offs)))
+	if (reserve(&d->pos, &d->cap_pos, cols, sizeof(*d->pos)))
 		return -ENOMEM;
 	for (k = 0, rec = 0; k < cols; k++) {
 		PERF_COUNTER_DATA h;
@@ -704,7 +704,7 @@ static int decode_same(struct perfbuf_data *d, struct perfbuf_block *b, const ui
 		if (!ohdrs[k])
 			return 1;
 		memcpy(&h, &ohdrs[k], sizeof(h));
-		d->offs[k] = rec;
+		d->pos[k] = (struct perfbuf_colpos){.off = (uint32_t)rec, .size = h.dwDataSize};
 		rec += h.dwSize;
 	}
 	values = d->values + d->nr_values;
@@ -730,13 +730,14 @@ static int decode_same(struct perfbuf_data *d, struct perfbuf_block *b, const ui
 		at = ioff + oit->size;
 		for (k = 0; k < cols; k++) {
 			size_t v = (size_t)k * nr + j;
-			const uint8_t *cd = p + at + d->offs[k];
+			const uint8_t *cd = p + at + d->pos[k].off;
 
 			if (get_u64(cd) != ohdrs[k]) /* dwDataSize, dwSize */
 				return 1;
-			values[v] = osizes[v] == 8   ? get_u64(cd + sizeof(PERF_COUNTER_DATA))
-				    : osizes[v] == 4 ? get_u32(cd + sizeof(PERF_COUNTER_DATA))
-						     : 0;
+			/* the column's one data size: its sizes are those before */
+			values[v] = d->pos[k].size == 8   ? get_u64(cd + sizeof(PERF_COUNTER_DATA))
+				    : d->pos[k].size == 4 ? get_u32(cd + sizeof(PERF_COUNTER_DATA))
+							  : 0;
 		}
 		ioff = at + rec;
 	}
@@ -846,7 +847,7 @@ void perfbuf_data_release(struct perfbuf_data *d)
 	free(d->sizes);
 	free(d->ids);
 	free(d->hdrs);
-	free(d->offs);
+	free(d->pos);
 	free(d->names);
 	memset(d, 0, sizeof(*d));
 }

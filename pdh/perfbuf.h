@@ -184,6 +184,12 @@ struct perfbuf_block {
 	bool same; /* ids, items and names those of the same block of perfbuf_prev.d */
 };
 
+/* a column of an item whose counter data headers are alike: where after the name, size */
+struct perfbuf_colpos {
+	uint32_t off;  /* of its PERF_COUNTER_DATA after the instance header and name */
+	uint32_t size; /* dwDataSize */
+};
+
 struct perfbuf_data {
 	struct perfbuf_data_header hdr;
 	size_t nr_blocks, nr_items, nr_values, nr_ids, names_len;
@@ -198,8 +204,8 @@ struct perfbuf_data {
 	 */
 	uint64_t *hdrs;
 	char *names;
-	size_t *offs; /* scratch of the steady-state decode */
-	size_t cap_blocks, cap_items, cap_values, cap_sizes, cap_ids, cap_hdrs, cap_names, cap_offs;
+	struct perfbuf_colpos *pos; /* scratch of the steady-state decode */
+	size_t cap_blocks, cap_items, cap_values, cap_sizes, cap_ids, cap_hdrs, cap_names, cap_pos;
 };
 
 /*
