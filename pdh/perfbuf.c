@@ -735,7 +735,7 @@ static int decode_same(struct perfbuf_data *d, struct perfbuf_block *b, const ui
 			if (get_u64(cd) != ohdrs[k]) /* dwDataSize, dwSize */
 				return 1;
 			/* the column's one data size: its sizes are those before */
-			values[v] = d->pos[k].size == 8   ? get_u64(cd + sizeof(PERF_COUNTER_DATA))
+			values[v] = d->pos[k].size == 8	  ? get_u64(cd + sizeof(PERF_COUNTER_DATA))
 				    : d->pos[k].size == 4 ? get_u32(cd + sizeof(PERF_COUNTER_DATA))
 							  : 0;
 		}
@@ -824,6 +824,7 @@ int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, 
 			d->nr_ids = ids0;
 			d->names_len = names0;
 			*b = (struct perfbuf_block){.status = ERROR_INVALID_DATA,
+						    .malformed = true,
 						    .type = b->type,
 						    .cols = ids0,
 						    .first = items0,

@@ -181,7 +181,8 @@ struct perfbuf_block {
 	/* where it was in the buffer (the previous-buffer comparison of perfbuf_data_decode) */
 	size_t raw_off, raw_size; /* its PERF_COUNTER_HEADER and dwSize */
 	size_t raw_items;	  /* its first PERF_INSTANCE_HEADER (PERF_COUNTERSET), else 0 */
-	bool same; /* ids, items and names those of the same block of perfbuf_prev.d */
+	bool same;	/* ids, items and names those of the same block of perfbuf_prev.d */
+	bool malformed; /* its payload broke a size rule (status ERROR_INVALID_DATA, empty) */
 };
 
 /* a column of an item whose counter data headers are alike: where after the name, size */

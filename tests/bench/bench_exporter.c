@@ -2,7 +2,7 @@
 /*
  * bench_exporter.c - how long perflib-exporter takes to scrape 10,000 instances x 8
  * counters, through the code path of its HTTP handler (collector_scrape: the consumer API,
- * perfbuf and exp_parse, exp_render) but in-process, without HTTP. Prints milliseconds per
+ * libpdh's registration parsers and decoder, exp_sample, exp_render) but in-process, without HTTP. Prints milliseconds per
  * scrape and bytes for both formats, and PerfQueryCounterData alone for comparison.
  *
  * The benchmark rule links one source with the static library, so the exporter's sources

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_perfbuf.c - decoding of consumer-API buffers (tools/common/perfbuf.c) and the two
- * views built on it, typeperf's (tp_buf.c) and perflib-exporter's (exp_parse.c): the
+ * views built on it, typeperf's (tp_buf.c) and perflib-exporter's (exp_sample.c): the
  * byte-level examples of perflib-api.md 8.1, 8.2 and 8.5, every PerfCounterDataType, UTF-16
  * conversion, malformed buffers (sizes, counts, offsets, missing NULs), truncation and
  * corruption at every byte and at random. A malformed buffer must give an error or fewer
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "exp_parse.h"
+#include "exp_sample.h"
 #include "perfbuf.h"
 #include "tp_buf.h"
 
@@ -913,7 +913,34 @@ static void test_decode_steady(void **state)
 	perfbuf_data_release(&fresh);
 }
 
-/* ---- perflib-exporter's view (exp_parse.c) --------------------------------------------- */
+/* ---- perflib-exporter's view (exp_sample.c) -------------------------------------------- */
+
+/* the exporter's collection of one buffer: PDH's decoder, then exp_fill */
+static int exp_collect(const void *buf, size_t len, struct exp_set *const *by_index, size_t nr,
+		       int64_t *freq, size_t *bad)
+{
+	struct perfbuf_data d = {0};
+	int err = perfbuf_data_decode(buf, len, NULL, 0, NULL, &d);
+
+	if (!err) {
+		*freq = d.hdr.freq;
+		err = exp_fill(&d, by_index, nr, bad);
+	}
+	perfbuf_data_release(&d);
+	return err;
+}
+
+/* the exporter's view of a registration: libpdh's model, then exp_set_from_reg */
+static int exp_reg(const void *buf, size_t len, struct exp_set **ret)
+{
+	struct tp_set model = {0};
+	int err = tp_reg_parse(buf, len, &model);
+
+	if (!err)
+		err = exp_set_from_reg(&model, ret);
+	tp_set_free(&model);
+	return err;
+}
 
 static struct exp_set *mkset(uint32_t itype, const uint32_t *ids, size_t n)
 {
@@ -952,7 +979,7 @@ static void test_exp_data_example(void **state)
 	size_t bad = 99;
 
 	(void)state;
-	assert_int_equal(exp_parse_data(data_82, sizeof(data_82), by_index, 2, &freq, &bad), 0);
+	assert_int_equal(exp_collect(data_82, sizeof(data_82), by_index, 2, &freq, &bad), 0);
 	assert_int_equal(bad, 0);
 	assert_int_equal(freq, 10000000);
 	/* the example's S is returned as PERF_SINGLE_COUNTER, which the exporter never
@@ -971,7 +998,7 @@ static void test_exp_data_example(void **state)
 	/* an Index past by_index, or a NULL entry, is skipped */
 	exp_set_reset(m);
 	by_index[1] = NULL;
-	assert_int_equal(exp_parse_data(data_82, sizeof(data_82), by_index, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(data_82, sizeof(data_82), by_index, 1, &freq, &bad), 0);
 	assert_int_equal(m->nr_instances, 0);
 	exp_set_free(s);
 	exp_set_free(m);
@@ -1034,12 +1061,12 @@ static void test_exp_data_single(void **state)
 
 	(void)state;
 	/* three ids but two data blocks: malformed, the set gets nothing */
-	assert_int_equal(exp_parse_data(buf, len, &set, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(buf, len, &set, 1, &freq, &bad), 0);
 	assert_int_equal(bad, 1);
 	assert_int_equal(set->nr_instances, 0);
 	/* say two counters: now consistent */
 	memcpy(buf + sizeof(PERF_DATA_HEADER) + 16 + 4, &v32, 4);
-	assert_int_equal(exp_parse_data(buf, len, &set, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(buf, len, &set, 1, &freq, &bad), 0);
 	assert_int_equal(bad, 0);
 	assert_int_equal(set->nr_instances, 1);
 	assert_int_equal(value(set, 0, 1), 70);
@@ -1060,16 +1087,16 @@ static void test_exp_data_errors(void **state)
 
 	(void)state;
 	/* shorter than the header, or a total size past the buffer */
-	assert_int_equal(exp_parse_data(data_82, 47, by_index, 2, &freq, &bad), -EBADMSG);
+	assert_int_equal(exp_collect(data_82, 47, by_index, 2, &freq, &bad), -EBADMSG);
 	for (len = 48; len < sizeof(data_82); len++)
-		assert_int_equal(exp_parse_data(data_82, len, by_index, 2, &freq, &bad), -EBADMSG);
+		assert_int_equal(exp_collect(data_82, len, by_index, 2, &freq, &bad), -EBADMSG);
 	/* truncated with a consistent total size: error or fewer instances */
 	for (len = 48; len <= sizeof(data_82); len++) {
 		memcpy(buf, data_82, len);
 		v32 = (uint32_t)len;
 		memcpy(buf, &v32, 4);
 		exp_set_reset(set);
-		err = exp_parse_data(buf, len, by_index, 2, &freq, &bad);
+		err = exp_collect(buf, len, by_index, 2, &freq, &bad);
 		assert_true(err == 0 || err == -EBADMSG);
 		assert_true(set->nr_instances == 0 || len == sizeof(data_82));
 	}
@@ -1078,7 +1105,7 @@ static void test_exp_data_errors(void **state)
 	buf[0x82] = 0x41, buf[0x83] = 0;
 	buf[0x84] = 0x41, buf[0x85] = 0, buf[0x86] = 0x41, buf[0x87] = 0;
 	exp_set_reset(set);
-	assert_int_equal(exp_parse_data(buf, sizeof(buf), by_index, 2, &freq, &bad), 0);
+	assert_int_equal(exp_collect(buf, sizeof(buf), by_index, 2, &freq, &bad), 0);
 	assert_int_equal(bad, 1);
 	assert_int_equal(set->nr_instances, 0);
 	/* every byte set to 0xff or 0: no crash, no instance beyond the two */
@@ -1089,7 +1116,7 @@ static void test_exp_data_errors(void **state)
 			memcpy(buf, data_82, sizeof(buf));
 			buf[i] = pass ? 0xff : 0x00;
 			exp_set_reset(set);
-			err = exp_parse_data(buf, sizeof(buf), by_index, 2, &freq, &bad);
+			err = exp_collect(buf, sizeof(buf), by_index, 2, &freq, &bad);
 			assert_true(err == 0 || err == -EBADMSG);
 			assert_true(set->nr_instances <= 2);
 		}
@@ -1132,7 +1159,7 @@ static void test_exp_long_name(void **state)
 	set32(&b, h, (uint32_t)(b.n - h + 8));
 	finish(&b);
 
-	assert_int_equal(exp_parse_data(b.b, b.n, &set, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(b.b, b.n, &set, 1, &freq, &bad), 0);
 	assert_int_equal(bad, 0);
 	assert_int_equal(set->nr_instances, 1);
 	assert_int_equal(set->instances[0].id, 3);
@@ -1170,7 +1197,7 @@ static void test_exp_reg(void **state)
 	(void)state;
 	memcpy(buf, &head, sizeof(head));
 	memcpy(buf + sizeof(head), c, sizeof(c));
-	assert_int_equal(exp_parse_reg(buf, sizeof(buf), &set), 0);
+	assert_int_equal(exp_reg(buf, sizeof(buf), &set), 0);
 	assert_int_equal(set->guid.Data1, 0x12345678);
 	assert_int_equal(set->guid.Data4[7], 8);
 	assert_int_equal(set->instance_type, PERF_COUNTERSET_MULTI_INSTANCES);
@@ -1186,39 +1213,46 @@ static void test_exp_reg(void **state)
 	exp_set_free(set);
 	set = NULL;
 	/* NumCounters past the buffer, or no room for the header */
-	assert_int_equal(exp_parse_reg(buf, sizeof(buf) - 1, &set), -EBADMSG);
-	assert_int_equal(exp_parse_reg(buf, 31, &set), -EBADMSG);
+	assert_int_equal(exp_reg(buf, sizeof(buf) - 1, &set), -EBADMSG);
+	assert_int_equal(exp_reg(buf, 31, &set), -EBADMSG);
 	assert_null(set);
 }
 
 static void test_exp_strings(void **state)
 {
-	static const uint32_t ids[] = {2, 1};
-	struct exp_set *set = mkset(PERF_COUNTERSET_MULTI_INSTANCES, ids, 2);
+	struct tp_counter ctrs[2] = {{.id = 2}, {.id = 1}};
+	struct tp_set model = {.nr_counters = 2, .counters = ctrs};
+	struct exp_set *set = NULL;
 	uint8_t buf[sizeof(names_85)];
 	size_t len;
 
 	(void)state;
-	assert_int_equal(exp_parse_strings(names_85, sizeof(names_85), set, false), 0);
+	/* names: libpdh's parser, moved into the view */
+	assert_int_equal(tp_names_parse(names_85, sizeof(names_85), &model), 0);
+	assert_int_equal(exp_set_from_reg(&model, &set), 0);
+	assert_null(model.counters[1].name);
 	assert_null(set->counters[0].name);
 	assert_string_equal(set->counters[1].name, "Reads");
-	assert_int_equal(exp_parse_strings(names_85, sizeof(names_85), set, true), 0);
+	assert_int_equal(set->counters[1].base, -1);
+	/* help strings, by the same rule */
+	assert_int_equal(exp_help_strings(names_85, sizeof(names_85), set), 0);
+	assert_null(set->counters[0].help);
 	assert_string_equal(set->counters[1].help, "Reads");
 	/* dwSize past the buffer, offset past dwSize */
-	assert_int_equal(exp_parse_strings(names_85, sizeof(names_85) - 1, set, false), -EBADMSG);
+	assert_int_equal(exp_help_strings(names_85, sizeof(names_85) - 1, set), -EBADMSG);
 	memcpy(buf, names_85, sizeof(buf));
 	buf[12] = 0x24;
-	assert_int_equal(exp_parse_strings(buf, sizeof(buf), set, false), -EBADMSG);
-	/* a string whose NUL lies past dwSize is malformed, as for typeperf: whole code
-	 * units left, or half a unit; the name given before stays */
+	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
+	/* a string whose NUL lies past dwSize is malformed: whole code units left, or half a
+	 * unit; the help given before stays */
 	memcpy(buf, names_85, sizeof(buf));
 	buf[0] = 0x22;
-	assert_int_equal(exp_parse_strings(buf, sizeof(buf), set, false), -EBADMSG);
+	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
 	buf[0] = 0x21;
-	assert_int_equal(exp_parse_strings(buf, sizeof(buf), set, false), -EBADMSG);
-	assert_string_equal(set->counters[1].name, "Reads");
+	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
+	assert_string_equal(set->counters[1].help, "Reads");
 	for (len = 0; len < sizeof(names_85); len++)
-		exp_parse_strings(names_85, len, set, false);
+		exp_help_strings(names_85, len, set);
 	exp_set_free(set);
 }
 

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * collect.c - one scrape through the Windows consumer API (see collect.h):
+ * collect.c - one scrape through the Windows consumer API (see collect.h), read with
+ * libpdh's parts, as a PDH query reads:
  *
  *   PerfEnumerateCounterSet                  every registered counter set
- *   PerfQueryCounterSetRegistrationInfo      its counters (cached while unchanged), names
+ *   PerfQueryCounterSetRegistrationInfo      its registration (cached while unchanged),
+ *                                            parsed into libpdh's model (tp_reg_parse,
+ *                                            tp_names_parse), names and help strings
  *   PerfOpenQueryHandle + PerfAddCounters    one wildcard specification per counter set
  *   PerfQueryCounterInfo                     which Index each specification answers at
- *   PerfQueryCounterData                     the values, parsed by exp_parse.c
+ *   PerfQueryCounterData                     the values, decoded by PDH's collection
+ *                                            decoder (perfbuf_data_decode, with the
+ *                                            buffer before: its steady state), then
+ *                                            rendered (exp_sample.c, exp_format.c)
  *
  * Every call that fills a buffer follows the Windows protocol through libpdh's one helper
  * (pdh_fetch_into, pdh/pdh_fetch.h): ERROR_NOT_ENOUGH_MEMORY gives the needed size; the
@@ -20,9 +26,10 @@
 #include <string.h>
 
 #include "collect.h"
-#include "exp_parse.h"
+#include "exp_sample.h"
 #include "pdh_fetch.h"
 #include "perfbuf.h"
+#include "tp_buf.h"
 
 /* a registered counter set as last seen */
 struct entry {
@@ -42,6 +49,15 @@ struct collector {
 	size_t nr_index;
 	void *data; /* PerfQueryCounterData buffer, kept between scrapes */
 	DWORD data_cap;
+	/*
+	 * the answer decoded last (dec[cur]) and the bytes it came from (prev, prev_len): the
+	 * next decode reads only the values of the blocks whose layout stayed
+	 */
+	struct perfbuf_data dec[2];
+	int cur;    /* -1: none */
+	void *prev; /* swapped with data after each decode */
+	DWORD prev_cap;
+	size_t prev_len;
 	void *buf; /* scratch buffer for registration and identifier calls */
 	DWORD buf_cap;
 	struct collect_stats stats;
@@ -54,6 +70,7 @@ int collector_new(struct collector **ret)
 
 	if (!c)
 		return -ENOMEM;
+	c->cur = -1;
 	*ret = c;
 	return 0;
 }
@@ -87,6 +104,9 @@ void collector_free(struct collector *c)
 	free(c->entries);
 	free(c->order);
 	free(c->data);
+	free(c->prev);
+	perfbuf_data_release(&c->dec[0]);
+	perfbuf_data_release(&c->dec[1]);
 	free(c->buf);
 	free(c);
 }
@@ -151,24 +171,42 @@ static char *reg_string(struct collector *c, const GUID *guid, PerfRegInfoType c
 	return s;
 }
 
-/* names and help of a set and its counters; absent strings just stay NULL */
-static int reg_strings(struct collector *c, struct exp_set *set)
+/*
+ * the rendering view of the set registered as @reg (@len bytes): libpdh's model of the
+ * registration with the counters' English names (the localized ones when there are none),
+ * then the set's name and help and the counters' help; absent strings just stay NULL.
+ * -EBADMSG when the registration cannot be read, -ENOMEM.
+ */
+static int load_set(struct collector *c, const void *reg, size_t reg_len, struct exp_set **ret)
 {
+	struct tp_set model = {0};
+	struct exp_set *set = NULL;
 	size_t len;
-	int err = 0;
+	int err;
 
+	err = tp_reg_parse(reg, reg_len, &model);
+	if (err)
+		return err;
+	/* a malformed string block costs the names, not the counter set */
+	if (reg_info(c, &model.guid, PERF_REG_COUNTER_ENGLISH_NAMES, &len) == ERROR_SUCCESS ||
+	    reg_info(c, &model.guid, PERF_REG_COUNTER_NAME_STRINGS, &len) == ERROR_SUCCESS)
+		err = tp_names_parse(c->buf, len, &model) == -ENOMEM ? -ENOMEM : 0;
+	if (!err)
+		err = exp_set_from_reg(&model, &set);
+	tp_set_free(&model);
+	if (err)
+		return err;
 	set->name = reg_string(c, &set->guid, PERF_REG_COUNTERSET_ENGLISH_NAME);
 	if (!set->name)
 		set->name = reg_string(c, &set->guid, PERF_REG_COUNTERSET_NAME_STRING);
 	set->help = reg_string(c, &set->guid, PERF_REG_COUNTERSET_HELP_STRING);
-	if (reg_info(c, &set->guid, PERF_REG_COUNTER_ENGLISH_NAMES, &len) == ERROR_SUCCESS ||
-	    reg_info(c, &set->guid, PERF_REG_COUNTER_NAME_STRINGS, &len) == ERROR_SUCCESS)
-		err = exp_parse_strings(c->buf, len, set, false);
-	if (err != -ENOMEM &&
-	    reg_info(c, &set->guid, PERF_REG_COUNTER_HELP_STRINGS, &len) == ERROR_SUCCESS)
-		err = exp_parse_strings(c->buf, len, set, true);
-	/* a malformed string block costs the names, not the counter set */
-	return err == -ENOMEM ? err : 0;
+	if (reg_info(c, &set->guid, PERF_REG_COUNTER_HELP_STRINGS, &len) == ERROR_SUCCESS &&
+	    exp_help_strings(c->buf, len, set) == -ENOMEM) {
+		exp_set_free(set);
+		return -ENOMEM;
+	}
+	*ret = set;
+	return 0;
 }
 
 static int guid_cmp(const void *a, const void *b)
@@ -244,7 +282,7 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 		}
 		memcpy(e->reg, c->buf, len);
 		e->reg_len = len;
-		err = exp_parse_reg(e->reg, len, &e->set);
+		err = load_set(c, e->reg, len, &e->set);
 		if (err == -EBADMSG) {
 			/* a registration we cannot read: leave the counter set out */
 			free(e->reg);
@@ -252,8 +290,6 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 			err = 0;
 			continue;
 		}
-		if (!err)
-			err = reg_strings(c, e->set);
 		n++;
 	}
 	if (err) {
@@ -395,6 +431,38 @@ static int prepare(struct collector *c)
 	return 0;
 }
 
+/*
+ * decode the @len bytes in c->data as PDH does (with the buffer decoded before); they become
+ * the buffer before of the next decode. -EBADMSG (c->error says so), -ENOMEM.
+ */
+static int decode(struct collector *c, size_t len)
+{
+	int next = c->cur == 0 ? 1 : 0, err;
+	struct perfbuf_prev prev = {.buf = c->prev, .size = c->prev_len};
+	DWORD cap;
+	void *p;
+
+	if (c->cur >= 0)
+		prev.d = &c->dec[c->cur];
+	err = perfbuf_data_decode(c->data, len, NULL, 0, prev.d ? &prev : NULL, &c->dec[next]);
+	if (err) {
+		c->cur = -1; /* dec[next] is partly written; the next decode starts afresh */
+		if (err == -EBADMSG)
+			snprintf(c->error, sizeof(c->error),
+				 "PerfQueryCounterData returned a malformed block");
+		return err;
+	}
+	c->cur = next;
+	p = c->prev;
+	cap = c->prev_cap;
+	c->prev = c->data;
+	c->prev_cap = c->data_cap;
+	c->prev_len = len;
+	c->data = p;
+	c->data_cap = cap;
+	return 0;
+}
+
 /* PerfQueryCounterData into c->data; returns its size in *ret_len */
 static int query_data(struct collector *c, size_t *ret_len)
 {
@@ -415,7 +483,6 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 	bool changed = false;
 	size_t nr = 0, len = 0, i;
 	GUID *guids = NULL;
-	int64_t freq = 0;
 	int err;
 
 	c->error[0] = '\0';
@@ -435,12 +502,10 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 		err = query_data(c, &len);
 	for (i = 0; !err && i < c->nr_entries; i++)
 		exp_set_reset(c->entries[i].set);
-	if (!err) {
-		err = exp_parse_data(c->data, len, c->by_index, c->nr_index, &freq, &st.nr_bad);
-		if (err == -EBADMSG)
-			snprintf(c->error, sizeof(c->error),
-				 "PerfQueryCounterData returned a malformed block");
-	}
+	if (!err)
+		err = decode(c, len);
+	if (!err)
+		err = exp_fill(&c->dec[c->cur], c->by_index, c->nr_index, &st.nr_bad);
 	for (i = 0; !err && i < c->nr_entries; i++) {
 		struct exp_set *set = c->entries[i].set;
 
@@ -453,7 +518,7 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 			snprintf(c->error, sizeof(c->error), "out of memory");
 		return err;
 	}
-	exp_render(c->order, c->nr_entries, freq, fmt, out);
+	exp_render(c->order, c->nr_entries, c->dec[c->cur].hdr.freq, fmt, out);
 	if (out->err) {
 		snprintf(c->error, sizeof(c->error), "out of memory");
 		return out->err;
