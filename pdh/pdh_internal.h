@@ -72,6 +72,13 @@ struct pdh_data {
 	size_t cap_in_order;
 	unsigned long gen; /* the collection it came from, 0: none */
 	int64_t stamp;	   /* local FILETIME of PerfTime100NSec */
+	/*
+	 * d.names widened a byte a unit (right for ASCII blocks), made by the first W array
+	 * of the sample and copied by the others; wide_ok false until then
+	 */
+	uint16_t *wide;
+	size_t cap_wide;
+	bool wide_ok;
 };
 
 struct pdh_query;

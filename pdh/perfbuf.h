@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perfbuf.h - decoding the buffers of the Windows consumer API (perflib-api.md 2.9, 3, 7,
- * 8), the one reader shared by typeperf (tp_buf.h) and perflib-exporter (exp_parse.h):
+ * 8), the one reader of libpdh, typeperf (tp_buf.h) and perflib-exporter (exp_sample.h):
  * UTF-16 text, registration info, counter-string blocks, instance lists and the
- * PerfQueryCounterData block.
+ * PerfQueryCounterData block (perfbuf_data_decode: PDH's collection and the exporter's;
+ * perfbuf_data_parse, the callback walk, is what tp_data_parse builds on, the reference
+ * the column decoder is tested against).
  *
  * Nothing in a buffer is trusted: every size, offset and count is checked against the
  * bytes actually returned before it is used, navigation follows the size fields (as

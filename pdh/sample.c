@@ -25,6 +25,7 @@ void pdh_data_free(struct pdh_query *q)
 		perfbuf_data_release(&q->dbuf[i].d);
 		free(q->dbuf[i].sets);
 		free(q->dbuf[i].in_order);
+		free(q->dbuf[i].wide);
 	}
 	free(q->prev_map);
 	free(q->raw_prev);
@@ -435,6 +436,7 @@ PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
 	}
 	/* decoded into the storage of the sample before the one before, which goes */
 	pd->gen = 0;
+	pd->wide_ok = false;
 	prev = (struct perfbuf_prev){.buf = q->raw_prev, .size = q->raw_prev_len, .d = &q->data->d};
 	if (perfbuf_data_decode(q->buf, size, q->spec_ids, q->nr_specs,
 				q->data->gen && q->raw_prev ? &prev : NULL, &pd->d))
@@ -712,6 +714,29 @@ static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_
 	return off;
 }
 
+/*
+ * the names of @pd widened once for every W array of the sample (pdh_data.wide); false when
+ * out of memory (the caller widens itself)
+ */
+static bool wide_names(struct pdh_data *pd)
+{
+	const struct perfbuf_data *d = &pd->d;
+
+	if (pd->wide_ok)
+		return true;
+	if (pd->cap_wide < d->names_len) {
+		uint16_t *grown = realloc(pd->wide, d->names_len * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		pd->wide = grown;
+		pd->cap_wide = d->names_len;
+	}
+	widen(pd->wide, (const uint8_t *)d->names, d->names_len);
+	pd->wide_ok = true;
+	return true;
+}
+
 /* a formatted item's CStatus (and the padding after it, as one word) and value */
 static inline void put_fmt(PDH_FMT_COUNTERVALUE *f, uint64_t st, double x)
 {
@@ -811,7 +836,9 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	double div = 0, x;
 
 	if (bulk) {
-		if (wide)
+		if (wide && wide_names(q->data))
+			memcpy(names, q->data->wide + names0, 2 * b->name_bytes);
+		else if (wide)
 			widen((uint16_t *)(void *)names, (const uint8_t *)d->names + names0,
 			      b->name_bytes);
 		else

@@ -1284,6 +1284,6 @@ int main(void)
 
 	failed = cmocka_run_group_tests_name("perfbuf", decoder, NULL, NULL);
 	failed += cmocka_run_group_tests_name("perfbuf_typeperf (tp_buf)", typeperf, NULL, NULL);
-	failed += cmocka_run_group_tests_name("perfbuf_exporter (exp_parse)", exporter, NULL, NULL);
+	failed += cmocka_run_group_tests_name("perfbuf_exporter (exp_sample)", exporter, NULL, NULL);
 	return failed;
 }
