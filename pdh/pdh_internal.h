@@ -15,6 +15,7 @@
 #include "pdh.h"
 #include "cook.h"
 #include "pdh_fetch.h"
+#include "pdh_sets.h"
 #include "tp_buf.h"
 #include "tp_catalog.h"
 #include "tp_out.h"
@@ -137,6 +138,9 @@ struct pdh_query {
 	GUID *sets;	    /* per spec Index: the counter set */
 	uint32_t *spec_ids; /* per spec Index: CounterId */
 	size_t nr_specs;
+	GUID *whole;	   /* pdh_query_whole_sets: counter sets collected in full */
+	bool *whole_multi; /* per whole set: it has instances */
+	size_t nr_whole;
 	void *buf; /* PerfQueryCounterData, buf_size bytes allocated */
 	DWORD buf_size;
 	void *raw_prev; /* the buffer data was decoded from: raw_prev_len bytes of raw_prev_cap */

@@ -786,6 +786,7 @@ int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, 
 	d->hdr.time = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfTimeStamp);
 	d->hdr.time_100ns = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfTime100NSec);
 	d->hdr.freq = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfFreq);
+	d->hdr.total = total;
 	if (reserve(&d->blocks, &d->cap_blocks, d->hdr.nr_blocks, sizeof(*d->blocks)))
 		return -ENOMEM;
 	for (i = 0; i < d->hdr.nr_blocks; i++) {

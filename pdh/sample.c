@@ -477,6 +477,33 @@ PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
 	return 0;
 }
 
+PDH_STATUS pdh_query_set_block(PDH_HQUERY hQuery, const GUID *set,
+			       const struct perfbuf_data **ret_data,
+			       const struct perfbuf_block **ret_block)
+{
+	struct pdh_query *q;
+	PDH_STATUS st = 0;
+	size_t k;
+
+	if (!set || !ret_data || !ret_block)
+		return PDH_INVALID_ARGUMENT;
+	q = pdh_query_lock(hQuery);
+	if (!q)
+		return PDH_INVALID_HANDLE;
+	if (q->source)
+		st = PDH_INVALID_ARGUMENT;
+	else if (!q->data || !q->data->gen)
+		st = PDH_NO_DATA;
+	else if ((k = block_of(q->data, set)) == SIZE_MAX)
+		st = PDH_CSTATUS_NO_OBJECT;
+	if (!st) {
+		*ret_data = &q->data->d;
+		*ret_block = &q->data->d.blocks[k];
+	}
+	pdh_unlock(q);
+	return st;
+}
+
 /* ---- reading a counter's sample ------------------------------------------------------- */
 
 size_t pdh_counter_nr(const struct pdh_counter *c)

@@ -915,17 +915,23 @@ static void test_decode_steady(void **state)
 
 /* ---- perflib-exporter's view (exp_sample.c) -------------------------------------------- */
 
-/* the exporter's collection of one buffer: PDH's decoder, then exp_fill */
+/* the exporter's collection of one buffer: PDH's decoder, then exp_fill_block by Index */
 static int exp_collect(const void *buf, size_t len, struct exp_set *const *by_index, size_t nr,
 		       int64_t *freq, size_t *bad)
 {
 	struct perfbuf_data d = {0};
 	int err = perfbuf_data_decode(buf, len, NULL, 0, NULL, &d);
+	size_t i;
 
-	if (!err) {
-		*freq = d.hdr.freq;
-		err = exp_fill(&d, by_index, nr, bad);
+	*bad = 0;
+	for (i = 0; !err && i < d.nr_blocks && i < nr; i++) {
+		bool b = false;
+
+		if (by_index[i])
+			err = exp_fill_block(&d, &d.blocks[i], by_index[i], &b);
+		*bad += b;
 	}
+	*freq = d.hdr.freq;
 	perfbuf_data_release(&d);
 	return err;
 }
@@ -1284,6 +1290,7 @@ int main(void)
 
 	failed = cmocka_run_group_tests_name("perfbuf", decoder, NULL, NULL);
 	failed += cmocka_run_group_tests_name("perfbuf_typeperf (tp_buf)", typeperf, NULL, NULL);
-	failed += cmocka_run_group_tests_name("perfbuf_exporter (exp_sample)", exporter, NULL, NULL);
+	failed +=
+		cmocka_run_group_tests_name("perfbuf_exporter (exp_sample)", exporter, NULL, NULL);
 	return failed;
 }

@@ -114,52 +114,38 @@ static int fill_block(const struct perfbuf_data *d, const struct perfbuf_block *
 	return 0;
 }
 
-int exp_fill(const struct perfbuf_data *d, struct exp_set *const *by_index, size_t nr_index,
-	     size_t *ret_bad)
+int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set,
+		   bool *ret_bad)
 {
-	size_t i, bad = 0, cap = 0;
-	int *cols = NULL, err = 0;
+	int *cols;
+	uint32_t k;
+	int err;
 
-	for (i = 0; i < d->nr_blocks && i < nr_index && !err; i++) {
-		const struct perfbuf_block *b = &d->blocks[i];
-		struct exp_set *set = by_index[i];
-		uint32_t k;
-
-		/*
-		 * PERF_MULTIPLE_INSTANCES and PERF_SINGLE_COUNTER name their counter only in
-		 * the query specification: the exporter asks for whole sets, never these
-		 */
-		if (!set || (b->type != PERF_MULTIPLE_COUNTERS && b->type != PERF_COUNTERSET))
-			continue;
-		if (b->malformed) {
-			bad++; /* a half-read block would show some instances only: none */
-			continue;
-		}
-		if (b->status != ERROR_SUCCESS)
-			continue;
-		if (b->nr_cols > cap) {
-			int *grown = realloc(cols, b->nr_cols * sizeof(*cols));
-
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			cols = grown;
-			cap = b->nr_cols;
-		}
-		/* each column's counter looked up once: the first of the set with its id */
-		for (k = 0; k < b->nr_cols; k++) {
-			size_t c;
-
-			for (c = 0;
-			     c < set->nr_counters && set->counters[c].id != d->ids[b->cols + k];
-			     c++)
-				;
-			cols[k] = c < set->nr_counters ? (int)c : -1;
-		}
-		err = fill_block(d, b, cols, set);
+	*ret_bad = false;
+	/*
+	 * PERF_MULTIPLE_INSTANCES and PERF_SINGLE_COUNTER name their counter only in the query
+	 * specification: the exporter asks for whole sets, never these
+	 */
+	if (b->type != PERF_MULTIPLE_COUNTERS && b->type != PERF_COUNTERSET)
+		return 0;
+	if (b->malformed) {
+		*ret_bad = true; /* a half-read block would show some instances only: none */
+		return 0;
 	}
+	if (b->status != ERROR_SUCCESS)
+		return 0;
+	cols = malloc((b->nr_cols ? b->nr_cols : 1) * sizeof(*cols));
+	if (!cols)
+		return -ENOMEM;
+	/* each column's counter looked up once: the first of the set with its id */
+	for (k = 0; k < b->nr_cols; k++) {
+		size_t c;
+
+		for (c = 0; c < set->nr_counters && set->counters[c].id != d->ids[b->cols + k]; c++)
+			;
+		cols[k] = c < set->nr_counters ? (int)c : -1;
+	}
+	err = fill_block(d, b, cols, set);
 	free(cols);
-	*ret_bad = bad;
 	return err;
 }

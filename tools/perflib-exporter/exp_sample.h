@@ -40,17 +40,16 @@ int exp_set_from_reg(struct tp_set *reg, struct exp_set **ret_set);
 int exp_help_strings(const void *buf, size_t len, struct exp_set *set);
 
 /*
- * exp_fill - add the instances and raw values of the decoded sample @d to the counter sets.
- * @by_index[i] is the set queried by the specification whose Index is i (NULL: ignore that
- * block); sets must have been reset (exp_set_reset) and are not finished here.
- * PERF_MULTIPLE_COUNTERS (single instance) and PERF_COUNTERSET blocks with status 0 are
- * read, in item order, a value of a counter id the set does not have ignored; other blocks
- * add nothing. Instance names longer than EXP_NAME_MAX - 1 bytes of UTF-8 are cut at a
- * character boundary. @ret_bad: out, the number of those blocks whose payload was malformed
- * (perfbuf_block.malformed: their set keeps no instance of this collection).
+ * exp_fill_block - add the instances and raw values of block @b of the decoded collection
+ * @d (pdh_query_set_block) to @set, which must have been reset (exp_set_reset) and is not
+ * finished here. PERF_MULTIPLE_COUNTERS (single instance) and PERF_COUNTERSET blocks with
+ * status 0 are read, in item order, a value of a counter id the set does not have ignored;
+ * other blocks add nothing. Instance names longer than EXP_NAME_MAX - 1 bytes of UTF-8 are
+ * cut at a character boundary. *@ret_bad: the block's payload was malformed
+ * (perfbuf_block.malformed: the set keeps no instance of this collection).
  * Returns 0 or -ENOMEM.
  */
-int exp_fill(const struct perfbuf_data *d, struct exp_set *const *by_index, size_t nr_index,
-	     size_t *ret_bad);
+int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set,
+		   bool *ret_bad);
 
 #endif /* EXP_SAMPLE_H */
