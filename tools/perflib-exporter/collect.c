@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collect.h"
 #include "exp_sample.h"
@@ -373,8 +374,17 @@ static int collect(struct collector *c, struct collect_stats *st,
 	return err;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *out)
 {
+	double start = now_ms();
 	const struct perfbuf_data *d = NULL;
 	struct collect_stats st = {0};
 	bool changed = false;
@@ -397,6 +407,7 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 	}
 	if (!err)
 		err = collect(c, &st, &d);
+	st.collect_ms = now_ms() - start;
 	for (i = 0; !err && i < c->nr_entries; i++) {
 		struct exp_set *set = c->entries[i].set;
 

@@ -181,10 +181,10 @@ static int scrape(enum exp_format fmt, struct exp_buf *out)
 		const struct collect_stats *st = collector_stats(state.collector);
 
 		p_err("scrape: %zu counter sets, %zu instances, %zu skipped, %zu bytes of data, "
-		      "%zu bytes of %s text, %.1f ms%s",
+		      "%zu bytes of %s text, %.1f ms (%.1f ms collecting)%s",
 		      st->nr_sets, st->nr_instances, st->nr_bad, st->data_bytes, out->len,
 		      fmt == EXP_FMT_OPENMETRICS ? "OpenMetrics" : "Prometheus", now_ms() - start,
-		      st->rebuilt ? " (query rebuilt)" : "");
+		      st->collect_ms, st->rebuilt ? " (query rebuilt)" : "");
 	}
 	pthread_mutex_unlock(&state.lock);
 	return err;
