@@ -7,11 +7,14 @@
  *    created by the loader as kernel-owned instances): idle time is charged exactly at every
  *    context switch (the CPU's idle task, pid 0, running or not); non-idle time is split into
  *    user and privileged time by the mode a periodic perf-event sample (cpu-clock, --hz) saw
- *    last, as the kernel's own tick accounting does. The sample also refreshes the CPU's
- *    slots, so a CPU that does not switch (a busy loop, a deep idle) is never staler than
- *    one sample period. Interrupts from irq:irq_handler_entry.
+ *    last, as the kernel's own tick accounting does. A BPF timer (sd_refresh, every 1/--hz
+ *    s) publishes every CPU's accumulators, adding the idle stretch in progress of a CPU
+ *    that is idle (an idle CPU may take no sample for seconds), so no value is staler than
+ *    one period. Interrupts from irq:irq_handler_entry.
  *  - System: context switches (sched_switch), system calls (sys_enter), processes and
- *    threads (fork, exit, and a task iterator for those that existed at load).
+ *    threads (fork, exit, and a task iterator for those that existed at load), Processor
+ *    Queue Length (each CPU's run queue, read by the timer), System Up Time (an elapsed
+ *    time on a CLOCK_BOOTTIME object clock the timer writes).
  *  - Process: one instance per process, created by the BPF programs themselves at fork and
  *    for the processes found by the task iterator at load, renamed (deleted and created
  *    again, counters kept) at exec, deleted at exit. CPU time is charged to the process at
@@ -21,14 +24,18 @@
  *    storage), charged to its process at the same points and when the thread exits. Handle
  *    Count is the number of bits set in the process's open_fds bitmap (its open file
  *    descriptors), counted at those points when the fd table looks changed (next_fd,
- *    max_fds) or SD_FD_PERIOD_NS passed since the thread last counted it.
+ *    max_fds) or SD_FD_PERIOD_NS passed since the thread last counted it. IO Read/Write
+ *    Operations are syscr / syscw, as the bytes. Elapsed Time: the start (start_boottime)
+ *    against a clock counter rewritten at those points and once a second by the timer.
  *
  *  - Network Interface: one instance per device of the initial network namespace (name =
  *    device name, InstanceId = ifindex), created and deleted here (sd_net_ctl, a syscall
  *    program) when the service sees the device come and go on rtnetlink.
  *    Bytes and packets from net:net_dev_xmit and net:netif_receive_skb.
- *  - PhysicalDisk and LogicalDisk: instances created by the loader (one per disk, one per
- *    mounted block device, and _Total); reads, writes, bytes and the time-weighted queue
+ *  - PhysicalDisk and LogicalDisk: one instance per disk and per mounted block device, made
+ *    and deleted here (sd_disk_ctl, a syscall program) when the service sees the device or
+ *    mount come and go (uevents, mountinfo), _Total made by the loader; reads, writes,
+ *    bytes and the time-weighted queue
  *    length from block:block_rq_complete (whole disk: the request queue's disk; logical:
  *    the partition the request was for). Free space is polled by the loader (statfs) and
  *    stored through sd_ld_set.
@@ -57,6 +64,11 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define SD_FD_PERIOD_NS 100000000ULL /* Handle Count: recounted at least this often */
 #define SD_FD_CHUNK 8		     /* open_fds words read at once */
 #define SD_FD_CHUNKS 512	     /* at most 512 * 8 * 64 = 262144 descriptors counted */
+#define SD_ONCE(x) (*(volatile typeof(x) *)&(x)) /* one plain load or store, not merged */
+#define SD_CLOCK_HZ 10000000ULL /* the elapsed-time counters' clock: 100 ns units */
+/* Process time stamps: rewritten when a thread of the process leaves a CPU or is sampled, and
+ * for every process at least this often (a walk costs about 1.3 us per process) */
+#define SD_STAMP_PERIOD_NS 1000000000ULL
 
 /* the counter sets' data maps; Processor and Processor Information share one geometry */
 PERFLIB_DATA_MAP_RAW(cpu_slots);
@@ -73,7 +85,11 @@ PERFLIB_DATA_MAP_RAW(net_slots);
 PERFLIB_INDEX_MAP(net_idx);
 PERFLIB_LIVE_MAP(net_live);
 PERFLIB_DATA_MAP_RAW(pd_slots);
+PERFLIB_INDEX_MAP(pd_idx);
+PERFLIB_LIVE_MAP(pd_live);
 PERFLIB_DATA_MAP_RAW(ld_slots);
+PERFLIB_INDEX_MAP(ld_idx);
+PERFLIB_LIVE_MAP(ld_live);
 PERFLIB_DATA_MAP_RAW(cg_slots);
 PERFLIB_INDEX_MAP(cg_idx);
 PERFLIB_LIVE_MAP(cg_live);
@@ -83,10 +99,21 @@ PERFLIB_GEOMETRY(geo_ld);
 PERFLIB_GEOMETRY(geo_cg);
 const volatile __u8 net_guid[16] = {};
 const volatile __u8 cg_guid[16] = {};
+const volatile __u8 pd_guid[16] = {};
+const volatile __u8 ld_guid[16] = {};
 
 /* counter positions (the manifest's order, checked by the loader) */
 enum { PC_PROC_TIME, PC_USER, PC_PRIV, PC_INTERRUPTS, PC_IDLE };
-enum { SYS_CTXSW, SYS_SYSCALLS, SYS_PROCESSES, SYS_THREADS };
+enum {
+	SYS_CTXSW,
+	SYS_SYSCALLS,
+	SYS_PROCESSES,
+	SYS_THREADS,
+	SYS_QUEUE,  /* Processor Queue Length */
+	SYS_UPTIME, /* System Up Time: its start (1) on the object clock */
+	SYS_STAMP,  /* the object clock: CLOCK_BOOTTIME, 100 ns */
+	SYS_FREQ    /* its frequency, SD_CLOCK_HZ */
+};
 enum {
 	PS_TIME,
 	PS_USER,
@@ -98,7 +125,12 @@ enum {
 	PS_PRIVATE,
 	PS_HANDLES,
 	PS_IO_READ,
-	PS_IO_WRITE
+	PS_IO_WRITE,
+	PS_IO_READ_OPS,
+	PS_IO_WRITE_OPS,
+	PS_ELAPSED, /* Elapsed Time: the process's start on the object clock */
+	PS_STAMP,   /* the object clock: CLOCK_BOOTTIME, 100 ns */
+	PS_FREQ	    /* its frequency, SD_CLOCK_HZ */
 };
 enum { NET_BYTES, NET_PACKETS, NET_PACKETS_RX, NET_PACKETS_TX, NET_BYTES_RX, NET_BYTES_TX };
 /* PhysicalDisk: the first DK_NR_PHYS; LogicalDisk: all */
@@ -131,16 +163,25 @@ const volatile __u32 pi_node_total_slot = 0; /* single NUMA node only, else >= c
 const volatile __u32 sys_slot = 0;
 const volatile __u32 pd_total_slot = 0xFFFFFFFF;
 const volatile __u32 ld_total_slot = 0xFFFFFFFF;
+const volatile __u64 refresh_ns = 10000000; /* the publishing timer's period (1 / --hz) */
 
+/*
+ * One CPU's accumulators, written only by that CPU (sched_switch, its samples); the
+ * publishing timer (sd_refresh) reads every CPU's. idle_start is when the idle stretch in
+ * progress began (0: the CPU runs a task): stored after idle, read after it, so a reader
+ * that races with the owner can only undercount (see sd_refresh).
+ */
 struct cpu_state {
-	__u64 last_ts;	 /* last charge, ns */
-	__u64 idle;	 /* ns the idle task ran */
-	__u64 user;	 /* ns of non-idle time in user mode */
-	__u64 priv;	 /* ns of non-idle time in kernel mode */
-	__u32 ctxsw;	 /* context switches */
-	__u32 syscalls;	 /* system calls */
-	__u32 irqs;	 /* hardware interrupts */
-	__u32 user_mode; /* mode of the last sample */
+	__u64 last_ts;	  /* last charge, ns */
+	__u64 idle;	  /* ns the idle task ran, up to last_ts */
+	__u64 idle_start; /* the idle task runs since (ns), or 0 */
+	__u64 user;	  /* ns of non-idle time in user mode */
+	__u64 priv;	  /* ns of non-idle time in kernel mode */
+	__u64 rq;	  /* the CPU's struct rq (its run queue), 0 until seen */
+	__u32 ctxsw;	  /* context switches */
+	__u32 syscalls;	  /* system calls */
+	__u32 irqs;	  /* hardware interrupts */
+	__u32 user_mode;  /* mode of the last sample */
 };
 
 struct {
@@ -162,6 +203,8 @@ struct {
 struct ps_task {
 	__u64 rchar;
 	__u64 wchar;
+	__u64 syscr;
+	__u64 syscw;
 	__u64 fd_ts;
 	__u32 fd_next;
 	__u32 fd_max;
@@ -271,7 +314,8 @@ static __always_inline __u32 fd_count(struct fdtable *fdt)
 	return n;
 }
 
-/* charge @t's read and written bytes since it was last seen, recount the handles when due */
+/* charge @t's read and written bytes and read and write calls since it was last seen,
+ * recount the handles when due */
 static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 {
 	/* an exiting thread never seen before had nothing charged: no storage is made for it,
@@ -280,6 +324,7 @@ static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 	struct ps_task *pt = bpf_task_storage_get(&ps_task, t, NULL,
 						  exiting ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
 	__u64 r = BPF_CORE_READ(t, ioac.rchar), w = BPF_CORE_READ(t, ioac.wchar), now;
+	__u64 rops = BPF_CORE_READ(t, ioac.syscr), wops = BPF_CORE_READ(t, ioac.syscw);
 	struct files_struct *files;
 	struct fdtable *fdt;
 	__u32 next, max;
@@ -288,8 +333,18 @@ static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 		if (final) {
 			perflib_gcounter_add(slot, &geo_ps, PS_IO_READ, r);
 			perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE, w);
+			perflib_gcounter_add(slot, &geo_ps, PS_IO_READ_OPS, rops);
+			perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE_OPS, wops);
 		}
 		return;
+	}
+	if (rops > pt->syscr) {
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ_OPS, rops - pt->syscr);
+		pt->syscr = rops;
+	}
+	if (wops > pt->syscw) {
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE_OPS, wops - pt->syscw);
+		pt->syscw = wops;
 	}
 	if (r > pt->rchar) {
 		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ, r - pt->rchar);
@@ -315,7 +370,7 @@ static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 }
 
 /* thread count, working set, private bytes, I/O and handles of @t's process, read from the
- * task */
+ * task, and its Elapsed Time clock */
 static __always_inline void ps_gauges(struct task_struct *t)
 {
 	void *slot = ps_slot_of(BPF_CORE_READ(t, tgid));
@@ -324,6 +379,7 @@ static __always_inline void ps_gauges(struct task_struct *t)
 	if (!slot)
 		return;
 	ps_io(t, slot, 0);
+	perflib_gcounter_set(slot, &geo_ps, PS_STAMP, bpf_ktime_get_boot_ns() / SD_NS_PER_100NS);
 	perflib_gcounter_set32(slot, &geo_ps, PS_THREADS, BPF_CORE_READ(t, signal, nr_threads));
 	mm = BPF_CORE_READ(t, mm);
 	if (!mm)
@@ -372,8 +428,11 @@ static __always_inline void charge(struct cpu_state *st, struct task_struct *t, 
 	st->last_ts = now;
 	if (!BPF_CORE_READ(t, pid)) {
 		st->idle += delta;
+		barrier();
+		SD_ONCE(st->idle_start) = now; /* after idle (sd_refresh reads it after idle) */
 		return;
 	}
+	SD_ONCE(st->idle_start) = 0;
 	if (st->user_mode)
 		st->user += delta;
 	else
@@ -404,47 +463,20 @@ static __always_inline void cpu_write(void *map, __u32 idx, __u64 idle, __u64 us
 	perflib_gcounter_set(slot, &geo_cpu, PC_IDLE, idle / SD_NS_PER_100NS);
 }
 
-/* _Total (the average of the CPUs, as Windows shows it), node total and System */
-static __always_inline void write_totals(void)
-{
-	__u64 idle = 0, user = 0, priv = 0, n = nr_cpus ? nr_cpus : 1;
-	__u32 irqs = 0, ctxsw = 0, syscalls = 0, zero = 0;
-	struct bpf_iter_num it;
-	void *slot;
-	int *k;
-
-	perflib__for(it, k, nr_cpus)
-	{
-		struct cpu_state *st = bpf_map_lookup_percpu_elem(&cpu_state, &zero, (__u32)*k);
-
-		if (!st)
-			continue;
-		idle += st->idle;
-		user += st->user;
-		priv += st->priv;
-		irqs += st->irqs;
-		ctxsw += st->ctxsw;
-		syscalls += st->syscalls;
-	}
-	bpf_iter_num_destroy(&it);
-	cpu_write(&cpu_slots, cpu_total_slot, idle / n, user / n, priv / n, irqs);
-	cpu_write(&pi_slots, pi_total_slot, idle / n, user / n, priv / n, irqs);
-	cpu_write(&pi_slots, pi_node_total_slot, idle / n, user / n, priv / n, irqs);
-	slot = perflib_gslot(&sys_slots, &geo_sys, sys_slot);
-	perflib_gcounter_set32(slot, &geo_sys, SYS_CTXSW, ctxsw);
-	perflib_gcounter_set32(slot, &geo_sys, SYS_SYSCALLS, syscalls);
-	perflib_gcounter_set32(slot, &geo_sys, SYS_PROCESSES, (__u32)nr_processes);
-	perflib_gcounter_set32(slot, &geo_sys, SYS_THREADS, (__u32)nr_threads);
-}
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sd_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct cpu_state *st = state();
+	__u64 now = bpf_ktime_get_ns();
 
 	if (!st)
 		return 0;
-	charge(st, prev, bpf_ktime_get_ns());
+	charge(st, prev, now);
+	if (!next->pid)
+		SD_ONCE(st->idle_start) = now; /* an idle stretch begins */
+	else if (!st->rq)
+		/* this CPU's run queue (Processor Queue Length), through a task queued on it */
+		st->rq = (__u64)BPF_CORE_READ(next, se.cfs_rq, rq);
 	st->ctxsw++;
 	if (prev->pid) {
 		ps_gauges(prev);
@@ -492,10 +524,9 @@ SEC("perf_event")
 int sd_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_state *st = state();
 
-	if (!st || cpu >= SD_MAX_CPUS)
+	if (!st)
 		return 0;
 	/* the mode the CPU was interrupted in (x86: CPL in the low bits of CS) */
 	st->user_mode = (*(volatile unsigned long *)&ctx->regs.cs & 3) == 3; /* 8-byte ctx load */
@@ -504,10 +535,173 @@ int sd_sample(struct bpf_perf_event_data *ctx)
 		ps_gauges(t);
 		cg_memory(t);
 	}
-	cpu_write(&cpu_slots, cpu_slot[cpu], st->idle, st->user, st->priv, st->irqs);
-	cpu_write(&pi_slots, pi_slot[cpu], st->idle, st->user, st->priv, st->irqs);
-	if (cpu == 0)
-		write_totals();
+	return 0;
+}
+
+/* ---- publishing: the CPU slots, the totals, System, the time stamps ---------------------- */
+
+/*
+ * What the CPUs' accumulators say is published every refresh_ns by one BPF timer (sd_refresh,
+ * below), not by each CPU: an idle CPU may take no sample for seconds (NOHZ idle: no tick,
+ * and perf throttles a sampling event that fires without ticks in between; seen: 1 s
+ * without a sample), so a CPU cannot be relied on to publish its own idle time. The timer
+ * adds the idle stretch still in progress (now - idle_start) to each idle CPU's idle time.
+ * Racing with the CPU's owner (idle read before idle_start, stored in the other order) can
+ * only undercount; the idle time published is never less than the last one published
+ * (pub_idle), so a rate is never negative, and the next refresh is exact again.
+ */
+__u64 pub_idle[SD_MAX_CPUS] = {};
+__u64 stamp_ts = 0;  /* when the Process time stamps were last written */
+__u32 queue_len = 0; /* the last Processor Queue Length published (for status, tests) */
+
+struct sd_timer {
+	struct bpf_timer t;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sd_timer);
+	__uint(max_entries, 1);
+} refresh_timer SEC(".maps");
+
+/* the tasks waiting for a CPU on run queue @rq: queued, not running (the idle task does not
+ * count in nr_running) */
+static __always_inline __u32 rq_waiting(__u64 rq)
+{
+	struct rq *r = (struct rq *)rq;
+	__u32 n;
+
+	if (!r)
+		return 0;
+	n = BPF_CORE_READ(r, nr_running);
+	if (n && BPF_CORE_READ(r, curr) != BPF_CORE_READ(r, idle))
+		n--;
+	return n;
+}
+
+/* what the publishing costs, for make bench (the kernel's run-time statistics do not see a
+ * timer callback) */
+struct sd_stats {
+	__u64 refresh_runs;
+	__u64 refresh_ns;
+	__u64 stamp_runs; /* the part of it that rewrote the Process time stamps */
+	__u64 stamp_ns;
+	__u64 stamp_procs;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sd_stats);
+	__uint(max_entries, 1);
+} sd_stats SEC(".maps");
+
+static long stamp_one(void *map, __u32 *tgid, __u32 *slot, __u64 *stamp)
+{
+	perflib_gcounter_set(perflib_gslot(&ps_slots, &geo_ps, *slot), &geo_ps, PS_STAMP, *stamp);
+	return 0;
+}
+
+static __always_inline void refresh(void)
+{
+	__u64 idle = 0, user = 0, priv = 0, n = nr_cpus ? nr_cpus : 1, now, stamp;
+	__u32 irqs = 0, ctxsw = 0, syscalls = 0, queue = 0, zero = 0;
+	struct bpf_iter_num it;
+	void *slot;
+	int *k;
+
+	perflib__for(it, k, nr_cpus)
+	{
+		__u32 cpu = (__u32)*k;
+		struct cpu_state *st = bpf_map_lookup_percpu_elem(&cpu_state, &zero, cpu);
+		__u64 i, since, t;
+
+		if (!st || cpu >= SD_MAX_CPUS)
+			continue;
+		i = SD_ONCE(st->idle);
+		barrier();
+		since = SD_ONCE(st->idle_start);
+		t = bpf_ktime_get_ns();
+		if (since && t > since)
+			i += t - since; /* the idle stretch in progress */
+		if (i < pub_idle[cpu])
+			i = pub_idle[cpu];
+		pub_idle[cpu] = i;
+		cpu_write(&cpu_slots, cpu_slot[cpu], i, st->user, st->priv, st->irqs);
+		cpu_write(&pi_slots, pi_slot[cpu], i, st->user, st->priv, st->irqs);
+		idle += i;
+		user += st->user;
+		priv += st->priv;
+		irqs += st->irqs;
+		ctxsw += st->ctxsw;
+		syscalls += st->syscalls;
+		queue += rq_waiting(st->rq);
+	}
+	bpf_iter_num_destroy(&it);
+	/* _Total (the average of the CPUs, as Windows shows it), node total and System */
+	cpu_write(&cpu_slots, cpu_total_slot, idle / n, user / n, priv / n, irqs);
+	cpu_write(&pi_slots, pi_total_slot, idle / n, user / n, priv / n, irqs);
+	cpu_write(&pi_slots, pi_node_total_slot, idle / n, user / n, priv / n, irqs);
+	queue_len = queue;
+	stamp = bpf_ktime_get_boot_ns() / SD_NS_PER_100NS;
+	slot = perflib_gslot(&sys_slots, &geo_sys, sys_slot);
+	perflib_gcounter_set32(slot, &geo_sys, SYS_CTXSW, ctxsw);
+	perflib_gcounter_set32(slot, &geo_sys, SYS_SYSCALLS, syscalls);
+	perflib_gcounter_set32(slot, &geo_sys, SYS_PROCESSES, (__u32)nr_processes);
+	perflib_gcounter_set32(slot, &geo_sys, SYS_THREADS, (__u32)nr_threads);
+	perflib_gcounter_set32(slot, &geo_sys, SYS_QUEUE, queue);
+	perflib_gcounter_set(slot, &geo_sys, SYS_UPTIME, 1); /* booted at the clock's start */
+	perflib_gcounter_set(slot, &geo_sys, SYS_STAMP, stamp);
+	perflib_gcounter_set(slot, &geo_sys, SYS_FREQ, SD_CLOCK_HZ);
+	/* the Process instances' clocks, less often (one write per process) */
+	now = bpf_ktime_get_ns();
+	if (now - stamp_ts >= SD_STAMP_PERIOD_NS) {
+		struct sd_stats *stats = bpf_map_lookup_elem(&sd_stats, &zero);
+		long n;
+
+		stamp_ts = now;
+		n = bpf_for_each_map_elem(&ps_map, stamp_one, &stamp, 0);
+		if (stats) {
+			stats->stamp_runs++;
+			stats->stamp_ns += bpf_ktime_get_ns() - now;
+			stats->stamp_procs += n > 0 ? (__u64)n : 0;
+		}
+	}
+}
+
+static int sd_refresh(void *map, int *key, struct sd_timer *v)
+{
+	__u32 zero = 0;
+	struct sd_stats *stats = bpf_map_lookup_elem(&sd_stats, &zero);
+	__u64 t0 = bpf_ktime_get_ns();
+
+	refresh();
+	if (stats) {
+		stats->refresh_runs++;
+		stats->refresh_ns += bpf_ktime_get_ns() - t0;
+	}
+	bpf_timer_start(&v->t, refresh_ns, 0);
+	return 0;
+}
+
+/* started once by the service (BPF_PROG_TEST_RUN); the timer then re-arms itself until the
+ * map goes with the service. ret: 0 or -errno */
+SEC("syscall")
+int sd_refresh_start(struct { __s64 ret; } * c)
+{
+	__u32 zero = 0;
+	struct sd_timer *v = bpf_map_lookup_elem(&refresh_timer, &zero);
+	long err;
+
+	if (!v)
+		return 0;
+	err = bpf_timer_init(&v->t, &refresh_timer, 1 /* CLOCK_MONOTONIC */);
+	if (!err)
+		err = bpf_timer_set_callback(&v->t, sd_refresh);
+	if (!err)
+		err = bpf_timer_start(&v->t, 0, 0);
+	c->ret = err;
 	return 0;
 }
 
@@ -536,6 +730,7 @@ static __always_inline __s64 ps_create(struct task_struct *t, __u32 ppid)
 {
 	char name[PERFLIB_BPF_KEY_MAX] = {};
 	__u32 tgid = BPF_CORE_READ(t, tgid);
+	__u64 start;
 	__s64 s;
 	void *slot;
 
@@ -552,6 +747,12 @@ static __always_inline __s64 ps_create(struct task_struct *t, __u32 ppid)
 	perflib_gcounter_set32(slot, &geo_ps, PS_ID, tgid);
 	perflib_gcounter_set32(slot, &geo_ps, PS_PARENT, ppid);
 	perflib_gcounter_set32(slot, &geo_ps, PS_THREADS, 1);
+	/* Elapsed Time: the start on the object clock (CLOCK_BOOTTIME, as /proc/<pid>/stat's
+	 * starttime), the clock read now; the publishing timer keeps it current */
+	start = BPF_CORE_READ(t, group_leader, start_boottime) / SD_NS_PER_100NS;
+	perflib_gcounter_set(slot, &geo_ps, PS_ELAPSED, start ? start : 1);
+	perflib_gcounter_set(slot, &geo_ps, PS_STAMP, bpf_ktime_get_boot_ns() / SD_NS_PER_100NS);
+	perflib_gcounter_set(slot, &geo_ps, PS_FREQ, SD_CLOCK_HZ);
 	bpf_map_update_elem(&ps_map, &tgid, &(__u32){(__u32)s}, BPF_ANY);
 	__sync_fetch_and_add(&nr_processes, 1);
 	return s;
@@ -585,8 +786,8 @@ int BPF_PROG(sd_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sd_exec, struct task_struct *p)
 {
-	__u64 time, user, priv, rd, wr;
-	__u32 tgid = p->tgid, ppid;
+	__u64 time, user, priv, rd, wr, rops, wops;
+	__u32 tgid = p->tgid, ppid, handles;
 	void *slot = ps_slot_of(tgid);
 	__s64 s;
 
@@ -598,7 +799,10 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	priv = perflib_gcounter_read(slot, &geo_ps, PS_PRIV);
 	rd = perflib_gcounter_read(slot, &geo_ps, PS_IO_READ);
 	wr = perflib_gcounter_read(slot, &geo_ps, PS_IO_WRITE);
+	rops = perflib_gcounter_read(slot, &geo_ps, PS_IO_READ_OPS);
+	wops = perflib_gcounter_read(slot, &geo_ps, PS_IO_WRITE_OPS);
 	ppid = (__u32)perflib_gcounter_read(slot, &geo_ps, PS_PARENT);
+	handles = perflib_gcounter_read32(slot, &geo_ps, PS_HANDLES);
 	if (ps_delete(tgid))
 		return 0;
 	s = ps_create(p, ppid);
@@ -608,6 +812,11 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	perflib_gcounter_set(slot, &geo_ps, PS_PRIV, priv);
 	perflib_gcounter_set(slot, &geo_ps, PS_IO_READ, rd);
 	perflib_gcounter_set(slot, &geo_ps, PS_IO_WRITE, wr);
+	perflib_gcounter_set(slot, &geo_ps, PS_IO_READ_OPS, rops);
+	perflib_gcounter_set(slot, &geo_ps, PS_IO_WRITE_OPS, wops);
+	/* the handles as last counted: a switch-out during the exec (after close-on-exec) may
+	 * have counted them into the old instance, and ps_gauges recounts only a changed table */
+	perflib_gcounter_set32(slot, &geo_ps, PS_HANDLES, handles);
 	ps_gauges(p); /* the handles exec closed (close-on-exec) */
 	return 0;
 }
@@ -646,6 +855,10 @@ int sd_iter_task(struct bpf_iter__task *ctx)
 				     BPF_CORE_READ(t, signal, ioac.rchar));
 		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE,
 				     BPF_CORE_READ(t, signal, ioac.wchar));
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ_OPS,
+				     BPF_CORE_READ(t, signal, ioac.syscr));
+		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE_OPS,
+				     BPF_CORE_READ(t, signal, ioac.syscw));
 	}
 	return 0;
 }
@@ -776,6 +989,67 @@ int BPF_PROG(sd_rq_done, struct request *rq, blk_status_t error, unsigned int nr
 		disk_count(&ld_slots, &geo_ld, *s, op, nr_bytes, queue);
 		disk_count(&ld_slots, &geo_ld, ld_total_slot, op, nr_bytes, queue);
 	}
+	return 0;
+}
+
+/*
+ * PhysicalDisk and LogicalDisk instances, made and deleted on the service's request when a
+ * disk or a mount comes or goes (BPF_PROG_TEST_RUN). name: len UTF-16 units (the service
+ * converts and shortens it); devt: the device (kernel encoding), key of pd_map / ld_map;
+ * logical: 0 PhysicalDisk, 1 LogicalDisk; del: 1 delete the devt's instance. ret: the slot,
+ * 0 (deleted), -ENOENT, -EEXIST (the devt has one) or what perflib_instance_create returns.
+ */
+struct sd_disk_ctx {
+	__u16 name[PERFLIB_BPF_KEY_MAX];
+	__u32 len;
+	__u32 id;
+	__u32 devt;
+	__u32 logical;
+	__u32 del;
+	__u32 pad;
+	__s64 ret;
+};
+
+SEC("syscall")
+int sd_disk_ctl(struct sd_disk_ctx *c)
+{
+	__u16 name[PERFLIB_BPF_KEY_MAX] = {};
+	__u32 devt = c->devt, len = c->len, *s;
+	void *map = c->logical ? (void *)&ld_map : (void *)&pd_map;
+	__s64 r;
+
+	s = bpf_map_lookup_elem(map, &devt);
+	if (c->del) {
+		if (!s) {
+			c->ret = -2; /* -ENOENT */
+			return 0;
+		}
+		if (c->logical)
+			r = perflib_instance_delete(&ld_slots, &ld_idx, &ld_live, &geo_ld, *s);
+		else
+			r = perflib_instance_delete(&pd_slots, &pd_idx, &pd_live, &geo_pd, *s);
+		bpf_map_delete_elem(map, &devt);
+		c->ret = r;
+		return 0;
+	}
+	if (s) {
+		c->ret = -17; /* -EEXIST */
+		return 0;
+	}
+	if (len > PERFLIB_BPF_CREATE_NAME_MAX) {
+		c->ret = -22; /* -EINVAL */
+		return 0;
+	}
+	__builtin_memcpy(name, c->name, sizeof(name));
+	if (c->logical)
+		r = perflib_instance_create(&ld_slots, &ld_idx, &ld_live, &geo_ld, ld_guid, name,
+					    len, c->id, 0);
+	else
+		r = perflib_instance_create(&pd_slots, &pd_idx, &pd_live, &geo_pd, pd_guid, name,
+					    len, c->id, 0);
+	if (r >= 0)
+		bpf_map_update_elem(map, &devt, &(__u32){(__u32)r}, BPF_ANY);
+	c->ret = r;
 	return 0;
 }
 

@@ -112,14 +112,6 @@ enum cook_status cook_per_second_divisor(int64_t time0, int64_t time1, int64_t f
 	return st;
 }
 
-enum cook_status cook_per_second(uint64_t n0, uint64_t n1, double divisor, double *ret)
-{
-	if (n0 > n1)
-		return COOK_BAD_DATA; /* as value_delta */
-	*ret = (double)(n1 - n0) / divisor;
-	return COOK_OK;
-}
-
 /* delta(N) / (delta(D) / F) over the system clock: counts per second */
 static enum cook_status per_second(const struct cook_raw *old, const struct cook_raw *cur,
 				   double *ret)

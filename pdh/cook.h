@@ -77,7 +77,14 @@ enum cook_status cook_value(uint32_t type, const struct cook_raw *old, const str
  */
 bool cook_per_second_type(uint32_t type);
 enum cook_status cook_per_second_divisor(int64_t time0, int64_t time1, int64_t freq, double *ret);
-enum cook_status cook_per_second(uint64_t n0, uint64_t n1, double divisor, double *ret);
+static inline enum cook_status cook_per_second(uint64_t n0, uint64_t n1, double divisor,
+					       double *ret)
+{
+	if (n0 > n1)
+		return COOK_BAD_DATA; /* a counter that went back, as cook_value says */
+	*ret = (double)(n1 - n0) / divisor;
+	return COOK_OK;
+}
 
 /* cook_scale - @value * 10^@scale, the default scale of a counter (-10..10). */
 double cook_scale(double value, int32_t scale);

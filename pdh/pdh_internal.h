@@ -15,6 +15,7 @@
 #include "pdh.h"
 #include "cook.h"
 #include "pdh_fetch.h"
+#include "pdh_sets.h"
 #include "tp_buf.h"
 #include "tp_catalog.h"
 #include "tp_out.h"
@@ -72,6 +73,13 @@ struct pdh_data {
 	size_t cap_in_order;
 	unsigned long gen; /* the collection it came from, 0: none */
 	int64_t stamp;	   /* local FILETIME of PerfTime100NSec */
+	/*
+	 * d.names widened a byte a unit (right for ASCII blocks), made by the first W array
+	 * of the sample and copied by the others; wide_ok false until then
+	 */
+	uint16_t *wide;
+	size_t cap_wide;
+	bool wide_ok;
 };
 
 struct pdh_query;
@@ -130,8 +138,14 @@ struct pdh_query {
 	GUID *sets;	    /* per spec Index: the counter set */
 	uint32_t *spec_ids; /* per spec Index: CounterId */
 	size_t nr_specs;
-	void *buf;
+	GUID *whole;	   /* pdh_query_whole_sets: counter sets collected in full */
+	bool *whole_multi; /* per whole set: it has instances */
+	size_t nr_whole;
+	void *buf; /* PerfQueryCounterData, buf_size bytes allocated */
 	DWORD buf_size;
+	void *raw_prev; /* the buffer data was decoded from: raw_prev_len bytes of raw_prev_cap */
+	DWORD raw_prev_cap;
+	size_t raw_prev_len;
 	struct pdh_data dbuf[2];
 	struct pdh_data *data, *data_old; /* the newest decoded sample, the one before */
 	size_t *prev_map, prev_cap;	  /* per item of data: its item in data_old, SIZE_MAX */

@@ -519,12 +519,37 @@ static int decode_values(struct perfbuf_data *d, const uint8_t *p, size_t *off, 
 	return 0;
 }
 
+/*
+ * the @n counter data headers of an item at @at into @hdrs (@first: the first item), a
+ * column's kept while every item has the same, else 0; stops where they leave [@at, @end)
+ * (decode_values finds that malformed)
+ */
+static void column_headers(uint64_t *hdrs, const uint8_t *p, size_t at, size_t end, uint32_t n,
+			   bool first)
+{
+	uint32_t k;
+
+	for (k = 0; k < n && end - at >= sizeof(PERF_COUNTER_DATA); k++) {
+		uint64_t h = get_u64(p + at);
+		uint32_t bsize = FIELD32(p + at, PERF_COUNTER_DATA, dwSize);
+
+		if (first)
+			hdrs[k] = h;
+		else if (hdrs[k] != h)
+			hdrs[k] = 0;
+		if (bsize < sizeof(PERF_COUNTER_DATA) || bsize > end - at)
+			return;
+		at += bsize;
+	}
+}
+
 /* PERF_MULTI_INSTANCES at *@off: per instance a header and b->nr_cols counter data blocks */
 static int decode_instances(struct perfbuf_data *d, struct perfbuf_block *b, const uint8_t *p,
 			    size_t off, size_t end)
 {
 	size_t ioff, iend, units;
 	uint32_t total, count, i, hsize;
+	uint64_t *hdrs = NULL;
 	int err;
 
 	if (end - off < sizeof(PERF_MULTI_INSTANCES))
@@ -540,6 +565,13 @@ static int decode_instances(struct perfbuf_data *d, struct perfbuf_block *b, con
 	/* room for every instance at once; the values by column (perfbuf_value) */
 	if (reserve_items(d, count, b->nr_cols))
 		return -ENOMEM;
+	if (b->type == PERF_COUNTERSET) {
+		b->raw_items = ioff;
+		if (reserve(&d->hdrs, &d->cap_hdrs, b->cols + b->nr_cols, sizeof(*d->hdrs)))
+			return -ENOMEM;
+		hdrs = d->hdrs + b->cols;
+		memset(hdrs, 0, b->nr_cols * sizeof(*hdrs));
+	}
 	for (i = 0; i < count; i++) {
 		if (!instance_block(p, ioff, iend, &hsize, &units))
 			return MALFORMED;
@@ -547,7 +579,10 @@ static int decode_instances(struct perfbuf_data *d, struct perfbuf_block *b, con
 				  p + ioff + sizeof(PERF_INSTANCE_HEADER), units);
 		if (err)
 			return err;
+		d->items[d->nr_items - 1].size = hsize;
 		ioff += hsize;
+		if (hdrs)
+			column_headers(hdrs, p, ioff, iend, b->nr_cols, i == 0);
 		if (decode_values(d, p, &ioff, iend, b->nr_cols, b->val0 + i, count))
 			return MALFORMED;
 	}
@@ -596,8 +631,144 @@ static int decode_payload(struct perfbuf_data *d, struct perfbuf_block *b, const
 	return err;
 }
 
+/* are the @n UTF-16LE units at @w the @n ASCII bytes at @a? (four at a time) */
+static bool same_ascii(const uint8_t *w, const uint8_t *a, size_t n)
+{
+	size_t i = 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; i + 4 <= n; i += 4) {
+		uint64_t x = get_u32(a + i);
+
+		x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+		x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+		if (get_u64(w + 2 * i) != x)
+			return false;
+	}
+#endif
+	for (; i < n; i++)
+		if (get_u16(w + 2 * i) != a[i])
+			return false;
+	return true;
+}
+
+/*
+ * block @index at @off (@hsize bytes, header already read into @b) taken from the same
+ * block of @prev when every byte but the values is the same (see perfbuf_data_decode):
+ * 0; 1 when something differs (nothing taken: decode it in full); -ENOMEM
+ */
+static int decode_same(struct perfbuf_data *d, struct perfbuf_block *b, const uint8_t *p,
+		       size_t off, size_t hsize, const struct perfbuf_prev *prev, uint32_t index)
+{
+	const struct perfbuf_data *od = prev->d;
+	const uint8_t *op = prev->buf, *osizes;
+	const struct perfbuf_item *oitems;
+	const struct perfbuf_block *ob;
+	const uint64_t *ohdrs;
+	size_t ioff, at, j, nr, rec;
+	uint32_t k, cols;
+	uint64_t *values;
+
+	if (index >= od->nr_blocks)
+		return 1;
+	ob = &od->blocks[index];
+	if (b->status || b->type != PERF_COUNTERSET || ob->status || ob->type != PERF_COUNTERSET ||
+	    !ob->raw_items || ob->raw_off != off || ob->raw_size != hsize ||
+	    off + hsize > prev->size)
+		return 1;
+	/* the counter header, the counter ids and the PERF_MULTI_INSTANCES header */
+	if (memcmp(p + off, op + off, ob->raw_items - off))
+		return 1;
+	nr = ob->nr;
+	cols = ob->nr_cols;
+	if (d->names_len + ob->name_bytes >= PERFBUF_NO_NAME ||
+	    reserve(&d->ids, &d->cap_ids, d->nr_ids + cols, sizeof(*d->ids)) ||
+	    reserve(&d->hdrs, &d->cap_hdrs, d->nr_ids + cols, sizeof(*d->hdrs)) ||
+	    reserve_items(d, nr, cols) ||
+	    reserve(&d->names, &d->cap_names, d->names_len + ob->name_bytes, 1))
+		return -ENOMEM;
+	/*
+	 * the walk the previous decode checked, at the same offsets: each instance's header
+	 * and name, each counter data header compared; the values read by the sizes it found
+	 */
+	/*
+	 * every column's headers alike: one stride and value size per column, compared once
+	 * per item without the previous buffer
+	 */
+	ohdrs = od->hdrs + ob->cols;
+	if (reserve(&d->pos, &d->cap_pos, cols, sizeof(*d->pos)))
+		return -ENOMEM;
+	for (k = 0, rec = 0; k < cols; k++) {
+		PERF_COUNTER_DATA h;
+
+		if (!ohdrs[k])
+			return 1;
+		memcpy(&h, &ohdrs[k], sizeof(h));
+		d->pos[k] = (struct perfbuf_colpos){.off = (uint32_t)rec, .size = h.dwDataSize};
+		rec += h.dwSize;
+	}
+	values = d->values + d->nr_values;
+	osizes = od->sizes + ob->val0;
+	oitems = od->items + ob->first;
+	ioff = ob->raw_items;
+	for (j = 0; j < nr; j++) {
+		const struct perfbuf_item *oit = &oitems[j];
+
+		/* the instance: its size, id and name; ASCII against the decoded name */
+		if (FIELD32(p + ioff, PERF_INSTANCE_HEADER, Size) != oit->size ||
+		    FIELD32(p + ioff, PERF_INSTANCE_HEADER, InstanceId) != oit->id)
+			return 1;
+		if (oit->len == oit->units
+			    ? !same_ascii(p + ioff + sizeof(PERF_INSTANCE_HEADER),
+					  (const uint8_t *)od->names + oit->name, oit->len + 1)
+			    : memcmp(p + ioff, op + ioff, oit->size))
+			return 1;
+		/*
+		 * the places come from the previous decode, not from the bytes being checked,
+		 * so that the loads do not wait for one another
+		 */
+		at = ioff + oit->size;
+		for (k = 0; k < cols; k++) {
+			size_t v = (size_t)k * nr + j;
+			const uint8_t *cd = p + at + d->pos[k].off;
+
+			if (get_u64(cd) != ohdrs[k]) /* dwDataSize, dwSize */
+				return 1;
+			/* the column's one data size: its sizes are those before */
+			values[v] = d->pos[k].size == 8	  ? get_u64(cd + sizeof(PERF_COUNTER_DATA))
+				    : d->pos[k].size == 4 ? get_u32(cd + sizeof(PERF_COUNTER_DATA))
+							  : 0;
+		}
+		ioff = at + rec;
+	}
+	memcpy(d->ids + d->nr_ids, od->ids + ob->cols, cols * sizeof(*d->ids));
+	memcpy(d->hdrs + d->nr_ids, ohdrs, cols * sizeof(*d->hdrs));
+	b->cols = d->nr_ids;
+	b->nr_cols = cols;
+	d->nr_ids += cols;
+	memcpy(d->sizes + d->nr_values, osizes, nr * cols);
+	d->nr_values += nr * cols;
+	memcpy(d->names + d->names_len, od->names + ob->names0, ob->name_bytes);
+	for (j = 0; j < nr; j++) {
+		struct perfbuf_item *it = &d->items[d->nr_items++];
+
+		*it = od->items[ob->first + j];
+		if (it->name != PERFBUF_NO_NAME)
+			it->name = (uint32_t)(it->name - ob->names0 + d->names_len);
+	}
+	d->names_len += ob->name_bytes;
+	b->nr_named = ob->nr_named;
+	b->name_bytes = ob->name_bytes;
+	b->name_units = ob->name_units;
+	b->raw_items = ob->raw_items;
+	b->same = true;
+	return 0;
+}
+
+_Static_assert(sizeof(PERF_COUNTER_DATA) == 8, "a counter data header is one 64-bit word");
+
 int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
-			struct perfbuf_data *d)
+			const struct perfbuf_prev *prev, struct perfbuf_data *d)
 {
 	const uint8_t *p = buf;
 	uint32_t total, i, hsize;
@@ -615,6 +786,7 @@ int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, 
 	d->hdr.time = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfTimeStamp);
 	d->hdr.time_100ns = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfTime100NSec);
 	d->hdr.freq = (int64_t)FIELD64(p, PERF_DATA_HEADER, PerfFreq);
+	d->hdr.total = total;
 	if (reserve(&d->blocks, &d->cap_blocks, d->hdr.nr_blocks, sizeof(*d->blocks)))
 		return -ENOMEM;
 	for (i = 0; i < d->hdr.nr_blocks; i++) {
@@ -633,10 +805,17 @@ int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, 
 			.cols = d->nr_ids,
 			.first = d->nr_items,
 			.val0 = d->nr_values,
+			.names0 = d->names_len,
+			.raw_off = off,
+			.raw_size = hsize,
 		};
-		err = decode_payload(d, b, p, off + sizeof(PERF_COUNTER_HEADER), off + hsize,
-				     spec_ids && i < nr_specs ? spec_ids[i]
-							      : PERF_WILDCARD_COUNTER);
+		err = prev && prev->d ? decode_same(d, b, p, off, hsize, prev, i) : 1;
+		if (err < 0)
+			return err;
+		if (err)
+			err = decode_payload(
+				d, b, p, off + sizeof(PERF_COUNTER_HEADER), off + hsize,
+				spec_ids && i < nr_specs ? spec_ids[i] : PERF_WILDCARD_COUNTER);
 		if (err < 0)
 			return err;
 		if (err == MALFORMED) {
@@ -646,10 +825,14 @@ int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, 
 			d->nr_ids = ids0;
 			d->names_len = names0;
 			*b = (struct perfbuf_block){.status = ERROR_INVALID_DATA,
+						    .malformed = true,
 						    .type = b->type,
 						    .cols = ids0,
 						    .first = items0,
-						    .val0 = values0};
+						    .val0 = values0,
+						    .names0 = names0,
+						    .raw_off = off,
+						    .raw_size = hsize};
 		}
 		b->nr = d->nr_items - b->first;
 		d->nr_blocks = i + 1;
@@ -665,6 +848,8 @@ void perfbuf_data_release(struct perfbuf_data *d)
 	free(d->values);
 	free(d->sizes);
 	free(d->ids);
+	free(d->hdrs);
+	free(d->pos);
 	free(d->names);
 	memset(d, 0, sizeof(*d));
 }

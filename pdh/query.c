@@ -150,6 +150,8 @@ PDH_FUNCTION PdhCloseQuery(PDH_HQUERY hQuery)
 	tp_catalog_free(&q->cat);
 	free(q->buf);
 	free(q->sets);
+	free(q->whole);
+	free(q->whole_multi);
 	free(q->spec_ids);
 	pthread_mutex_unlock(&q->lock);
 	pthread_mutex_destroy(&q->lock);
@@ -421,10 +423,36 @@ PDH_FUNCTION PdhRemoveCounter(PDH_HCOUNTER hCounter)
 
 /* ---- collection ---------------------------------------------------------------------- */
 
-/* one spec per counter set the counters use, Index in order of addition */
+/* append a wildcard spec for counter set @guid to @buf at *@off unless it is there */
+static void add_spec(struct pdh_query *q, uint8_t *buf, size_t *off, const GUID *guid, bool multi)
+{
+	PERF_COUNTER_IDENTIFIER id = {0};
+	size_t k;
+
+	for (k = 0; k < q->nr_specs; k++)
+		if (!memcmp(&q->sets[k], guid, sizeof(GUID)))
+			return;
+	q->sets[q->nr_specs] = *guid;
+	q->spec_ids[q->nr_specs++] = PERF_WILDCARD_COUNTER;
+	id.CounterSetGuid = *guid;
+	id.CounterId = PERF_WILDCARD_COUNTER;
+	id.InstanceId = 0xFFFFFFFF;
+	/* multi-instance sets need a name filter: "*" (single-instance ones take none) */
+	id.Size = sizeof(id) + (multi ? 8 : 0);
+	memcpy(buf + *off, &id, sizeof(id));
+	if (multi)
+		memcpy(buf + *off + sizeof(id), PERF_WILDCARD_INSTANCE "\0\0", 8);
+	*off += id.Size;
+}
+
+/*
+ * one spec per counter set the counters use, then the whole sets (pdh_query_whole_sets).
+ * perflib numbers the specs it accepted: one it refused (a set unregistered meanwhile) has
+ * no Index, so it leaves q->sets and the Index of each block is its place there.
+ */
 static PDH_STATUS rebuild_specs(struct pdh_query *q)
 {
-	size_t i, k, nr = 0, off = 0;
+	size_t i, k, nr = q->nr_counters + q->nr_whole, off = 0;
 	uint8_t *buf;
 	ULONG st;
 
@@ -433,48 +461,89 @@ static PDH_STATUS rebuild_specs(struct pdh_query *q)
 	q->perf = NULL;
 	free(q->sets);
 	free(q->spec_ids);
-	q->sets = calloc(q->nr_counters + 1, sizeof(*q->sets));
-	q->spec_ids = calloc(q->nr_counters + 1, sizeof(*q->spec_ids));
-	buf = calloc(q->nr_counters + 1, sizeof(PERF_COUNTER_IDENTIFIER) + 8);
+	q->sets = calloc(nr + 1, sizeof(*q->sets));
+	q->spec_ids = calloc(nr + 1, sizeof(*q->spec_ids));
+	buf = calloc(nr + 1, sizeof(PERF_COUNTER_IDENTIFIER) + 8);
 	q->nr_specs = 0;
 	if (!q->sets || !q->spec_ids || !buf) {
 		free(buf);
 		return PDH_MEMORY_ALLOCATION_FAILURE;
 	}
-	for (i = 0; i < q->nr_counters; i++) {
-		const struct pdh_counter *c = q->counters[i];
-		PERF_COUNTER_IDENTIFIER id = {0};
-
-		for (k = 0; k < nr; k++)
-			if (!memcmp(&q->sets[k], &c->guid, sizeof(GUID)))
-				break;
-		if (k < nr)
-			continue;
-		q->sets[nr] = c->guid;
-		q->spec_ids[nr++] = PERF_WILDCARD_COUNTER;
-		id.CounterSetGuid = c->guid;
-		id.CounterId = PERF_WILDCARD_COUNTER;
-		id.InstanceId = 0xFFFFFFFF;
-		/* multi-instance sets need a name filter: "*" (single-instance ones take none) */
-		id.Size = sizeof(id) + (c->multi ? 8 : 0);
-		memcpy(buf + off, &id, sizeof(id));
-		if (c->multi)
-			memcpy(buf + off + sizeof(id), PERF_WILDCARD_INSTANCE "\0\0", 8);
-		off += id.Size;
-	}
+	for (i = 0; i < q->nr_counters; i++)
+		add_spec(q, buf, &off, &q->counters[i]->guid, q->counters[i]->multi);
+	for (i = 0; i < q->nr_whole; i++)
+		add_spec(q, buf, &off, &q->whole[i], q->whole_multi[i]);
 	st = PerfOpenQueryHandle(NULL, &q->perf);
 	if (st) {
 		q->perf = NULL;
+		q->nr_specs = 0;
 		free(buf);
 		return pdh_from_win32(st);
 	}
 	if (off)
 		st = PerfAddCounters(q->perf, (PERF_COUNTER_IDENTIFIER *)buf, (DWORD)off);
+	if (!st) {
+		/* the specs perflib refused (Status set) have no Index: drop their sets */
+		for (i = k = off = 0; i < q->nr_specs; i++) {
+			PERF_COUNTER_IDENTIFIER id;
+
+			memcpy(&id, buf + off, sizeof(id));
+			off += id.Size;
+			if (id.Status != ERROR_SUCCESS)
+				continue;
+			q->sets[k] = q->sets[i];
+			q->spec_ids[k++] = q->spec_ids[i];
+		}
+		q->nr_specs = k;
+	}
 	free(buf);
-	if (st)
+	if (st) {
+		q->nr_specs = 0;
 		return pdh_from_win32(st);
-	q->nr_specs = nr;
+	}
 	q->specs_dirty = false;
+	return 0;
+}
+
+PDH_STATUS pdh_query_whole_sets(PDH_HQUERY hQuery, const GUID *sets, const bool *multi, size_t nr)
+{
+	struct pdh_query *q;
+	GUID *g = NULL;
+	bool *m = NULL;
+
+	if (nr && (!sets || !multi))
+		return PDH_INVALID_ARGUMENT;
+	q = pdh_query_lock(hQuery);
+	if (!q)
+		return PDH_INVALID_HANDLE;
+	if (q->source) {
+		pdh_unlock(q);
+		return PDH_INVALID_ARGUMENT; /* a log has no counter sets to ask for */
+	}
+	if (nr == q->nr_whole && (!nr || (!memcmp(sets, q->whole, nr * sizeof(*sets)) &&
+					  !memcmp(multi, q->whole_multi, nr * sizeof(*multi))))) {
+		pdh_unlock(q); /* the same list: the perflib query stays */
+		return 0;
+	}
+	if (nr) {
+		g = malloc(nr * sizeof(*g));
+		m = malloc(nr * sizeof(*m));
+		if (!g || !m) {
+			free(g);
+			free(m);
+			pdh_unlock(q);
+			return PDH_MEMORY_ALLOCATION_FAILURE;
+		}
+		memcpy(g, sets, nr * sizeof(*g));
+		memcpy(m, multi, nr * sizeof(*m));
+	}
+	free(q->whole);
+	free(q->whole_multi);
+	q->whole = g;
+	q->whole_multi = m;
+	q->nr_whole = nr;
+	q->specs_dirty = true;
+	pdh_unlock(q);
 	return 0;
 }
 
@@ -577,7 +646,7 @@ PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 	PDH_STATUS st;
 	ULONG ws;
 
-	if (!q->nr_counters)
+	if (!q->nr_counters && !q->nr_whole)
 		return PDH_NO_DATA;
 	if (q->source)
 		return log_step(q);

@@ -25,8 +25,10 @@ void pdh_data_free(struct pdh_query *q)
 		perfbuf_data_release(&q->dbuf[i].d);
 		free(q->dbuf[i].sets);
 		free(q->dbuf[i].in_order);
+		free(q->dbuf[i].wide);
 	}
 	free(q->prev_map);
+	free(q->raw_prev);
 	free(q->names);
 	free(q->dups);
 }
@@ -204,7 +206,13 @@ static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct
 			ob = &old->d.blocks[ok];
 		if (b->status)
 			continue;
-		pd->in_order[k] = ob && same_names(d, b, &old->d, ob);
+		/* the decode took the block from the sample before (same bytes but values) */
+		pd->in_order[k] = ob && ((b->same && ok == k) || same_names(d, b, &old->d, ob));
+		if (pd->in_order[k] && b->same && ok == k) {
+			for (i = 0; i < b->nr; i++)
+				map[b->first + i] = ob->first + i;
+			continue;
+		}
 		if (pd->in_order[k]) {
 			for (i = 0; i < b->nr; i++) {
 				d->items[b->first + i].dup = old->d.items[ob->first + i].dup;
@@ -416,6 +424,9 @@ static int counter_sample(struct pdh_query *q, struct pdh_counter *c)
 PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
 {
 	struct pdh_data *pd = q->data == &q->dbuf[0] ? &q->dbuf[1] : &q->dbuf[0];
+	struct perfbuf_prev prev;
+	DWORD cap;
+	void *raw;
 	size_t i;
 
 	if (!q->data) {
@@ -425,7 +436,10 @@ PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
 	}
 	/* decoded into the storage of the sample before the one before, which goes */
 	pd->gen = 0;
-	if (perfbuf_data_decode(q->buf, size, q->spec_ids, q->nr_specs, &pd->d))
+	pd->wide_ok = false;
+	prev = (struct perfbuf_prev){.buf = q->raw_prev, .size = q->raw_prev_len, .d = &q->data->d};
+	if (perfbuf_data_decode(q->buf, size, q->spec_ids, q->nr_specs,
+				q->data->gen && q->raw_prev ? &prev : NULL, &pd->d))
 		return PDH_INVALID_DATA;
 	if (pd->cap_sets < pd->d.nr_blocks) {
 		GUID *sets = realloc(pd->sets, pd->d.nr_blocks * sizeof(*sets));
@@ -441,6 +455,14 @@ PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
 		return PDH_MEMORY_ALLOCATION_FAILURE;
 	pd->gen = ++q->gen;
 	pd->stamp = pdh_local_filetime(pd->d.hdr.time_100ns);
+	/* the bytes just decoded are the next decode's previous buffer */
+	raw = q->raw_prev;
+	cap = q->raw_prev_cap;
+	q->raw_prev = q->buf;
+	q->raw_prev_cap = q->buf_size;
+	q->raw_prev_len = size;
+	q->buf = raw;
+	q->buf_size = cap;
 	q->data_old = q->data;
 	q->data = pd;
 	q->stamp = pd->stamp;
@@ -453,6 +475,33 @@ PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
 		}
 	}
 	return 0;
+}
+
+PDH_STATUS pdh_query_set_block(PDH_HQUERY hQuery, const GUID *set,
+			       const struct perfbuf_data **ret_data,
+			       const struct perfbuf_block **ret_block)
+{
+	struct pdh_query *q;
+	PDH_STATUS st = 0;
+	size_t k;
+
+	if (!set || !ret_data || !ret_block)
+		return PDH_INVALID_ARGUMENT;
+	q = pdh_query_lock(hQuery);
+	if (!q)
+		return PDH_INVALID_HANDLE;
+	if (q->source)
+		st = PDH_INVALID_ARGUMENT;
+	else if (!q->data || !q->data->gen)
+		st = PDH_NO_DATA;
+	else if ((k = block_of(q->data, set)) == SIZE_MAX)
+		st = PDH_CSTATUS_NO_OBJECT;
+	if (!st) {
+		*ret_data = &q->data->d;
+		*ret_block = &q->data->d.blocks[k];
+	}
+	pdh_unlock(q);
+	return st;
 }
 
 /* ---- reading a counter's sample ------------------------------------------------------- */
@@ -693,6 +742,94 @@ static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_
 }
 
 /*
+ * the names of @pd widened once for every W array of the sample (pdh_data.wide); false when
+ * out of memory (the caller widens itself)
+ */
+static bool wide_names(struct pdh_data *pd)
+{
+	const struct perfbuf_data *d = &pd->d;
+
+	if (pd->wide_ok)
+		return true;
+	if (pd->cap_wide < d->names_len) {
+		uint16_t *grown = realloc(pd->wide, d->names_len * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		pd->wide = grown;
+		pd->cap_wide = d->names_len;
+	}
+	widen(pd->wide, (const uint8_t *)d->names, d->names_len);
+	pd->wide_ok = true;
+	return true;
+}
+
+/* a formatted item's CStatus (and the padding after it, as one word) and value */
+static inline void put_fmt(PDH_FMT_COUNTERVALUE *f, uint64_t st, double x)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	st <<= 32;
+#endif
+	memcpy(f, &st, sizeof(st));
+	f->doubleValue = x;
+}
+
+/*
+ * the steady state of fmt_fast, PDH_FMT_DOUBLE with nothing to scale or cap: every item of
+ * a block whose instances are those of the sample before in the same order, names placed
+ * by offset; one loop per kind, everything in registers
+ */
+struct fmt_steady {
+	size_t nr;
+	char *names;	    /* where the block's names were copied */
+	size_t names0;	    /* the block's first name in the decoded data */
+	unsigned int shift; /* 1 for W */
+	const struct perfbuf_item *its;
+	const uint64_t *vals, *ovals; /* the column, now and before, by item */
+	const uint8_t *sizes, *osizes;
+	double div;	/* cook_per_second_divisor, 0: none (no valid rate) */
+	bool same_time; /* the two samples have the same time stamp */
+};
+
+#define STEADY_NAME(s, i)                                                                          \
+	((WCHAR *)(void *)((s)->names + (((s)->its[i].name - (s)->names0) << (s)->shift)))
+
+static void fmt_steady_raw(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++) {
+		uint64_t v = s->vals[i];
+		bool ok = s->sizes[i];
+
+		items[i].szName = STEADY_NAME(s, i);
+		put_fmt(&items[i].FmtValue,
+			!ok				   ? (DWORD)PDH_CSTATUS_INVALID_DATA
+			: s->osizes[i] && s->ovals[i] == v ? (DWORD)PDH_CSTATUS_VALID_DATA
+							   : (DWORD)PDH_CSTATUS_NEW_DATA,
+			ok ? (double)v : 0);
+	}
+}
+
+static void fmt_steady_rate(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr; i++) {
+		uint64_t v = s->vals[i], ov = s->ovals[i];
+		/* one sample, or a clock or counter that went back: no value (cook_per_second) */
+		bool ok = s->sizes[i] && s->osizes[i] && s->div != 0 && ov <= v;
+
+		items[i].szName = STEADY_NAME(s, i);
+		put_fmt(&items[i].FmtValue,
+			!ok			  ? (DWORD)PDH_CSTATUS_INVALID_DATA
+			: ov == v && s->same_time ? (DWORD)PDH_CSTATUS_VALID_DATA
+						  : (DWORD)PDH_CSTATUS_NEW_DATA,
+			ok ? (double)(v - ov) / s->div : 0);
+	}
+}
+
+/*
  * a formatted array of a counter whose raw sample is its value alone (no companion
  * counter), a raw count or a count per second, specialised: a load per item (two for a
  * rate, whose clock delta is computed once per sample), the status from the same
@@ -717,10 +854,26 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	const uint8_t *sizes = NULL, *osizes = NULL;
 	enum cook_status div_st = COOK_BAD_DATA;
 	PDH_FMT_COUNTERVALUE_ITEM_W *items = (PDH_FMT_COUNTERVALUE_ITEM_W *)(void *)buf;
-	size_t i, nr = c->nr;
+	size_t i, nr = c->nr, names0 = b->names0;
+	/* a whole block's names, ASCII for W: copied at once, each item's found by offset */
+	bool bulk = c->sel_all && nr && (!wide || b->name_units == b->name_bytes);
+	const struct perfbuf_item *its = d->items + b->first;
+	char *names = buf + off;
+	unsigned int shift = wide ? 1 : 0;
 	double div = 0, x;
 
-	off = put_names(c, wide, buf, sizeof(*items), off);
+	if (bulk) {
+		if (wide && wide_names(q->data))
+			memcpy(names, q->data->wide + names0, 2 * b->name_bytes);
+		else if (wide)
+			widen((uint16_t *)(void *)names, (const uint8_t *)d->names + names0,
+			      b->name_bytes);
+		else
+			memcpy(names, d->names + names0, b->name_bytes);
+		off += b->name_bytes << shift;
+	} else {
+		off = put_names(c, wide, buf, sizeof(*items), off);
+	}
 	/* a column's values are consecutive: index them by the item's place in its block */
 	if (col != PDH_NO_COL) {
 		vals = d->values + perfbuf_value(b, b->first, col);
@@ -732,16 +885,40 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	}
 	if (rate && have_old)
 		div_st = cook_per_second_divisor(od->hdr.time, d->hdr.time, pdh_timebase(c), &div);
+	if (bulk && in_order && plain && col != PDH_NO_COL) {
+		const struct fmt_steady st = {
+			.nr = nr,
+			.names = names,
+			.names0 = names0,
+			.shift = shift,
+			.its = its,
+			.vals = vals,
+			.sizes = sizes,
+			.ovals = ovals,
+			.osizes = osizes,
+			.div = div_st == COOK_OK ? div : 0,
+			.same_time = same_time,
+		};
+
+		if (rate)
+			fmt_steady_rate(&st, items);
+		else
+			fmt_steady_raw(&st, items);
+		return off;
+	}
+	/* each item written once, field by field (with its name's place when bulk) */
 	for (i = 0; i < nr; i++) {
 		PDH_FMT_COUNTERVALUE *f = &items[i].FmtValue;
 		size_t k = c->sel_all ? i : c->sel[i] - b->first, o = SIZE_MAX;
+		uint64_t v, ov = 0, st = (DWORD)PDH_CSTATUS_INVALID_DATA;
 		bool old_ok = false;
-		uint64_t v, ov = 0;
 
-		memset(f, 0, sizeof(*f));
-		f->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
+		if (bulk)
+			items[i].szName =
+				(WCHAR *)(void *)(names + ((its[i].name - names0) << shift));
+		x = 0;
 		if (col == PDH_NO_COL || !sizes[k])
-			continue;
+			goto store;
 		v = vals[k];
 		if (in_order)
 			o = k;
@@ -754,16 +931,20 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 		if (!rate) {
 			x = (double)v;
 		} else if (!old_ok || div_st != COOK_OK || cook_per_second(ov, v, div, &x)) {
-			continue; /* one sample, or a clock or counter that went back */
+			x = 0;
+			goto store; /* one sample, or a clock or counter that went back */
 		}
 		/* the same raw values as before are valid, not new (pdh.md 6.4) */
-		f->CStatus = old_ok && ov == v && (!rate || same_time)
-				     ? (DWORD)PDH_CSTATUS_VALID_DATA
-				     : (DWORD)PDH_CSTATUS_NEW_DATA;
-		if (plain)
-			f->doubleValue = x;
-		else
+		st = old_ok && ov == v && (!rate || same_time) ? (DWORD)PDH_CSTATUS_VALID_DATA
+							       : (DWORD)PDH_CSTATUS_NEW_DATA;
+		if (!plain) {
+			memset(f, 0, sizeof(*f));
+			f->CStatus = (DWORD)st;
 			pdh_finish(c->ctr.type, c->scale, fmt, x, f);
+			continue;
+		}
+	store:
+		put_fmt(f, st, x);
 	}
 	return off;
 }

@@ -48,6 +48,7 @@
 #define FORKS 1000	 /* fork + _exit + waitpid per measurement */
 #define EXECS 100	 /* fork + exec of /bin/true, for the exec program's figure */
 #define MAX_PROGS 32
+#define MAX_MAPS 512
 
 /* ---- 1. create + delete pairs ------------------------------------------------------------ */
 
@@ -268,8 +269,9 @@ static int bench_system(const char *tool)
 
 /* ---- 3. per-event cost of each program --------------------------------------------------- */
 
-/* the ids of the BPF programs @pid holds (fdinfo of its prog and link fds), sorted, unique */
-static int prog_ids(pid_t pid, __u32 *ids, int max)
+/* the ids of the BPF programs (@what "prog_id") or maps ("map_id") @pid holds (fdinfo of its
+ * fds), unique */
+static int obj_ids(pid_t pid, const char *what, __u32 *ids, int max)
 {
 	char path[64], line[256];
 	struct dirent *de;
@@ -284,7 +286,8 @@ static int prog_ids(pid_t pid, __u32 *ids, int max)
 		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%.20s", (int)pid, de->d_name);
 		f = fopen(path, "re");
 		while (f && fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "prog_id: %u", &id) != 1)
+			if (strncmp(line, what, strlen(what)) ||
+			    sscanf(line + strlen(what), ": %u", &id) != 1)
 				continue;
 			for (i = 0; i < n && ids[i] != id; i++)
 				;
@@ -297,6 +300,26 @@ static int prog_ids(pid_t pid, __u32 *ids, int max)
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* the publishing timer's runs and ns so far (perflib-sysd's sd_stats map), in @ret */
+static void refresh_stats(pid_t pid, __u64 (*ret)[5])
+{
+	struct bpf_map_info info;
+	__u32 ids[MAX_MAPS], len, zero = 0;
+	int n = obj_ids(pid, "map_id", ids, MAX_MAPS), i, fd;
+
+	for (i = 0; i < n; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		len = sizeof(info);
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "sd_stats") &&
+		    info.value_size == sizeof(*ret))
+			bpf_map_lookup_elem(fd, &zero, *ret);
+		close(fd);
+	}
 }
 
 static int prog_info(__u32 id, struct bpf_prog_info *info)
@@ -327,6 +350,7 @@ static long sysctl_stats(void)
 static int bench_events(const char *tool)
 {
 	struct bpf_prog_info before[MAX_PROGS], after;
+	__u64 r0[5] = {0}, r1[5] = {0};
 	__u32 ids[MAX_PROGS];
 	long sysctl0 = sysctl_stats();
 	struct sysd s;
@@ -342,7 +366,8 @@ static int bench_events(const char *tool)
 		rc = 0;
 		goto out;
 	}
-	n = prog_ids(s.pid, ids, MAX_PROGS);
+	n = obj_ids(s.pid, "prog_id", ids, MAX_PROGS);
+	refresh_stats(s.pid, &r0);
 	for (i = 0; i < n; i++)
 		if (prog_info(ids[i], &before[i]))
 			goto out_stats;
@@ -370,6 +395,17 @@ static int bench_events(const char *tool)
 					 (double)(after.run_cnt - before[i].run_cnt)
 			       : 0.0);
 	}
+	refresh_stats(s.pid, &r1);
+	if (r1[0] > r0[0])
+		printf("  %-20s %-12s %12llu %12.1f\n", "sd_refresh (timer)", "callback",
+		       (unsigned long long)(r1[0] - r0[0]),
+		       (double)(r1[1] - r0[1]) / (double)(r1[0] - r0[0]));
+	if (r1[2] > r0[2])
+		printf("  %-20s %-12s %12llu %12.1f (%.1f ns per process, %.0f processes)\n",
+		       "  Process stamps", "(of which)", (unsigned long long)(r1[2] - r0[2]),
+		       (double)(r1[3] - r0[3]) / (double)(r1[2] - r0[2]),
+		       r1[4] > r0[4] ? (double)(r1[3] - r0[3]) / (double)(r1[4] - r0[4]) : 0.0,
+		       (double)(r1[4] - r0[4]) / (double)(r1[2] - r0[2]));
 	rc = 0;
 out_stats:
 	close(fd);

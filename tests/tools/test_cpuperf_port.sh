@@ -6,10 +6,12 @@
 # against a live perflib-sysd on a private pin root:
 #  - the docs' program (ten samples a second apart) reports status 0 and the instance count
 #    of Processor Information (CPUs + "0,_Total" + "_Total") at every call, and percentages
-#    within 0..100;
+#    within 0..100 give or take 1.5 points (sysd publishes the CPU counters every 10 ms, so
+#    a 1 s rate is off by up to 1 point either way: a fully idle CPU can read -0.1);
 #  - the driver's two samples 2 s apart, per CPU and for _Total, agree with /proc/stat over
-#    the same interval: % Processor Time and % Idle Time within 10 points (exact idle
-#    accounting on both sides; the slack is the few ms between the two reads), % User and
+#    the same interval: % Processor Time and % Idle Time within 10 points, idle CPUs
+#    included (exact idle accounting on both sides, the stretch in progress included; the
+#    slack is the few ms between the two reads and sysd's 10 ms publishing period), % User and
 #    % Privileged Time within 25 points (both split statistically: sysd by its 100 Hz
 #    samples, the kernel by its tick), a busy loop pinned to CPU 0 shows there as >= 80 %;
 #    Interrupts/sec per CPU against the numbered (device) lines of /proc/interrupts within
@@ -75,9 +77,9 @@ want=$((ncpu + 2))
 cat "$work/docs.out"
 n=$(grep -c "^ReadData[0-9] used=$want, status=0\$" "$work/docs.out")
 [ "$n" -eq 10 ] || fail "the docs' consumer: $n of 10 reads with used=$want and status 0"
-awk '/^  .* = / { v = $NF; if (v < 0 || v > 100.5) bad++; n++ }
+awk '/^  .* = / { v = $NF; if (v < -1.5 || v > 101.5) bad++; n++ }
 	END { exit !(n == 9 && !bad) }' "$work/docs.out" ||
-	fail "the docs' consumer: want 9 percentages within 0..100"
+	fail "the docs' consumer: want 9 percentages within 0..100 (+-1.5)"
 
 # the driver against /proc/stat and /proc/interrupts, CPU 0 busy, a disk write in between
 command -v taskset >/dev/null 2>&1 || fail "no taskset"
@@ -102,19 +104,10 @@ for cpu in $(seq 0 $((ncpu - 1))) _Total; do
 	line=$(grep "^0,$cpu " "$work/check.out") || fail "no instance 0,$cpu"
 	# shellcheck disable=SC2086
 	set -- $line
-	if [ "$cpu" = 0 ] || [ "$cpu" = _Total ]; then
-		within "$2" "$7" 10 || fail "0,$cpu % Processor Time $2 vs /proc/stat $7"
-		within "$5" "${10}" 10 || fail "0,$cpu % Idle Time $5 vs /proc/stat ${10}"
-	else
-		# Known sysd bug (issue 9 note): an idle stretch still in progress on a CPU that
-		# takes no sample (NOHZ idle) is not counted as idle until the CPU switches again,
-		# so an idle CPU's % Processor / % Idle Time read anywhere up to 100 / 0 (seen:
-		# 100.00 vs 0.50 in /proc/stat). Its user + privileged time is exact: checked
-		# against /proc/stat's busy time; % Idle only as a percentage.
-		busy=$(awk -v u="$3" -v p="$4" 'BEGIN { print u + p }')
-		within "$busy" "$7" 10 || fail "0,$cpu % User + % Privileged $busy vs /proc/stat $7"
-		within "$5" 50 50 || fail "0,$cpu % Idle Time $5 is not a percentage"
-	fi
+	# every CPU, idle ones included (their idle stretch in progress is published by
+	# sysd's timer: an idle CPU takes no sample, the bug this once had)
+	within "$2" "$7" 10 || fail "0,$cpu % Processor Time $2 vs /proc/stat $7"
+	within "$5" "${10}" 10 || fail "0,$cpu % Idle Time $5 vs /proc/stat ${10}"
 	within "$3" "$8" 25 || fail "0,$cpu % User Time $3 vs /proc/stat $8"
 	within "$4" "$9" 25 || fail "0,$cpu % Privileged Time $4 vs /proc/stat $9"
 	if [ "$cpu" = _Total ]; then

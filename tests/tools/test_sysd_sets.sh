@@ -11,7 +11,10 @@
 #     \LogicalDisk(<mount>)\Disk Write Bytes/sec carry at least half the file, and no more
 #     than the disk's /sys/block/<disk>/stat says it wrote (+30 %); % Free Space and Free
 #     Megabytes agree with statfs (1 %);
-#   - a veth pair this test adds appears as two Network Interface instances, and goes.
+#   - a veth pair this test adds appears as two Network Interface instances, and goes;
+#   - a loop device and a file system on it, attached and mounted after the start, appear as
+#     PhysicalDisk and LogicalDisk instances counting a write made on them, and go when
+#     unmounted and detached (details at that step).
 # The typeperf interval is 1 s, -sc 4: the rates of samples 2-4 are used.
 # Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
 : "${TOOLS:?}"
@@ -38,9 +41,13 @@ cg=""
 veth=""
 pids=""
 svc=""
+loop=""
+mounted=""
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	for p in $pids; do wait "$p" 2>/dev/null; done
+	[ -n "$mounted" ] && umount "$mounted" 2>/dev/null
+	[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
 	[ -n "$cg" ] && rmdir "$cg" 2>/dev/null
 	[ -n "$veth" ] && ip link del "$veth" 2>/dev/null
 	[ -n "$svc" ] && kill -TERM "$svc" 2>/dev/null && wait "$svc"
@@ -147,7 +154,8 @@ tp_cg=$(mean "Cgroup(\\$name)\\% Processor Time")
 proc_cg=$(awk -v a="$u0" -v b="$u1" -v t="$dt" 'BEGIN { print (b - a) / 10000 / t }')
 echo "cgroup: typeperf $tp_cg%, cpu.stat $proc_cg%"
 within "$tp_cg" "$proc_cg" 15 || fail "Cgroup % Processor Time $tp_cg vs cpu.stat $proc_cg"
-awk -v v="$tp_cg" 'BEGIN { exit !(v >= 40) }' || fail "the cgroup's busy loop shows $tp_cg%"
+# that it ran at all (it competes with the machine's load; the comparison above is the check)
+awk -v v="$tp_cg" 'BEGIN { exit !(v >= 10) }' || fail "the cgroup's busy loop shows $tp_cg%"
 
 tp_lo=$(mean "Network Interface(lo)\\Bytes Total/sec")
 proc_lo=$(awk -v a="$l0" -v b="$l1" -v t="$dt" 'BEGIN { print (b - a) / t }')
@@ -190,6 +198,77 @@ rmdir "$cg" || fail "rmdir $cg"
 cg=""
 sleep 0.2
 listed Cgroup "\\$name" && fail "Cgroup(\\$name) still listed after rmdir"
+
+# a disk and a mount that come after the start: a loop device this test attaches appears as a
+# PhysicalDisk instance, its ext4 file system mounted as a LogicalDisk instance (name: the
+# mount point with '\' for '/'); an 8 MB write + fsync on it, started after typeperf's first
+# sample, shows in both within [95 % of the file (the sum of three rates over intervals a
+# little longer than 1 s), /sys/block/<loop>/stat's written bytes + 30 %]; Free Megabytes
+# equals statfs (1 % + 2 MB); unmounted, the LogicalDisk instance goes; detached, the
+# PhysicalDisk instance goes (each within 3 s: uevents and mountinfo, not polling)
+appears() { # appears SET NAME [gone]: wait up to 3 s for the instance to be (or not be) listed
+	i=0
+	while [ $i -lt 30 ]; do
+		if listed "$1" "$2"; then [ -z "${3:-}" ] && return 0; else [ -n "${3:-}" ] && return 0; fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+if command -v losetup >/dev/null 2>&1 && command -v mkfs.ext4 >/dev/null 2>&1 &&
+	truncate -s 64M "$work/img" && loop=$(losetup -f --show "$work/img" 2>/dev/null); then
+	ln=$(basename "$loop")
+	appears PhysicalDisk "$ln" || fail "no PhysicalDisk($ln) after losetup"
+	mkfs.ext4 -q -F "$loop" >/dev/null 2>&1 || fail "mkfs.ext4 $loop"
+	mkdir "$work/mnt"
+	mount "$loop" "$work/mnt" || fail "mount $loop"
+	mounted="$work/mnt"
+	lname=$(echo "$work/mnt" | tr '/' '\\')
+	appears LogicalDisk "$lname" || fail "no LogicalDisk($lname) after mount"
+	lw() { awk '{ printf "%.0f\n", $7 * 512 }' "/sys/block/$ln/stat"; }
+	w0=$(lw)
+	"$TP" "\\PhysicalDisk($ln)\\Disk Write Bytes/sec" "\\PhysicalDisk($ln)\\Disk Writes/sec" \
+		"\\LogicalDisk($lname)\\Disk Write Bytes/sec" "\\LogicalDisk($lname)\\Free Megabytes" \
+		-sc 4 >"$work/loop.out" 2>&1 &
+	tp=$!
+	# the write starts once typeperf has its first sample: all of it falls in samples 2-4
+	i=0
+	while ! grep -q '^"[0-9]' "$work/loop.out" && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	dd if=/dev/urandom of="$work/mnt/f" bs=1M count=8 conv=fsync 2>/dev/null
+	wait $tp || fail "typeperf on the loop device: $(cat "$work/loop.out")"
+	w1=$(lw)
+	out=$(cat "$work/loop.out")
+	printf '%s\n' "$out"
+	pd=$(sum "PhysicalDisk($ln)\\Disk Write Bytes/sec")
+	pw=$(sum "PhysicalDisk($ln)\\Disk Writes/sec")
+	ld=$(sum "LogicalDisk($lname)\\Disk Write Bytes/sec")
+	free_tp=$(last "LogicalDisk($lname)\\Free Megabytes")
+	sys_w=$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.0f", b - a }')
+	set -- $(stat -f -c '%a %b %S' "$work/mnt")
+	free_fs=$(awk -v a="$1" -v s="$3" 'BEGIN { print int(a * s / 1048576) }')
+	printf '%s\n' "$ln: typeperf $pd bytes, $pw writes in 3 s ($lname: $ld), /sys/block stat $sys_w; free $free_tp MB, statfs $free_fs MB"
+	size=$((8 * 1048576))
+	# the sum of three 1 s rates: the bytes over intervals a little longer than 1 s
+	awk -v v="$pd" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s * 0.95 && v <= w * 1.3) }' ||
+		fail "PhysicalDisk($ln) wrote $pd: file $size, /sys/block $sys_w"
+	awk -v v="$ld" -v s="$size" -v w="$sys_w" 'BEGIN { exit !(v >= s * 0.95 && v <= w * 1.3) }' ||
+		fail "LogicalDisk($lname) wrote $ld: file $size, /sys/block $sys_w"
+	awk -v v="$pw" 'BEGIN { exit !(v >= 1) }' || fail "PhysicalDisk($ln) shows no write operation"
+	within "$free_tp" "$free_fs" "$(awk -v v="$free_fs" 'BEGIN { print v * 0.01 + 2 }')" ||
+		fail "LogicalDisk($lname) Free Megabytes $free_tp vs statfs $free_fs"
+	umount "$work/mnt" || fail "umount"
+	mounted=""
+	appears LogicalDisk "$lname" gone || fail "LogicalDisk($lname) still listed after umount"
+	listed PhysicalDisk "$ln" || fail "PhysicalDisk($ln) went with the unmount"
+	losetup -d "$loop" || fail "losetup -d $loop"
+	loop=""
+	appears PhysicalDisk "$ln" gone || fail "PhysicalDisk($ln) still listed after losetup -d"
+else
+	echo "note: no loop device here (losetup, mkfs.ext4 or /dev/loop-control missing): disks and mounts added after the start not checked"
+fi
 
 kill -TERM "$svc"
 wait "$svc"

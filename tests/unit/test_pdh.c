@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "pdh.h"
+#include "pdh_sets.h"
 #include "perflib-linux.h"
 #include "testlib.h"
 
@@ -560,7 +561,8 @@ static DWORD ops_item(PDH_HCOUNTER c, const char *name, double *v)
 static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev, DWORD nprev,
 			 PDH_RAW_COUNTER_ITEM_A **ret_raw, DWORD *ret_n)
 {
-	DWORD fbytes = 0, rbytes = 0, n = 0, rn = 0, i, k;
+	DWORD fbytes = 0, rbytes = 0, wbytes = 0, n = 0, rn = 0, wn = 0, i, k;
+	PDH_FMT_COUNTERVALUE_ITEM_W *w;
 	PDH_FMT_COUNTERVALUE_ITEM_A *f;
 	PDH_RAW_COUNTER_ITEM_A *r;
 
@@ -573,6 +575,20 @@ static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev
 	assert_non_null(r);
 	assert_int_equal(PdhGetFormattedCounterArrayA(c, fmt, &fbytes, &n, f), 0);
 	assert_int_equal(PdhGetRawCounterArrayA(c, &rbytes, &rn, r), 0);
+	/* the W array: the same items, names widened */
+	assert_int_equal(PdhGetFormattedCounterArrayW(c, fmt, &wbytes, &wn, NULL), PDH_MORE_DATA);
+	assert_int_equal(wn, n);
+	w = malloc(wbytes);
+	assert_non_null(w);
+	assert_int_equal(PdhGetFormattedCounterArrayW(c, fmt, &wbytes, &wn, w), 0);
+	for (i = 0; i < n; i++) {
+		for (k = 0; f[i].szName[k]; k++)
+			assert_int_equal(w[i].szName[k], (WCHAR)f[i].szName[k]);
+		assert_int_equal(w[i].szName[k], 0);
+		assert_int_equal(w[i].FmtValue.CStatus, f[i].FmtValue.CStatus);
+		assert_memory_equal(&w[i].FmtValue, &f[i].FmtValue, sizeof(f[i].FmtValue));
+	}
+	free(w);
 	for (i = 0; i < n; i++) {
 		PDH_RAW_COUNTER *old = NULL;
 		PDH_FMT_COUNTERVALUE want;
@@ -688,6 +704,127 @@ static void test_rates_across_churn(void **state)
 }
 
 /* ---- counter info -------------------------------------------------------------------- */
+
+/* the value of counter @id of item @i (index in the block) of block @b, false: none */
+static bool block_value(const struct perfbuf_data *d, const struct perfbuf_block *b, size_t i,
+			uint32_t id, uint64_t *ret)
+{
+	uint32_t k;
+
+	for (k = 0; k < b->nr_cols; k++) {
+		size_t at = perfbuf_value(b, b->first + i, k);
+
+		if (d->ids[b->cols + k] == id && d->sizes[at]) {
+			*ret = d->values[at];
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * whole counter sets through a query without counters (what perflib-exporter reads):
+ * every instance with its id and every counter by id; an unchanged list keeps the steady
+ * state, a changed one is used from the next collection; errors
+ */
+static void test_whole_sets(void **state)
+{
+	const GUID sets[] = {multi_guid, single_guid}, unknown = tl_guid(199);
+	const bool multi[] = {true, false};
+	const struct perfbuf_data *d;
+	const struct perfbuf_block *b;
+	PDH_HQUERY q = open_query();
+	size_t i, seen = 0;
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(pdh_query_whole_sets(NULL, sets, multi, 2), PDH_INVALID_HANDLE);
+	assert_int_equal(pdh_query_whole_sets(q, NULL, multi, 2), PDH_INVALID_ARGUMENT);
+	assert_int_equal(pdh_query_whole_sets(q, sets, NULL, 2), PDH_INVALID_ARGUMENT);
+	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), PDH_NO_DATA);
+	assert_int_equal(PdhCollectQueryData(q), PDH_NO_DATA); /* nothing to collect */
+	assert_int_equal(pdh_query_whole_sets(q, sets, multi, 2), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(pdh_query_set_block(NULL, &multi_guid, &d, &b), PDH_INVALID_HANDLE);
+	assert_int_equal(pdh_query_set_block(q, NULL, &d, &b), PDH_INVALID_ARGUMENT);
+	assert_int_equal(pdh_query_set_block(q, &multi_guid, NULL, &b), PDH_INVALID_ARGUMENT);
+	assert_int_equal(pdh_query_set_block(q, &unknown, &d, &b), PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), 0);
+	assert_int_equal(b->status, 0);
+	assert_int_equal(b->type, PERF_COUNTERSET);
+	/* every counter of the set, every instance (a, b, a and the aggregate's) */
+	assert_int_equal(b->nr_cols, 5);
+	for (i = 0; i < b->nr; i++) {
+		const struct perfbuf_item *it = &d->items[b->first + i];
+
+		if (it->id == 3) {
+			assert_string_equal(d->names + it->name, "a");
+			assert_true(block_value(d, b, i, 1, &v));
+			assert_int_equal(v, 30);
+			assert_true(block_value(d, b, i, 4, &v)); /* a base: there too */
+			assert_int_equal(v, 4);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 1);
+	assert_int_equal(pdh_query_set_block(q, &single_guid, &d, &b), 0);
+	assert_int_equal(b->nr, 1);
+	assert_true(block_value(d, b, 0, 1, &v));
+	assert_int_equal(v, 7000000000ull);
+	/* the same list: the same perflib query, the block taken over from the one before */
+	assert_int_equal(pdh_query_whole_sets(q, sets, multi, 2), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_a2, 1, 31), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), 0);
+	assert_true(b->same);
+	for (i = 0; i < b->nr; i++)
+		if (d->items[b->first + i].id == 3)
+			assert_true(block_value(d, b, i, 1, &v) && v == 31);
+	/* another list: from the next collection on */
+	assert_int_equal(pdh_query_whole_sets(q, sets + 1, multi + 1, 1), 0);
+	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(pdh_query_set_block(q, &single_guid, &d, &b), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_a2, 1, 30), 0);
+	/* a counter set unknown to perflib is left out, the others keep their blocks */
+	assert_int_equal(pdh_query_whole_sets(q, (const GUID[]){unknown, single_guid},
+					      (const bool[]){false, false}, 2),
+			 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_int_equal(pdh_query_set_block(q, &unknown, &d, &b), PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(pdh_query_set_block(q, &single_guid, &d, &b), 0);
+	assert_true(block_value(d, b, 0, 1, &v));
+	assert_int_equal(v, 7000000000ull);
+	assert_int_equal(pdh_query_whole_sets(q, NULL, NULL, 0), 0);
+	assert_int_equal(PdhCollectQueryData(q), PDH_NO_DATA);
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+/*
+ * a counter whose set was unregistered after it was added: perflib refuses its spec, the
+ * other sets' blocks keep their own counters (a refused spec has no Index)
+ */
+static void test_set_gone_before_collect(void **state)
+{
+	static const struct perflib_counter_reg gone_ctrs[] = {
+		C(1, PERF_COUNTER_LARGE_RAWCOUNT, NO, "Value"),
+	};
+	GUID gone = tl_guid(103);
+	PDH_HCOUNTER g, s;
+	PDH_FMT_COUNTERVALUE v;
+	PDH_HQUERY q = open_query();
+
+	(void)state;
+	add_set(&gone, "PDH Gone", PERF_COUNTERSET_SINGLE_INSTANCE, gone_ctrs, 1);
+	g = add(q, "\\PDH Gone\\Value");
+	s = add(q, "\\PDH Single\\Value");
+	assert_int_equal(perflib_unregister_counterset(&gone, true), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	assert_true(fmt_double(s, PDH_FMT_NOSCALE) == 7000000000.0);
+	assert_int_not_equal(PdhGetFormattedCounterValue(g, PDH_FMT_DOUBLE, NULL, &v), 0);
+	assert_int_equal(PdhCloseQuery(q), 0);
+}
 
 static void test_counter_info(void **state)
 {
@@ -1301,6 +1438,8 @@ int main(void)
 		cmocka_unit_test(test_wildcard_arrays),
 		cmocka_unit_test(test_rates_across_churn),
 		cmocka_unit_test(test_fast_arrays_agree),
+		cmocka_unit_test(test_whole_sets),
+		cmocka_unit_test(test_set_gone_before_collect),
 		cmocka_unit_test(test_counter_info),
 		cmocka_unit_test(test_make_parse),
 		cmocka_unit_test(test_validate_expand),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_perfbuf.c - decoding of consumer-API buffers (tools/common/perfbuf.c) and the two
- * views built on it, typeperf's (tp_buf.c) and perflib-exporter's (exp_parse.c): the
+ * views built on it, typeperf's (tp_buf.c) and perflib-exporter's (exp_sample.c): the
  * byte-level examples of perflib-api.md 8.1, 8.2 and 8.5, every PerfCounterDataType, UTF-16
  * conversion, malformed buffers (sizes, counts, offsets, missing NULs), truncation and
  * corruption at every byte and at random. A malformed buffer must give an error or fewer
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "exp_parse.h"
+#include "exp_sample.h"
 #include "perfbuf.h"
 #include "tp_buf.h"
 
@@ -683,7 +683,7 @@ static void decode_same(const void *buf, size_t size, const uint32_t *spec_ids, 
 {
 	struct tp_data d;
 	int a = tp_data_parse(buf, size, spec_ids, nr, &d);
-	int b = perfbuf_data_decode(buf, size, spec_ids, nr, pd);
+	int b = perfbuf_data_decode(buf, size, spec_ids, nr, NULL, pd);
 	size_t i, j, k;
 
 	assert_int_equal(a, b);
@@ -775,7 +775,178 @@ static void test_tp_fuzz(void **state)
 	}
 }
 
-/* ---- perflib-exporter's view (exp_parse.c) --------------------------------------------- */
+/* two decodes of the same bytes: the same blocks, items, names, sizes and values */
+static void assert_decoded_equal(const struct perfbuf_data *a, const struct perfbuf_data *b)
+{
+	size_t i, j, k;
+
+	assert_int_equal(a->nr_blocks, b->nr_blocks);
+	assert_int_equal(a->hdr.time, b->hdr.time);
+	for (i = 0; i < a->nr_blocks; i++) {
+		const struct perfbuf_block *x = &a->blocks[i], *y = &b->blocks[i];
+
+		assert_int_equal(x->status, y->status);
+		assert_int_equal(x->type, y->type);
+		assert_int_equal(x->nr, y->nr);
+		assert_int_equal(x->nr_cols, y->nr_cols);
+		assert_int_equal(x->nr_named, y->nr_named);
+		assert_int_equal(x->name_bytes, y->name_bytes);
+		assert_int_equal(x->name_units, y->name_units);
+		for (k = 0; k < x->nr_cols; k++)
+			assert_int_equal(a->ids[x->cols + k], b->ids[y->cols + k]);
+		for (j = 0; j < x->nr; j++) {
+			const struct perfbuf_item *p = &a->items[x->first + j];
+			const struct perfbuf_item *q = &b->items[y->first + j];
+
+			assert_int_equal(p->id, q->id);
+			assert_int_equal(p->len, q->len);
+			assert_int_equal(p->units, q->units);
+			assert_int_equal(p->name == PERFBUF_NO_NAME, q->name == PERFBUF_NO_NAME);
+			if (p->name != PERFBUF_NO_NAME)
+				assert_string_equal(a->names + p->name, b->names + q->name);
+			for (k = 0; k < x->nr_cols; k++) {
+				size_t u = perfbuf_value(x, x->first + j, (uint32_t)k);
+				size_t v = perfbuf_value(y, y->first + j, (uint32_t)k);
+
+				assert_int_equal(a->sizes[u], b->sizes[v]);
+				assert_true(a->values[u] == b->values[v]);
+			}
+		}
+	}
+}
+
+/*
+ * a buffer of one PERF_COUNTERSET block (counters 1 and 2) and a single counter; @change
+ * 1 renames an instance (same length), 2 changes an id, 3 a non-ASCII unit, 4 the size of
+ * one value (its column's headers no longer alike)
+ */
+static void steady_buffer(struct bb *b, uint64_t base, int change)
+{
+	static const char *const names[] = {"a", "bb", "\xe9", "bb", "a longer name of 20"};
+	size_t h, mi, i;
+
+	memset(b, 0, sizeof(*b));
+	put_data_header(b, 2);
+	put32(b, 0);
+	put32(b, PERF_COUNTERSET);
+	h = put32(b, 0);
+	put32(b, 0);
+	put32(b, 16); /* PERF_MULTI_COUNTERS: two ids */
+	put32(b, 2);
+	put32(b, 1);
+	put32(b, 2);
+	mi = put32(b, 0);
+	put32(b, 5);
+	for (i = 0; i < 5; i++) {
+		/* "\xe9": one unit, U+00E9 (put_wstr widens bytes) */
+		put_instance(b, (uint32_t)(10 + i + (change == 2 && i == 4)),
+			     change == 1 && i == 1   ? "bc"
+			     : change == 3 && i == 2 ? "\xea"
+						     : names[i]);
+		put_value(b, 8, base + i);
+		put_value(b, change == 4 && i == 3 ? 8 : 4, (base + 100 * i) & 0xFFFFFFFF);
+	}
+	set32(b, mi, (uint32_t)(b->n - mi));
+	set32(b, h, (uint32_t)(b->n - h + 8));
+	put32(b, 0);
+	put32(b, PERF_SINGLE_COUNTER);
+	put32(b, 32);
+	put32(b, 0);
+	put_value(b, 8, base);
+	finish(b);
+}
+
+/*
+ * perfbuf_data_decode with the previous buffer (the steady state PDH decodes every sample):
+ * a block whose bytes but values are unchanged is taken over (same) with the new values;
+ * any other change, and random corruption, decodes exactly as without the previous buffer
+ */
+static void test_decode_steady(void **state)
+{
+	const uint32_t spec_ids[] = {PERF_WILDCARD_COUNTER, 7};
+	struct perfbuf_data d0 = {0}, d1 = {0}, fresh = {0};
+	struct perfbuf_prev prev;
+	unsigned int seed = 4242, i, k, same = 0;
+	static struct bb b0, b1;
+
+	(void)state;
+	steady_buffer(&b0, 1000, 0);
+	assert_int_equal(perfbuf_data_decode(b0.b, b0.n, spec_ids, 2, NULL, &d0), 0);
+	assert_false(d0.blocks[0].same);
+	assert_string_equal(d0.names + d0.items[2].name, "\xc3\xa9");
+	prev = (struct perfbuf_prev){.buf = b0.b, .size = b0.n, .d = &d0};
+	/* new values, same layout: taken over, values read */
+	steady_buffer(&b1, 5000, 0);
+	assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, &prev, &d1), 0);
+	assert_true(d1.blocks[0].same);
+	assert_false(d1.blocks[1].same); /* not a PERF_COUNTERSET block */
+	assert_int_equal(d1.values[perfbuf_value(&d1.blocks[0], 4, 0)], 5004);
+	assert_int_equal(d1.values[perfbuf_value(&d1.blocks[0], 4, 1)], 5400);
+	assert_int_equal(d1.items[2].dup, d0.items[2].dup);
+	assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, NULL, &fresh), 0);
+	assert_decoded_equal(&d1, &fresh);
+	/* a renamed instance, another id, a non-ASCII unit, a value size: decoded in full */
+	for (i = 1; i <= 4; i++) {
+		steady_buffer(&b1, 7, (int)i);
+		assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, &prev, &d1), 0);
+		assert_false(d1.blocks[0].same);
+		assert_int_equal(perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, NULL, &fresh), 0);
+		assert_decoded_equal(&d1, &fresh);
+	}
+	/* random corruption: with or without the previous buffer, the same result */
+	for (i = 0; i < 20000; i++) {
+		int e1, e2;
+
+		steady_buffer(&b1, (uint64_t)rand_r(&seed), 0);
+		for (k = 0; k < 1 + (unsigned int)rand_r(&seed) % 3; k++)
+			b1.b[(size_t)rand_r(&seed) % b1.n] = (uint8_t)rand_r(&seed);
+		e1 = perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, &prev, &d1);
+		e2 = perfbuf_data_decode(b1.b, b1.n, spec_ids, 2, NULL, &fresh);
+		assert_int_equal(e1, e2);
+		if (!e1)
+			assert_decoded_equal(&d1, &fresh);
+		same += !e1 && d1.blocks[0].same;
+	}
+	assert_true(same > 1000); /* corruption of the values alone keeps the fast way */
+	perfbuf_data_release(&d0);
+	perfbuf_data_release(&d1);
+	perfbuf_data_release(&fresh);
+}
+
+/* ---- perflib-exporter's view (exp_sample.c) -------------------------------------------- */
+
+/* the exporter's collection of one buffer: PDH's decoder, then exp_fill_block by Index */
+static int exp_collect(const void *buf, size_t len, struct exp_set *const *by_index, size_t nr,
+		       int64_t *freq, size_t *bad)
+{
+	struct perfbuf_data d = {0};
+	int err = perfbuf_data_decode(buf, len, NULL, 0, NULL, &d);
+	size_t i;
+
+	*bad = 0;
+	for (i = 0; !err && i < d.nr_blocks && i < nr; i++) {
+		bool b = false;
+
+		if (by_index[i])
+			err = exp_fill_block(&d, &d.blocks[i], by_index[i], &b);
+		*bad += b;
+	}
+	*freq = d.hdr.freq;
+	perfbuf_data_release(&d);
+	return err;
+}
+
+/* the exporter's view of a registration: libpdh's model, then exp_set_from_reg */
+static int exp_reg(const void *buf, size_t len, struct exp_set **ret)
+{
+	struct tp_set model = {0};
+	int err = tp_reg_parse(buf, len, &model);
+
+	if (!err)
+		err = exp_set_from_reg(&model, ret);
+	tp_set_free(&model);
+	return err;
+}
 
 static struct exp_set *mkset(uint32_t itype, const uint32_t *ids, size_t n)
 {
@@ -814,7 +985,7 @@ static void test_exp_data_example(void **state)
 	size_t bad = 99;
 
 	(void)state;
-	assert_int_equal(exp_parse_data(data_82, sizeof(data_82), by_index, 2, &freq, &bad), 0);
+	assert_int_equal(exp_collect(data_82, sizeof(data_82), by_index, 2, &freq, &bad), 0);
 	assert_int_equal(bad, 0);
 	assert_int_equal(freq, 10000000);
 	/* the example's S is returned as PERF_SINGLE_COUNTER, which the exporter never
@@ -833,7 +1004,7 @@ static void test_exp_data_example(void **state)
 	/* an Index past by_index, or a NULL entry, is skipped */
 	exp_set_reset(m);
 	by_index[1] = NULL;
-	assert_int_equal(exp_parse_data(data_82, sizeof(data_82), by_index, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(data_82, sizeof(data_82), by_index, 1, &freq, &bad), 0);
 	assert_int_equal(m->nr_instances, 0);
 	exp_set_free(s);
 	exp_set_free(m);
@@ -896,12 +1067,12 @@ static void test_exp_data_single(void **state)
 
 	(void)state;
 	/* three ids but two data blocks: malformed, the set gets nothing */
-	assert_int_equal(exp_parse_data(buf, len, &set, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(buf, len, &set, 1, &freq, &bad), 0);
 	assert_int_equal(bad, 1);
 	assert_int_equal(set->nr_instances, 0);
 	/* say two counters: now consistent */
 	memcpy(buf + sizeof(PERF_DATA_HEADER) + 16 + 4, &v32, 4);
-	assert_int_equal(exp_parse_data(buf, len, &set, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(buf, len, &set, 1, &freq, &bad), 0);
 	assert_int_equal(bad, 0);
 	assert_int_equal(set->nr_instances, 1);
 	assert_int_equal(value(set, 0, 1), 70);
@@ -922,16 +1093,16 @@ static void test_exp_data_errors(void **state)
 
 	(void)state;
 	/* shorter than the header, or a total size past the buffer */
-	assert_int_equal(exp_parse_data(data_82, 47, by_index, 2, &freq, &bad), -EBADMSG);
+	assert_int_equal(exp_collect(data_82, 47, by_index, 2, &freq, &bad), -EBADMSG);
 	for (len = 48; len < sizeof(data_82); len++)
-		assert_int_equal(exp_parse_data(data_82, len, by_index, 2, &freq, &bad), -EBADMSG);
+		assert_int_equal(exp_collect(data_82, len, by_index, 2, &freq, &bad), -EBADMSG);
 	/* truncated with a consistent total size: error or fewer instances */
 	for (len = 48; len <= sizeof(data_82); len++) {
 		memcpy(buf, data_82, len);
 		v32 = (uint32_t)len;
 		memcpy(buf, &v32, 4);
 		exp_set_reset(set);
-		err = exp_parse_data(buf, len, by_index, 2, &freq, &bad);
+		err = exp_collect(buf, len, by_index, 2, &freq, &bad);
 		assert_true(err == 0 || err == -EBADMSG);
 		assert_true(set->nr_instances == 0 || len == sizeof(data_82));
 	}
@@ -940,7 +1111,7 @@ static void test_exp_data_errors(void **state)
 	buf[0x82] = 0x41, buf[0x83] = 0;
 	buf[0x84] = 0x41, buf[0x85] = 0, buf[0x86] = 0x41, buf[0x87] = 0;
 	exp_set_reset(set);
-	assert_int_equal(exp_parse_data(buf, sizeof(buf), by_index, 2, &freq, &bad), 0);
+	assert_int_equal(exp_collect(buf, sizeof(buf), by_index, 2, &freq, &bad), 0);
 	assert_int_equal(bad, 1);
 	assert_int_equal(set->nr_instances, 0);
 	/* every byte set to 0xff or 0: no crash, no instance beyond the two */
@@ -951,7 +1122,7 @@ static void test_exp_data_errors(void **state)
 			memcpy(buf, data_82, sizeof(buf));
 			buf[i] = pass ? 0xff : 0x00;
 			exp_set_reset(set);
-			err = exp_parse_data(buf, sizeof(buf), by_index, 2, &freq, &bad);
+			err = exp_collect(buf, sizeof(buf), by_index, 2, &freq, &bad);
 			assert_true(err == 0 || err == -EBADMSG);
 			assert_true(set->nr_instances <= 2);
 		}
@@ -994,7 +1165,7 @@ static void test_exp_long_name(void **state)
 	set32(&b, h, (uint32_t)(b.n - h + 8));
 	finish(&b);
 
-	assert_int_equal(exp_parse_data(b.b, b.n, &set, 1, &freq, &bad), 0);
+	assert_int_equal(exp_collect(b.b, b.n, &set, 1, &freq, &bad), 0);
 	assert_int_equal(bad, 0);
 	assert_int_equal(set->nr_instances, 1);
 	assert_int_equal(set->instances[0].id, 3);
@@ -1032,7 +1203,7 @@ static void test_exp_reg(void **state)
 	(void)state;
 	memcpy(buf, &head, sizeof(head));
 	memcpy(buf + sizeof(head), c, sizeof(c));
-	assert_int_equal(exp_parse_reg(buf, sizeof(buf), &set), 0);
+	assert_int_equal(exp_reg(buf, sizeof(buf), &set), 0);
 	assert_int_equal(set->guid.Data1, 0x12345678);
 	assert_int_equal(set->guid.Data4[7], 8);
 	assert_int_equal(set->instance_type, PERF_COUNTERSET_MULTI_INSTANCES);
@@ -1048,39 +1219,46 @@ static void test_exp_reg(void **state)
 	exp_set_free(set);
 	set = NULL;
 	/* NumCounters past the buffer, or no room for the header */
-	assert_int_equal(exp_parse_reg(buf, sizeof(buf) - 1, &set), -EBADMSG);
-	assert_int_equal(exp_parse_reg(buf, 31, &set), -EBADMSG);
+	assert_int_equal(exp_reg(buf, sizeof(buf) - 1, &set), -EBADMSG);
+	assert_int_equal(exp_reg(buf, 31, &set), -EBADMSG);
 	assert_null(set);
 }
 
 static void test_exp_strings(void **state)
 {
-	static const uint32_t ids[] = {2, 1};
-	struct exp_set *set = mkset(PERF_COUNTERSET_MULTI_INSTANCES, ids, 2);
+	struct tp_counter ctrs[2] = {{.id = 2}, {.id = 1}};
+	struct tp_set model = {.nr_counters = 2, .counters = ctrs};
+	struct exp_set *set = NULL;
 	uint8_t buf[sizeof(names_85)];
 	size_t len;
 
 	(void)state;
-	assert_int_equal(exp_parse_strings(names_85, sizeof(names_85), set, false), 0);
+	/* names: libpdh's parser, moved into the view */
+	assert_int_equal(tp_names_parse(names_85, sizeof(names_85), &model), 0);
+	assert_int_equal(exp_set_from_reg(&model, &set), 0);
+	assert_null(model.counters[1].name);
 	assert_null(set->counters[0].name);
 	assert_string_equal(set->counters[1].name, "Reads");
-	assert_int_equal(exp_parse_strings(names_85, sizeof(names_85), set, true), 0);
+	assert_int_equal(set->counters[1].base, -1);
+	/* help strings, by the same rule */
+	assert_int_equal(exp_help_strings(names_85, sizeof(names_85), set), 0);
+	assert_null(set->counters[0].help);
 	assert_string_equal(set->counters[1].help, "Reads");
 	/* dwSize past the buffer, offset past dwSize */
-	assert_int_equal(exp_parse_strings(names_85, sizeof(names_85) - 1, set, false), -EBADMSG);
+	assert_int_equal(exp_help_strings(names_85, sizeof(names_85) - 1, set), -EBADMSG);
 	memcpy(buf, names_85, sizeof(buf));
 	buf[12] = 0x24;
-	assert_int_equal(exp_parse_strings(buf, sizeof(buf), set, false), -EBADMSG);
-	/* a string whose NUL lies past dwSize is malformed, as for typeperf: whole code
-	 * units left, or half a unit; the name given before stays */
+	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
+	/* a string whose NUL lies past dwSize is malformed: whole code units left, or half a
+	 * unit; the help given before stays */
 	memcpy(buf, names_85, sizeof(buf));
 	buf[0] = 0x22;
-	assert_int_equal(exp_parse_strings(buf, sizeof(buf), set, false), -EBADMSG);
+	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
 	buf[0] = 0x21;
-	assert_int_equal(exp_parse_strings(buf, sizeof(buf), set, false), -EBADMSG);
-	assert_string_equal(set->counters[1].name, "Reads");
+	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
+	assert_string_equal(set->counters[1].help, "Reads");
 	for (len = 0; len < sizeof(names_85); len++)
-		exp_parse_strings(names_85, len, set, false);
+		exp_help_strings(names_85, len, set);
 	exp_set_free(set);
 }
 
@@ -1101,6 +1279,7 @@ int main(void)
 		cmocka_unit_test(test_tp_data_types),
 		cmocka_unit_test(test_tp_data_bad),
 		cmocka_unit_test(test_tp_fuzz),
+		cmocka_unit_test(test_decode_steady),
 	};
 	const struct CMUnitTest exporter[] = {
 		cmocka_unit_test(test_exp_data_example), cmocka_unit_test(test_exp_data_single),
@@ -1111,6 +1290,7 @@ int main(void)
 
 	failed = cmocka_run_group_tests_name("perfbuf", decoder, NULL, NULL);
 	failed += cmocka_run_group_tests_name("perfbuf_typeperf (tp_buf)", typeperf, NULL, NULL);
-	failed += cmocka_run_group_tests_name("perfbuf_exporter (exp_parse)", exporter, NULL, NULL);
+	failed +=
+		cmocka_run_group_tests_name("perfbuf_exporter (exp_sample)", exporter, NULL, NULL);
 	return failed;
 }

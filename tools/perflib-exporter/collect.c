@@ -1,28 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
- * collect.c - one scrape through the Windows consumer API (see collect.h):
+ * collect.c - one scrape, as a PDH client (see collect.h):
  *
  *   PerfEnumerateCounterSet                  every registered counter set
- *   PerfQueryCounterSetRegistrationInfo      its counters (cached while unchanged), names
- *   PerfOpenQueryHandle + PerfAddCounters    one wildcard specification per counter set
- *   PerfQueryCounterInfo                     which Index each specification answers at
- *   PerfQueryCounterData                     the values, parsed by exp_parse.c
+ *   PerfQueryCounterSetRegistrationInfo      its registration (cached while unchanged),
+ *                                            parsed into libpdh's model (tp_reg_parse,
+ *                                            tp_names_parse), names and help strings
+ *   pdh_query_whole_sets                     the sets, given to one PDH query in full
+ *   PdhCollectQueryData                      PDH collects and decodes (with its steady
+ *                                            state: blocks whose instances stayed only
+ *                                            have their values read)
+ *   pdh_query_set_block                      each set's decoded block: ids, instances,
+ *                                            names, raw values by column
  *
- * Every call that fills a buffer follows the Windows protocol through libpdh's one helper
- * (pdh_fetch_into, pdh/pdh_fetch.h): ERROR_NOT_ENOUGH_MEMORY gives the needed size; the
- * buffer grows and the call is repeated a bounded number of times (instances can appear
- * between two calls). The buffers are kept from scrape to scrape.
+ * then exp_sample.c puts the raw values into the rendering view and exp_format.c renders.
+ * The registration calls follow the Windows buffer protocol through libpdh's one helper
+ * (pdh_fetch_into, pdh/pdh_fetch.h); the buffer is kept from scrape to scrape.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collect.h"
-#include "exp_parse.h"
+#include "exp_sample.h"
 #include "pdh_fetch.h"
+#include "pdh_sets.h"
+#include "pdhmsg.h"
 #include "perfbuf.h"
+#include "tp_buf.h"
 
 /* a registered counter set as last seen */
 struct entry {
@@ -30,19 +38,15 @@ struct entry {
 	struct exp_set *set; /* prepared for rendering */
 	void *reg;	     /* the PERF_REG_COUNTERSET_STRUCT answer it was built from */
 	size_t reg_len;
-	bool queried; /* its specification is part of the query */
 };
 
 struct collector {
 	struct entry *entries; /* sorted by GUID */
 	size_t nr_entries;
-	struct exp_set **order;	   /* the same sets in rendering order (exp_prepare) */
-	HANDLE query;		   /* NULL until built */
-	struct exp_set **by_index; /* PERF_COUNTER_IDENTIFIER.Index -> set */
-	size_t nr_index;
-	void *data; /* PerfQueryCounterData buffer, kept between scrapes */
-	DWORD data_cap;
-	void *buf; /* scratch buffer for registration and identifier calls */
+	struct exp_set **order; /* the same sets in rendering order (exp_prepare) */
+	PDH_HQUERY query;	/* NULL until opened */
+	bool listed;		/* the query has the entries' sets (pdh_query_whole_sets) */
+	void *buf;		/* scratch buffer for registration calls */
 	DWORD buf_cap;
 	struct collect_stats stats;
 	char error[256];
@@ -68,11 +72,9 @@ static void entry_clear(struct entry *e)
 static void query_close(struct collector *c)
 {
 	if (c->query)
-		PerfCloseQueryHandle(c->query);
+		PdhCloseQuery(c->query);
 	c->query = NULL;
-	free(c->by_index);
-	c->by_index = NULL;
-	c->nr_index = 0;
+	c->listed = false;
 }
 
 void collector_free(struct collector *c)
@@ -86,7 +88,6 @@ void collector_free(struct collector *c)
 		entry_clear(&c->entries[i]);
 	free(c->entries);
 	free(c->order);
-	free(c->data);
 	free(c->buf);
 	free(c);
 }
@@ -106,23 +107,6 @@ static int fail(struct collector *c, const char *call, ULONG status)
 	snprintf(c->error, sizeof(c->error), "%s failed with Win32 error %u%s", call, status,
 		 status == ERROR_ACCESS_DENIED ? " (access denied)" : "");
 	return -EIO;
-}
-
-/* make *@buf hold at least @need bytes (never shrinks) */
-static int grow(void **buf, DWORD *cap, size_t need)
-{
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	if (need > UINT32_MAX)
-		return -ENOMEM;
-	p = realloc(*buf, need);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = (DWORD)need;
-	return 0;
 }
 
 /*
@@ -151,24 +135,42 @@ static char *reg_string(struct collector *c, const GUID *guid, PerfRegInfoType c
 	return s;
 }
 
-/* names and help of a set and its counters; absent strings just stay NULL */
-static int reg_strings(struct collector *c, struct exp_set *set)
+/*
+ * the rendering view of the set registered as @reg (@len bytes): libpdh's model of the
+ * registration with the counters' English names (the localized ones when there are none),
+ * then the set's name and help and the counters' help; absent strings just stay NULL.
+ * -EBADMSG when the registration cannot be read, -ENOMEM.
+ */
+static int load_set(struct collector *c, const void *reg, size_t reg_len, struct exp_set **ret)
 {
+	struct tp_set model = {0};
+	struct exp_set *set = NULL;
 	size_t len;
-	int err = 0;
+	int err;
 
+	err = tp_reg_parse(reg, reg_len, &model);
+	if (err)
+		return err;
+	/* a malformed string block costs the names, not the counter set */
+	if (reg_info(c, &model.guid, PERF_REG_COUNTER_ENGLISH_NAMES, &len) == ERROR_SUCCESS ||
+	    reg_info(c, &model.guid, PERF_REG_COUNTER_NAME_STRINGS, &len) == ERROR_SUCCESS)
+		err = tp_names_parse(c->buf, len, &model) == -ENOMEM ? -ENOMEM : 0;
+	if (!err)
+		err = exp_set_from_reg(&model, &set);
+	tp_set_free(&model);
+	if (err)
+		return err;
 	set->name = reg_string(c, &set->guid, PERF_REG_COUNTERSET_ENGLISH_NAME);
 	if (!set->name)
 		set->name = reg_string(c, &set->guid, PERF_REG_COUNTERSET_NAME_STRING);
 	set->help = reg_string(c, &set->guid, PERF_REG_COUNTERSET_HELP_STRING);
-	if (reg_info(c, &set->guid, PERF_REG_COUNTER_ENGLISH_NAMES, &len) == ERROR_SUCCESS ||
-	    reg_info(c, &set->guid, PERF_REG_COUNTER_NAME_STRINGS, &len) == ERROR_SUCCESS)
-		err = exp_parse_strings(c->buf, len, set, false);
-	if (err != -ENOMEM &&
-	    reg_info(c, &set->guid, PERF_REG_COUNTER_HELP_STRINGS, &len) == ERROR_SUCCESS)
-		err = exp_parse_strings(c->buf, len, set, true);
-	/* a malformed string block costs the names, not the counter set */
-	return err == -ENOMEM ? err : 0;
+	if (reg_info(c, &set->guid, PERF_REG_COUNTER_HELP_STRINGS, &len) == ERROR_SUCCESS &&
+	    exp_help_strings(c->buf, len, set) == -ENOMEM) {
+		exp_set_free(set);
+		return -ENOMEM;
+	}
+	*ret = set;
+	return 0;
 }
 
 static int guid_cmp(const void *a, const void *b)
@@ -244,7 +246,7 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 		}
 		memcpy(e->reg, c->buf, len);
 		e->reg_len = len;
-		err = exp_parse_reg(e->reg, len, &e->set);
+		err = load_set(c, e->reg, len, &e->set);
 		if (err == -EBADMSG) {
 			/* a registration we cannot read: leave the counter set out */
 			free(e->reg);
@@ -252,8 +254,6 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 			err = 0;
 			continue;
 		}
-		if (!err)
-			err = reg_strings(c, e->set);
 		n++;
 	}
 	if (err) {
@@ -274,104 +274,6 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 	c->nr_entries = n;
 	*ret_changed = changed;
 	return 0;
-}
-
-/* size of the PERF_COUNTER_IDENTIFIER block for @set: "*" for multi-instance sets */
-static size_t spec_size(const struct exp_set *set)
-{
-	if (set->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE)
-		return sizeof(PERF_COUNTER_IDENTIFIER) + 8; /* L"*" + NUL, padded to 8 */
-	return sizeof(PERF_COUNTER_IDENTIFIER);
-}
-
-/* the Index of each specification, from PerfQueryCounterInfo */
-static int map_indices(struct collector *c)
-{
-	DWORD need = 0;
-	size_t off, max = 0;
-	ULONG status = pdh_fetch_into(pdh_call_info, c->query, &c->buf, &c->buf_cap, &need);
-	int i;
-
-	if (status == ERROR_OUTOFMEMORY)
-		return -ENOMEM;
-	if (status != ERROR_SUCCESS)
-		return fail(c, "PerfQueryCounterInfo", status);
-	/* two passes: the largest Index, then the table */
-	for (i = 0; i < 2; i++) {
-		for (off = 0; off + sizeof(PERF_COUNTER_IDENTIFIER) <= need;) {
-			PERF_COUNTER_IDENTIFIER id;
-			struct entry *e;
-
-			memcpy(&id, (uint8_t *)c->buf + off, sizeof(id));
-			if (id.Size < sizeof(id))
-				break;
-			e = find_entry(c, &id.CounterSetGuid);
-			if (i == 0 && id.Index >= max)
-				max = (size_t)id.Index + 1;
-			else if (i == 1 && e && e->queried && id.Index < c->nr_index)
-				c->by_index[id.Index] = e->set;
-			off += id.Size;
-		}
-		if (i == 0) {
-			/* Index values are positions in the data block: a few per set at most */
-			if (max > 4 * (c->nr_entries + 1))
-				max = 4 * (c->nr_entries + 1);
-			c->by_index = calloc(max ? max : 1, sizeof(*c->by_index));
-			if (!c->by_index)
-				return -ENOMEM;
-			c->nr_index = max;
-		}
-	}
-	return 0;
-}
-
-/* a new query with one wildcard specification per counter set */
-static int build_query(struct collector *c)
-{
-	size_t i, total = 0, off = 0;
-	ULONG status;
-	int err;
-
-	query_close(c);
-	for (i = 0; i < c->nr_entries; i++)
-		total += spec_size(c->entries[i].set);
-	status = PerfOpenQueryHandle(NULL, &c->query);
-	if (status != ERROR_SUCCESS) {
-		c->query = NULL;
-		return fail(c, "PerfOpenQueryHandle", status);
-	}
-	if (!total)
-		return 0;
-	err = grow(&c->buf, &c->buf_cap, total);
-	if (err)
-		return err;
-	memset(c->buf, 0, total);
-	for (i = 0; i < c->nr_entries; i++) {
-		PERF_COUNTER_IDENTIFIER id = {
-			.CounterSetGuid = c->entries[i].guid,
-			.Size = (ULONG)spec_size(c->entries[i].set),
-			.CounterId = PERF_WILDCARD_COUNTER,
-			.InstanceId = 0xFFFFFFFF,
-		};
-
-		memcpy((uint8_t *)c->buf + off, &id, sizeof(id));
-		if (id.Size > sizeof(id))
-			memcpy((uint8_t *)c->buf + off + sizeof(id), PERF_WILDCARD_INSTANCE,
-			       sizeof(PERF_WILDCARD_INSTANCE));
-		off += id.Size;
-	}
-	status = PerfAddCounters(c->query, c->buf, (DWORD)total);
-	if (status != ERROR_SUCCESS)
-		return fail(c, "PerfAddCounters", status);
-	/* a specification with a Status is not part of the query (set gone meanwhile) */
-	for (i = 0, off = 0; i < c->nr_entries; i++) {
-		PERF_COUNTER_IDENTIFIER id;
-
-		memcpy(&id, (uint8_t *)c->buf + off, sizeof(id));
-		c->entries[i].queried = id.Status == ERROR_SUCCESS;
-		off += id.Size;
-	}
-	return map_indices(c);
 }
 
 /* rendering order: the same sets, sorted and named by exp_prepare */
@@ -395,27 +297,99 @@ static int prepare(struct collector *c)
 	return 0;
 }
 
-/* PerfQueryCounterData into c->data; returns its size in *ret_len */
-static int query_data(struct collector *c, size_t *ret_len)
+/* the entries' counter sets, given to the query in full (opened the first time) */
+static int list_sets(struct collector *c)
 {
-	DWORD need = 0;
-	ULONG status = pdh_fetch_into(pdh_call_data, c->query, &c->data, &c->data_cap, &need);
+	GUID *guids = malloc((c->nr_entries ? c->nr_entries : 1) * sizeof(*guids));
+	bool *multi = malloc((c->nr_entries ? c->nr_entries : 1) * sizeof(*multi));
+	PDH_STATUS st = PDH_MEMORY_ALLOCATION_FAILURE;
+	size_t i;
 
-	if (status == ERROR_OUTOFMEMORY)
+	if (guids && multi && !c->query) {
+		st = PdhOpenQueryA(NULL, 0, &c->query);
+		if (st)
+			c->query = NULL;
+	}
+	if (guids && multi && c->query) {
+		for (i = 0; i < c->nr_entries; i++) {
+			guids[i] = c->entries[i].guid;
+			multi[i] = c->entries[i].set->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE;
+		}
+		st = pdh_query_whole_sets(c->query, guids, multi, c->nr_entries);
+	}
+	free(guids);
+	free(multi);
+	if (st == PDH_MEMORY_ALLOCATION_FAILURE)
 		return -ENOMEM;
-	if (status != ERROR_SUCCESS)
-		return fail(c, "PerfQueryCounterData", status);
-	*ret_len = need;
+	if (st) {
+		snprintf(c->error, sizeof(c->error), "PDH query failed with status 0x%08X",
+			 (unsigned int)st);
+		return -EIO;
+	}
+	c->listed = true;
 	return 0;
+}
+
+/*
+ * collect and put each set's instances into its view; *@ret_data: the collection (NULL when
+ * nothing was collected: no counter set)
+ */
+static int collect(struct collector *c, struct collect_stats *st,
+		   const struct perfbuf_data **ret_data)
+{
+	PDH_STATUS ps = PdhCollectQueryData(c->query);
+	const struct perfbuf_data *d = NULL;
+	size_t i;
+	int err = 0;
+
+	*ret_data = NULL;
+	for (i = 0; i < c->nr_entries; i++)
+		exp_set_reset(c->entries[i].set);
+	if (ps == PDH_NO_DATA)
+		return 0; /* nothing to collect: no counter set is registered any more */
+	if (ps == PDH_MEMORY_ALLOCATION_FAILURE)
+		return -ENOMEM;
+	if (ps == PDH_INVALID_DATA) {
+		snprintf(c->error, sizeof(c->error),
+			 "PerfQueryCounterData returned a malformed block");
+		return -EBADMSG;
+	}
+	if (ps) {
+		snprintf(c->error, sizeof(c->error),
+			 "PdhCollectQueryData failed with status 0x%08X%s", (unsigned int)ps,
+			 ps == PDH_ACCESS_DENIED ? " (access denied)" : "");
+		return -EIO;
+	}
+	for (i = 0; i < c->nr_entries && !err; i++) {
+		const struct perfbuf_block *b;
+		bool bad = false;
+
+		/* a set unregistered since the enumeration has no block: no instances */
+		if (pdh_query_set_block(c->query, &c->entries[i].guid, &d, &b))
+			continue;
+		err = exp_fill_block(d, b, c->entries[i].set, &bad);
+		st->nr_bad += bad;
+		*ret_data = d;
+	}
+	return err;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *out)
 {
+	double start = now_ms();
+	const struct perfbuf_data *d = NULL;
 	struct collect_stats st = {0};
 	bool changed = false;
-	size_t nr = 0, len = 0, i;
+	size_t nr = 0, i;
 	GUID *guids = NULL;
-	int64_t freq = 0;
 	int err;
 
 	c->error[0] = '\0';
@@ -423,24 +397,17 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 	if (!err)
 		err = refresh(c, guids, nr, &changed);
 	free(guids);
-	if (!err && (changed || !c->query)) {
+	if (!err && (changed || !c->listed)) {
 		st.rebuilt = true;
 		err = prepare(c);
 		if (!err)
-			err = build_query(c);
+			err = list_sets(c);
 		if (err)
-			query_close(c); /* rebuilt on the next scrape */
+			c->listed = false; /* listed again on the next scrape */
 	}
 	if (!err)
-		err = query_data(c, &len);
-	for (i = 0; !err && i < c->nr_entries; i++)
-		exp_set_reset(c->entries[i].set);
-	if (!err) {
-		err = exp_parse_data(c->data, len, c->by_index, c->nr_index, &freq, &st.nr_bad);
-		if (err == -EBADMSG)
-			snprintf(c->error, sizeof(c->error),
-				 "PerfQueryCounterData returned a malformed block");
-	}
+		err = collect(c, &st, &d);
+	st.collect_ms = now_ms() - start;
 	for (i = 0; !err && i < c->nr_entries; i++) {
 		struct exp_set *set = c->entries[i].set;
 
@@ -453,13 +420,13 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 			snprintf(c->error, sizeof(c->error), "out of memory");
 		return err;
 	}
-	exp_render(c->order, c->nr_entries, freq, fmt, out);
+	exp_render(c->order, c->nr_entries, d ? d->hdr.freq : 0, fmt, out);
 	if (out->err) {
 		snprintf(c->error, sizeof(c->error), "out of memory");
 		return out->err;
 	}
 	st.nr_sets = c->nr_entries;
-	st.data_bytes = len;
+	st.data_bytes = d ? d->hdr.total : 0;
 	c->stats = st;
 	return 0;
 }

@@ -23,6 +23,7 @@ struct collect_stats {
 	size_t nr_bad;	     /* malformed blocks skipped, instances dropped as duplicates */
 	size_t data_bytes;   /* size of the PerfQueryCounterData answer */
 	bool rebuilt;	     /* registrations or the query changed in this scrape */
+	double collect_ms;   /* of the scrape: registrations and collection (the rest renders) */
 };
 
 /*

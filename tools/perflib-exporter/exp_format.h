@@ -4,7 +4,8 @@
  * plus the raw values of one collection), how perflib counter types map onto Prometheus
  * metric types, how metric names are derived, escaping, and rendering as OpenMetrics 1.0.0
  * or Prometheus text 0.0.4. Nothing here calls the perflib API; the exporter fills the
- * snapshot from PerfQueryCounterData (tools/perflib-exporter/collect.c, exp_parse.h).
+ * snapshot from libpdh's registration model and decoded samples (tools/perflib-exporter/collect.c,
+ * exp_sample.h).
  *
  * The rules are documented for users in docs/EXPORTER.md; keep both in step.
  */

@@ -90,8 +90,8 @@ static const char usage_text[] =
 	"        Format of --textfile and --once output: prometheus (text 0.0.4, the\n"
 	"        default, what node_exporter reads) or openmetrics (1.0.0).\n"
 	"    -v, --verbose\n"
-	"        Log each scrape (counter sets, instances, bytes, milliseconds) on standard\n"
-	"        error.\n"
+	"        Log each scrape (counter sets, instances, bytes, milliseconds, those spent\n"
+	"        collecting) on standard error.\n"
 	"    -h, --help\n"
 	"        Show this text.\n"
 	"\n"
@@ -181,10 +181,10 @@ static int scrape(enum exp_format fmt, struct exp_buf *out)
 		const struct collect_stats *st = collector_stats(state.collector);
 
 		p_err("scrape: %zu counter sets, %zu instances, %zu skipped, %zu bytes of data, "
-		      "%zu bytes of %s text, %.1f ms%s",
+		      "%zu bytes of %s text, %.1f ms (%.1f ms collecting)%s",
 		      st->nr_sets, st->nr_instances, st->nr_bad, st->data_bytes, out->len,
 		      fmt == EXP_FMT_OPENMETRICS ? "OpenMetrics" : "Prometheus", now_ms() - start,
-		      st->rebuilt ? " (query rebuilt)" : "");
+		      st->collect_ms, st->rebuilt ? " (registrations changed)" : "");
 	}
 	pthread_mutex_unlock(&state.lock);
 	return err;

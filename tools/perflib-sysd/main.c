@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * perflib-sysd - the Windows system counter sets (Processor, Processor Information, System,
- * Memory, Process; system.man, compiled in) published from the kernel: registers them, creates
- * the fixed instances (CPUs, totals) as kernel-owned instances, loads and attaches
- * bpf/sysd.bpf.c (which creates and deletes the Process instances itself), and publishes
- * Memory from /proc once a second until it is told to stop; stopping removes all of it.
+ * Memory, Process, Network Interface, PhysicalDisk, LogicalDisk, Cgroup; system.man, compiled
+ * in) published from the kernel: registers them, creates the fixed instances (CPUs, totals) as
+ * kernel-owned instances, loads and attaches bpf/sysd.bpf.c (which creates and deletes the
+ * Process and Cgroup instances itself, and those of devices and mounts when this loop tells
+ * it: rtnetlink, uevents, mountinfo), starts its publishing timer, and publishes Memory and
+ * free space once a second until it is told to stop; stopping removes all of it.
  * Only public API (perflib.h, perflib-linux.h, perflib_bpf.h). See usage_text.
  */
 #include <dirent.h>
 #include <ftw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -78,21 +81,28 @@ static const char usage_text[] =
 	"    /proc/vmstat once a second. The BPF programs:\n"
 	"      sched:sched_switch        idle, user and privileged time per CPU, context\n"
 	"                                switches, CPU time of processes\n"
-	"      perf cpu-clock sample     user/privileged split, refresh of every CPU (--hz)\n"
+	"      perf cpu-clock sample     user/privileged split (--hz per CPU)\n"
+	"      a BPF timer (--hz)        publishes the CPU counters (an idle CPU's idle\n"
+	"                                stretch in progress included), the totals,\n"
+	"                                System (Processor Queue Length from the run\n"
+	"                                queues, System Up Time) and the Elapsed Time\n"
+	"                                clock of the processes\n"
 	"      raw_syscalls:sys_enter    System Calls/sec\n"
 	"      irq:irq_handler_entry     Interrupts/sec\n"
 	"      sched_process_fork/exec/exit and a task iterator\n"
 	"                                one Process instance per process (name = command,\n"
 	"                                InstanceId = pid), created and deleted in the\n"
 	"                                kernel; Processes and Threads; Handle Count\n"
-	"                                (open fds) and IO Read/Write Bytes/sec (rchar,\n"
-	"                                wchar) read from the task at switch-out\n"
+	"                                (open fds), IO Read/Write Bytes/sec and\n"
+	"                                Operations/sec (rchar, wchar, syscr, syscw) read\n"
+	"                                from the task at switch-out; Elapsed Time\n"
 	"      net_dev_xmit, netif_receive_skb\n"
 	"                                Network Interface, one instance per device (made\n"
 	"                                and deleted in BPF when rtnetlink reports a link)\n"
 	"      block_rq_complete         PhysicalDisk (per disk) and LogicalDisk (per\n"
-	"                                mounted block device; free space from statfs,\n"
-	"                                polled once a second)\n"
+	"                                mounted block device; made and deleted in BPF\n"
+	"                                when uevents or the mount table report a change;\n"
+	"                                free space from statfs, polled once a second)\n"
 	"      cgroup_mkdir/rmdir, page_fault_user\n"
 	"                                Cgroup, one instance per cgroup v2 (name = path\n"
 	"                                with '\\' for '/', InstanceId = cgroup id)\n"
@@ -112,9 +122,10 @@ static const char usage_text[] =
 	"                 \"\\Memory\\Available Bytes\" \"\\System\\Context Switches/sec\"\n"
 	"\n"
 	"OPTIONS\n"
-	"    --hz N              samples per second and CPU that refresh the CPU counters\n"
-	"                        and split user from privileged time (default 100, 1-1000):\n"
-	"                        values are at most 1/N s stale\n"
+	"    --hz N              samples per second and CPU that split user from privileged\n"
+	"                        time, and publications per second of the CPU and System\n"
+	"                        counters (default 100, 1-1000): values are at most 1/N s\n"
+	"                        stale\n"
 	"    --max-processes N   Process instances (slots), default 8192\n"
 	"    --max-cgroups N     Cgroup instances (slots), default 4096\n"
 	"    --mode MODE         file mode of the pins (octal), default 0644\n"
@@ -135,9 +146,9 @@ static const char *const set_names[NR_SETS] = {
 	"Network Interface", "PhysicalDisk",	      "LogicalDisk", "Cgroup"};
 /* counter ids in the order the BPF program writes them (positions) */
 static const ULONG ids_cpu[] = {0, 1, 2, 3, 8};
-static const ULONG ids_sys[] = {0, 1, 2, 3};
+static const ULONG ids_sys[] = {0, 1, 2, 3, 4, 5, 6, 7};
 static const ULONG ids_mem[] = {0, 1, 2, 3, 4, 5};
-static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+static const ULONG ids_ps[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 static const ULONG ids_net[] = {0, 1, 2, 3, 4, 5};
 static const ULONG ids_pd[] = {0, 1, 2, 3, 4, 5, 6};
 static const ULONG ids_ld[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -145,6 +156,7 @@ static const ULONG ids_cg[] = {0, 1, 2, 3};
 /* LogicalDisk positions the service writes (free space) */
 enum { LD_FREE_PCT = 7, LD_FREE_BASE, LD_FREE_MB };
 #define SD_MAX_MOUNTS 256
+#define SD_MAX_DISKS 1024 /* pd_map's size */
 /* longest name the BPF programs create (PERFLIB_BPF_CREATE_NAME_MAX of perflib_bpf.h) */
 #define SD_NAME_MAX 63
 
@@ -155,9 +167,12 @@ struct sd {
 	HANDLE prov;
 	unsigned int nr_cpus, hz, max_ps, max_cg;
 	struct perflib_pin_opts opts;
-	/* LogicalDisk instances: mount point and slot (slot of _Total in ld_total) */
-	char *ld_path[SD_MAX_MOUNTS];
-	int ld_slot[SD_MAX_MOUNTS];
+	/* LogicalDisk instances: device, slot, mount point now (slot of _Total in ld_total) */
+	struct sd_mount {
+		__u32 devt;
+		int slot;
+		char *path;
+	} ld[SD_MAX_MOUNTS];
 	int nr_ld, ld_total;
 };
 
@@ -351,24 +366,33 @@ static int sd_register(struct sd *sd)
 	return sd_provider(sd) ? -EIO : 0;
 }
 
+/* @text as an instance name in @name (SD_NAME_MAX + 1 units): a longer path keeps its end,
+ * as the BPF programs name it, and '/' is written '\\' (it separates parent and instance in a
+ * counter path; Windows writes a mounted folder so). Its length in units, or -errno. */
+static int inst_name(const char *text, WCHAR *name)
+{
+	WCHAR all[PATH_MAX];
+	int n = perflib_utf8_to_utf16(text, all, PATH_MAX), from, i;
+
+	if (n < 0)
+		return n;
+	n--; /* the NUL */
+	from = n > SD_NAME_MAX ? n - SD_NAME_MAX : 0;
+	if (from && all[from] >= 0xDC00 && all[from] <= 0xDFFF)
+		from++; /* not half a surrogate pair */
+	for (i = from; i <= n; i++)
+		name[i - from] = all[i] == '/' ? '\\' : all[i];
+	return n - from;
+}
+
 /* kernel-owned instance @text / @id of set @k; its slot or -errno */
 static int kinst_quiet(struct sd *sd, int k, const char *text, ULONG id)
 {
 	WCHAR name[SD_NAME_MAX + 1];
-	size_t len = strlen(text);
+	int n = inst_name(text, name);
 
-	/* a longer path keeps its end, as the BPF programs name it */
-	WCHAR *c;
-
-	if (len > SD_NAME_MAX)
-		text += len - SD_NAME_MAX;
-	perflib_utf8_to_utf16(text, name, SD_NAME_MAX + 1);
-	/* paths: '/' separates parent and instance in a counter path, so '\\' as Windows
-	 * writes a mounted folder (the BPF programs do the same) */
-	for (c = name; *c; c++) {
-		if (*c == '/')
-			*c = '\\';
-	}
+	if (n < 0)
+		return n;
 	return perflib_kernel_instance_create(sd->prov, &sd->reg[k]->counterset_guid, name, id);
 }
 
@@ -590,6 +614,48 @@ static void net_events(struct sysd_bpf *skel, int fd)
 	}
 }
 
+/* a socket for the kernel's uevents (block devices coming, going, changing size); -1 when
+ * there is none (disks are then those of the start) */
+static int uevent_open(void)
+{
+	struct sockaddr_nl a = {.nl_family = AF_NETLINK, .nl_groups = 1};
+	int fd =
+		socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		sd_err("cannot follow block devices (uevents): %s", strerror(errno));
+	return fd;
+}
+
+/* the uevents waiting on @fd: true when one was about a block device (or some were lost) */
+static bool uevent_block(int fd)
+{
+	char buf[8192];
+	bool block = false;
+	ssize_t n, i;
+
+	while ((n = recv(fd, buf, sizeof(buf) - 1, 0)) != 0) {
+		if (n < 0) {
+			if (errno == ENOBUFS)
+				block = true; /* overrun: look again */
+			if (errno != EINTR && errno != ENOBUFS)
+				break;
+			continue;
+		}
+		buf[n] = 0;
+		/* "action@devpath\0KEY=value\0..." */
+		for (i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+			if (!strcmp(buf + i, "SUBSYSTEM=block"))
+				block = true;
+		}
+	}
+	return block;
+}
+
 /* the network devices that exist now (after net_open, so that none is missed) */
 static int add_netdevs(struct sysd_bpf *skel)
 {
@@ -617,18 +683,66 @@ static int add_netdevs(struct sysd_bpf *skel)
 	return err;
 }
 
-/* the disks (block devices with a size) that exist at start */
-static int add_disks(struct sd *sd, struct sysd_bpf *skel)
+/* create (@del 0) or delete the PhysicalDisk (@logical 0) or LogicalDisk instance of device
+ * @devt, in BPF (sd_disk_ctl); the slot, 0, or -errno */
+static int disk_ctl(struct sysd_bpf *skel, const char *text, __u32 devt, int logical, int del)
 {
+	struct {
+		WCHAR name[64];
+		__u32 len, id, devt, logical, del, pad;
+		__s64 ret;
+	} c;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
+	int n = 0;
+
+	memset(&c, 0, sizeof(c));
+	if (text && (n = inst_name(text, c.name)) < 0)
+		return n;
+	c.len = (__u32)n;
+	c.id = devt; /* unique per device; the name may repeat (a disk gone and back) */
+	c.devt = devt;
+	c.logical = (__u32)logical;
+	c.del = (__u32)del;
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sd_disk_ctl), &opts))
+		return -errno;
+	return (int)c.ret;
+}
+
+/* the devices of @map (pd_map, ld_map) in @keys (at most @max); how many */
+static int map_keys(struct bpf_map *map, __u32 *keys, int max)
+{
+	__u32 k, *prev = NULL;
+	int n = 0;
+
+	while (n < max && !bpf_map__get_next_key(map, prev, &k, sizeof(k))) {
+		keys[n] = k;
+		prev = &keys[n++];
+	}
+	return n;
+}
+
+static bool has_key(const __u32 *keys, int n, __u32 k)
+{
+	while (n-- > 0) {
+		if (keys[n] == k)
+			return true;
+	}
+	return false;
+}
+
+/* PhysicalDisk: one instance per block device with a size (/sys/block), made for the new
+ * ones, deleted for those gone or emptied (a loop device detached); at start and at every
+ * block uevent */
+static void sync_disks(struct sysd_bpf *skel)
+{
+	__u32 now[SD_MAX_DISKS], had[SD_MAX_DISKS];
 	DIR *d = opendir("/sys/block");
 	char path[PATH_MAX];
 	struct dirent *de;
 	unsigned long size, devt;
-	ULONG n = 0;
-	__u32 key;
-	int err = 0;
+	int n = 0, nh, i, r;
 
-	while (d && !err && (de = readdir(d))) {
+	while (d && n < SD_MAX_DISKS && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/sys/block/%s/size", de->d_name);
@@ -637,13 +751,19 @@ static int add_disks(struct sd *sd, struct sysd_bpf *skel)
 		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
 		if (sys_read(path, &devt, true))
 			continue;
-		key = (__u32)devt;
-		err = kinst_map(sd, SET_PD, de->d_name, n++, skel->maps.pd_map, &key);
-		err = err < 0 ? err : 0;
+		now[n++] = (__u32)devt;
+		r = disk_ctl(skel, de->d_name, (__u32)devt, 0, 0);
+		if (r < 0 && r != -EEXIST)
+			sd_err("cannot create instance \"%s\" of \"PhysicalDisk\": %s", de->d_name,
+			       strerror(-r));
 	}
 	if (d)
 		closedir(d);
-	return err;
+	nh = map_keys(skel->maps.pd_map, had, SD_MAX_DISKS);
+	for (i = 0; i < nh; i++) {
+		if (!has_key(now, n, had[i]))
+			disk_ctl(skel, NULL, had[i], 0, 1);
+	}
 }
 
 /* one field of a /proc/self/mountinfo line: mount point (5), device (3), or after " - " the
@@ -678,35 +798,62 @@ static const char *mi_field(const char *line, int n, bool after, char *buf, size
 	return buf;
 }
 
-/* one LogicalDisk instance per mounted block device (its first mount point) */
-static int add_mounts(struct sd *sd, struct sysd_bpf *skel)
+/* LogicalDisk: one instance per mounted block device (named by its first mount point), made
+ * for the devices mounted since, deleted for those no longer mounted; at start and whenever
+ * mountinfo says the mount table changed. A device that stays mounted keeps its instance and
+ * name; its free space is read where it is mounted now. */
+static void sync_mounts(struct sd *sd, struct sysd_bpf *skel)
 {
 	char line[4096], mp[PATH_MAX], dev[32], src[PATH_MAX];
+	__u32 now[SD_MAX_MOUNTS], key;
+	char *where[SD_MAX_MOUNTS];
 	unsigned int ma, mi;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	__u32 key, v;
-	int idx, err = 0;
+	int n = 0, i, k, r;
 
-	while (f && !err && sd->nr_ld < SD_MAX_MOUNTS && fgets(line, sizeof(line), f)) {
+	while (f && n < SD_MAX_MOUNTS && fgets(line, sizeof(line), f)) {
 		if (!mi_field(line, 5, false, mp, sizeof(mp)) ||
 		    !mi_field(line, 3, false, dev, sizeof(dev)) ||
 		    !mi_field(line, 2, true, src, sizeof(src)) || strncmp(src, "/dev/", 5) ||
 		    sscanf(dev, "%u:%u", &ma, &mi) != 2 || !ma)
 			continue;
 		key = ma << 20 | mi;
-		if (!bpf_map__lookup_elem(skel->maps.ld_map, &key, sizeof(key), &v, sizeof(v), 0))
-			continue; /* mounted twice */
-		idx = kinst_map(sd, SET_LD, mp, (ULONG)sd->nr_ld, skel->maps.ld_map, &key);
-		if (idx < 0) {
-			err = idx;
-			break;
-		}
-		sd->ld_path[sd->nr_ld] = strdup(mp);
-		sd->ld_slot[sd->nr_ld++] = idx;
+		if (has_key(now, n, key))
+			continue; /* mounted twice: the first mount point names it */
+		now[n] = key;
+		where[n++] = strdup(mp);
 	}
 	if (f)
 		fclose(f);
-	return err;
+	/* gone */
+	for (i = 0; i < sd->nr_ld;) {
+		if (has_key(now, n, sd->ld[i].devt)) {
+			i++;
+			continue;
+		}
+		disk_ctl(skel, NULL, sd->ld[i].devt, 1, 1);
+		free(sd->ld[i].path);
+		sd->ld[i] = sd->ld[--sd->nr_ld];
+	}
+	/* new, and where the others are mounted now */
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < sd->nr_ld && sd->ld[i].devt != now[k]; i++)
+			;
+		if (i < sd->nr_ld) {
+			free(sd->ld[i].path);
+			sd->ld[i].path = where[k];
+			continue;
+		}
+		r = where[k] ? disk_ctl(skel, where[k], now[k], 1, 0) : -ENOMEM;
+		if (r < 0) {
+			if (r != -EEXIST)
+				sd_err("cannot create instance \"%s\" of \"LogicalDisk\": %s",
+				       where[k] ? where[k] : "?", strerror(-r));
+			free(where[k]);
+			continue;
+		}
+		sd->ld[sd->nr_ld++] = (struct sd_mount){now[k], r, where[k]};
+	}
 }
 
 /* the cgroup2 mount point, in @buf; NULL when there is none */
@@ -784,15 +931,15 @@ static void publish_free_space(struct sd *sd, struct sysd_bpf *skel)
 	int i;
 
 	for (i = 0; i < sd->nr_ld; i++) {
-		if (statvfs(sd->ld_path[i], &v))
+		if (statvfs(sd->ld[i].path, &v))
 			continue;
 		fr = (uint64_t)v.f_bavail * v.f_frsize >> 20;
 		sz = (uint64_t)v.f_blocks * v.f_frsize >> 20;
 		free_all += fr;
 		size_all += sz;
-		ld_set(skel, sd->ld_slot[i], LD_FREE_PCT, (__u32)fr);
-		ld_set(skel, sd->ld_slot[i], LD_FREE_BASE, (__u32)sz);
-		ld_set(skel, sd->ld_slot[i], LD_FREE_MB, (__u32)fr);
+		ld_set(skel, sd->ld[i].slot, LD_FREE_PCT, (__u32)fr);
+		ld_set(skel, sd->ld[i].slot, LD_FREE_BASE, (__u32)sz);
+		ld_set(skel, sd->ld[i].slot, LD_FREE_MB, (__u32)fr);
 	}
 	ld_set(skel, sd->ld_total, LD_FREE_PCT, (__u32)free_all);
 	ld_set(skel, sd->ld_total, LD_FREE_BASE, (__u32)size_all);
@@ -836,6 +983,21 @@ static int attach_samples(struct sd *sd, struct sysd_bpf *skel, struct bpf_link 
 		}
 	}
 	return 0;
+}
+
+/* start the timer that publishes the CPU counters, totals, System and the time stamps */
+static int start_refresh(struct sysd_bpf *skel)
+{
+	struct {
+		__s64 ret;
+	} c = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sd_refresh_start), &opts))
+		return -errno;
+	if (c.ret)
+		sd_err("cannot start the publishing timer: %s", strerror((int)-c.ret));
+	return (int)c.ret;
 }
 
 /* run the task iterator once: the processes and threads that exist now */
@@ -915,8 +1077,8 @@ static int cmd_run(struct sd *sd)
 	PPERF_COUNTERSET_INSTANCE mem;
 	struct sysd_bpf *skel = NULL;
 	struct signalfd_siginfo si;
-	struct pollfd pf[2];
-	int netfd = -1, sigfd = -1;
+	struct pollfd pf[4];
+	int netfd = -1, sigfd = -1, ufd = -1, mfd = -1;
 	uint64_t next;
 	sigset_t sigs;
 	int k, sig = 0, err, n;
@@ -957,11 +1119,16 @@ static int cmd_run(struct sd *sd)
 	skel->rodata->geo_ld = cs[SET_LD].geo;
 	skel->rodata->geo_cg = cs[SET_CG].geo;
 	skel->rodata->nr_cpus = sd->nr_cpus;
+	skel->rodata->refresh_ns = 1000000000ull / sd->hz;
 	err = perflib_bpf_counterset_guid(&cs[SET_PS], (__u8 *)skel->rodata->ps_guid);
 	if (!err)
 		err = perflib_bpf_counterset_guid(&cs[SET_NET], (__u8 *)skel->rodata->net_guid);
 	if (!err)
 		err = perflib_bpf_counterset_guid(&cs[SET_CG], (__u8 *)skel->rodata->cg_guid);
+	if (!err)
+		err = perflib_bpf_counterset_guid(&cs[SET_PD], (__u8 *)skel->rodata->pd_guid);
+	if (!err)
+		err = perflib_bpf_counterset_guid(&cs[SET_LD], (__u8 *)skel->rodata->ld_guid);
 	if (!err)
 		err = fill_instances(sd, skel);
 	/* the Process set's programs create instances: storage for max_ps of them, now */
@@ -978,6 +1145,10 @@ static int cmd_run(struct sd *sd)
 		err = sd_reserve(sd, SET_NET, cs[SET_NET].geo.capacity);
 	if (!err)
 		err = sd_reserve(sd, SET_CG, sd->max_cg);
+	if (!err)
+		err = sd_reserve(sd, SET_PD, cs[SET_PD].geo.capacity);
+	if (!err)
+		err = sd_reserve(sd, SET_LD, cs[SET_LD].geo.capacity);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.ps_map, cs[SET_PS].geo.capacity);
 	if (!err)
@@ -997,9 +1168,15 @@ static int cmd_run(struct sd *sd)
 		err = perflib_bpf_counterset_reuse(&cs[SET_NET], skel->maps.net_slots,
 						   skel->maps.net_idx, NULL);
 	if (!err)
-		err = perflib_bpf_counterset_reuse(&cs[SET_PD], skel->maps.pd_slots, NULL, NULL);
+		err = perflib_bpf_counterset_reuse(&cs[SET_PD], skel->maps.pd_slots,
+						   skel->maps.pd_idx, NULL);
 	if (!err)
-		err = perflib_bpf_counterset_reuse(&cs[SET_LD], skel->maps.ld_slots, NULL, NULL);
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_PD], skel->maps.pd_live);
+	if (!err)
+		err = perflib_bpf_counterset_reuse(&cs[SET_LD], skel->maps.ld_slots,
+						   skel->maps.ld_idx, NULL);
+	if (!err)
+		err = perflib_bpf_counterset_reuse_live(&cs[SET_LD], skel->maps.ld_live);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_CG], skel->maps.cg_slots,
 						   skel->maps.cg_idx, NULL);
@@ -1023,13 +1200,18 @@ static int cmd_run(struct sd *sd)
 		err = attach_samples(sd, skel, links);
 	if (!err)
 		err = run_iterator(skel);
+	if (!err)
+		err = start_refresh(skel);
 	netfd = net_open();
 	if (!err && netfd >= 0)
 		err = add_netdevs(skel);
-	if (!err)
-		err = add_disks(sd, skel);
-	if (!err)
-		err = add_mounts(sd, skel);
+	/* disks and mounts now, and whenever they change (uevents, mountinfo) */
+	ufd = uevent_open();
+	mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (!err) {
+		sync_disks(skel);
+		sync_mounts(sd, skel);
+	}
 	if (!err)
 		err = add_cgroups(sd, skel);
 	if (err) {
@@ -1053,6 +1235,8 @@ static int cmd_run(struct sd *sd)
 	}
 	pf[0] = (struct pollfd){.fd = sigfd, .events = POLLIN};
 	pf[1] = (struct pollfd){.fd = netfd, .events = POLLIN};
+	pf[2] = (struct pollfd){.fd = ufd, .events = POLLIN};
+	pf[3] = (struct pollfd){.fd = mfd, .events = POLLPRI}; /* the mount table changed */
 	next = 0;
 	for (;;) {
 		if (mono_ns() >= next) {
@@ -1060,10 +1244,14 @@ static int cmd_run(struct sd *sd)
 			publish_free_space(sd, skel);
 			next = mono_ns() + 1000000000ull;
 		}
-		if (poll(pf, 2, (int)((next - mono_ns()) / 1000000) + 1) < 0 && errno != EINTR)
+		if (poll(pf, 4, (int)((next - mono_ns()) / 1000000) + 1) < 0 && errno != EINTR)
 			break;
 		if (pf[1].revents & POLLIN)
 			net_events(skel, netfd);
+		if ((pf[2].revents & POLLIN) && uevent_block(ufd))
+			sync_disks(skel);
+		if (pf[3].revents & (POLLPRI | POLLERR))
+			sync_mounts(sd, skel);
 		if ((pf[0].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			sig = (int)si.ssi_signo;
 			break;
@@ -1073,6 +1261,10 @@ static int cmd_run(struct sd *sd)
 out:
 	if (netfd >= 0)
 		close(netfd);
+	if (ufd >= 0)
+		close(ufd);
+	if (mfd >= 0)
+		close(mfd);
 	if (sigfd >= 0)
 		close(sigfd);
 	if (links) {
@@ -1084,7 +1276,7 @@ out:
 	for (k = 0; k < NR_SETS; k++)
 		perflib_bpf_counterset_close(&cs[k]);
 	while (sd->nr_ld > 0)
-		free(sd->ld_path[--sd->nr_ld]);
+		free(sd->ld[--sd->nr_ld].path);
 	n = sd_remove(sd);
 	if (!err && !n)
 		printf("perflib-sysd: stopped, nothing left registered\n");

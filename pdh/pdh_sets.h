@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pdh_sets.h - whole counter sets through a PDH query: what perflib-exporter reads (every
+ * counter and instance of every set, with counter ids and instance ids that the PDH API
+ * does not carry). Part of libpdh.a, not of the PDH API: hidden in libpdh.so.
+ *
+ * A real-time query collects the counter sets its counters use and, with
+ * pdh_query_whole_sets, others; PdhCollectQueryData then decodes each set's block once
+ * (with the steady state of every PDH collection: a block whose instances stayed only has
+ * its values read) and pdh_query_set_block hands it out as decoded.
+ */
+#ifndef PDH_SETS_H
+#define PDH_SETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pdh.h"
+#include "perfbuf.h"
+
+/*
+ * pdh_query_whole_sets - have real-time query @query collect the @nr counter sets @sets in
+ * full (every counter, every instance; @multi[i]: set i has instances) besides its
+ * counters' sets, in place of the list given before. An unchanged list keeps the perflib
+ * query (and the steady state); another is used from the next PdhCollectQueryData, which
+ * then succeeds with no counter added. A set not registered there is left out of the
+ * collection (pdh_query_set_block: PDH_CSTATUS_NO_OBJECT).
+ * Returns 0, PDH_INVALID_HANDLE, PDH_INVALID_ARGUMENT (NULL arrays with @nr, a log query),
+ * PDH_MEMORY_ALLOCATION_FAILURE.
+ */
+__attribute__((visibility("hidden"))) PDH_STATUS
+pdh_query_whole_sets(PDH_HQUERY query, const GUID *sets, const bool *multi, size_t nr);
+
+/*
+ * pdh_query_set_block - the block of counter set @set in the newest collection of @query:
+ * *@ret_data the decoded collection, *@ret_block its block (perfbuf.h: status, type,
+ * columns, items, names, values by column). Valid until the next collection or the query's
+ * close; the caller serializes them. Returns 0; PDH_INVALID_HANDLE; PDH_INVALID_ARGUMENT
+ * (NULL pointers, a log query); PDH_NO_DATA before the first collection;
+ * PDH_CSTATUS_NO_OBJECT when @set was not collected.
+ */
+__attribute__((visibility("hidden"))) PDH_STATUS
+pdh_query_set_block(PDH_HQUERY query, const GUID *set, const struct perfbuf_data **ret_data,
+		    const struct perfbuf_block **ret_block);
+
+#endif /* PDH_SETS_H */
