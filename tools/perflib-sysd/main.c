@@ -157,8 +157,12 @@ static const ULONG ids_cg[] = {0, 1, 2, 3};
 enum { LD_FREE_PCT = 7, LD_FREE_BASE, LD_FREE_MB };
 #define SD_MAX_MOUNTS 256
 #define SD_MAX_DISKS 1024 /* pd_map's size */
-/* longest name the BPF programs create (PERFLIB_BPF_CREATE_NAME_MAX of perflib_bpf.h) */
-#define SD_NAME_MAX 63
+/*
+ * longest name the BPF programs create: those of size class 0 (layout.h), the class the
+ * programs' maps (segs, idxs, lives) hold; the path sets are registered with it, so they
+ * have that one class
+ */
+#define SD_NAME_MAX (PERFLIB_CLASS0_NAME - 1)
 
 struct sd {
 	struct manifest *man;
