@@ -237,7 +237,7 @@ static PDH_STATUS log_resolve(struct pdh_query *q, struct pdh_counter *c)
 		return object ? PDH_CSTATUS_NO_COUNTER : PDH_CSTATUS_NO_OBJECT;
 	c->ctr.type = PERF_COUNTER_LARGE_RAWCOUNT;
 	c->ctr.id = (uint32_t)c->log_cols[0];
-	c->base_id = TP_NO_ID;
+	c->base_id = PERFLIB_NO_ID;
 	return 0;
 }
 
@@ -454,7 +454,7 @@ static PDH_STATUS rebuild_specs(struct pdh_query *q)
 		q->spec_ids[nr++] = PERF_WILDCARD_COUNTER;
 		id.CounterSetGuid = c->guid;
 		id.CounterId = PERF_WILDCARD_COUNTER;
-		id.InstanceId = 0xFFFFFFFF;
+		id.InstanceId = PERFLIB_NO_ID;
 		/* multi-instance sets need a name filter: "*" (single-instance ones take none) */
 		id.Size = sizeof(id) + (c->multi ? 8 : 0);
 		memcpy(buf + off, &id, sizeof(id));

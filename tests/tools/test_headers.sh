@@ -135,6 +135,16 @@ unit "sal.h with PERFLIB_SAL_IN_OUT after the system headers" c++ c++17 clang++ 
 #include <perflib/win32compat.h>
 int f(__in int a, __out int *b);
 int f(__in int a, __out int *b) { *b = a; return 0; }"
+# PERFLIB_NO_ID: Windows' "none" id, a ULONG constant, usable in C and C++ constant expressions
+for cc in gcc g++; do
+	lang=c std=c99
+	[ $cc = g++ ] && lang=c++ std=c++11
+	unit "PERFLIB_NO_ID is 0xFFFFFFFF, $cc" $lang $std $cc "" "#include <perflib/perflib-linux.h>
+typedef char no_id_value[PERFLIB_NO_ID == 0xFFFFFFFFu && PERFLIB_NO_ID == (ULONG)-1 ? 1 : -1];
+typedef char no_id_size[sizeof(PERFLIB_NO_ID) == sizeof(ULONG) ? 1 : -1];
+struct perflib_counter_reg r = {1, 0, 0, 0, 0, PERFLIB_NO_ID, PERFLIB_NO_ID, PERFLIB_NO_ID,
+	PERFLIB_NO_ID, 0, 0, 0};"
+done
 # WCHAR: 16 bits everywhere; which literals convert
 unit "WCHAR in C: u\"\"" c c11 gcc "" "#include <perflib/perflib.h>
 _Static_assert(sizeof(WCHAR) == 2, \"WCHAR\");

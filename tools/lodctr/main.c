@@ -5,6 +5,7 @@
  * field names) with the requested owner, group and mode, as `lodctr /m:` does on Windows.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,11 @@ static const char usage[] =
 	"Windows-only forms (INI files, /c /h /l /s /r /t /e /d) manage V1 counters,\n"
 	"which do not exist here; lodctr refuses them with an explanation.\n";
 
+/* offset and size of a field of the slot header (bpf/layout.h) */
+#define HDR_FIELD(f)                                                                               \
+	(unsigned int)offsetof(struct perflib_slot_hdr, f),                                        \
+		(unsigned int)sizeof(((struct perflib_slot_hdr *)0)->f)
+
 /* --dump: the layout of one counter set's slots, as bpf/layout.h describes it */
 static int dump_layout(const struct perflib_counterset_reg *reg,
 		       const struct perflib_pin_opts *opts)
@@ -80,11 +86,12 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 	printf("  data map: %u slots of %u bytes; names up to %u UTF-16 units with the NUL\n",
 	       l.capacity, l.slot_size, l.name_max);
 	printf("  %6s %6s  %s\n", "offset", "bytes", "field");
-	printf("  %6u %6u  %s\n", 0u, 4u, "seq (state, generation)");
-	printf("  %6u %6u  %s\n", 4u, 4u, "owner_pid");
-	printf("  %6u %6u  %s\n", 8u, 8u, "owner_start");
-	printf("  %6u %6u  %s\n", 16u, 4u, "proc_index");
-	printf("  %6u %6u  %s\n", l.block_offset, 32u, "instance (PERF_COUNTERSET_INSTANCE)");
+	printf("  %6u %6u  %s\n", HDR_FIELD(seq), "seq (state, generation)");
+	printf("  %6u %6u  %s\n", HDR_FIELD(owner_pid), "owner_pid");
+	printf("  %6u %6u  %s\n", HDR_FIELD(owner_start), "owner_start");
+	printf("  %6u %6u  %s\n", HDR_FIELD(proc_index), "proc_index");
+	printf("  %6u %6u  %s\n", l.block_offset, (unsigned int)sizeof(PERF_COUNTERSET_INSTANCE),
+	       "instance (PERF_COUNTERSET_INSTANCE)");
 	for (i = 0; i < l.nr_counters; i++) {
 		const struct ctrtype *t = ctrtype_find(reg->counters[i].type);
 
@@ -97,7 +104,8 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 		       l.counters[i].field, l.counters[i].id, t ? t->macro : "?");
 	}
 	printf("  %6u %6u  %s\n", l.name_offset, 2 * l.name_max, "InstanceName (UTF-16LE)");
-	printf("  %6u %6u  %s\n", l.ascii_offset, 64u, "name (ASCII rendering)");
+	printf("  %6u %6u  %s\n", l.ascii_offset, (unsigned int)PERFLIB_ASCII_MAX,
+	       "name (ASCII rendering)");
 	for (i = 0; i < l.nr_counters; i++) {
 		if (l.counters[i].ref_offset)
 			printf("  %6u %6u  %s (dereferenced value of counter %u)\n",

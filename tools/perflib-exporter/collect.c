@@ -351,7 +351,7 @@ static int build_query(struct collector *c)
 			.CounterSetGuid = c->entries[i].guid,
 			.Size = (ULONG)spec_size(c->entries[i].set),
 			.CounterId = PERF_WILDCARD_COUNTER,
-			.InstanceId = 0xFFFFFFFF,
+			.InstanceId = PERFLIB_NO_ID,
 		};
 
 		memcpy((uint8_t *)c->buf + off, &id, sizeof(id));
