@@ -10,6 +10,8 @@
  *          that provide into the counter set (liveness, callback sockets).
  *   segs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its data map (for BPF)
  *   idxs   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map (for BPF)
+ *   keys   SYSCALL program (bpf/keys.bpf.c): which segments' indexes hold a key, in one
+ *          BPF_PROG_RUN (struct perflib_keys_args); optional, an accelerator of creates
  *   s<k>/  one directory per segment k (0 <= k < ctl.nr_segs), created as the set grows:
  *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, seg0_slots << k slots of slot_size
  *            bytes; global slot i of segment k is entry i - perflib_seg_first(k)
@@ -182,6 +184,18 @@ struct perflib_index_key {
 struct perflib_index_val {
 	__u32 slot; /* global slot index (in the segment whose index holds the key) */
 	__u32 gen;  /* generation of the claim that inserted the key */
+};
+
+/*
+ * The context of <set>/keys (bpf/keys.bpf.c), a BPF_PROG_RUN program: in @key, @nr_segs
+ * (segments to look at, from 0) and @skip (one not to look at, the caller's own); out @mask,
+ * bit k set = segment k's index holds the key.
+ */
+struct perflib_keys_args {
+	struct perflib_index_key key;
+	__u32 nr_segs;
+	__u32 skip;
+	__u64 mask;
 };
 
 struct perflib_proc {

@@ -378,7 +378,7 @@ static int key_elsewhere(struct perflib_set_map *map, uint32_t k, uint32_t i,
 static int key_unique(struct perflib_set_map *map, uint32_t i, const struct perflib_index_key *key)
 {
 	uint32_t own = perflib_seg_of(i, map->seg0), k, n;
-	uint64_t deadline = 0;
+	uint64_t deadline = 0, mask;
 	int err;
 
 	/* our insert before every look (the other creator does the same: one sees the other) */
@@ -386,8 +386,11 @@ static int key_unique(struct perflib_set_map *map, uint32_t i, const struct perf
 	for (;;) {
 		perflib_set_refresh(map);
 		n = perflib_set_nr_segs(map);
+		/* the segments that hold the key, in one call; else every one is looked at */
+		if (perflib_keys_where(map, key, n, own, &mask))
+			mask = ~0ULL;
 		for (k = 0, err = 0; k < n && !err; k++) {
-			if (k != own)
+			if (k != own && (mask >> k & 1))
 				err = key_elsewhere(map, k, i, key);
 		}
 		if (err != -EAGAIN)

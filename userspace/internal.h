@@ -16,6 +16,8 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <bpf/libbpf.h>
+
 #include "perflib.h"
 #include "perflib-linux.h"
 #include "layout.h"
@@ -98,6 +100,7 @@ struct perflib_set_map {
 	int info_fd, ctl_fd, procs_fd;
 	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
 	int proc_index; /* this process's procs entry (a provider's map), -1 = none */
+	int keys_fd;	/* <set>/keys program (keys.c), writers only, -1 = none */
 	struct perflib_info *info;		     /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
@@ -298,6 +301,21 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 /* retire live slot @idx owned by @set (provider lock held) */
 void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx);
 void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perflib_index_key *key);
+
+/*
+ * keys.c: the program that looks an index key up in every segment in one call.
+ * perflib_keys_pin - load it for @map (created, not yet published) and pin it in @dir.
+ * perflib_keys_open - open the one pinned in @dir (map->keys_fd, -1 if none).
+ * perflib_keys_where - bitmask of the segments below @nr_segs, but @skip, whose index holds
+ * @key; -errno when there is no program or it cannot run (then map->keys_fd becomes -1).
+ */
+int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
+		     const struct perflib_pin_opts *opts);
+void perflib_keys_open(struct perflib_set_map *map, const char *dir);
+int perflib_keys_where(struct perflib_set_map *map, const struct perflib_index_key *key,
+		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask);
+/* libbpf's messages as the library's debug output (reaper.c) */
+int perflib_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 
 /* ---- provider state (provider.c) ------------------------------------------------------- */
 #define PERFLIB_PROVIDER_MAGIC 0x50524f56u /* "PROV" */

@@ -65,7 +65,7 @@ static bool may_trace(void)
 }
 
 /* libbpf's messages go through the library's print hook, as debug output */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+int perflib_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char *msg;
 
@@ -228,7 +228,7 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 		return -EPERM;
 	}
 	/* libbpf's print hook is process-wide: borrowed for the load, then given back */
-	old_print = libbpf_set_print(libbpf_print);
+	old_print = libbpf_set_print(perflib_libbpf_print);
 	err = exit_dir_ensure();
 	if (err)
 		goto out;

@@ -100,6 +100,8 @@ void perflib_set_close(struct perflib_set_map *map)
 		close(map->ctl_fd);
 	if (map->procs_fd >= 0)
 		close(map->procs_fd);
+	if (map->keys_fd >= 0)
+		close(map->keys_fd);
 	for (k = 0; k < PERFLIB_SEG_NR; k++) {
 		if (map->outer_fd[k] >= 0)
 			close(map->outer_fd[k]);
@@ -118,7 +120,7 @@ static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
-	map->info_fd = map->ctl_fd = map->procs_fd = -1;
+	map->info_fd = map->ctl_fd = map->procs_fd = map->keys_fd = -1;
 	for (k = 0; k < PERFLIB_SEG_NR; k++)
 		map->outer_fd[k] = -1;
 	map->proc_index = -1;
@@ -301,6 +303,7 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 		/* the outer maps, to enter new segments (a set of an older layout has none) */
 		for (i = 0; i < PERFLIB_SEG_NR; i++)
 			map->outer_fd[i] = perflib_pin_open(dir, perflib_outer_pins[i], false);
+		perflib_keys_open(map, dir);
 	}
 	err = map_attach(map, unmapped);
 	if (err)
@@ -466,6 +469,9 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		snprintf(sdir, sizeof(sdir), "%s/s0", tmp);
 		err = perflib_seg_pin(&seg0, sdir, opts);
 	}
+	/* an accelerator: without it, creates look segment by segment */
+	if (!err)
+		perflib_keys_pin(map, tmp, opts);
 	if (!err && (opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) &&
 	    chown(tmp, opts->uid, opts->gid))
 		err = -errno;
@@ -486,6 +492,7 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		goto out;
 	}
 	perflib_seg_maps_close(&seg0);
+	perflib_keys_open(map, dir);
 	err = map_read_info(map);
 	if (!err)
 		err = map_attach(map, false);

@@ -7,7 +7,10 @@
 # and wait until it says it runs: up to 60 s (each counter set loads a reaper program,
 # slow on a loaded machine)
 sysd_start() {
-	"$S" run >"$work/svc.out" 2>&1 &
+	# emptied here, not by the child's redirection: the loop below could otherwise read the
+	# previous run's "running" before the child truncates the file
+	: >"$work/svc.out"
+	"$S" run >>"$work/svc.out" 2>&1 &
 	svc=$!
 	i=0
 	while ! grep -q running "$work/svc.out" && [ $i -lt 600 ]; do

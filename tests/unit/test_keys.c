@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_keys.c - the <set>/keys program (bpf/keys.bpf.c, userspace/keys.c): pinned with a
+ * set created on demand, it names exactly the segments whose index holds a key; creates
+ * refuse a duplicate held in another segment with it, without it (PERFLIB_KEYS_PROG=0), and
+ * when it cannot run (then the library stops using it).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "testlib.h"
+#include "internal.h"
+#include "../helpers/prov_util.h"
+
+#define NR_INST 1000 /* small names: 64-slot segments, so five segments */
+
+/* start a provider on a fresh small-name set holding NR_INST instances "k<i>", id i */
+static void fill(HANDLE *ret_h, GUID *ret_set, PPERF_COUNTERSET_INSTANCE *inst)
+{
+	WCHAR name[32];
+	int i;
+
+	assert_int_equal(perflib_set_capacity(0, 33), 0);
+	assert_int_equal(prov_std_start(ret_h, ret_set), 0);
+	for (i = 0; i < NR_INST; i++) {
+		inst[i] = PerfCreateInstance(*ret_h, ret_set, prov_wname(name, 32, "k%d", i),
+					     (ULONG)i);
+		assert_non_null(inst[i]);
+	}
+	assert_int_equal(perflib_set_capacity(0, PERFLIB_NAME_MAX_DEFAULT), 0);
+}
+
+static struct perflib_set_map *provider_map(HANDLE h, const GUID *set)
+{
+	struct perflib_provider *prov = perflib_provider_lookup(h);
+	struct perflib_ctrset *cs;
+
+	assert_non_null(prov);
+	cs = perflib_ctrset_find(prov, set);
+	assert_non_null(cs);
+	return cs->map;
+}
+
+static void test_where(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
+	struct perflib_index_key key, next;
+	struct perflib_set_map *map;
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	uint32_t k, n, found = 0;
+	uint64_t mask;
+	HANDLE h;
+	GUID set;
+
+	(void)state;
+	fill(&h, &set, inst);
+	map = provider_map(h, &set);
+	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/keys", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_true(map->keys_fd >= 0);
+	n = perflib_set_nr_segs(map);
+	assert_true(n >= 4);
+	for (k = 0; k < n; k++) {
+		/* a key really held by segment k's index: named by k's bit alone */
+		if (bpf_map_get_next_key(map->segs[k].index_fd, NULL, &key))
+			continue;
+		found++;
+		assert_int_equal(perflib_keys_where(map, &key, n, PERFLIB_MAX_SEGS, &mask), 0);
+		assert_int_equal(mask, 1ULL << k);
+		/* the caller's own segment is skipped */
+		assert_int_equal(perflib_keys_where(map, &key, n, k, &mask), 0);
+		assert_int_equal(mask, 0);
+		/* segments past nr_segs are not looked at */
+		assert_int_equal(perflib_keys_where(map, &key, k, PERFLIB_MAX_SEGS, &mask), 0);
+		assert_int_equal(mask, 0);
+		/* a key nobody holds */
+		next = key;
+		next.hash[0] ^= 0x5a5a5a5a5a5a5a5aULL;
+		assert_int_equal(perflib_keys_where(map, &next, n, PERFLIB_MAX_SEGS, &mask), 0);
+		assert_int_equal(mask, 0);
+	}
+	assert_true(found >= 4);
+	/* garbage in nr_segs is bounded */
+	assert_int_equal(perflib_keys_where(map, &key, 0xFFFFFFFF, PERFLIB_MAX_SEGS, &mask), 0);
+	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_set_remove(&set), 0);
+}
+
+/* "k0" lives in segment 0; a second "k0" (id 0) claims a slot in a later segment */
+static void refuse_duplicate(HANDLE h, const GUID *set, PPERF_COUNTERSET_INSTANCE *inst)
+{
+	PPERF_COUNTERSET_INSTANCE dup;
+
+	dup = PerfCreateInstance(h, set, u"k0", 0);
+	assert_null(dup);
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	/* nothing left behind: the same name with another id is fine, and k0 is still there */
+	dup = PerfCreateInstance(h, set, u"k0", 77);
+	assert_non_null(dup);
+	assert_ptr_equal(PerfQueryInstance(h, set, u"k0", 0), inst[0]);
+	assert_int_equal(PerfDeleteInstance(h, dup), 0);
+}
+
+static void test_duplicate_with_program(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
+	HANDLE h;
+	GUID set;
+
+	(void)state;
+	fill(&h, &set, inst);
+	assert_true(provider_map(h, &set)->keys_fd >= 0);
+	refuse_duplicate(h, &set, inst);
+	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_set_remove(&set), 0);
+}
+
+static void test_duplicate_without_program(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	HANDLE h;
+	GUID set;
+
+	(void)state;
+	setenv("PERFLIB_KEYS_PROG", "0", 1);
+	fill(&h, &set, inst);
+	unsetenv("PERFLIB_KEYS_PROG");
+	/* neither loaded nor used */
+	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/keys", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
+	assert_int_equal(provider_map(h, &set)->keys_fd, -1);
+	refuse_duplicate(h, &set, inst);
+	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_set_remove(&set), 0);
+}
+
+static void test_program_cannot_run(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
+	struct perflib_set_map *map;
+	HANDLE h;
+	GUID set;
+	int fd;
+
+	(void)state;
+	fill(&h, &set, inst);
+	map = provider_map(h, &set);
+	assert_true(map->keys_fd >= 0);
+	/* something that is not a program where the program should be: the run fails */
+	fd = dup(map->info_fd);
+	assert_true(fd >= 0);
+	close(map->keys_fd);
+	map->keys_fd = fd;
+	refuse_duplicate(h, &set, inst);
+	/* given up after the failure: the lookups one by one from then on */
+	assert_int_equal(map->keys_fd, -1);
+	refuse_duplicate(h, &set, inst);
+	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_set_remove(&set), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_where),
+		cmocka_unit_test(test_duplicate_with_program),
+		cmocka_unit_test(test_duplicate_without_program),
+		cmocka_unit_test(test_program_cannot_run),
+	};
+
+	tl_require_bpf();
+	return cmocka_run_group_tests_name("keys", tests, tl_group_setup, tl_group_teardown);
+}

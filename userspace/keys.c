@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * keys.c - the <set>/keys program (bpf/keys.bpf.c): the lookups of an index key in every
+ * segment of a counter set, done in the kernel in one system call instead of one per
+ * segment. Loaded and pinned with the set by whoever creates it (CAP_BPF), opened by
+ * providers; a set without it (created by an older library, or where the load failed) is
+ * served by the lookups one by one, which give the same answer. PERFLIB_KEYS_PROG=0 turns
+ * it off (tests and benches compare the two ways).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+#include "perflib_bpf.h"
+#include "keys.skel.h"
+
+#define KEYS_PIN "keys"
+
+static bool keys_enabled(void)
+{
+	const char *e = getenv("PERFLIB_KEYS_PROG");
+
+	return !e || strcmp(e, "0") != 0;
+}
+
+int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
+		     const struct perflib_pin_opts *opts)
+{
+	libbpf_print_fn_t old_print;
+	struct keys_bpf *skel;
+	int err;
+
+	if (!keys_enabled())
+		return -EOPNOTSUPP;
+	old_print = libbpf_set_print(perflib_libbpf_print);
+	skel = keys_bpf__open();
+	err = skel ? 0 : -errno;
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.idx, map->outer_fd[PERFLIB_SEG_INDEX]);
+	if (!err)
+		err = keys_bpf__load(skel);
+	if (!err)
+		err = perflib_pin_one(bpf_program__fd(skel->progs.perflib_keys), dir, KEYS_PIN,
+				      opts);
+	if (err)
+		pr_debug("no keys program for the counter set (%s): creates look segment by "
+			 "segment\n",
+			 strerror(-err));
+	keys_bpf__destroy(skel);
+	libbpf_set_print(old_print);
+	return err;
+}
+
+void perflib_keys_open(struct perflib_set_map *map, const char *dir)
+{
+	char path[PATH_MAX + 8];
+
+	if (!keys_enabled())
+		return;
+	snprintf(path, sizeof(path), "%s/" KEYS_PIN, dir);
+	map->keys_fd = bpf_obj_get(path);
+	if (map->keys_fd < 0)
+		map->keys_fd = -1;
+}
+
+int perflib_keys_where(struct perflib_set_map *map, const struct perflib_index_key *key,
+		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask)
+{
+	struct perflib_keys_args args = {.key = *key, .nr_segs = nr_segs, .skip = skip};
+	/* a syscall program writes its context back into ctx_in */
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+	int fd = __atomic_load_n(&map->keys_fd, __ATOMIC_RELAXED);
+
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_prog_test_run_opts(fd, &topts)) {
+		int err = -errno;
+
+		/* not allowed here (or gone): the lookups one by one from now on */
+		pr_debug("keys program cannot run (%s)\n", strerror(-err));
+		if (__atomic_exchange_n(&map->keys_fd, -1, __ATOMIC_RELAXED) == fd)
+			close(fd);
+		return err;
+	}
+	*ret_mask = args.mask;
+	return 0;
+}
