@@ -38,7 +38,7 @@ PERFLIB_API int perflib_get_pin_root(char *buf, size_t size);
 
 /*
  * perflib_pin_root - the root in use (never NULL). The string is the library's: it stays
- * valid and unchanged until the process exits, whatever is set later (a later
+ * valid and unchanged until the library is unloaded, whatever is set later (a later
  * perflib_set_pin_root() makes later calls return another string). Safe in threaded
  * programs; do not free it.
  */

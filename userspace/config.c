@@ -23,8 +23,9 @@ static unsigned int def_capacity, def_name_max;
 /*
  * Pin roots are never rewritten in place: each root used is kept once, in a list that lives
  * as long as the process, so the string perflib_pin_root() or perflib_root_path() returned
- * stays valid and unchanged whatever another thread sets afterwards. The list grows with the
- * distinct roots a process uses (tests use a few dozen), never with the calls.
+ * stays valid and unchanged whatever another thread sets afterwards, until the library is
+ * unloaded. The list grows with the distinct roots a process uses (tests use a few dozen),
+ * never with the calls.
  */
 #define ROOT_MAX (PATH_MAX / 2) /* bytes of a root, with the NUL */
 
@@ -53,6 +54,24 @@ static const char *root_keep(const char *path, size_t len)
 	r->next = roots;
 	roots = r;
 	return r->path;
+}
+
+/*
+ * The library is unloaded (dlclose) or the process exits: its code, and with it every string
+ * it returned, is gone; the kept roots go back to the allocator (leak checkers see nothing).
+ */
+__attribute__((destructor)) static void roots_free(void)
+{
+	struct root_name *r, *next;
+
+	pthread_mutex_lock(&config_lock);
+	for (r = roots; r; r = next) {
+		next = r->next;
+		free(r);
+	}
+	roots = NULL;
+	root_set = root_env = NULL;
+	pthread_mutex_unlock(&config_lock);
 }
 
 int perflib_set_pin_root(const char *path)

@@ -49,12 +49,13 @@ for d in "$OUTPUT"/tools-obj/*/; do
 done
 [ "$n" -ge 5 ] || fail "only $n tool object directories under $OUTPUT/tools-obj"
 
-# the check itself: an object calling a hidden function is caught
-printf 'int %s(void);\nint f(void) { return %s(); }\n' "$(head -1 "$tmp/hidden")" \
-	"$(head -1 "$tmp/hidden")" >"$tmp/probe.c"
-cc -c -w -o "$tmp/probe.o" "$tmp/probe.c" 2>/dev/null &&
+# the check itself: an object calling a hidden function is caught (a C name: sanitizer builds
+# also define names such as __odr_asan.x)
+probe=$(grep -m1 '^perflib_[a-z0-9_]*$' "$tmp/hidden")
+printf 'int %s(void);\nint f(void) { return %s(); }\n' "$probe" "$probe" >"$tmp/probe.c"
+[ -n "$probe" ] && cc -c -w -o "$tmp/probe.o" "$tmp/probe.c" 2>/dev/null &&
 	nm -u "$tmp/probe.o" | awk 'NF { print $NF }' | sort -u | comm -12 - "$tmp/hidden" |
-	grep -q . || fail "a probe calling $(head -1 "$tmp/hidden") is not caught"
+	grep -q . || fail "a probe calling hidden '$probe' is not caught"
 
 [ "$failures" -eq 0 ] || exit 1
 echo "ok: no tool includes userspace/; $n tool directories call exported functions only"
