@@ -23,7 +23,8 @@ extern "C" {
 /*
  * perflib_set_pin_root - use @path (a directory in a mounted bpffs) for counter sets
  * created or opened from now on by this process. NULL restores the default: $PERFLIB_ROOT,
- * else PERFLIB_DEFAULT_ROOT. -EINVAL for a relative path or one longer than PATH_MAX/2.
+ * else PERFLIB_DEFAULT_ROOT. -EINVAL for a relative path or one longer than PATH_MAX/2,
+ * -ENOMEM when the library cannot keep its copy (the root in use then stays).
  */
 PERFLIB_API int perflib_set_pin_root(const char *path);
 
@@ -36,9 +37,10 @@ PERFLIB_API int perflib_set_pin_root(const char *path);
 PERFLIB_API int perflib_get_pin_root(char *buf, size_t size);
 
 /*
- * perflib_pin_root - the root in use (never NULL), in a static buffer of the library that
- * the next perflib_set_pin_root() or root lookup rewrites: not for threaded programs, and
- * copy it before changing the root. Prefer perflib_get_pin_root().
+ * perflib_pin_root - the root in use (never NULL). The string is the library's: it stays
+ * valid and unchanged until the library is unloaded, whatever is set later (a later
+ * perflib_set_pin_root() makes later calls return another string). Safe in threaded
+ * programs; do not free it.
  */
 PERFLIB_API const char *perflib_pin_root(void);
 
@@ -75,6 +77,14 @@ typedef int (*perflib_print_fn_t)(enum perflib_log_level level, const char *fmt,
  */
 PERFLIB_API perflib_print_fn_t perflib_set_print(perflib_print_fn_t fn);
 
+/*
+ * PERFLIB_NO_ID - "no id": the BaseCounterId, PerfTimeId, PerfFreqId and MultiId of a
+ * counter that has no such counter (PERF_COUNTER_REG_INFO, struct perflib_counter_reg), and
+ * the InstanceId of a PERF_COUNTER_IDENTIFIER that does not filter by instance id. The
+ * value Windows uses for both (0xFFFFFFFF).
+ */
+#define PERFLIB_NO_ID 0xFFFFFFFFu
+
 /* A counter's registration, as lodctr reads it from a manifest. Strings are UTF-8. */
 struct perflib_counter_reg {
 	ULONG id;
@@ -82,10 +92,10 @@ struct perflib_counter_reg {
 	ULONGLONG attrib;   /* PERF_ATTRIB_* */
 	ULONG detail_level; /* PERF_DETAIL_* */
 	LONG scale;	    /* default scale */
-	ULONG base_id;	    /* or 0xFFFFFFFF */
-	ULONG perf_time_id; /* or 0xFFFFFFFF */
-	ULONG perf_freq_id; /* or 0xFFFFFFFF */
-	ULONG multi_id;	    /* or 0xFFFFFFFF */
+	ULONG base_id;	    /* or PERFLIB_NO_ID */
+	ULONG perf_time_id; /* or PERFLIB_NO_ID */
+	ULONG perf_freq_id; /* or PERFLIB_NO_ID */
+	ULONG multi_id;	    /* or PERFLIB_NO_ID */
 	ULONG aggregate;    /* PERF_AGGREGATE_* */
 	const char *name;   /* display name, or NULL */
 	const char *help;   /* help string, or NULL */

@@ -96,7 +96,7 @@ struct pdh_counter {
 	GUID guid;	       /* counter set */
 	bool multi;	       /* set has instances */
 	struct tp_counter ctr; /* registration (name not owned) */
-	uint32_t base_id;      /* ctrtype's base rule, TP_NO_ID */
+	uint32_t base_id;      /* ctrtype's base rule, PERFLIB_NO_ID */
 	int32_t def_scale;     /* DefaultScale */
 	LONG scale;	       /* PdhSetCounterScaleFactor */
 	char *explain;	       /* cached help text */

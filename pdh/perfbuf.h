@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "perflib.h"
+#include "perflib-linux.h"
 
 /*
  * perfbuf_utf16_to_utf8 - convert at most @max_units UTF-16LE units at @src (any
@@ -60,10 +60,10 @@ struct perfbuf_counter {
 	uint64_t attrib;       /* PERF_ATTRIB_* */
 	int32_t scale;	       /* DefaultScale, a decimal exponent */
 	uint32_t detail_level; /* DetailLevel: PERF_DETAIL_NOVICE, PERF_DETAIL_ADVANCED */
-	uint32_t base_id;      /* BaseCounterId, 0xFFFFFFFF for none */
-	uint32_t time_id;      /* PerfTimeId, 0xFFFFFFFF for none */
-	uint32_t freq_id;      /* PerfFreqId, 0xFFFFFFFF for none */
-	uint32_t multi_id;     /* MultiId, 0xFFFFFFFF for none */
+	uint32_t base_id;      /* BaseCounterId, PERFLIB_NO_ID for none */
+	uint32_t time_id;      /* PerfTimeId, PERFLIB_NO_ID for none */
+	uint32_t freq_id;      /* PerfFreqId, PERFLIB_NO_ID for none */
+	uint32_t multi_id;     /* MultiId, PERFLIB_NO_ID for none */
 };
 
 /* A checked PERF_REG_COUNTERSET_STRUCT answer (PERF_COUNTERSET_REG_INFO and records). */

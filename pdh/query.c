@@ -239,7 +239,7 @@ static PDH_STATUS log_resolve(struct pdh_query *q, struct pdh_counter *c)
 		return object ? PDH_CSTATUS_NO_COUNTER : PDH_CSTATUS_NO_OBJECT;
 	c->ctr.type = PERF_COUNTER_LARGE_RAWCOUNT;
 	c->ctr.id = (uint32_t)c->log_cols[0];
-	c->base_id = TP_NO_ID;
+	c->base_id = PERFLIB_NO_ID;
 	return 0;
 }
 
@@ -436,7 +436,7 @@ static void add_spec(struct pdh_query *q, uint8_t *buf, size_t *off, const GUID 
 	q->spec_ids[q->nr_specs++] = PERF_WILDCARD_COUNTER;
 	id.CounterSetGuid = *guid;
 	id.CounterId = PERF_WILDCARD_COUNTER;
-	id.InstanceId = 0xFFFFFFFF;
+	id.InstanceId = PERFLIB_NO_ID;
 	/* multi-instance sets need a name filter: "*" (single-instance ones take none) */
 	id.Size = sizeof(id) + (multi ? 8 : 0);
 	memcpy(buf + *off, &id, sizeof(id));

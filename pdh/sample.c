@@ -236,7 +236,7 @@ static uint32_t col_of(const struct perfbuf_data *d, const struct perfbuf_block 
 {
 	uint32_t k;
 
-	if (id == TP_NO_ID)
+	if (id == PERFLIB_NO_ID)
 		return PDH_NO_COL;
 	for (k = 0; k < b->nr_cols; k++)
 		if (d->ids[b->cols + k] == id)
@@ -292,17 +292,17 @@ static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
 	r->TimeStamp.dwHighDateTime = (DWORD)((uint64_t)pd->stamp >> 32);
 	r->MultiCount = 1;
 	ok = value_at(d, b, item, cols->v, &v);
-	if (c->base_id != TP_NO_ID)
+	if (c->base_id != PERFLIB_NO_ID)
 		ok = ok && value_at(d, b, item, cols->base, &base);
-	if (c->ctr.multi_id != TP_NO_ID)
+	if (c->ctr.multi_id != PERFLIB_NO_ID)
 		ok = ok && value_at(d, b, item, cols->multi, &multi);
 	else
 		multi = base; /* multi count from the base (PERF_COUNTER_MULTI_BASE) */
-	if (c->ctr.time_id != TP_NO_ID)
+	if (c->ctr.time_id != PERFLIB_NO_ID)
 		ok = ok && value_at(d, b, item, cols->time, &otime);
 	else if (type == PERF_PRECISION_OBJECT_TIMER)
 		otime = base; /* the companion time stamp is the base */
-	if (c->ctr.freq_id != TP_NO_ID)
+	if (c->ctr.freq_id != PERFLIB_NO_ID)
 		ok = ok && value_at(d, b, item, cols->freq, &ofreq);
 	switch ((enum ctrtype_timebase)c->tb) {
 	case CTRTYPE_TB_100NS:
@@ -956,8 +956,9 @@ size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool raw, bool wid
 	size_t nr = pdh_counter_nr(c), off = nr * item_size, i;
 	unsigned int dup;
 
-	if (!c->q->source && !raw && c->base_id == TP_NO_ID && c->ctr.multi_id == TP_NO_ID &&
-	    c->ctr.time_id == TP_NO_ID && c->ctr.freq_id == TP_NO_ID &&
+	if (!c->q->source && !raw && c->base_id == PERFLIB_NO_ID &&
+	    c->ctr.multi_id == PERFLIB_NO_ID && c->ctr.time_id == PERFLIB_NO_ID &&
+	    c->ctr.freq_id == PERFLIB_NO_ID &&
 	    ((c->calc == CTRTYPE_CALC_RAW && c->second == SECOND_NONE) ||
 	     (cook_per_second_type(c->ctr.type) && c->second == SECOND_TIME))) {
 		return fmt_fast(c, fmt, wide, buf, off);

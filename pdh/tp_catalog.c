@@ -78,7 +78,7 @@ static long counter_index(const struct tp_set *set, uint32_t id)
 {
 	size_t i;
 
-	for (i = 0; id != TP_NO_ID && i < set->nr_counters; i++)
+	for (i = 0; id != PERFLIB_NO_ID && i < set->nr_counters; i++)
 		if (set->counters[i].id == id)
 			return (long)i;
 	return -1;
@@ -93,7 +93,7 @@ uint32_t tp_counter_base(const struct tp_set *set, size_t idx)
 	base = ctrtype_base_index(c->type, counter_index(set, c->base_id),
 				  counter_index(set, c->multi_id), idx, set->nr_counters,
 				  idx + 1 < set->nr_counters ? set->counters[idx + 1].type : 0);
-	return base < 0 ? TP_NO_ID : set->counters[base].id;
+	return base < 0 ? PERFLIB_NO_ID : set->counters[base].id;
 }
 
 bool tp_counter_selectable(const struct tp_counter *c)

@@ -26,10 +26,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "perflib.h"
+#include "perflib-linux.h"
 #include "tp_path.h"
 
-#define TP_NO_ID 0xFFFFFFFFu	/* "no counter" in base/time/freq/multi ids */
 #define TP_NO_INSTANCE SIZE_MAX /* tp_target.instance of a single-instance set */
 
 struct tp_counter {
@@ -38,10 +37,10 @@ struct tp_counter {
 	uint64_t attrib;       /* PERF_ATTRIB_* */
 	int32_t scale;	       /* DefaultScale (typeperf does not apply it) */
 	uint32_t detail_level; /* DetailLevel */
-	uint32_t base_id;      /* BaseCounterId or TP_NO_ID */
-	uint32_t time_id;      /* PerfTimeId or TP_NO_ID */
-	uint32_t freq_id;      /* PerfFreqId or TP_NO_ID */
-	uint32_t multi_id;     /* MultiId or TP_NO_ID */
+	uint32_t base_id;      /* BaseCounterId or PERFLIB_NO_ID */
+	uint32_t time_id;      /* PerfTimeId or PERFLIB_NO_ID */
+	uint32_t freq_id;      /* PerfFreqId or PERFLIB_NO_ID */
+	uint32_t multi_id;     /* MultiId or PERFLIB_NO_ID */
 	char *name;	       /* UTF-8 display name; tp_set_finish() fills missing ones */
 };
 
@@ -92,7 +91,7 @@ const struct tp_counter *tp_counter_find(const struct tp_set *set, uint32_t id);
 /*
  * tp_counter_base - the id of the base counter of set->counters[@idx] by the one rule
  * (ctrtype_base_index: BaseCounterId, MultiId for multi types, else the next counter when
- * it is a base type); TP_NO_ID when there is none.
+ * it is a base type); PERFLIB_NO_ID when there is none.
  */
 uint32_t tp_counter_base(const struct tp_set *set, size_t idx);
 

@@ -14,7 +14,6 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,17 +85,7 @@ static void proc_release(struct perflib_set_map *map, int i)
 
 /* ---- service state ---------------------------------------------------------------------- */
 
-struct cb_svc perflib_svc = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.cond = PTHREAD_COND_INITIALIZER,
-	.listen_fd = -1,
-	.wake_fd = -1,
-	.cb_fd = -1,
-};
-
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-__thread const struct perflib_provider *perflib_cb_current;
 
 /* forget the I/O thread's connections and the queued jobs (lock held) */
 static void svc_close_all(void)
@@ -155,19 +144,6 @@ static void atfork_child(void)
 static void atfork_register(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-}
-
-/* start a thread with every signal blocked: the application's handlers run elsewhere */
-int perflib_cb_thread_start(pthread_t *ret_thread, void *(*fn)(void *), uint32_t epoch)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(ret_thread, NULL, fn, (void *)(uintptr_t)epoch);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -err;
 }
 
 /* bind a listening socket under a fresh random token */

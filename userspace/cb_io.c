@@ -24,30 +24,6 @@
 /* accepts per wake-up: the connections already waiting get their turn too */
 #define ACCEPT_BATCH SVC_BACKLOG
 
-void perflib_cb_reply_send(int fd, const struct perflib_cb_request *req, ULONG status, int err,
-			   uint32_t count)
-{
-	struct perflib_cb_reply r = {
-		.magic = PERFLIB_CB_MAGIC,
-		.op = req->op,
-		.seq = req->seq,
-		.status = status,
-		.err = err,
-		.count = count,
-	};
-
-	/* the consumer may have left: no SIGPIPE, no waiting */
-	if (send(fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(r))
-		pr_debug("callback service: reply not delivered: %s\n", strerror(errno));
-}
-
-bool perflib_cb_peer_gone(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
-
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
-}
-
 /*
  * Read and answer the request on connection @c, if it has come. Returns true when the
  * connection is done with (closed or handed to the callback thread), false when its

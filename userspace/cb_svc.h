@@ -4,10 +4,14 @@
  * shared by the files of the service, private to them.
  *
  *   callback.c    the service's life: start, stop, fork(), procs entries, provider hooks
- *   cb_access.c   who may ask: the peer's credentials against the counter set's pins
  *   cb_io.c       the I/O thread: accepting, per-peer limits, reading and answering requests
  *   cb_worker.c   the callback thread: the queue of ControlCallback requests
+ *   cb_access.c   who may ask: the peer's credentials against the counter set's pins
  *   cb_collect.c  collection requests: dereferencing by-reference counters
+ *   cb_svc.c      what they share: the service state, thread start, replies to a consumer
+ *
+ * Calls go down that list, never up (make check-layers): callback.c starts the I/O thread
+ * and empties the queue, cb_io.c queues jobs for cb_worker.c, and every file uses cb_svc.c.
  *
  * Locks, in order: the providers list lock, a provider's lock, svc.lock. The value
  * functions take none of them.
@@ -72,15 +76,20 @@ struct cb_svc {
 	struct perflib_provider *cb_busy; /* provider whose callback runs right now */
 };
 
-/* the one service of the process (callback.c) */
+/* cb_svc.c: the one service of the process */
 extern struct cb_svc perflib_svc;
 #define svc perflib_svc
 
-/* the provider whose ControlCallback this thread is running (PerfStopProvider from inside) */
+/* cb_svc.c: the provider whose ControlCallback this thread is running (PerfStopProvider) */
 extern __thread const struct perflib_provider *perflib_cb_current;
 
-/* callback.c: start a thread with every signal blocked (-errno) */
+/* cb_svc.c: start a thread with every signal blocked (-errno) */
 int perflib_cb_thread_start(pthread_t *ret_thread, void *(*fn)(void *), uint32_t epoch);
+
+/* cb_svc.c: a reply to a consumer that never waits; has the consumer on @fd left? */
+void perflib_cb_reply_send(int fd, const struct perflib_cb_request *req, ULONG status, int err,
+			   uint32_t count);
+bool perflib_cb_peer_gone(int fd);
 
 /*
  * cb_access.c: may the peer on @fd (@uid, @gid from accept time) read counter set @guid
@@ -90,11 +99,8 @@ int perflib_cb_thread_start(pthread_t *ret_thread, void *(*fn)(void *), uint32_t
 int perflib_cb_peer_may_read(int fd, uid_t uid, gid_t gid, const GUID *guid);
 bool perflib_cb_peer_may_read_any(int fd, uid_t uid, gid_t gid);
 
-/* cb_io.c: the I/O thread (arg: its epoch); a reply that never waits; has the peer left? */
+/* cb_io.c: the I/O thread (arg: its epoch) */
 void *perflib_cb_io(void *arg);
-void perflib_cb_reply_send(int fd, const struct perflib_cb_request *req, ULONG status, int err,
-			   uint32_t count);
-bool perflib_cb_peer_gone(int fd);
 
 /* cb_worker.c: the queue (svc.lock held for the two first) and the callback thread */
 void perflib_cb_job_free(struct cb_job *job);

@@ -15,44 +15,108 @@
 #include "internal.h"
 
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
-static char root_path[PATH_MAX / 2];
-static bool root_set;
 static mode_t pin_mode; /* 0 = default */
 static gid_t pin_gid = (gid_t)-1;
 static bool access_set;
 static unsigned int def_capacity, def_name_max;
 
+/*
+ * Pin roots are never rewritten in place: each root used is kept once, in a list that lives
+ * as long as the process, so the string perflib_pin_root() or perflib_root_path() returned
+ * stays valid and unchanged whatever another thread sets afterwards, until the library is
+ * unloaded. The list grows with the distinct roots a process uses (tests use a few dozen),
+ * never with the calls.
+ */
+#define ROOT_MAX (PATH_MAX / 2) /* bytes of a root, with the NUL */
+
+struct root_name {
+	struct root_name *next;
+	char path[];
+};
+
+static struct root_name *roots; /* every root used so far (config_lock) */
+static const char *root_set;	/* from perflib_set_pin_root, NULL: the environment */
+static const char *root_env;	/* the last root taken from the environment */
+
+/* the kept copy of @path's first @len bytes, NULL without memory (config_lock held) */
+static const char *root_keep(const char *path, size_t len)
+{
+	struct root_name *r;
+
+	for (r = roots; r; r = r->next)
+		if (!strncmp(r->path, path, len) && !r->path[len])
+			return r->path;
+	r = malloc(sizeof(*r) + len + 1);
+	if (!r)
+		return NULL;
+	memcpy(r->path, path, len);
+	r->path[len] = 0;
+	r->next = roots;
+	roots = r;
+	return r->path;
+}
+
+/*
+ * The library is unloaded (dlclose) or the process exits: its code, and with it every string
+ * it returned, is gone; the kept roots go back to the allocator (leak checkers see nothing).
+ */
+__attribute__((destructor)) static void roots_free(void)
+{
+	struct root_name *r, *next;
+
+	pthread_mutex_lock(&config_lock);
+	for (r = roots; r; r = next) {
+		next = r->next;
+		free(r);
+	}
+	roots = NULL;
+	root_set = root_env = NULL;
+	pthread_mutex_unlock(&config_lock);
+}
+
 int perflib_set_pin_root(const char *path)
 {
-	if (path && (path[0] != '/' || strlen(path) >= sizeof(root_path)))
+	const char *kept = NULL;
+	int err = 0;
+
+	if (path && (path[0] != '/' || strlen(path) >= ROOT_MAX))
 		return -EINVAL;
 	pthread_mutex_lock(&config_lock);
 	if (path) {
-		strcpy(root_path, path);
-		root_set = true;
-	} else {
-		root_set = false;
+		kept = root_keep(path, strlen(path));
+		if (!kept)
+			err = -ENOMEM;
 	}
+	if (!err)
+		root_set = kept;
 	pthread_mutex_unlock(&config_lock);
-	return 0;
+	return err;
 }
 
 const char *perflib_root_path(void)
 {
-	const char *env;
+	const char *env, *root;
+	size_t len;
 
 	pthread_mutex_lock(&config_lock);
-	if (!root_set) {
+	root = root_set;
+	if (!root) {
 		env = getenv("PERFLIB_ROOT");
-		if (!env || env[0] != '/' || strlen(env) >= sizeof(root_path))
+		if (!env || env[0] != '/' || strlen(env) >= ROOT_MAX)
 			env = PERFLIB_DEFAULT_ROOT;
-		strcpy(root_path, env);
 		/* trailing slashes would double up in joined paths */
-		while (strlen(root_path) > 1 && root_path[strlen(root_path) - 1] == '/')
-			root_path[strlen(root_path) - 1] = 0;
+		for (len = strlen(env); len > 1 && env[len - 1] == '/'; len--)
+			;
+		root = root_keep(env, len);
+		if (root)
+			root_env = root;
+		else if (root_env)
+			root = root_env; /* without memory: the environment's root as last seen */
+		else
+			root = PERFLIB_DEFAULT_ROOT;
 	}
 	pthread_mutex_unlock(&config_lock);
-	return root_path;
+	return root;
 }
 
 const char *perflib_pin_root(void)
@@ -62,16 +126,15 @@ const char *perflib_pin_root(void)
 
 int perflib_get_pin_root(char *buf, size_t size)
 {
+	const char *root;
 	size_t len;
 
 	if (!buf)
 		return -EINVAL;
-	perflib_root_path(); /* resolves the default; the copy below is taken under the lock */
-	pthread_mutex_lock(&config_lock);
-	len = strlen(root_path);
+	root = perflib_root_path(); /* never changes once returned */
+	len = strlen(root);
 	if (len < size)
-		memcpy(buf, root_path, len + 1);
-	pthread_mutex_unlock(&config_lock);
+		memcpy(buf, root, len + 1);
 	return len < size ? (int)len : -ENOSPC;
 }
 

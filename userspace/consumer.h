@@ -212,7 +212,7 @@ static inline const WCHAR *perflib_snap_name(const struct perflib_snap *snap,
 
 /* which instances a specification wants */
 struct perflib_filter {
-	uint32_t instance_id; /* or 0xFFFFFFFF: any */
+	uint32_t instance_id; /* or PERFLIB_NO_ID: any */
 	bool match_all;	      /* name pattern is only stars */
 	const WCHAR *name;    /* NUL-terminated pattern ('*', '?'), or NULL: any */
 };
@@ -220,7 +220,7 @@ struct perflib_filter {
 static inline bool perflib_filter_match(const struct perflib_filter *f, uint32_t id,
 					const WCHAR *name, size_t len)
 {
-	if (f->instance_id != 0xFFFFFFFF && id != f->instance_id)
+	if (f->instance_id != PERFLIB_NO_ID && id != f->instance_id)
 		return false;
 	return f->match_all || !f->name || perflib_wildcard_match(f->name, name, len);
 }

@@ -335,8 +335,8 @@ static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER
 		regs[i].attrib = c[i].Attrib;
 		regs[i].detail_level = c[i].DetailLevel;
 		regs[i].scale = c[i].Scale;
-		regs[i].base_id = regs[i].perf_time_id = regs[i].perf_freq_id = 0xFFFFFFFF;
-		regs[i].multi_id = 0xFFFFFFFF;
+		regs[i].base_id = regs[i].perf_time_id = regs[i].perf_freq_id = PERFLIB_NO_ID;
+		regs[i].multi_id = PERFLIB_NO_ID;
 		/* without a manifest the base is the counter that follows (ctrtype.h's rule) */
 		if (i + 1 < tmpl->NumCounters && ctrtype_next_is_base(c[i].Type, c[i + 1].Type))
 			regs[i].base_id = c[i + 1].CounterId;

@@ -11,7 +11,7 @@
 struct perflib_query_spec {
 	GUID guid;		      /* counter set */
 	uint32_t counter_id;	      /* or PERF_WILDCARD_COUNTER */
-	uint32_t instance_id;	      /* or 0xFFFFFFFF */
+	uint32_t instance_id;	      /* or PERFLIB_NO_ID: any */
 	bool has_name;		      /* the identifier carried a name (Size > 40) */
 	uint32_t name_len;	      /* units without NUL */
 	WCHAR *name;		      /* NUL-terminated copy, or NULL */
@@ -41,7 +41,6 @@ struct perflib_query {
 	bool dirty; /* specs changed since sets were indexed */
 	struct perflib_query *next;
 };
-
 
 /* the query of handle @h with a reference, or NULL for a stale or forged handle */
 struct perflib_query *perflib_query_get(HANDLE h);

@@ -78,6 +78,11 @@ if [ -n "$objs" ]; then
 	# shellcheck disable=SC2086
 	sh "$check" "$top/userspace/layers" $objs > "$tmp/lib.out" 2>&1 ||
 		{ fail "the library breaks its layers"; cat "$tmp/lib.out"; }
+	# the callback service calls one way: no cycle of its files, none tolerated
+	grep -q 'cycle of.* \(callback\|cb_[a-z]*\)\( \|$\)' "$tmp/lib.out" &&
+		fail "the callback service has a cycle: $(grep 'cycle of' "$tmp/lib.out")"
+	grep -q 'cycles-tolerated:.* \(callback\|cb_[a-z]*\)\( \|$\)' "$top/userspace/layers" &&
+		fail "a callback service file is in a cycles-tolerated layer"
 fi
 
 [ "$failures" -eq 0 ] && echo "check-layers: all cases pass"

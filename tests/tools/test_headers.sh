@@ -46,6 +46,18 @@ for h in perflib.h winperf.h perflib-linux.h perflib_bpf.h layout.h sal.h win32c
 	[ -f "$inc/perflib/$h" ] || fail "perflib/$h is not installed"
 done
 
+# ---- option structs can grow: each public struct *_opts starts with its size (as libbpf's) ---
+nopts=0
+for h in "$inc"/perflib/*.h; do
+	for o in $(sed -n 's/^struct \([a-z0-9_]*_opts\) {.*/\1/p' "$h"); do
+		nopts=$((nopts + 1))
+		first=$(sed -n "/^struct $o {/{n;p;q}" "$h" | awk '{ print $1, $2 }')
+		[ "$first" = "size_t sz;" ] ||
+			fail "struct $o ($(basename "$h")) does not start with size_t sz: $first"
+	done
+done
+[ "$nopts" -ge 1 ] || fail "no option struct found in the installed headers"
+
 # ---- the matrix ------------------------------------------------------------------------------
 # unit NAME LANG STD COMPILER EXTRA TEXT: one translation unit, compiled by the job list
 n=0
@@ -135,6 +147,22 @@ unit "sal.h with PERFLIB_SAL_IN_OUT after the system headers" c++ c++17 clang++ 
 #include <perflib/win32compat.h>
 int f(__in int a, __out int *b);
 int f(__in int a, __out int *b) { *b = a; return 0; }"
+# PERFLIB_NO_ID: Windows' "none" id, a ULONG constant, usable in C and C++ constant expressions
+for cc in gcc g++; do
+	lang=c std=c99
+	[ $cc = g++ ] && lang=c++ std=c++11
+	unit "PERFLIB_NO_ID is 0xFFFFFFFF, $cc" $lang $std $cc "" "#include <perflib/perflib-linux.h>
+typedef char no_id_value[PERFLIB_NO_ID == 0xFFFFFFFFu && PERFLIB_NO_ID == (ULONG)-1 ? 1 : -1];
+typedef char no_id_size[sizeof(PERFLIB_NO_ID) == sizeof(ULONG) ? 1 : -1];
+struct perflib_counter_reg r = {1, 0, 0, 0, 0, PERFLIB_NO_ID, PERFLIB_NO_ID, PERFLIB_NO_ID,
+	PERFLIB_NO_ID, 0, 0, 0};"
+done
+unit "struct perflib_pin_opts: sz at offset 0, PERFLIB_PIN_OPTS_INIT compiles" c c11 gcc "" \
+	"#include <stddef.h>
+#include <perflib/perflib-linux.h>
+_Static_assert(offsetof(struct perflib_pin_opts, sz) == 0, \"sz first\");
+void f(void);
+void f(void) { struct perflib_pin_opts o = PERFLIB_PIN_OPTS_INIT; (void)o; }"
 # WCHAR: 16 bits everywhere; which literals convert
 unit "WCHAR in C: u\"\"" c c11 gcc "" "#include <perflib/perflib.h>
 _Static_assert(sizeof(WCHAR) == 2, \"WCHAR\");

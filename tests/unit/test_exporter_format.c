@@ -44,8 +44,8 @@ static struct exp_set *mkset(uint32_t guid1, const char *name, uint32_t itype,
 		c->id = defs[i].id;
 		c->type = defs[i].type;
 		c->attrib = defs[i].attrib;
-		c->base_id = defs[i].base_id ? defs[i].base_id : EXP_NO_ID;
-		c->time_id = c->freq_id = c->multi_id = EXP_NO_ID;
+		c->base_id = defs[i].base_id ? defs[i].base_id : PERFLIB_NO_ID;
+		c->time_id = c->freq_id = c->multi_id = PERFLIB_NO_ID;
 		c->name = defs[i].name ? strdup(defs[i].name) : NULL;
 		c->help = defs[i].help ? strdup(defs[i].help) : NULL;
 	}
@@ -615,7 +615,7 @@ static void test_render_timers(void **state)
 	assert_string_equal(meta_end, want);
 	free(text);
 	/* without its companions an elapsed time is not exported */
-	set->counters[3].freq_id = EXP_NO_ID;
+	set->counters[3].freq_id = PERFLIB_NO_ID;
 	assert_int_equal(exp_prepare(&set, 1), 0);
 	assert_false(set->counters[3].emit);
 	exp_set_free(set);

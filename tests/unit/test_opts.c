@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +241,73 @@ static void test_get_pin_root_threads(void **state)
 	assert_int_equal(perflib_set_pin_root(saved), 0);
 }
 
+/* what perflib_pin_root() returned is never rewritten: not by a new root, nor by NULL */
+static void test_pin_root_kept(void **state)
+{
+	char saved[PATH_MAX], env[PATH_MAX];
+	const char *a, *b, *again, *e;
+	const char *old_env = getenv("PERFLIB_ROOT");
+
+	(void)state;
+	assert_true(perflib_get_pin_root(saved, sizeof(saved)) > 0);
+	snprintf(env, sizeof(env), "%s", old_env ? old_env : "");
+	assert_int_equal(perflib_set_pin_root("/sys/fs/bpf/kept-a"), 0);
+	a = perflib_pin_root();
+	assert_string_equal(a, "/sys/fs/bpf/kept-a");
+	assert_int_equal(perflib_set_pin_root("/sys/fs/bpf/kept-b"), 0);
+	b = perflib_pin_root();
+	assert_string_equal(b, "/sys/fs/bpf/kept-b");
+	assert_string_equal(a, "/sys/fs/bpf/kept-a");
+	/* a root used again is the string kept the first time: memory does not grow per call */
+	assert_int_equal(perflib_set_pin_root("/sys/fs/bpf/kept-a"), 0);
+	again = perflib_pin_root();
+	assert_ptr_equal(again, a);
+	/* from the environment, trailing slashes dropped; the set roots stay as they were */
+	setenv("PERFLIB_ROOT", "/sys/fs/bpf/kept-env//", 1);
+	assert_int_equal(perflib_set_pin_root(NULL), 0);
+	e = perflib_pin_root();
+	assert_string_equal(e, "/sys/fs/bpf/kept-env");
+	setenv("PERFLIB_ROOT", "/sys/fs/bpf/kept-env2", 1);
+	assert_string_equal(perflib_pin_root(), "/sys/fs/bpf/kept-env2");
+	assert_string_equal(e, "/sys/fs/bpf/kept-env");
+	assert_string_equal(a, "/sys/fs/bpf/kept-a");
+	assert_string_equal(b, "/sys/fs/bpf/kept-b");
+	if (old_env)
+		setenv("PERFLIB_ROOT", env, 1);
+	else
+		unsetenv("PERFLIB_ROOT");
+	assert_int_equal(perflib_set_pin_root(saved), 0);
+	assert_string_equal(perflib_pin_root(), saved);
+}
+
+/* a string read while another thread sets roots stays whole and unchanged afterwards */
+static void test_pin_root_threads(void **state)
+{
+	char saved[PATH_MAX], copy[PATH_MAX];
+	const char *p;
+	pthread_t t;
+	int i, j;
+
+	(void)state;
+	assert_true(perflib_get_pin_root(saved, sizeof(saved)) > 0);
+	stop = 0;
+	assert_int_equal(pthread_create(&t, NULL, flipper, NULL), 0);
+	for (i = 0; i < 100000; i++) {
+		p = perflib_pin_root();
+		snprintf(copy, sizeof(copy), "%s", p);
+		if (strcmp(copy, saved) && strcmp(copy, "/sys/fs/bpf/b") &&
+		    strcmp(copy, "/sys/fs/bpf/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"))
+			fail_msg("torn pin root: %s", copy);
+		for (j = 0; j < 20; j++)
+			sched_yield();
+		if (strcmp(copy, p))
+			fail_msg("pin root rewritten under the caller: %s, then %s", copy, p);
+	}
+	stop = 1;
+	pthread_join(t, NULL);
+	assert_int_equal(perflib_set_pin_root(saved), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +319,8 @@ int main(void)
 		cmocka_unit_test(test_compat_1_0),
 		cmocka_unit_test(test_get_pin_root),
 		cmocka_unit_test(test_get_pin_root_threads),
+		cmocka_unit_test(test_pin_root_kept),
+		cmocka_unit_test(test_pin_root_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

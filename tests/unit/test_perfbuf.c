@@ -440,7 +440,7 @@ static void test_tp_reg_and_names(void **state)
 	assert_int_equal(set.counters[0].base_id, 2);
 	assert_int_equal(set.counters[0].scale, -3);
 	assert_int_equal(set.counters[1].attrib, PERF_ATTRIB_NO_DISPLAYABLE);
-	assert_int_equal(set.counters[1].time_id, TP_NO_ID);
+	assert_int_equal(set.counters[1].time_id, PERFLIB_NO_ID);
 	assert_int_equal(set.guid.Data1, 0x55667788);
 	/* 8.5: names by id, absent string skipped */
 	assert_int_equal(tp_names_parse(names_85, sizeof(names_85), &set), 0);

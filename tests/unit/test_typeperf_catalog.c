@@ -17,7 +17,7 @@
 #include "testlib.h"
 #include "tp_catalog.h"
 
-#define NO TP_NO_ID
+#define NO PERFLIB_NO_ID
 
 static struct tp_counter demo_counters[] = {
 	{1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "Items"},
@@ -210,7 +210,7 @@ static void test_base_lookup(void **state)
 	/* registered base id, the next counter when it is a base, else none */
 	assert_int_equal(tp_counter_base(&s, 2), 2);
 	assert_int_equal(tp_counter_base(&s, 0), 2);
-	assert_int_equal(tp_counter_base(&s, 3), TP_NO_ID);
+	assert_int_equal(tp_counter_base(&s, 3), PERFLIB_NO_ID);
 	assert_ptr_equal(tp_counter_find(&s, 4), &c[3]);
 	assert_null(tp_counter_find(&s, 9));
 	assert_int_equal(tp_set_find(&cat, "tp demo"), 1);

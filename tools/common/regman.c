@@ -50,13 +50,13 @@ int regman_build(const struct manifest *man, struct regman *rm)
 				r->attrib = mc->attrib;
 				r->detail_level = mc->detail_level;
 				r->scale = mc->default_scale;
-				r->base_id = mc->base_id.set ? mc->base_id.value : 0xFFFFFFFF;
-				r->perf_time_id =
-					mc->perf_time_id.set ? mc->perf_time_id.value : 0xFFFFFFFF;
-				r->perf_freq_id =
-					mc->perf_freq_id.set ? mc->perf_freq_id.value : 0xFFFFFFFF;
+				r->base_id = mc->base_id.set ? mc->base_id.value : PERFLIB_NO_ID;
+				r->perf_time_id = mc->perf_time_id.set ? mc->perf_time_id.value
+								       : PERFLIB_NO_ID;
+				r->perf_freq_id = mc->perf_freq_id.set ? mc->perf_freq_id.value
+								       : PERFLIB_NO_ID;
 				r->multi_id = mc->multi_counter_id.set ? mc->multi_counter_id.value
-								       : 0xFFFFFFFF;
+								       : PERFLIB_NO_ID;
 				r->aggregate = mc->aggregate;
 				r->name = mc->name;
 				r->help = mc->description;

@@ -5,6 +5,7 @@
  * field names) with the requested owner, group and mode, as `lodctr /m:` does on Windows.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,11 @@ static const char usage[] =
 	"Windows-only forms (INI files, /c /h /l /s /r /t /e /d) manage V1 counters,\n"
 	"which do not exist here; lodctr refuses them with an explanation.\n";
 
+/* offset and size of a field of the slot header (bpf/layout.h) */
+#define HDR_FIELD(f)                                                                               \
+	(unsigned int)offsetof(struct perflib_slot_hdr, f),                                        \
+		(unsigned int)sizeof(((struct perflib_slot_hdr *)0)->f)
+
 /* --dump: the layout of one counter set's slots, as bpf/layout.h describes it */
 static int dump_layout(const struct perflib_counterset_reg *reg,
 		       const struct perflib_pin_opts *opts)
@@ -91,13 +97,11 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 		       c, cl[c].slot_size, cl[c].name_max, cl[c].name_offset, cl[c].ascii_offset);
 	printf("  slot of class 0: %u bytes\n", l.slot_size);
 	printf("  %6s %6s  %s\n", "offset", "bytes", "field");
-	printf("  %6zu %6zu  %s\n", offsetof(struct perflib_slot_hdr, seq),
-	       sizeof(((struct perflib_slot_hdr *)0)->seq), "seq (state, generation)");
-	printf("  %6zu %6zu  %s\n", offsetof(struct perflib_slot_hdr, owner_pid),
-	       sizeof(((struct perflib_slot_hdr *)0)->owner_pid), "owner_pid");
-	printf("  %6zu %6zu  %s\n", offsetof(struct perflib_slot_hdr, owner_start),
-	       sizeof(((struct perflib_slot_hdr *)0)->owner_start), "owner_start");
-	printf("  %6u %6u  %s\n", l.block_offset, 32u, "instance (PERF_COUNTERSET_INSTANCE)");
+	printf("  %6u %6u  %s\n", HDR_FIELD(seq), "seq (state, generation)");
+	printf("  %6u %6u  %s\n", HDR_FIELD(owner_pid), "owner_pid");
+	printf("  %6u %6u  %s\n", HDR_FIELD(owner_start), "owner_start");
+	printf("  %6u %6u  %s\n", l.block_offset, (unsigned int)sizeof(PERF_COUNTERSET_INSTANCE),
+	       "instance (PERF_COUNTERSET_INSTANCE)");
 	for (i = 0; i < l.nr_counters; i++) {
 		const struct ctrtype *t = ctrtype_find(reg->counters[i].type);
 

@@ -327,7 +327,7 @@ static int counter_index(const struct exp_set *set, uint32_t id)
 {
 	size_t i;
 
-	if (id == EXP_NO_ID)
+	if (id == PERFLIB_NO_ID)
 		return -1;
 	for (i = 0; i < set->nr_counters; i++)
 		if (set->counters[i].id == id)

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <perflib.h>
+#include <perflib-linux.h>
 
 /* Exposition formats and their Content-Type values. */
 enum exp_format {
@@ -31,9 +31,6 @@ enum exp_format {
 #define EXP_INSTANCE_LABEL "perf_instance"
 /* Prefix of every metric derived from a counter. */
 #define EXP_PREFIX "perflib_"
-/* No base / time / frequency / multi counter in PERF_COUNTER_REG_INFO. */
-#define EXP_NO_ID 0xFFFFFFFFu
-
 /*
  * A growable text buffer. Appending never fails visibly: on allocation failure the buffer
  * stops growing and @err becomes -ENOMEM, checked once by the caller at the end.
@@ -95,10 +92,10 @@ struct exp_counter {
 	uint32_t id;	   /* CounterId */
 	uint32_t type;	   /* winperf.h type */
 	uint64_t attrib;   /* PERF_ATTRIB_* */
-	uint32_t base_id;  /* BaseCounterId or EXP_NO_ID */
-	uint32_t time_id;  /* PerfTimeId or EXP_NO_ID */
-	uint32_t freq_id;  /* PerfFreqId or EXP_NO_ID */
-	uint32_t multi_id; /* MultiId or EXP_NO_ID */
+	uint32_t base_id;  /* BaseCounterId or PERFLIB_NO_ID */
+	uint32_t time_id;  /* PerfTimeId or PERFLIB_NO_ID */
+	uint32_t freq_id;  /* PerfFreqId or PERFLIB_NO_ID */
+	uint32_t multi_id; /* MultiId or PERFLIB_NO_ID */
 	char *name;	   /* UTF-8 display name (English), or NULL */
 	char *help;	   /* UTF-8 help string, or NULL */
 	/* derived by exp_prepare() */
