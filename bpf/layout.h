@@ -279,6 +279,21 @@ static inline __u32 perflib_slot_id_index(__u32 id)
 }
 
 /*
+ * The procs entry word {state, gen} (first 8 bytes of a struct perflib_proc, changed only by
+ * CAS): state in the low half, a generation that moves on every change in the high half.
+ */
+static inline __u32 perflib_proc_word_state(__u64 w)
+{
+	return (__u32)w;
+}
+
+/* word @w moved on by one generation, with state @state */
+static inline __u64 perflib_proc_word_next(__u64 w, __u32 state)
+{
+	return ((w & 0xFFFFFFFF00000000ULL) + (1ULL << 32)) | state;
+}
+
+/*
  * Segments: segment k of a class holds its slots [seg0 * (2^k - 1), seg0 * (2^(k+1) - 1)).
  */
 static inline __u64 perflib_seg_first(__u32 k, __u32 seg0)

@@ -82,9 +82,9 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 
 	if (!e)
 		return;
-	/* {state, gen}: one 8-byte word, state in the low half (callback.c) */
+	/* {state, gen}: one 8-byte word (layout.h, userspace/slot.c) */
 	w = *(volatile __u64 *)e;
-	if ((__u32)w != PERFLIB_PROC_LIVE)
+	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE)
 		return;
 	r->nr_live++;
 	if (e->pid != r->tgid || !start_matches(e->start, r->start))
@@ -92,7 +92,7 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 	r->found = 1;
 	/* a slot it was freeing when it died: its live bit may already be clear */
 	r->pending = e->pending;
-	__sync_val_compare_and_swap((__u64 *)e, w, (w & 0xFFFFFFFF00000000ULL) + (1ULL << 32));
+	__sync_val_compare_and_swap((__u64 *)e, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 }
 
 static long procs_cb(__u32 i, void *c)

@@ -24,65 +24,6 @@
 
 #include "cb_svc.h"
 
-/* ---- procs entries ---------------------------------------------------------------------- */
-
-static bool proc_entry_alive(const struct perflib_proc *e)
-{
-	return perflib_proc_alive(__atomic_load_n(&e->pid, __ATOMIC_RELAXED),
-				  __atomic_load_n(&e->start, __ATOMIC_RELAXED));
-}
-
-/* claim a procs entry (free, or left by a dead process) for this process */
-static int proc_claim(struct perflib_set_map *map, uint32_t flags, uint64_t token)
-{
-	uint32_t pid, i, nr = map->info->nr_procs;
-	uint64_t start, w, nw;
-
-	perflib_self(&pid, &start);
-	for (i = 0; i < nr; i++) {
-		struct perflib_proc *e = &map->procs[i];
-
-		w = __atomic_load_n((uint64_t *)e, __ATOMIC_ACQUIRE);
-		if ((uint32_t)w != PERFLIB_PROC_FREE && proc_entry_alive(e))
-			continue;
-		/* state stays CLAIMED-like (FREE) until the identity is written: LIVE last */
-		nw = (w & 0xFFFFFFFF00000000ULL) + (1ULL << 32) + PERFLIB_PROC_FREE;
-		if (!__atomic_compare_exchange_n((uint64_t *)e, &w, nw, false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE))
-			continue;
-		__atomic_store_n(&e->pid, pid, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->start, start, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->token, token, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->pending, 0, __ATOMIC_RELAXED);
-		__atomic_store_n((uint64_t *)e, nw + (1ULL << 32) + PERFLIB_PROC_LIVE,
-				 __ATOMIC_RELEASE);
-		return (int)i;
-	}
-	pr_warn("counter set has no free provider-process entry (%u in use)\n", nr);
-	return -ENOSPC;
-}
-
-/* free entry @i if it is still this process's (after fork() it is the parent's) */
-static void proc_release(struct perflib_set_map *map, int i)
-{
-	struct perflib_proc *e;
-	uint64_t start, w;
-	uint32_t pid;
-
-	if (i < 0 || (uint32_t)i >= map->info->nr_procs)
-		return;
-	e = &map->procs[i];
-	perflib_self(&pid, &start);
-	w = __atomic_load_n((uint64_t *)e, __ATOMIC_ACQUIRE);
-	if ((uint32_t)w != PERFLIB_PROC_LIVE || __atomic_load_n(&e->pid, __ATOMIC_RELAXED) != pid ||
-	    __atomic_load_n(&e->start, __ATOMIC_RELAXED) != start)
-		return;
-	/* CAS: never free an entry that changed hands meanwhile */
-	__atomic_compare_exchange_n((uint64_t *)e, &w, (w & 0xFFFFFFFF00000000ULL) + (1ULL << 32),
-				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
 /* ---- service state ---------------------------------------------------------------------- */
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -313,7 +254,7 @@ void perflib_cb_ctrset_added(struct perflib_ctrset *set)
 			token = 0;
 		}
 	}
-	set->proc_index = proc_claim(set->map, flags, token);
+	set->proc_index = perflib_proc_claim(set->map, flags, token);
 	if (set->proc_index < 0)
 		set->proc_index = -1;
 	set->map->proc_index = set->proc_index;
@@ -326,7 +267,7 @@ void perflib_cb_provider_stopping(struct perflib_provider *prov)
 
 	/* consumers stop finding this provider first */
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
-		proc_release(set->map, set->proc_index);
+		perflib_proc_release(set->map, set->proc_index);
 		set->proc_index = -1;
 		set->map->proc_index = -1;
 	}

@@ -49,7 +49,7 @@ int perflib_cb_peer_may_read(int fd, uid_t uid, gid_t gid, const GUID *guid)
 
 	if (uid == 0)
 		return 0;
-	if (perflib_set_dir(guid, dir, sizeof(dir)))
+	if (perflib_store_dir(guid, dir, sizeof(dir)))
 		return -EACCES;
 	snprintf(path, sizeof(path), "%s/ctl", dir);
 	if (stat(path, &st))

@@ -157,7 +157,7 @@ struct peer {
  * or, for a reader that could not map the procs map, with a lookup syscall (a torn copy is
  * harmless: whatever it holds fails the liveness or socket-owner check). false to skip.
  */
-static bool proc_read(const struct perflib_set_map *map, uint32_t i, struct perflib_proc *ret)
+static bool proc_read(const struct perflib_store *map, uint32_t i, struct perflib_proc *ret)
 {
 	const struct perflib_proc *e;
 	uint64_t w1, w2;
@@ -184,7 +184,7 @@ static bool proc_read(const struct perflib_set_map *map, uint32_t i, struct perf
  * one per process: a process with several providers of the set has several entries but
  * answers for all of them at once. Returns the number copied.
  */
-static size_t procs_snapshot(const struct perflib_set_map *map, uint32_t flag, struct peer *peers)
+static size_t procs_snapshot(const struct perflib_store *map, uint32_t flag, struct peer *peers)
 {
 	uint32_t nr = map->info->nr_procs, i;
 	struct perflib_proc e;
@@ -356,7 +356,7 @@ out:
  * together, at most the timeout. *ret_peers (malloc'd, procs order) and *ret_nr describe
  * the outcome.
  */
-static int exchange(const struct perflib_set_map *map, uint32_t op, uint32_t flag, ULONG code,
+static int exchange(const struct perflib_store *map, uint32_t op, uint32_t flag, ULONG code,
 		    const void *buf, size_t len, struct peer **ret_peers, size_t *ret_nr)
 {
 	static _Atomic uint64_t seq;
@@ -389,7 +389,7 @@ static int exchange(const struct perflib_set_map *map, uint32_t op, uint32_t fla
 	return 0;
 }
 
-int perflib_notify_providers(const struct perflib_set_map *map, ULONG request, const void *buf,
+int perflib_notify_providers(const struct perflib_store *map, ULONG request, const void *buf,
 			     size_t len, ULONG *ret_status)
 {
 	ULONG status = ERROR_SUCCESS;
@@ -420,7 +420,7 @@ int perflib_notify_providers(const struct perflib_set_map *map, ULONG request, c
 	return 0;
 }
 
-int perflib_collect_refs(const struct perflib_set_map *map)
+int perflib_collect_refs(const struct perflib_store *map)
 {
 	struct peer *peers;
 	bool denied = false;

@@ -233,7 +233,7 @@ void perflib_pin_defaults(struct perflib_pin_opts *opts)
 					  PERF_MAX_INSTANCE_NAME + 1);
 }
 
-int perflib_set_dir(const GUID *guid, char *buf, size_t size)
+int perflib_store_dir(const GUID *guid, char *buf, size_t size)
 {
 	char s[37];
 	int n;

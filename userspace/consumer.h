@@ -108,22 +108,22 @@ size_t perflib_machine_name(WCHAR *buf, size_t units);
 
 /* ---- counter-set handles: opened read-only, cached per process (cset.c) -------------------- */
 struct perflib_cset {
-	struct perflib_set_map *map; /* read-only maps: private info copy, PROT_READ data */
-	char dir[PATH_MAX];	     /* "<root>/<guid>": the cache key */
-	dev_t dev;		     /* identity of the data pin when opened: a re-registered */
-	ino_t ino;		     /* counter set gets new pins (new inodes) */
-	uint32_t nr_counters;	     /* map->info->nr_counters */
-	uint32_t instance_type;	     /* one of the six PERF_COUNTERSET_* values */
-	bool byref;		     /* a counter is by reference (ref area present) */
-	uint64_t *mask;		     /* per position: bits of the value (DWORD, LARGE, ZERO) */
-	uint32_t *data_size;	     /* per position: PERF_COUNTER_DATA.dwDataSize (0, 4, 8) */
-	uint8_t *is_ref;	     /* per position: PERF_ATTRIB_BY_REFERENCE */
-	uint64_t *by_id;	     /* (id << 32 | position), sorted: id lookups */
-	unsigned int refs;	     /* users (cache lock) */
-	bool stale;		     /* replaced in the cache: freed at the last put */
-	uint64_t last_use;	     /* for evicting unused entries */
-	uint64_t checked;	     /* CLOCK_MONOTONIC_COARSE ns of the last stat() of the pins */
-	struct perflib_cset *next;   /* cache list */
+	struct perflib_store *map; /* read-only maps: private info copy, PROT_READ data */
+	char dir[PATH_MAX];	   /* "<root>/<guid>": the cache key */
+	dev_t dev;		   /* identity of the data pin when opened: a re-registered */
+	ino_t ino;		   /* counter set gets new pins (new inodes) */
+	uint32_t nr_counters;	   /* map->info->nr_counters */
+	uint32_t instance_type;	   /* one of the six PERF_COUNTERSET_* values */
+	bool byref;		   /* a counter is by reference (ref area present) */
+	uint64_t *mask;		   /* per position: bits of the value (DWORD, LARGE, ZERO) */
+	uint32_t *data_size;	   /* per position: PERF_COUNTER_DATA.dwDataSize (0, 4, 8) */
+	uint8_t *is_ref;	   /* per position: PERF_ATTRIB_BY_REFERENCE */
+	uint64_t *by_id;	   /* (id << 32 | position), sorted: id lookups */
+	unsigned int refs;	   /* users (cache lock) */
+	bool stale;		   /* replaced in the cache: freed at the last put */
+	uint64_t last_use;	   /* for evicting unused entries */
+	uint64_t checked;	   /* CLOCK_MONOTONIC_COARSE ns of the last stat() of the pins */
+	struct perflib_cset *next; /* cache list */
 };
 
 /*

@@ -72,7 +72,7 @@ static void cset_free(struct perflib_cset *cs)
 {
 	if (!cs)
 		return;
-	perflib_set_close(cs->map);
+	perflib_store_close(cs->map);
 	free(cs->mask);
 	free(cs->data_size);
 	free(cs->is_ref);
@@ -143,7 +143,7 @@ static int cset_open(const GUID *guid, const char *dir, struct perflib_cset **re
 	err = pin_identity(dir, &cs->dev, &cs->ino);
 	/* readable but not mappable (read permission only): map->data NULL, slots are copied */
 	if (!err)
-		err = perflib_set_open(guid, false, &cs->map);
+		err = perflib_store_open(guid, false, &cs->map);
 	/* the pins must still be those we identified: else a re-registration raced us */
 	if (!err)
 		err = pin_identity(dir, &dev2, &ino2);
@@ -175,13 +175,13 @@ out:
 /* why nothing is pinned for @guid: -ESRCH, or -ENODEV when bpffs is not mounted */
 static int not_registered(const GUID *guid)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	int err;
 
-	/* perflib_set_open tells a missing bpffs (and says how to mount it) from a missing set */
-	err = perflib_set_open(guid, false, &map);
+	/* perflib_store_open tells a missing bpffs (and says how to mount it) from a missing set */
+	err = perflib_store_open(guid, false, &map);
 	if (!err) {
-		perflib_set_close(map);
+		perflib_store_close(map);
 		return -EAGAIN; /* registered meanwhile */
 	}
 	return err == -ENOENT ? -ESRCH : err;
@@ -367,7 +367,7 @@ int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 	ino_t ino = 0;
 	int err = -EBUSY, tries;
 
-	if (perflib_set_dir(guid, dir, sizeof(dir)))
+	if (perflib_store_dir(guid, dir, sizeof(dir)))
 		return -ENAMETOOLONG;
 	cs = cache_fast(dir);
 	if (cs) {

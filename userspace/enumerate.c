@@ -42,7 +42,7 @@ ULONG PerfEnumerateCounterSet(LPCWSTR szMachine, LPGUID pCounterSetIds, DWORD cC
 	for (i = 0; i < nr; i++) {
 		if (n && !memcmp(&guids[n - 1], &guids[i], sizeof(GUID)))
 			continue;
-		if (perflib_set_dir(&guids[i], dir, sizeof(dir)))
+		if (perflib_store_dir(&guids[i], dir, sizeof(dir)))
 			continue;
 		snprintf(path, sizeof(path), "%s/info", dir);
 		if (stat(path, &st))

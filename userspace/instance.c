@@ -66,7 +66,7 @@ static void slot_key(const struct perflib_info *info, const WCHAR *name, size_t 
 	index_key_scoped(name, len, id, scope, key);
 }
 
-static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w);
+static void slot_release(struct perflib_store *map, uint32_t i, uint64_t w);
 
 /* is the owner recorded in slot word @w (and start time in the slot) still running? */
 static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
@@ -83,7 +83,7 @@ static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
 }
 
 /* delete the index key (inserted by @pid) of the name stored in slot @id if it points to it */
-static void slot_unindex(struct perflib_set_map *map, uint32_t id, uint32_t pid)
+static void slot_unindex(struct perflib_store *map, uint32_t id, uint32_t pid)
 {
 	const struct perflib_info *info = map->info;
 	uint8_t *slot = perflib_slot(map, id);
@@ -99,48 +99,46 @@ static void slot_unindex(struct perflib_set_map *map, uint32_t id, uint32_t pid)
 		bpf_map_delete_elem(perflib_index_fd(map, id), &key);
 }
 
-int perflib_slot_reap(struct perflib_set_map *map, uint32_t i)
+int perflib_slot_reap(struct perflib_store *map, uint32_t i)
 {
 	uint8_t *slot = perflib_slot(map, i);
-	uint64_t w, self_start;
-	uint32_t gen, self;
+	uint64_t w, cw, self_start;
+	uint32_t self;
 
 	w = perflib_slot_word(slot);
 	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || slot_owner_alive(slot, w))
 		return 0;
 	/*
-	 * Take it with this reaper's pid and stamp in one step (perflib_slot_take): a second
-	 * reaper then sees a live owner, never the dead one, and leaves it.
+	 * Take it with this reaper's pid and stamp in one step: a second reaper then sees a
+	 * live owner, never the dead one, and leaves it.
 	 */
 	perflib_self(&self, &self_start);
-	gen = perflib_gen_add(perflib_word_gen(w), 1);
-	if (!perflib_slot_take(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self),
-			       self_start))
+	if (!perflib_slot_take_dead(slot, w, self, self_start, &cw))
 		return 0;
 	/* the key was inserted under the dead owner's pid (its scope for aggregate sets) */
 	slot_unindex(map, i, perflib_word_pid(w));
-	slot_release(map, i, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, self));
+	slot_release(map, i, cw);
 	pr_debug("reaped slot %#x of a dead process\n", i);
 	return 1;
 }
 
 int perflib_reap_counterset(const GUID *counterset_guid)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	uint32_t c, i, n_slots;
 	int err, n = 0;
 
 	if (!counterset_guid)
 		return -EINVAL;
-	err = perflib_set_open(counterset_guid, true, &map);
+	err = perflib_store_open(counterset_guid, true, &map);
 	if (err)
 		return err;
 	for (c = 0; c < map->nr_classes; c++) {
-		n_slots = perflib_set_slots(map, c);
+		n_slots = perflib_store_slots(map, c);
 		for (i = 0; i < n_slots; i++)
 			n += perflib_slot_reap(map, perflib_slot_id_make(c, i));
 	}
-	perflib_set_close(map);
+	perflib_store_close(map);
 	return n;
 }
 
@@ -152,7 +150,7 @@ int perflib_reap_counterset(const GUID *counterset_guid)
 static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, uint64_t start,
 		      uint32_t n_slots, uint32_t *ret_id, uint64_t *ret_word)
 {
-	struct perflib_set_map *map = set->map;
+	struct perflib_store *map = set->map;
 	struct perflib_class *cl = &map->cls[cls];
 	struct perflib_ctrset_class *cc = &set->cls[cls];
 	uint32_t i = cc->alloc_hint < n_slots ? cc->alloc_hint : 0, left = n_slots, id;
@@ -184,15 +182,13 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		w = perflib_slot_word(perflib_slot(map, id));
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
-		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
-				       perflib_gen_add(perflib_word_gen(w), 1), pid);
 		/*
 		 * The live bit first (a kill right after the claim leaves a slot the exit reaper
 		 * walks to; if the claim fails the bit stays on a FREE slot until slot_scrub),
 		 * then word and stamp at once: the slot is never ours without our stamp.
 		 */
 		perflib_live_set(map, id, true);
-		if (!perflib_slot_take(perflib_slot(map, id), w, nw, start))
+		if (!perflib_slot_claim(perflib_slot(map, id), w, pid, start, &nw))
 			continue;
 		cc->alloc_hint = i;
 		*ret_id = id;
@@ -207,23 +203,20 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
  * freeing (or by the kernel reaper): only the holder of a slot may touch its bit, so claim
  * it first. 1 if cleared.
  */
-static int slot_scrub(struct perflib_set_map *map, uint32_t i, uint32_t pid, uint64_t start)
+static int slot_scrub(struct perflib_store *map, uint32_t i, uint32_t pid, uint64_t start)
 {
 	uint8_t *slot = perflib_slot(map, i);
 	uint64_t w = perflib_slot_word(slot), cw;
-	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1);
 
-	cw = perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid);
-	if (perflib_word_state(w) != PERFLIB_SLOT_FREE || !perflib_slot_take(slot, w, cw, start))
+	if (!perflib_slot_claim(slot, w, pid, start, &cw))
 		return 0;
 	perflib_live_set(map, i, false);
-	perflib_slot_take(slot, cw, perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 1), 0),
-			  0);
+	perflib_slot_free(slot, cw);
 	return 1;
 }
 
 /* free what dead processes hold among the first @n_slots of class @cls; the slots freed */
-static uint32_t reap_all(struct perflib_set_map *map, uint32_t cls, uint32_t n_slots, uint32_t pid,
+static uint32_t reap_all(struct perflib_store *map, uint32_t cls, uint32_t n_slots, uint32_t pid,
 			 uint64_t start)
 {
 	uint32_t i, id, n = 0;
@@ -245,14 +238,14 @@ static uint32_t reap_all(struct perflib_set_map *map, uint32_t cls, uint32_t n_s
 static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, uint64_t start,
 		      uint32_t *ret_id, uint64_t *ret_word)
 {
-	struct perflib_set_map *map = set->map;
+	struct perflib_store *map = set->map;
 	bool reaped = false;
 	uint32_t n, tries;
 	int err;
 
 	for (tries = 0; tries <= PERFLIB_MAX_SEGS + 1; tries++) {
 		/* segments other processes added meanwhile */
-		err = perflib_set_refresh(map);
+		err = perflib_store_refresh(map);
 		if (err)
 			return err;
 		/* the last segment's slots past the capacity stay unused */
@@ -264,7 +257,7 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 			if (reap_all(map, cls, n, pid, start))
 				continue;
 		}
-		err = perflib_set_grow(map, cls, perflib_set_nr_segs(map, cls));
+		err = perflib_store_grow(map, cls, perflib_store_nr_segs(map, cls));
 		if (err) {
 			pr_debug("size class %u of counter set full at %u slots: %s\n", cls, n,
 				 strerror(-err));
@@ -275,7 +268,7 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 }
 
 /* give a claimed slot back */
-static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
+static void slot_release(struct perflib_store *map, uint32_t i, uint64_t w)
 {
 	uint8_t *slot = perflib_slot(map, i);
 
@@ -288,21 +281,15 @@ static void slot_release(struct perflib_set_map *map, uint32_t i, uint64_t w)
 	 * exit reaper, which walks the live bits, would not see the slot: the procs entry
 	 * names it until it is FREE.
 	 */
-	if (map->proc_index >= 0 && map->procs)
-		__atomic_store_n(&map->procs[map->proc_index].pending, (uint64_t)i + 1,
-				 __ATOMIC_RELEASE);
+	perflib_proc_pending(map, i, true);
 	perflib_live_set(map, i, false);
 	/*
 	 * FREE and stamp 0 together: until then the slot shows its holder's stamp, so a kill
 	 * landing here leaves a slot the kernel's exit reaper still matches
 	 */
-	if (!perflib_slot_take(slot, w,
-			       perflib_make_word(PERFLIB_SLOT_FREE,
-						 perflib_gen_add(perflib_word_gen(w), 1), 0),
-			       0))
+	if (!perflib_slot_free(slot, w))
 		pr_warn("slot %#x changed while being freed\n", i);
-	if (map->proc_index >= 0 && map->procs)
-		__atomic_store_n(&map->procs[map->proc_index].pending, 0, __ATOMIC_RELEASE);
+	perflib_proc_pending(map, i, false);
 }
 
 /* fill the Windows block and the perflib fields of a claimed slot */
@@ -350,10 +337,11 @@ static bool key_current(uint64_t w, uint32_t gen)
  * an index value read from an index of class @cls: a slot of segment @k that this process
  * has opened; its slot id in *ret_id
  */
-static bool index_val_ok(const struct perflib_set_map *map, uint32_t cls,
+static bool index_val_ok(const struct perflib_store *map, uint32_t cls,
 			 const struct perflib_index_val *v, uint32_t k, uint32_t *ret_id)
 {
-	if (v->slot >= perflib_set_slots(map, cls) || perflib_seg_of(v->slot, map->cls[cls].seg0) != k) {
+	if (v->slot >= perflib_store_slots(map, cls) ||
+	    perflib_seg_of(v->slot, map->cls[cls].seg0) != k) {
 		pr_warn("index of counter set points outside its segment (slot %u)\n", v->slot);
 		return false;
 	}
@@ -367,7 +355,7 @@ static bool index_val_ok(const struct perflib_set_map *map, uint32_t cls,
  * lower slot; -EAGAIN: a creation at a higher slot, still undecided (wait and look again);
  * 0: nothing that counts.
  */
-static int key_elsewhere(struct perflib_set_map *map, uint32_t k, uint32_t id,
+static int key_elsewhere(struct perflib_store *map, uint32_t k, uint32_t id,
 			 const struct perflib_index_key *key)
 {
 	uint32_t cls = perflib_slot_id_class(id), other;
@@ -393,7 +381,7 @@ static int key_elsewhere(struct perflib_set_map *map, uint32_t k, uint32_t id,
  * after our key is in our segment's index: does another segment's index beat it? (Only
  * the segments of our class: a name's length decides its class, so the key is nowhere else.)
  */
-static int key_unique(struct perflib_set_map *map, uint32_t id, const struct perflib_index_key *key)
+static int key_unique(struct perflib_store *map, uint32_t id, const struct perflib_index_key *key)
 {
 	uint32_t cls = perflib_slot_id_class(id), own = perflib_slot_seg(map, id), k, n;
 	uint64_t deadline = 0, mask;
@@ -402,8 +390,8 @@ static int key_unique(struct perflib_set_map *map, uint32_t id, const struct per
 	/* our insert before every look (the other creator does the same: one sees the other) */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (;;) {
-		perflib_set_refresh(map);
-		n = perflib_set_nr_segs(map, cls);
+		perflib_store_refresh(map);
+		n = perflib_store_nr_segs(map, cls);
 		/* the segments that hold the key, in one call; else every one is looked at */
 		if (perflib_keys_where(map, cls, key, n, own, &mask))
 			mask = ~0ULL;
@@ -428,7 +416,7 @@ static int key_unique(struct perflib_set_map *map, uint32_t id, const struct per
 static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 		      const struct perflib_index_key *key)
 {
-	struct perflib_set_map *map = set->map;
+	struct perflib_store *map = set->map;
 	struct perflib_index_val val = {.slot = perflib_slot_id_index(id),
 					.gen = perflib_word_gen(w)},
 				 cur;
@@ -522,9 +510,7 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 		goto out;
 	}
 	/* publish: name and id are in place before readers can see LIVE */
-	if (!perflib_slot_cas(perflib_slot(set->map, idx), w,
-			      perflib_make_word(PERFLIB_SLOT_LIVE,
-						perflib_gen_add(perflib_word_gen(w), 1), pid))) {
+	if (!perflib_slot_publish(perflib_slot(set->map, idx), w)) {
 		/* taken by a reaper that thought this process dead: it frees the slot */
 		pr_warn("slot %#x was taken while being created\n", idx);
 		err = -EBUSY;
@@ -561,22 +547,21 @@ PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle, const GUID *
 void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 {
 	uint8_t *slot = perflib_slot(set->map, idx);
-	uint64_t w = perflib_slot_word(slot);
-	uint32_t gen = perflib_gen_add(perflib_word_gen(w), 1), pid;
+	uint64_t w = perflib_slot_word(slot), cw;
 	uint64_t start;
+	uint32_t pid;
 
 	atomic_store_explicit(perflib_ctrset_owned(set, idx), 0, memory_order_release);
 	set->nr_live--;
 	perflib_self(&pid, &start);
 	/* hide from readers first, then drop the key, then free; only our own live slot */
-	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != pid ||
-	    !perflib_slot_cas(slot, w, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid))) {
+	if (!perflib_slot_hide(slot, w, pid, &cw)) {
 		pr_warn("slot %#x changed under its owner (word %#llx)\n", idx,
 			(unsigned long long)w);
 		return;
 	}
 	slot_unindex(set->map, idx, pid);
-	slot_release(set->map, idx, perflib_make_word(PERFLIB_SLOT_CLAIMED, gen, pid));
+	slot_release(set->map, idx, cw);
 }
 
 struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,

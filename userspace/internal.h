@@ -101,23 +101,23 @@ struct perflib_class {
 					       * in every mapped segment, or NULL for a reader
 					       * without write permission (read-only fds cannot
 					       * be mmapped) */
-	size_t data_len;		      /* slots of all segments * slot_size (address space) */
-	uint32_t slot_size;		      /* geo->slot_size */
-	uint32_t seg0;			      /* geo->seg0_slots */
-	uint32_t max_segs;		      /* segments of the class's full capacity */
-	_Atomic uint32_t nr_segs;	      /* segments opened (and mapped), only grows */
-	int outer_fd[PERFLIB_SEG_NR];	      /* segs, idxs, lives (writers only), else -1 */
+	size_t data_len;	      /* slots of all segments * slot_size (address space) */
+	uint32_t slot_size;	      /* geo->slot_size */
+	uint32_t seg0;		      /* geo->seg0_slots */
+	uint32_t max_segs;	      /* segments of the class's full capacity */
+	_Atomic uint32_t nr_segs;     /* segments opened (and mapped), only grows */
+	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
 	struct perflib_seg segs[PERFLIB_MAX_SEGS];
 };
 
-struct perflib_set_map {
+struct perflib_store {
 	GUID guid;     /* counter set */
 	bool writable; /* opened read-write */
 	bool mapped;   /* slots mapped (perflib_class.data), else read by lookups */
 	int info_fd, ctl_fd, procs_fd;
-	int proc_index; /* this process's procs entry (a provider's map), -1 = none */
-	int keys_fd;	/* <set>/keys program (keys.c), writers only, -1 = none */
-	struct perflib_info *info;		     /* validated private copy of the info value */
+	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
+	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none */
+	struct perflib_info *info; /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
 	struct perflib_ctl *ctl;		     /* mapping of ctl, NULL when unmapped */
@@ -131,26 +131,26 @@ struct perflib_set_map {
 
 const char *perflib_root_path(void);
 /* "<root>/<guid>" into @buf */
-int perflib_set_dir(const GUID *guid, char *buf, size_t size);
+int perflib_store_dir(const GUID *guid, char *buf, size_t size);
 /*
- * perflib_set_open - open a pinned counter set. Providers (@writable) map it read-write;
+ * perflib_store_open - open a pinned counter set. Providers (@writable) map it read-write;
  * readers map it PROT_READ, or, with read permission only, get it unmapped (data and
  * procs NULL: read them with lookups). -ENOENT not registered, -EACCES no
  * permission, -EBADMSG corrupt info, -ENODEV bpffs not mounted at the root.
  */
-int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **ret_map);
+int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **ret_map);
 /*
- * perflib_set_create - create and pin the maps for @info (a complete info value of
+ * perflib_store_create - create and pin the maps for @info (a complete info value of
  * @info_size bytes) under the root with @opts; if another process pinned it first, open
  * that one instead and return 1 (caller compares registrations). 0 when created.
  */
 int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int flags,
 		       const struct perflib_pin_opts *opts, struct perflib_info **ret_info,
 		       size_t *ret_size);
-int perflib_set_create(const struct perflib_info *info, size_t info_size,
-		       const struct perflib_pin_opts *opts, struct perflib_set_map **ret_map);
-void perflib_set_close(struct perflib_set_map *map);
-int perflib_set_remove(const GUID *guid);
+int perflib_store_create(const struct perflib_info *info, size_t info_size,
+			 const struct perflib_pin_opts *opts, struct perflib_store **ret_map);
+void perflib_store_close(struct perflib_store *map);
+int perflib_store_remove(const GUID *guid);
 /*
  * perflib_info_check - validate an info value read from a map: magic, version, sizes,
  * every offset and count bounded. 0 or -EBADMSG.
@@ -159,30 +159,30 @@ int perflib_info_check(const void *buf, size_t size);
 /* string at pool offset @off of @info, or NULL; @ret_units gets the length without NUL */
 const WCHAR *perflib_info_string(const struct perflib_info *info, uint32_t off, size_t *ret_units);
 /* slot @id (class << 28 | index) of a mapped counter set (no bounds check: callers check
- * the index < perflib_set_slots of its class) */
-static inline uint8_t *perflib_slot(const struct perflib_set_map *map, uint32_t id)
+ * the index < perflib_store_slots of its class) */
+static inline uint8_t *perflib_slot(const struct perflib_store *map, uint32_t id)
 {
 	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
 
 	return c->data + (size_t)perflib_slot_id_index(id) * c->slot_size;
 }
 /* segments of class @cls opened by this process, and the slots they hold */
-static inline uint32_t perflib_set_nr_segs(const struct perflib_set_map *map, uint32_t cls)
+static inline uint32_t perflib_store_nr_segs(const struct perflib_store *map, uint32_t cls)
 {
-	return atomic_load_explicit(&((struct perflib_set_map *)map)->cls[cls].nr_segs,
+	return atomic_load_explicit(&((struct perflib_store *)map)->cls[cls].nr_segs,
 				    memory_order_acquire);
 }
-static inline uint32_t perflib_set_slots(const struct perflib_set_map *map, uint32_t cls)
+static inline uint32_t perflib_store_slots(const struct perflib_store *map, uint32_t cls)
 {
-	return (uint32_t)perflib_seg_first(perflib_set_nr_segs(map, cls), map->cls[cls].seg0);
+	return (uint32_t)perflib_seg_first(perflib_store_nr_segs(map, cls), map->cls[cls].seg0);
 }
 /* the segment of slot @id in its class */
-static inline uint32_t perflib_slot_seg(const struct perflib_set_map *map, uint32_t id)
+static inline uint32_t perflib_slot_seg(const struct perflib_store *map, uint32_t id)
 {
 	return perflib_seg_of(perflib_slot_id_index(id), map->cls[perflib_slot_id_class(id)].seg0);
 }
 /* the live-bitmap word of slot @id (of a mapped segment) and, in *ret_bit, its bit */
-static inline uint64_t *perflib_live_word(const struct perflib_set_map *map, uint32_t id,
+static inline uint64_t *perflib_live_word(const struct perflib_store *map, uint32_t id,
 					  uint64_t *ret_bit)
 {
 	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
@@ -193,19 +193,19 @@ static inline uint64_t *perflib_live_word(const struct perflib_set_map *map, uin
 	return &c->segs[k].live[off / 64];
 }
 /*
- * perflib_set_refresh - open (and map) the segments other processes published since the
+ * perflib_store_refresh - open (and map) the segments other processes published since the
  * last call; cheap when there are none (one read of ctl). 0 or -errno.
  */
-int perflib_set_refresh(struct perflib_set_map *map);
+int perflib_store_refresh(struct perflib_store *map);
 /*
- * perflib_set_grow - publish segment @k (== the number opened) of class @cls unless another
+ * perflib_store_grow - publish segment @k (== the number opened) of class @cls unless another
  * process did: create, pin and enter it in the outer maps, then open it. -ENOSPC at the
  * capacity, -EPERM without CAP_BPF (only lodctr or a privileged provider can grow a set).
  */
-int perflib_set_grow(struct perflib_set_map *map, uint32_t cls, uint32_t k);
+int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k);
 /* open and map the published segment @k of class @cls (seg_lock held) */
-int perflib_seg_open(struct perflib_set_map *map, uint32_t cls, uint32_t k);
-void perflib_seg_close(struct perflib_set_map *map, uint32_t cls, uint32_t k);
+int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k);
+void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k);
 /* the pin names of class @cls: its outer maps ("segs", "segs1", ...), its segment k's dir */
 void perflib_outer_pin(uint32_t cls, int j, char *buf, size_t size);
 void perflib_seg_dirname(uint32_t cls, uint32_t k, char *buf, size_t size);
@@ -234,15 +234,15 @@ uint32_t perflib_info_segs(const struct perflib_info *info, uint32_t cls);
 /* the class of @info that holds names of @units units (without the NUL) */
 uint32_t perflib_info_class_of(const struct perflib_info *info, size_t units);
 /* live bit of slot @id: set when claimed, cleared before the slot is freed */
-void perflib_live_set(struct perflib_set_map *map, uint32_t id, bool on);
+void perflib_live_set(struct perflib_store *map, uint32_t id, bool on);
 /*
  * look @key up in the index of every opened segment of class @cls: 0 and *ret_val (its slot
  * an index in the class), or -ENOENT
  */
-int perflib_index_lookup(const struct perflib_set_map *map, uint32_t cls,
+int perflib_index_lookup(const struct perflib_store *map, uint32_t cls,
 			 const struct perflib_index_key *key, struct perflib_index_val *ret_val);
 /* the index map fd of the segment holding slot @id */
-static inline int perflib_index_fd(const struct perflib_set_map *map, uint32_t id)
+static inline int perflib_index_fd(const struct perflib_store *map, uint32_t id)
 {
 	return map->cls[perflib_slot_id_class(id)].segs[perflib_slot_seg(map, id)].index_fd;
 }
@@ -272,52 +272,45 @@ static inline uint64_t perflib_slot_word(const uint8_t *slot)
 {
 	return __atomic_load_n((const uint64_t *)slot, __ATOMIC_ACQUIRE);
 }
-/* perflib_word_state/_gen/_pid and perflib_make_word: layout.h, shared with BPF */
-static inline bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
-{
-	return __atomic_compare_exchange_n((uint64_t *)slot, &old, new, false, __ATOMIC_ACQ_REL,
-					   __ATOMIC_ACQUIRE);
-}
-
 /*
- * perflib_slot_take - CAS the word of @slot from @old to @new and, in the same instant, its
- * owner stamp from what it is to @stamp: a slot is never held without its holder's stamp
- * (the kernel's exit reaper matches (pid, stamp)), and no stale claimer can write its stamp
- * into a slot another process holds. One 16-byte CAS where the CPU has it (x86-64 with
- * cmpxchg16b: -mcx16); elsewhere the word first, then the stamp.
+ * ---- slot and procs-entry words (slot.c): every state change, one function each ----------
+ * perflib_word_state/_gen/_pid, perflib_make_word, perflib_proc_word_*: layout.h, shared
+ * with BPF. Each returns true (or an entry) when the step was made, false when the word was
+ * not what the step starts from or changed under it; *ret_word gets the new word.
  */
-static inline bool perflib_slot_take(uint8_t *slot, uint64_t old, uint64_t new, uint64_t stamp)
-{
-#if defined(__x86_64__) && defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16)
-	unsigned __int128 *p = (unsigned __int128 *)slot, o, n;
-	uint64_t start;
-	int tries;
-
-	/* the stamp may change under us (a reaper zeroing it): retry while the word holds */
-	for (tries = 0; tries < 16; tries++) {
-		start = __atomic_load_n((uint64_t *)(slot + 8), __ATOMIC_ACQUIRE);
-		o = (unsigned __int128)start << 64 | old;
-		n = (unsigned __int128)stamp << 64 | new;
-		if (__sync_bool_compare_and_swap(p, o, n))
-			return true;
-		if (__atomic_load_n((uint64_t *)slot, __ATOMIC_ACQUIRE) != old)
-			return false;
-	}
-	return false;
-#else
-	if (!perflib_slot_cas(slot, old, new))
-		return false;
-	__atomic_store_n((uint64_t *)(slot + 8), stamp, __ATOMIC_RELEASE);
-	return true;
-#endif
-}
+/* CAS of the word alone; and of word and owner stamp at once (16 bytes where the CPU can) */
+bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new);
+bool perflib_slot_take(uint8_t *slot, uint64_t old, uint64_t new, uint64_t stamp);
+/* FREE(g) -> CLAIMED(g+1, @pid), stamp @stamp: a claim */
+bool perflib_slot_claim(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp,
+			uint64_t *ret_word);
+/* CLAIMED(g, pid) -> LIVE(g+1, pid): name and block written, readers may see it */
+bool perflib_slot_publish(uint8_t *slot, uint64_t w);
+/* LIVE(g, @pid) -> CLAIMED(g+1, @pid): its owner deleting it, hidden from readers first */
+bool perflib_slot_hide(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t *ret_word);
+/* CLAIMED(g, holder) -> FREE(g+1, 0), stamp 0: given back (zeroed, unindexed before) */
+bool perflib_slot_free(uint8_t *slot, uint64_t w);
+/* CLAIMED/LIVE(g, dead owner) -> CLAIMED(g+1, @self), stamp @self_stamp: a reaper's take */
+bool perflib_slot_take_dead(uint8_t *slot, uint64_t w, uint32_t self, uint64_t self_stamp,
+			    uint64_t *ret_word);
+/* LIVE(g, pid) -> LIVE(g, 0) with stamp PERFLIB_OWNER_KERNEL; and back to (@pid, @stamp) */
+bool perflib_slot_to_kernel(uint8_t *slot, uint64_t w);
+bool perflib_slot_from_kernel(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp);
+/*
+ * procs entries: claim one (free, or left by a dead process) for this process with @flags
+ * and socket @token (its index, or -ENOSPC); release entry @i if still this process's;
+ * name slot @id as being freed by this process (@on) or no slot (!@on)
+ */
+int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token);
+void perflib_proc_release(struct perflib_store *map, int i);
+void perflib_proc_pending(struct perflib_store *map, uint32_t id, bool on);
 
 /* ---- instances and reaping (instance.c) ------------------------------------------------ */
 /*
  * perflib_slot_reap - free slot @i if it is held by a dead process (removing its index
  * key). 1 if freed, 0 if not (live, free, or another process won the race).
  */
-int perflib_slot_reap(struct perflib_set_map *map, uint32_t i);
+int perflib_slot_reap(struct perflib_store *map, uint32_t i);
 /* the counter set of @prov whose slots hold its live instance @inst, and the slot index */
 struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,
 					       uint32_t *ret_idx);
@@ -340,12 +333,11 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
  * perflib_keys_where - bitmask of the segments below @nr_segs, but @skip, whose index holds
  * @key; -errno when there is no program or it cannot run (then map->keys_fd becomes -1).
  */
-int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
+int perflib_keys_pin(const struct perflib_store *map, const char *dir,
 		     const struct perflib_pin_opts *opts);
-void perflib_keys_open(struct perflib_set_map *map, const char *dir);
-int perflib_keys_where(struct perflib_set_map *map, uint32_t cls,
-		       const struct perflib_index_key *key, uint32_t nr_segs, uint32_t skip,
-		       uint64_t *ret_mask);
+void perflib_keys_open(struct perflib_store *map, const char *dir);
+int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct perflib_index_key *key,
+		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask);
 /* libbpf's messages as the library's debug output (reaper.c) */
 int perflib_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 
@@ -395,7 +387,7 @@ struct perflib_ctrset_class {
 struct perflib_ctrset {
 	struct perflib_ctrset *next;   /* provider's list; append-only until stop */
 	struct perflib_provider *prov; /* owner */
-	struct perflib_set_map *map;   /* opened pins */
+	struct perflib_store *map;     /* opened pins */
 	GUID guid;		       /* counter set */
 	uint32_t nr_classes;	       /* map->nr_classes */
 	uint32_t nr_counters;
@@ -445,7 +437,7 @@ struct perflib_provider *perflib_provider_lookup(HANDLE h);
  */
 static inline uint32_t perflib_ctrset_slots(const struct perflib_ctrset *set, uint32_t cls)
 {
-	uint32_t n = perflib_set_slots(set->map, cls);
+	uint32_t n = perflib_store_slots(set->map, cls);
 
 	return n < set->cls[cls].capacity ? n : set->cls[cls].capacity;
 }
@@ -526,9 +518,11 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
  * else -errno from libbpf. Callers ignore failures: the lazy reaping of instance.c still
  * frees dead providers' slots.
  */
-int perflib_reaper_attach(const struct perflib_set_map *map);
+int perflib_reaper_attach(const struct perflib_store *map);
 /* drop the reaper program of the set whose ctl pin is @ctl_fd from the dispatcher */
 void perflib_reaper_forget(const GUID *guid, int ctl_fd);
+/* a counter set is being unregistered: its program leaves the exit dispatcher */
+void perflib_reaper_set_removing(const GUID *guid);
 /* remove the root's exit dispatcher if no counter set is left under the root */
 void perflib_reaper_root_done(void);
 /*
@@ -536,8 +530,8 @@ void perflib_reaper_root_done(void);
  * entry of the dispatcher's provs table, so the kernel frees its slots when it exits.
  * Nothing without a dispatcher or write access to it (the lazy reaping remains).
  */
-void perflib_exit_join(const struct perflib_set_map *map);
-void perflib_exit_leave(const struct perflib_set_map *map);
+void perflib_exit_join(const struct perflib_store *map);
+void perflib_exit_leave(const struct perflib_store *map);
 /*
  * perflib_instance_to_kernel - hand live instance @inst of provider @provider to the
  * kernel: its word gets owner pid 0 and owner_start PERFLIB_OWNER_KERNEL (layout.h), the
@@ -626,7 +620,7 @@ unsigned int perflib_cb_timeout_ms(void);
  * set (the others are still asked; *ret_status is not written); -EINVAL for another
  * request code or @len over PERFLIB_CB_MAX_BUFFER; -ENOMEM.
  */
-int perflib_notify_providers(const struct perflib_set_map *map, ULONG request, const void *buf,
+int perflib_notify_providers(const struct perflib_store *map, ULONG request, const void *buf,
 			     size_t len, ULONG *ret_status);
 /*
  * perflib_collect_refs - ask every live provider process of @map with by-reference counters
@@ -636,6 +630,6 @@ int perflib_notify_providers(const struct perflib_set_map *map, ULONG request, c
  * Returns 0 (providers that did not answer in time keep their previous values); -EACCES
  * when a provider refused because this process may not read the counter set; -ENOMEM.
  */
-int perflib_collect_refs(const struct perflib_set_map *map);
+int perflib_collect_refs(const struct perflib_store *map);
 
 #endif /* PERFLIB_INTERNAL_H */

@@ -71,8 +71,8 @@ int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid, ULONG n
 	}
 	/* room in class 0: the names programs create (perflib_bpf.h) */
 	want = nr_instances < set->cls[0].capacity ? nr_instances : set->cls[0].capacity;
-	while (!err && perflib_set_slots(set->map, 0) < want)
-		err = perflib_set_grow(set->map, 0, perflib_set_nr_segs(set->map, 0));
+	while (!err && perflib_store_slots(set->map, 0) < want)
+		err = perflib_store_grow(set->map, 0, perflib_store_nr_segs(set->map, 0));
 	if (!err)
 		err = (int)perflib_ctrset_slots(set, 0);
 	pthread_mutex_unlock(&prov->lock);

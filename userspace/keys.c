@@ -29,12 +29,12 @@ static bool keys_enabled(void)
 	return !e || strcmp(e, "0") != 0;
 }
 
-static int idxs_fd(const struct perflib_set_map *map, uint32_t cls)
+static int idxs_fd(const struct perflib_store *map, uint32_t cls)
 {
 	return map->cls[cls < map->nr_classes ? cls : 0].outer_fd[PERFLIB_SEG_INDEX];
 }
 
-int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
+int perflib_keys_pin(const struct perflib_store *map, const char *dir,
 		     const struct perflib_pin_opts *opts)
 {
 	libbpf_print_fn_t old_print;
@@ -69,7 +69,7 @@ int perflib_keys_pin(const struct perflib_set_map *map, const char *dir,
 	return err;
 }
 
-void perflib_keys_open(struct perflib_set_map *map, const char *dir)
+void perflib_keys_open(struct perflib_store *map, const char *dir)
 {
 	char path[PATH_MAX + 8];
 
@@ -81,12 +81,10 @@ void perflib_keys_open(struct perflib_set_map *map, const char *dir)
 		map->keys_fd = -1;
 }
 
-int perflib_keys_where(struct perflib_set_map *map, uint32_t cls,
-		       const struct perflib_index_key *key, uint32_t nr_segs, uint32_t skip,
-		       uint64_t *ret_mask)
+int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct perflib_index_key *key,
+		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask)
 {
-	struct perflib_keys_args args = {
-		.key = *key, .nr_segs = nr_segs, .skip = skip, .cls = cls};
+	struct perflib_keys_args args = {.key = *key, .nr_segs = nr_segs, .skip = skip, .cls = cls};
 	/* a syscall program writes its context back into ctx_in */
 	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = &args, .ctx_size_in = sizeof(args));
 	int fd = __atomic_load_n(&map->keys_fd, __ATOMIC_RELAXED);

@@ -127,7 +127,7 @@ static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *se
 	size_t owned_len = 0, refs_len = 0;
 	uint32_t c;
 
-	perflib_set_close(set->map);
+	perflib_store_close(set->map);
 	perflib_prov_free(prov, set->dense);
 	/* one table of each kind for every class, class 0's first (ctrset_tables) */
 	for (c = 0; c < set->nr_classes; c++) {
@@ -307,7 +307,7 @@ static int template_ids_unique(const PERF_COUNTER_INFO *c, ULONG n)
 
 /* open the counter set's pins, or create them (CAP_BPF) when it is not registered */
 static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER_INFO *c,
-			    struct perflib_set_map **ret_map)
+			    struct perflib_store **ret_map)
 {
 	struct perflib_counter_reg *regs;
 	struct perflib_counterset_reg reg;
@@ -317,7 +317,7 @@ static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER
 	ULONG i;
 	int err;
 
-	err = perflib_set_open(&tmpl->CounterSetGuid, true, ret_map);
+	err = perflib_store_open(&tmpl->CounterSetGuid, true, ret_map);
 	if (err != -ENOENT)
 		return err;
 	regs = calloc(tmpl->NumCounters, sizeof(*regs));
@@ -346,7 +346,7 @@ static int ctrset_open_maps(const PERF_COUNTERSET_INFO *tmpl, const PERF_COUNTER
 	free(regs);
 	if (err)
 		return err;
-	err = perflib_set_create(info, size, &opts, ret_map);
+	err = perflib_store_create(info, size, &opts, ret_map);
 	free(info);
 	if (err == -EPERM)
 		pr_debug("creating a counter set needs CAP_BPF; register it with lodctr\n");

@@ -77,7 +77,7 @@ static int copy_entries(int fd, uint32_t first, uint32_t n, uint32_t value_size,
 
 bool perflib_reader_class(struct perflib_reader *r, uint32_t cls)
 {
-	struct perflib_set_map *map = r->cs->map;
+	struct perflib_store *map = r->cs->map;
 	const struct perflib_class *c = &map->cls[cls];
 
 	if (cls >= map->nr_classes)
@@ -86,7 +86,7 @@ bool perflib_reader_class(struct perflib_reader *r, uint32_t cls)
 	r->slot_size = c->slot_size;
 	r->name_max = c->geo->name_max;
 	r->ref_offset = c->geo->ref_offset;
-	r->n_slots = perflib_set_slots(map, cls);
+	r->n_slots = perflib_store_slots(map, cls);
 	r->next = r->first = 0;
 	r->bits = 0;
 	r->bits_base = 0;
@@ -101,7 +101,7 @@ bool perflib_reader_class(struct perflib_reader *r, uint32_t cls)
 
 int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs, bool values)
 {
-	struct perflib_set_map *map = cs->map;
+	struct perflib_store *map = cs->map;
 	uint32_t c, largest = 0;
 	size_t chunk;
 
@@ -113,7 +113,7 @@ int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs,
 			 cs->instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE;
 	r->name_offset = map->info->name_offset;
 	/* storage other processes added since the last call */
-	perflib_set_refresh(map);
+	perflib_store_refresh(map);
 	perflib_reader_class(r, 0);
 	if (map->mapped)
 		return 0;

@@ -64,18 +64,6 @@ static bool may_trace(void)
 	       (cap_effective(d, CAP_BPF) && cap_effective(d, CAP_PERFMON));
 }
 
-/* libbpf's messages go through the library's print hook, as debug output */
-int perflib_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char *msg;
-
-	if (level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
-		return 0;
-	pr_debug("%s", msg); /* "libbpf: ..." */
-	free(msg);
-	return 0;
-}
-
 /* "<root>/exit-reaper/<name>" into @buf */
 static void exit_path(char *buf, size_t size, const char *name)
 {
@@ -195,7 +183,7 @@ static bool exit_id_held(uint32_t id, const GUID *guid)
 }
 
 /* the set's exit id from its ctl map, 0 if none (or garbage) */
-static uint32_t exit_id_of(const struct perflib_set_map *map)
+static uint32_t exit_id_of(const struct perflib_store *map)
 {
 	uint32_t id = __atomic_load_n(&map->ctl->exit_id, __ATOMIC_ACQUIRE);
 
@@ -203,14 +191,14 @@ static uint32_t exit_id_of(const struct perflib_set_map *map)
 }
 
 /* class @cls of @map if it has one, else 0 */
-static uint32_t cls_or0(const struct perflib_set_map *map, uint32_t cls)
+static uint32_t cls_or0(const struct perflib_store *map, uint32_t cls)
 {
 	return cls < map->nr_classes ? cls : 0;
 }
 
 /* the reaper's maps of class @cls: the class's outer maps (class 0's if none) */
 static int reuse_class(struct bpf_map *slots, struct bpf_map *idx, struct bpf_map *live,
-		       const struct perflib_set_map *map, uint32_t cls)
+		       const struct perflib_store *map, uint32_t cls)
 {
 	const struct perflib_class *c = &map->cls[cls_or0(map, cls)];
 	int err;
@@ -223,7 +211,7 @@ static int reuse_class(struct bpf_map *slots, struct bpf_map *idx, struct bpf_ma
 	return err;
 }
 
-int perflib_reaper_attach(const struct perflib_set_map *map)
+int perflib_reaper_attach(const struct perflib_store *map)
 {
 	struct reaper_bpf *skel = NULL;
 	libbpf_print_fn_t old_print;
@@ -236,7 +224,7 @@ int perflib_reaper_attach(const struct perflib_set_map *map)
 		return -EOPNOTSUPP;
 	if (!map->writable || !map->ctl)
 		return -EBADF;
-	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/" REAPER_PIN, dir);
@@ -336,6 +324,23 @@ out:
 	return err;
 }
 
+void perflib_reaper_set_removing(const GUID *guid)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	int fd;
+
+	if (perflib_store_dir(guid, dir, sizeof(dir)))
+		return;
+	/* a set of any layout may have a ctl */
+	snprintf(path, sizeof(path), "%s/ctl", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (perflib_map_check(fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_ctl), 1, 0) >= 0)
+		perflib_reaper_forget(guid, fd);
+	close(fd);
+}
+
 void perflib_reaper_root_done(void)
 {
 	char dir[PATH_MAX];
@@ -424,13 +429,13 @@ static void exit_entry(uint32_t id, bool join)
 	close(fd);
 }
 
-void perflib_exit_join(const struct perflib_set_map *map)
+void perflib_exit_join(const struct perflib_store *map)
 {
 	if (map->ctl)
 		exit_entry(exit_id_of(map), true);
 }
 
-void perflib_exit_leave(const struct perflib_set_map *map)
+void perflib_exit_leave(const struct perflib_store *map)
 {
 	if (map->ctl)
 		exit_entry(exit_id_of(map), false);
@@ -442,8 +447,7 @@ int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst)
 {
 	struct perflib_provider *prov = perflib_provider_lookup(provider);
 	struct perflib_ctrset *set;
-	struct perflib_slot_hdr *h;
-	uint64_t w, start;
+	uint8_t *slot;
 	uint32_t idx;
 	int err = 0;
 
@@ -455,15 +459,8 @@ int perflib_instance_to_kernel(HANDLE provider, PPERF_COUNTERSET_INSTANCE inst)
 		err = -EINVAL;
 		goto out;
 	}
-	h = (void *)perflib_slot(set->map, idx);
-	w = perflib_slot_word((uint8_t *)h);
-	start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
-	/* the marker first: from now on every liveness check says alive, whatever the pid */
-	__atomic_store_n(&h->owner_start, PERFLIB_OWNER_KERNEL, __ATOMIC_RELAXED);
-	/* same generation: the index key's generation keeps matching the slot */
-	if (!perflib_slot_cas((uint8_t *)h, w,
-			      perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w), 0))) {
-		__atomic_store_n(&h->owner_start, start, __ATOMIC_RELAXED);
+	slot = perflib_slot(set->map, idx);
+	if (!perflib_slot_to_kernel(slot, perflib_slot_word(slot))) {
 		err = -EBUSY;
 		goto out;
 	}
@@ -478,8 +475,8 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 {
 	struct perflib_provider *prov = perflib_provider_lookup(provider);
 	struct perflib_ctrset *set;
-	struct perflib_slot_hdr *h;
-	uint64_t w, start;
+	uint8_t *slot;
+	uint64_t start;
 	uint32_t pid, i, c, id;
 	int n = 0;
 
@@ -495,17 +492,9 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 			continue;
 		}
 		id = perflib_slot_id_make(c, i);
-		h = (void *)perflib_slot(set->map, id);
-		w = perflib_slot_word((uint8_t *)h);
-		if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
-		    __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED) != PERFLIB_OWNER_KERNEL)
+		slot = perflib_slot(set->map, id);
+		if (!perflib_slot_from_kernel(slot, perflib_slot_word(slot), pid, start))
 			continue;
-		/* pid first (the marker still says alive), then this process's start time */
-		if (!perflib_slot_cas(
-			    (uint8_t *)h, w,
-			    perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w), pid)))
-			continue;
-		__atomic_store_n(&h->owner_start, start, __ATOMIC_RELAXED);
 		atomic_store_explicit(perflib_ctrset_owned(set, id), 1, memory_order_release);
 		set->nr_live++;
 		n++;

@@ -27,7 +27,7 @@ static bool same_registration(const struct perflib_info *a, const struct perflib
 int perflib_registry_register(const struct perflib_counterset_reg *reg,
 			      const struct perflib_pin_opts *user_opts)
 {
-	struct perflib_set_map *map = NULL;
+	struct perflib_store *map = NULL;
 	struct perflib_pin_opts opts;
 	struct perflib_info *info;
 	size_t size;
@@ -56,13 +56,13 @@ int perflib_registry_register(const struct perflib_counterset_reg *reg,
 				 &info, &size);
 	if (err)
 		return err;
-	err = perflib_set_open(&reg->counterset_guid, false, &map);
+	err = perflib_store_open(&reg->counterset_guid, false, &map);
 	if (err == -ENOENT) {
-		err = perflib_set_create(info, size, &opts, &map);
+		err = perflib_store_create(info, size, &opts, &map);
 		if (err == 0) {
 			/* kernel-assisted cleanup of dead providers, when privileged (reaper.c) */
 			perflib_reaper_attach(map);
-			perflib_set_close(map);
+			perflib_store_close(map);
 			free(info);
 			return 0;
 		}
@@ -76,29 +76,42 @@ int perflib_registry_register(const struct perflib_counterset_reg *reg,
 	}
 	/* already pinned (by us just now racing, or before): identical is a no-op */
 	err = same_registration(map->info, info) ? -EEXIST : -ENOTUNIQ;
-	perflib_set_close(map);
+	perflib_store_close(map);
 	free(info);
+	return err;
+}
+
+/* unpin a counter set; its reaper program leaves the root's exit dispatcher first, and the
+ * dispatcher goes with the root's last set */
+static int registry_remove(const GUID *counterset_guid)
+{
+	int err;
+
+	perflib_reaper_set_removing(counterset_guid);
+	err = perflib_store_remove(counterset_guid);
+	if (!err)
+		perflib_reaper_root_done();
 	return err;
 }
 
 int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	uint32_t c, i, live = 0;
 	uint64_t w;
 	int err;
 
 	if (!counterset_guid)
 		return -EINVAL;
-	err = perflib_set_open(counterset_guid, true, &map);
+	err = perflib_store_open(counterset_guid, true, &map);
 	if (err == -EBADMSG) {
 		/* a corrupt counter set can still be removed */
-		return force ? perflib_set_remove(counterset_guid) : err;
+		return force ? registry_remove(counterset_guid) : err;
 	}
 	if (err)
 		return err;
 	for (c = 0; c < map->nr_classes; c++) {
-		for (i = 0; i < perflib_set_slots(map, c); i++) {
+		for (i = 0; i < perflib_store_slots(map, c); i++) {
 			uint32_t id = perflib_slot_id_make(c, i);
 
 			w = perflib_slot_word(perflib_slot(map, id));
@@ -108,8 +121,8 @@ int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
 				live++;
 		}
 	}
-	perflib_set_close(map);
+	perflib_store_close(map);
 	if (live && !force)
 		return -EBUSY;
-	return perflib_set_remove(counterset_guid);
+	return registry_remove(counterset_guid);
 }

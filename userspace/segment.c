@@ -9,7 +9,7 @@
  * private directory and renames it to s<k>; a loser of that race removes its copy. Then
  * whoever sees s<k> enters it in the outer maps and moves ctl.nr_segs from k to k + 1, so a
  * grower that dies after the rename only delays the next one. Readers open the segments
- * below ctl.nr_segs[c] (perflib_set_refresh), so they see new storage without reopening.
+ * below ctl.nr_segs[c] (perflib_store_refresh), so they see new storage without reopening.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -45,11 +45,11 @@ void perflib_seg_dirname(uint32_t cls, uint32_t k, char *buf, size_t size)
 }
 
 /* "<set dir>/[c<c>]s<k>" */
-static int seg_dir(const struct perflib_set_map *map, uint32_t cls, uint32_t k, char *buf,
+static int seg_dir(const struct perflib_store *map, uint32_t cls, uint32_t k, char *buf,
 		   size_t size)
 {
 	char dir[PATH_MAX], name[32];
-	int err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	int err = perflib_store_dir(&map->guid, dir, sizeof(dir));
 
 	if (err)
 		return err;
@@ -127,7 +127,7 @@ int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 	return err;
 }
 
-void perflib_seg_close(struct perflib_set_map *map, uint32_t cls, uint32_t k)
+void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg *s = &map->cls[cls].segs[k];
 	struct perflib_seg_maps m = {{s->data_fd, s->index_fd, s->live_fd}};
@@ -139,7 +139,7 @@ void perflib_seg_close(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 	s->data_fd = s->index_fd = s->live_fd = -1;
 }
 
-int perflib_seg_open(struct perflib_set_map *map, uint32_t cls, uint32_t k)
+int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c = &map->cls[cls];
 	struct perflib_seg *s = &c->segs[k];
@@ -189,7 +189,7 @@ fail:
 }
 
 /* segments of class @cls published in ctl */
-static int ctl_nr_segs(const struct perflib_set_map *map, uint32_t cls, uint32_t *ret_nr)
+static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr)
 {
 	struct perflib_ctl ctl;
 	__u32 key = 0;
@@ -206,17 +206,17 @@ static int ctl_nr_segs(const struct perflib_set_map *map, uint32_t cls, uint32_t
 	return 0;
 }
 
-static int class_refresh(struct perflib_set_map *map, uint32_t cls)
+static int class_refresh(struct perflib_store *map, uint32_t cls)
 {
 	struct perflib_class *c = &map->cls[cls];
 	uint32_t want, k;
 	int err;
 
 	err = ctl_nr_segs(map, cls, &want);
-	if (err || want <= perflib_set_nr_segs(map, cls))
+	if (err || want <= perflib_store_nr_segs(map, cls))
 		return err;
 	pthread_mutex_lock(&map->seg_lock);
-	for (k = perflib_set_nr_segs(map, cls); k < want; k++) {
+	for (k = perflib_store_nr_segs(map, cls); k < want; k++) {
 		err = perflib_seg_open(map, cls, k);
 		if (err)
 			break;
@@ -227,7 +227,7 @@ static int class_refresh(struct perflib_set_map *map, uint32_t cls)
 	return err;
 }
 
-int perflib_set_refresh(struct perflib_set_map *map)
+int perflib_store_refresh(struct perflib_store *map)
 {
 	uint32_t c;
 	int err = 0, e;
@@ -260,7 +260,7 @@ static void *outer_update(void *p)
  * update of an array of maps wait for an RCU grace period (so that no program still runs
  * with the old entry): the three updates run at once, in threads, and share their waits.
  */
-static int seg_publish(struct perflib_set_map *map, uint32_t cls, uint32_t k)
+static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	struct outer_update u[PERFLIB_SEG_NR];
@@ -320,7 +320,7 @@ static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 	return 0;
 }
 
-int perflib_set_grow(struct perflib_set_map *map, uint32_t cls, uint32_t k)
+int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	struct perflib_pin_opts opts;
@@ -336,10 +336,10 @@ int perflib_set_grow(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 	if (err)
 		return err;
 	if (nr > k)
-		return perflib_set_refresh(map);
+		return perflib_store_refresh(map);
 	if (k >= map->cls[cls].max_segs)
 		return -ENOSPC;
-	err = perflib_set_dir(&map->guid, dir, sizeof(dir));
+	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
 	if (!err)
 		err = set_pin_opts(dir, &opts);
 	if (!err)
@@ -349,11 +349,12 @@ int perflib_set_grow(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 	if (stat(sdir, &st)) {
 		err = perflib_seg_create(map->info, cls, k, &m);
 		if (err) {
-			pr_debug("cannot grow size class %u of counter set to %u segments: %s\n", cls,
-				 k + 1, strerror(-err));
+			pr_debug("cannot grow size class %u of counter set to %u segments: %s\n",
+				 cls, k + 1, strerror(-err));
 			return err == -ENOMEM || err == -E2BIG ? -ENOSPC : err;
 		}
-		snprintf(tmp, sizeof(tmp), "%s/tmp-c%us%u-%d-%u", dir, cls, k, (int)getpid(), seq++);
+		snprintf(tmp, sizeof(tmp), "%s/tmp-c%us%u-%d-%u", dir, cls, k, (int)getpid(),
+			 seq++);
 		err = perflib_seg_pin(&m, tmp, &opts);
 		perflib_seg_maps_close(&m);
 		if (!err && rename(tmp, sdir) && errno != EEXIST && errno != ENOTEMPTY)
@@ -366,10 +367,10 @@ int perflib_set_grow(struct perflib_set_map *map, uint32_t cls, uint32_t k)
 	err = seg_publish(map, cls, k);
 	if (err)
 		return err;
-	return perflib_set_refresh(map);
+	return perflib_store_refresh(map);
 }
 
-void perflib_live_set(struct perflib_set_map *map, uint32_t i, bool on)
+void perflib_live_set(struct perflib_store *map, uint32_t i, bool on)
 {
 	uint64_t bit, *w = perflib_live_word(map, i, &bit);
 
@@ -379,10 +380,10 @@ void perflib_live_set(struct perflib_set_map *map, uint32_t i, bool on)
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
 }
 
-int perflib_index_lookup(const struct perflib_set_map *map, uint32_t cls,
+int perflib_index_lookup(const struct perflib_store *map, uint32_t cls,
 			 const struct perflib_index_key *key, struct perflib_index_val *ret_val)
 {
-	uint32_t k, n = perflib_set_nr_segs(map, cls);
+	uint32_t k, n = perflib_store_nr_segs(map, cls);
 
 	for (k = 0; k < n; k++) {
 		if (!bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, ret_val))

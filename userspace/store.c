@@ -80,7 +80,7 @@ static int make_root(void)
 
 static const char *const pin_names[] = {"info", "ctl", "procs"};
 
-void perflib_set_close(struct perflib_set_map *map)
+void perflib_store_close(struct perflib_store *map)
 {
 	uint32_t k;
 	uint32_t c;
@@ -117,9 +117,9 @@ void perflib_set_close(struct perflib_set_map *map)
 	free(map);
 }
 
-static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
+static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 {
-	struct perflib_set_map *map = calloc(1, sizeof(*map));
+	struct perflib_store *map = calloc(1, sizeof(*map));
 	uint32_t c, k;
 
 	if (!map)
@@ -140,43 +140,14 @@ static struct perflib_set_map *map_alloc(const GUID *guid, bool writable)
 	return map;
 }
 
-int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
-		      __u32 flags)
-{
-	struct bpf_map_info mi;
-	__u32 len = sizeof(mi);
-
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
-		return -errno;
-	if (mi.type != type || mi.key_size != key_size ||
-	    (value_size && mi.value_size != value_size) || (entries && mi.max_entries != entries) ||
-	    (flags && (mi.map_flags & flags) != flags))
-		return -EBADMSG;
-	return (int)mi.value_size;
-}
-
-/* shared mappings of a provider are not inherited: fork() copies no page tables of them */
-void *perflib_map_shared(void *addr, size_t len, bool writable, int fd)
-{
-	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
-	void *p = mmap(addr, len, prot, MAP_SHARED | (addr ? MAP_FIXED : 0), fd, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	if (writable)
-		madvise(p, len, MADV_DONTFORK);
-	return p;
-}
-
 /*
  * Read the info value, map ctl and procs, reserve the address space of every slot the set
  * may ever hold, and open the published segments; fds are open. @unmapped: a reader whose
- * fds are read-only, which the kernel will not let mmap the maps (see perflib_set_open):
+ * fds are read-only, which the kernel will not let mmap the maps (see perflib_store_open):
  * nothing is mapped, and readers use lookup syscalls.
  */
 /* read and check the info value of @map (info_fd open) into map->info */
-static int map_read_info(struct perflib_set_map *map)
+static int map_read_info(struct perflib_store *map)
 {
 	struct perflib_info *info;
 	__u32 key = 0;
@@ -212,7 +183,7 @@ static int map_read_info(struct perflib_set_map *map)
 	return 0;
 }
 
-static int map_attach(struct perflib_set_map *map, bool unmapped)
+static int map_attach(struct perflib_store *map, bool unmapped)
 {
 	const struct perflib_info *info = map->info;
 	int err;
@@ -262,32 +233,19 @@ static int map_attach(struct perflib_set_map *map, bool unmapped)
 		if (!map->procs || !map->ctl)
 			return -errno;
 	}
-	return perflib_set_refresh(map);
+	return perflib_store_refresh(map);
 }
 
-/* open pin @name of directory @dir; -errno */
-int perflib_pin_open(const char *dir, const char *name, bool rdonly)
+int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **ret_map)
 {
-	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
-	char path[PATH_MAX + 16];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	gopts.file_flags = rdonly ? BPF_F_RDONLY : 0;
-	fd = bpf_obj_get_opts(path, &gopts);
-	return fd < 0 ? -errno : fd;
-}
-
-int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **ret_map)
-{
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	char dir[PATH_MAX], name[32];
 	bool unmapped = false;
 	int *fds[3];
 	uint32_t c;
 	int err, i;
 
-	err = perflib_set_dir(guid, dir, sizeof(dir));
+	err = perflib_store_dir(guid, dir, sizeof(dir));
 	if (err)
 		return err;
 	map = map_alloc(guid, writable);
@@ -347,50 +305,8 @@ int perflib_set_open(const GUID *guid, bool writable, struct perflib_set_map **r
 	*ret_map = map;
 	return 0;
 out:
-	perflib_set_close(map);
+	perflib_store_close(map);
 	return err;
-}
-
-int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts)
-{
-	char path[PATH_MAX + 8];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (bpf_obj_pin(fd, path))
-		return -errno;
-	if (chmod(path, opts->mode & 0666))
-		return -errno;
-	if ((opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) && chown(path, opts->uid, opts->gid))
-		return -errno;
-	return 0;
-}
-
-/*
- * Unpin everything in a counter set's directory: the maps, the segment directories, and
- * whatever pins BPF programs added beside them (the exit reaper's link, kcounters' links;
- * a pinned link keeps its program attached and the maps alive until it is unpinned), then
- * the directory.
- */
-void perflib_remove_dir(const char *dir)
-{
-	char path[PATH_MAX + 8];
-	struct dirent *de;
-	DIR *d;
-
-	d = opendir(dir);
-	if (d) {
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			if (de->d_type == DT_DIR)
-				perflib_remove_dir(path);
-			else
-				unlink(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
 }
 
 /* an ARRAY_OF_MAPS of PERFLIB_MAX_SEGS entries whose inner maps look like @inner_fd */
@@ -436,13 +352,13 @@ static int template_create(const struct perflib_info *info, uint32_t cls,
 	return 0;
 }
 
-int perflib_set_create(const struct perflib_info *info, size_t info_size,
-		       const struct perflib_pin_opts *opts, struct perflib_set_map **ret_map)
+int perflib_store_create(const struct perflib_info *info, size_t info_size,
+			 const struct perflib_pin_opts *opts, struct perflib_store **ret_map)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC};
 	struct perflib_seg_maps seg0;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	char dir[PATH_MAX], tmp[PATH_MAX], sdir[PATH_MAX + 8], name[32];
 	static _Atomic unsigned int seq;
 	int btf_fd = -1, key_id, val_id, err, j;
@@ -450,7 +366,7 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 	GUID guid;
 
 	memcpy(&guid, info->counterset_guid, sizeof(guid));
-	err = perflib_set_dir(&guid, dir, sizeof(dir));
+	err = perflib_store_dir(&guid, dir, sizeof(dir));
 	if (err)
 		return err;
 	err = check_bpffs(perflib_root_path());
@@ -560,8 +476,8 @@ int perflib_set_create(const struct perflib_info *info, size_t info_size,
 		if (err == -EEXIST || err == -ENOTEMPTY) {
 			/* another process published it first: use theirs */
 			perflib_seg_maps_close(&seg0);
-			perflib_set_close(map);
-			err = perflib_set_open(&guid, true, ret_map);
+			perflib_store_close(map);
+			err = perflib_store_open(&guid, true, ret_map);
 			return err ? err : 1;
 		}
 		goto out;
@@ -583,39 +499,24 @@ out:
 	if (btf_fd >= 0)
 		close(btf_fd);
 	perflib_seg_maps_close(&seg0);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	return err;
 }
 
-int perflib_set_remove(const GUID *guid)
+int perflib_store_remove(const GUID *guid)
 {
 	char dir[PATH_MAX];
 	struct stat st;
 	int err;
 
-	err = perflib_set_dir(guid, dir, sizeof(dir));
+	err = perflib_store_dir(guid, dir, sizeof(dir));
 	if (err)
 		return err;
 	if (stat(dir, &st))
 		return -errno;
-	/* its program leaves the exit dispatcher (a set of any layout may have a ctl) */
-	{
-		char path[PATH_MAX + 8];
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/ctl", dir);
-		fd = bpf_obj_get(path);
-		if (fd >= 0) {
-			if (perflib_map_check(fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_ctl),
-					      1, 0) >= 0)
-				perflib_reaper_forget(guid, fd);
-			close(fd);
-		}
-	}
 	perflib_remove_dir(dir);
 	if (!stat(dir, &st))
 		return -EBUSY;
-	perflib_reaper_root_done();
 	return 0;
 }
 

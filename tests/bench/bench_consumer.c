@@ -9,7 +9,7 @@
  *          10,000 instances x 8 counters, beside a loop that copies id, name and the 8
  *          values of each live slot.
  *
- * The plain loops open the maps read-only themselves (perflib_set_open) and do no checks:
+ * The plain loops open the maps read-only themselves (perflib_store_open) and do no checks:
  * no liveness, no re-read of the slot word, no output format; they find the end of a name
  * with the consumer's own word-at-a-time scan (perflib_name_len), so that the ratio is the
  * cost of what the API adds. Each figure is the best of ROUNDS alternating measurements
@@ -90,7 +90,7 @@ static HANDLE provide(GUID *set, unsigned int n, unsigned int tag)
  * The plain reader: every live slot's id and name (and, with @values, its counters) copied
  * to @out, packed. Returns the bytes produced.
  */
-static size_t plain_copy(const struct perflib_set_map *map, uint8_t *out, bool values)
+static size_t plain_copy(const struct perflib_store *map, uint8_t *out, bool values)
 {
 	const struct perflib_info *info = map->info;
 	size_t len = 0, n;
@@ -137,7 +137,7 @@ static void row(const char *what, unsigned int n, double api_ns, double plain_ns
 
 static void bench_enum(unsigned int n, unsigned int tag)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	double api_ns = 1e30, plain_ns = 1e30;
 	uint8_t *buf, *out;
 	DWORD size = 0, got;
@@ -152,7 +152,7 @@ static void bench_enum(unsigned int n, unsigned int tag)
 		die("sizing PerfEnumerateCounterSetInstances", st);
 	buf = malloc(size);
 	out = malloc((size_t)n * (4 + 2 * NAME_MAX_UNITS));
-	if (!buf || !out || perflib_set_open(&set, false, &map))
+	if (!buf || !out || perflib_store_open(&set, false, &map))
 		die("setup", n);
 	for (r = 0; r < ROUNDS; r++) {
 		MEASURE(api_ns, {
@@ -167,7 +167,7 @@ static void bench_enum(unsigned int n, unsigned int tag)
 		});
 	}
 	row("enum", n, api_ns, plain_ns);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	free(buf);
 	free(out);
 	PerfStopProvider(h);
@@ -179,7 +179,7 @@ static void bench_query(unsigned int n, unsigned int tag)
 		PERF_COUNTER_IDENTIFIER id;
 		WCHAR name[4];
 	} spec;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	double api_ns = 1e30, plain_ns = 1e30;
 	uint8_t *buf, *out;
 	DWORD size = 0, got;
@@ -205,7 +205,7 @@ static void bench_query(unsigned int n, unsigned int tag)
 		die("sizing PerfQueryCounterData", st);
 	buf = malloc(size);
 	out = malloc((size_t)n * (4 + 2 * NAME_MAX_UNITS + 8 * NR_COUNTERS));
-	if (!buf || !out || perflib_set_open(&set, false, &map))
+	if (!buf || !out || perflib_store_open(&set, false, &map))
 		die("setup", n);
 	for (r = 0; r < ROUNDS; r++) {
 		MEASURE(api_ns, {
@@ -220,7 +220,7 @@ static void bench_query(unsigned int n, unsigned int tag)
 	}
 	row("query", n, api_ns, plain_ns);
 	printf("         (query: %u bytes of PERF_DATA_HEADER output per call)\n", size);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	free(buf);
 	free(out);
 	PerfCloseQueryHandle(q);

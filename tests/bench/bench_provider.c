@@ -173,7 +173,7 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 	static PPERF_COUNTERSET_INSTANCE live[LIVE];
 	PPERF_COUNTERSET_INSTANCE inst;
 	struct perflib_ctrset *cs;
-	struct perflib_set_map *m;
+	struct perflib_store *m;
 	struct tmpl t;
 	WCHAR name[40];
 	double t0, best = 1e30, best_c = 1e30, best_d = 1e30;
@@ -222,7 +222,7 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 					fd_memlock(m->procs_fd));
 		uint32_t k;
 
-		for (k = 0; k < perflib_set_nr_segs(m, 0); k++)
+		for (k = 0; k < perflib_store_nr_segs(m, 0); k++)
 			total += (double)(fd_memlock(m->cls[0].segs[k].data_fd) +
 					  fd_memlock(m->cls[0].segs[k].index_fd) +
 					  fd_memlock(m->cls[0].segs[k].live_fd));

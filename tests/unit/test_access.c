@@ -29,8 +29,8 @@
 #define NOGROUP 65534
 #define WAIT_MS 10000
 
-static const char *const pins[] = {"info",	 "ctl",	     "procs",  "segs",
-				   "idxs",	 "s0/data", "s0/index", "s0/live"};
+static const char *const pins[] = {"info", "ctl",     "procs",	  "segs",
+				   "idxs", "s0/data", "s0/index", "s0/live"};
 #define NR_PINS (sizeof(pins) / sizeof(pins[0]))
 
 /* become nobody:nogroup with no supplementary groups and, as a result, no capabilities */
@@ -114,7 +114,7 @@ static void check_pins(const GUID *set, mode_t mode, uid_t uid, gid_t gid)
 	struct stat st;
 	int i;
 
-	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(set, dir, sizeof(dir)), 0);
 	for (i = 0; i < (int)NR_PINS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, pins[i]);
 		assert_int_equal(stat(path, &st), 0);
@@ -132,12 +132,12 @@ static void check_pins(const GUID *set, mode_t mode, uid_t uid, gid_t gid)
 /* the instance the child left: value 3000 and 77, owner gone */
 static void check_child_instance(const GUID *set)
 {
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	unsigned int found = 0;
 	uint32_t i;
 
-	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
+	assert_int_equal(perflib_store_open(set, false, &ro), 0);
+	for (i = 0; i < perflib_store_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		const PERF_COUNTERSET_INSTANCE *blk = (const void *)(s + PERFLIB_BLOCK_OFFSET);
 
@@ -148,7 +148,7 @@ static void check_child_instance(const GUID *set)
 		assert_int_equal(*(const uint64_t *)(s + PERFLIB_COUNTERS_OFFSET + 8), 3000);
 		assert_int_equal(*(const uint32_t *)(s + PERFLIB_COUNTERS_OFFSET + 24), 77);
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_int_equal(found, 1);
 	assert_int_equal(perflib_reap_counterset(set), 1);
 }
@@ -256,7 +256,7 @@ static void test_unregistered_without_cap_bpf(void **state)
 	assert_non_null(err);
 	assert_int_equal(run_child(set, ERROR_ACCESS_DENIED, fileno(err)), 0);
 	/* nothing was left behind */
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	assert_int_not_equal(stat(dir, &st), 0);
 	rewind(err);
 	n = fread(out, 1, sizeof(out) - 1, err);
@@ -284,7 +284,8 @@ static void test_pin_modes(void **state)
 	reg.counters = &c;
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		reg.counterset_guid = prov_guid();
-		opts = (struct perflib_pin_opts){sizeof(opts), modes[i], NOBODY, i % 2 ? NOGROUP : 0, 4, 0};
+		opts = (struct perflib_pin_opts){sizeof(opts),	      modes[i], NOBODY,
+						 i % 2 ? NOGROUP : 0, 4,	0};
 		assert_int_equal(perflib_register_counterset(&reg, &opts), 0);
 		check_pins(&reg.counterset_guid, modes[i], NOBODY, i % 2 ? NOGROUP : 0);
 	}
@@ -304,22 +305,22 @@ static void test_pin_modes(void **state)
 static int child_read(void *p)
 {
 	const GUID *set = p;
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	int err;
 
 	if (drop_privileges())
 		return 3;
-	err = perflib_set_open(set, false, &ro);
+	err = perflib_store_open(set, false, &ro);
 	if (err)
 		return 4;
 	/* read-only fds cannot be mmapped: the set is opened unmapped, read with lookups */
 	if (ro->mapped || ro->procs || ro->info->capacity == 0) {
-		perflib_set_close(ro);
+		perflib_store_close(ro);
 		return 10;
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	/* but never a writable open */
-	if (perflib_set_open(set, true, &ro) != -EACCES)
+	if (perflib_store_open(set, true, &ro) != -EACCES)
 		return 5;
 	return 0;
 }

@@ -152,13 +152,13 @@ static void test_key_ascii(void **state)
 /* the slot index of this process's live instance with @id in @set */
 static int64_t slot_of(const GUID *set, uint32_t id)
 {
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	int64_t found = -1;
 	uint32_t i;
 	uint64_t w;
 
-	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
+	assert_int_equal(perflib_store_open(set, false, &ro), 0);
+	for (i = 0; i < perflib_store_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 
 		w = perflib_slot_word(s);
@@ -168,7 +168,7 @@ static int64_t slot_of(const GUID *set, uint32_t id)
 			    id)
 			found = i;
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	return found;
 }
 
@@ -363,14 +363,14 @@ static void test_counters(void **state)
 static void test_loader_open(void **state)
 {
 	struct perflib_bpf_counterset cs;
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	char g[37];
 	GUID set;
 	HANDLE h;
 
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	assert_int_equal(perflib_bpf_counterset_open(perflib_pin_root(),
 						     perflib_guid_to_string(&set, g), &cs),
 			 0);
@@ -385,7 +385,7 @@ static void test_loader_open(void **state)
 	assert_int_equal(cs.geo.nr_procs, ro->info->nr_procs);
 	perflib_bpf_counterset_close(&cs);
 	assert_int_equal(cs.data_fd, -1);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 	set = prov_guid();
 	assert_int_equal(perflib_bpf_counterset_open(NULL, perflib_guid_to_string(&set, g), &cs),

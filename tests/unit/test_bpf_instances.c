@@ -148,27 +148,27 @@ static int listed(const GUID *set, const char *name, uint32_t id)
 /* every slot FREE and zero past its header, and the index empty */
 static void assert_all_free(const GUID *set)
 {
-	struct perflib_set_map *m;
+	struct perflib_store *m;
 	struct perflib_index_key k;
 	uint32_t i, j;
 
-	assert_int_equal(perflib_set_open(set, false, &m), 0);
-	for (i = 0; i < perflib_set_slots(m, 0); i++) {
+	assert_int_equal(perflib_store_open(set, false, &m), 0);
+	for (i = 0; i < perflib_store_slots(m, 0); i++) {
 		const uint8_t *s = perflib_slot(m, i);
 
 		assert_int_equal(perflib_word_state(perflib_slot_word(s)), PERFLIB_SLOT_FREE);
 		for (j = PERFLIB_BLOCK_OFFSET; j < m->info->slot_size; j++)
 			assert_int_equal(s[j], 0);
 	}
-	for (i = 0; i < perflib_set_nr_segs(m, 0); i++)
+	for (i = 0; i < perflib_store_nr_segs(m, 0); i++)
 		assert_int_not_equal(bpf_map_get_next_key(m->cls[0].segs[i].index_fd, NULL, &k), 0);
-	perflib_set_close(m);
+	perflib_store_close(m);
 }
 
 static void test_create_delete(void **state)
 {
 	struct test_instances_bpf *skel;
-	struct perflib_set_map *m;
+	struct perflib_store *m;
 	PPERF_COUNTERSET_INSTANCE user, again;
 	const PERF_COUNTERSET_INSTANCE *kb, *ub;
 	const struct perflib_slot_hdr *hdr;
@@ -189,7 +189,7 @@ static void test_create_delete(void **state)
 	assert_true(s >= 0);
 	assert_int_equal(listed(&set, "alpha", 5), 1);
 	/* kernel-owned, and the Windows block of a user-space instance with as long a name */
-	assert_int_equal(perflib_set_open(&set, false, &m), 0);
+	assert_int_equal(perflib_store_open(&set, false, &m), 0);
 	w = perflib_slot_word(perflib_slot(m, (uint32_t)s));
 	hdr = (const void *)perflib_slot(m, (uint32_t)s);
 	assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_LIVE);
@@ -205,7 +205,7 @@ static void test_create_delete(void **state)
 	assert_memory_equal((const BYTE *)kb + kb->InstanceNameOffset, u"alpha", 12);
 	assert_string_equal((const char *)perflib_slot(m, (uint32_t)s) + m->info->ascii_offset,
 			    "alpha");
-	perflib_set_close(m);
+	perflib_store_close(m);
 
 	/* (name, id) unique across BPF and user space, both ways */
 	assert_int_equal(create_ascii(skel, "alpha", 5, 0), E_EXIST);
@@ -228,12 +228,12 @@ static void test_create_delete(void **state)
 	assert_int_equal(delete_slot(skel, (uint32_t)s), 0);
 	assert_int_equal(listed(&set, "alpha", 5), 0);
 	assert_int_equal(delete_slot(skel, (uint32_t)s), E_NOENT);
-	assert_int_equal(perflib_set_open(&set, false, &m), 0);
+	assert_int_equal(perflib_store_open(&set, false, &m), 0);
 	assert_int_equal(perflib_word_state(perflib_slot_word(perflib_slot(m, (uint32_t)s))),
 			 PERFLIB_SLOT_FREE);
 	for (j = PERFLIB_BLOCK_OFFSET; j < m->info->slot_size; j++)
 		assert_int_equal(perflib_slot(m, (uint32_t)s)[j], 0);
-	perflib_set_close(m);
+	perflib_store_close(m);
 	again = PerfCreateInstance(h, &set, u"alpha", 5);
 	assert_non_null(again);
 	assert_int_equal(PerfDeleteInstance(h, again), ERROR_SUCCESS);
@@ -294,7 +294,7 @@ static void test_full(void **state)
 static void test_reserve(void **state)
 {
 	struct test_instances_bpf *skel;
-	struct perflib_set_map *m;
+	struct perflib_store *m;
 	struct ti_ctx ctx;
 	uint32_t seg0, i;
 	int64_t s = -1;
@@ -305,10 +305,10 @@ static void test_reserve(void **state)
 
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
-	assert_int_equal(perflib_set_open(&set, false, &m), 0);
+	assert_int_equal(perflib_store_open(&set, false, &m), 0);
 	seg0 = m->cls[0].seg0;
-	assert_int_equal(perflib_set_nr_segs(m, 0), 1);
-	perflib_set_close(m);
+	assert_int_equal(perflib_store_nr_segs(m, 0), 1);
+	perflib_store_close(m);
 	assert_int_equal(PerfOpenQueryHandle(NULL, &q), ERROR_SUCCESS);
 	skel = load_for(&set);
 	for (i = 0; i < seg0; i++) {

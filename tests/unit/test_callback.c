@@ -248,16 +248,16 @@ static bool rec_read(int fd, struct rec *r, int timeout_ms)
 	return read(fd, r, sizeof(*r)) == sizeof(*r);
 }
 
-static struct perflib_set_map *open_set(GUID set)
+static struct perflib_store *open_set(GUID set)
 {
-	struct perflib_set_map *map = NULL;
+	struct perflib_store *map = NULL;
 
-	assert_int_equal(perflib_set_open(&set, false, &map), 0);
+	assert_int_equal(perflib_store_open(&set, false, &map), 0);
 	return map;
 }
 
 /* notify and expect success; returns the status */
-static ULONG notify(struct perflib_set_map *map, ULONG code, const void *buf, size_t len)
+static ULONG notify(struct perflib_store *map, ULONG code, const void *buf, size_t len)
 {
 	ULONG status = 0xDEAD;
 
@@ -269,8 +269,8 @@ static ULONG notify(struct perflib_set_map *map, ULONG code, const void *buf, si
  * A fresh provider child (@callbacks providers with a callback, @refs instances) and the
  * consumer's view of its counter set; @timeout_ms sets PERFLIB_CALLBACK_TIMEOUT_MS (0: unset)
  */
-static struct perflib_set_map *setup(struct pchild *c, unsigned int timeout_ms, int callbacks,
-				     bool refs)
+static struct perflib_store *setup(struct pchild *c, unsigned int timeout_ms, int callbacks,
+				   bool refs)
 {
 	ctl_reset();
 	if (timeout_ms)
@@ -394,7 +394,7 @@ static void expect_rec(struct pchild *c, ULONG code, const void *buf, size_t len
 
 static void test_callback_requests(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct pchild c;
 	struct rec r;
 	void *id;
@@ -430,13 +430,13 @@ static void test_callback_requests(void **state)
 
 	/* by-reference counters but no instance: nothing to collect, no error */
 	assert_int_equal(perflib_collect_refs(map), 0);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	pchild_finish(&c);
 }
 
 static void test_callback_status(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct pchild c;
 	struct rec r1, r2;
 
@@ -463,19 +463,19 @@ static void test_callback_status(void **state)
 	assert_int_equal(notify(map, PERF_COLLECT_END, u"H", 4), ERROR_SUCCESS);
 	assert_true(rec_read(c.rec[0], &r1, WAIT_MS));
 	assert_true(rec_read(c.rec[0], &r2, WAIT_MS));
-	perflib_set_close(map);
+	perflib_store_close(map);
 	pchild_finish(&c);
 }
 
 /* ---- by-reference counters ------------------------------------------------------------------ */
 
 /* the slot of live instance @name ("a" or "b") in @map */
-static const uint8_t *slot_named(struct perflib_set_map *map, const char *name)
+static const uint8_t *slot_named(struct perflib_store *map, const char *name)
 {
 	const struct perflib_info *info = map->info;
 	uint32_t i;
 
-	for (i = 0; i < perflib_set_slots(map, 0); i++) {
+	for (i = 0; i < perflib_store_slots(map, 0); i++) {
 		const uint8_t *slot = perflib_slot(map, i);
 
 		if (perflib_word_state(perflib_slot_word(slot)) == PERFLIB_SLOT_LIVE &&
@@ -486,7 +486,7 @@ static const uint8_t *slot_named(struct perflib_set_map *map, const char *name)
 	return NULL;
 }
 
-static uint64_t ref_value(struct perflib_set_map *map, const char *name, unsigned int pos)
+static uint64_t ref_value(struct perflib_store *map, const char *name, unsigned int pos)
 {
 	const uint8_t *slot = slot_named(map, name);
 
@@ -494,7 +494,7 @@ static uint64_t ref_value(struct perflib_set_map *map, const char *name, unsigne
 			       __ATOMIC_RELAXED);
 }
 
-static uint64_t ref_nulls(struct perflib_set_map *map, const char *name)
+static uint64_t ref_nulls(struct perflib_store *map, const char *name)
 {
 	const uint8_t *slot = slot_named(map, name);
 
@@ -503,7 +503,7 @@ static uint64_t ref_nulls(struct perflib_set_map *map, const char *name)
 
 static void test_byref_collect(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct pchild c;
 	uint64_t addr, shown;
 
@@ -537,7 +537,7 @@ static void test_byref_collect(void **state)
 
 	/* a process without a ControlCallback is not notified: nothing to wait for */
 	assert_int_equal(notify(map, PERF_COLLECT_START, u"H", 4), ERROR_SUCCESS);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	assert_int_equal(tl_signal(c.go[1]), 0);
 	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
 	pchild_close(&c);
@@ -547,7 +547,7 @@ static void test_byref_collect(void **state)
 
 static void test_sigstop_provider(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct timespec t0;
 	struct pchild c;
 	struct rec r;
@@ -578,14 +578,14 @@ static void test_sigstop_provider(void **state)
 	expect_rec(&c, PERF_COLLECT_END, u"H", 4, 1);
 	assert_int_equal(perflib_collect_refs(map), 0);
 	assert_int_equal(ref_value(map, "a", POS_REF64), 111);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	pchild_kill(&c);
 	unsetenv("PERFLIB_CALLBACK_TIMEOUT_MS");
 }
 
 static void test_slow_callback(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct timespec t0;
 	struct pchild c;
 	struct rec r;
@@ -616,14 +616,14 @@ static void test_slow_callback(void **state)
 	assert_int_equal(notify(map, PERF_COLLECT_START, u"H", 4), ERROR_SUCCESS);
 	assert_true(ms_since(&t0) < 2000);
 	assert_false(rec_read(c.rec[0], &r, 50));
-	perflib_set_close(map);
+	perflib_store_close(map);
 	pchild_kill(&c);
 	unsetenv("PERFLIB_CALLBACK_TIMEOUT_MS");
 }
 
 static void test_dead_provider(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct timespec t0;
 	struct pchild c;
 
@@ -643,7 +643,7 @@ static void test_dead_provider(void **state)
 	assert_int_equal(notify(map, PERF_COLLECT_START, u"H", 4), ERROR_SUCCESS);
 	assert_int_equal(perflib_collect_refs(map), 0);
 	assert_true(ms_since(&t0) < 1000);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	pchild_close(&c);
 	unsetenv("PERFLIB_CALLBACK_TIMEOUT_MS");
 }
@@ -654,31 +654,31 @@ static void pins_chmod(GUID set, mode_t mode, uid_t uid, gid_t gid)
 {
 	char dir[PATH_MAX];
 
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	assert_int_equal(tl_pins_chmod(dir, mode, uid, gid), 0);
 }
 
 /*
- * A reader's view of a counter set it may read but not write: perflib_set_open gives it
+ * A reader's view of a counter set it may read but not write: perflib_store_open gives it
  * unmapped (read-only fds cannot be mmapped), so the consumer side reads the procs entries
  * with lookups. NULL when the pins refuse.
  */
-static struct perflib_set_map *reader_open(GUID set)
+static struct perflib_store *reader_open(GUID set)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 
-	if (perflib_set_open(&set, false, &map))
+	if (perflib_store_open(&set, false, &map))
 		return NULL;
 	/* runs in a child: a mapped view here would be a failure (the caller sees NULL) */
 	if (map->mapped || map->procs) {
-		perflib_set_close(map);
+		perflib_store_close(map);
 		return NULL;
 	}
 	return map;
 }
 
 /* a by-reference value read with a lookup (the reader has no mapping) */
-static int reader_ref_a(struct perflib_set_map *map, uint64_t *ret)
+static int reader_ref_a(struct perflib_store *map, uint64_t *ret)
 {
 	const struct perflib_info *info = map->info;
 	uint8_t *slot = malloc(info->slot_size);
@@ -701,8 +701,8 @@ static int reader_ref_a(struct perflib_set_map *map, uint64_t *ret)
 
 struct reader {
 	GUID set;
-	gid_t group;			   /* supplementary group, 0 = none */
-	struct perflib_set_map *inherited; /* opened by root before the fork */
+	gid_t group;			 /* supplementary group, 0 = none */
+	struct perflib_store *inherited; /* opened by root before the fork */
 	bool expect_allowed;
 };
 
@@ -710,7 +710,7 @@ struct reader {
 static int child_reader(void *arg)
 {
 	struct reader *r = arg;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	ULONG status = 0xDEAD;
 	uint64_t v = 0;
 	int err;
@@ -727,13 +727,13 @@ static int child_reader(void *arg)
 			return 4;
 		if (perflib_collect_refs(map) || reader_ref_a(map, &v) || v != 111)
 			return 5;
-		perflib_set_close(map);
+		perflib_store_close(map);
 		return 0;
 	}
 	/* no read permission: the pins refuse, and so does the provider */
 	if (map)
 		return 6;
-	if (perflib_set_open(&r->set, false, &map) != -EACCES)
+	if (perflib_store_open(&r->set, false, &map) != -EACCES)
 		return 7;
 	/* the root's mapping, still here after setuid: not a way around the rule */
 	if (perflib_notify_providers(r->inherited, PERF_COLLECT_START, u"H", 4, &status) != -EACCES)
@@ -743,8 +743,7 @@ static int child_reader(void *arg)
 	return 0;
 }
 
-static void run_reader(struct pchild *c, struct perflib_set_map *root_map, gid_t group,
-		       bool allowed)
+static void run_reader(struct pchild *c, struct perflib_store *root_map, gid_t group, bool allowed)
 {
 	struct reader r = {
 		.set = c->set,
@@ -768,7 +767,7 @@ static void run_reader(struct pchild *c, struct perflib_set_map *root_map, gid_t
 
 static void test_unprivileged_consumer(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct pchild c;
 
 	(void)state;
@@ -786,7 +785,7 @@ static void test_unprivileged_consumer(void **state)
 	pins_chmod(c.set, 0044, NOBODY, TEST_GROUP);
 	run_reader(&c, map, TEST_GROUP, false);
 	pins_chmod(c.set, 0600, 0, 0);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	pchild_kill(&c);
 }
 
@@ -870,7 +869,7 @@ static int child_forker(void *arg)
 
 static void test_fork(void **state)
 {
-	struct perflib_set_map *mp, *mg;
+	struct perflib_store *mp, *mg;
 	struct forker f;
 	pid_t pid, gpid;
 	struct rec r;
@@ -911,8 +910,8 @@ static void test_fork(void **state)
 	assert_int_equal(r.pid, pid);
 	assert_int_equal(tl_signal(f.go[1]), 0);
 	assert_int_equal(tl_wait(pid, WAIT_MS), 0);
-	perflib_set_close(mp);
-	perflib_set_close(mg);
+	perflib_store_close(mp);
+	perflib_store_close(mg);
 	close(f.rec[0]);
 	close(f.rec[1]);
 	close(f.ready[0]);
@@ -959,7 +958,7 @@ static int child_restarter(void *arg)
 
 static void test_stop_restart(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct restarter s;
 	struct pchild c;
 	int phase;
@@ -985,7 +984,7 @@ static void test_stop_restart(void **state)
 		atomic_store(&ctl->stop_self, phase == 2);
 		assert_int_equal(notify(map, PERF_COLLECT_START, u"R", 4), ERROR_SUCCESS);
 		expect_rec(&c, PERF_COLLECT_START, u"R", 4, 1);
-		perflib_set_close(map);
+		perflib_store_close(map);
 		assert_int_equal(tl_signal(s.go[1]), 0);
 	}
 	assert_int_equal(tl_wait(pid, WAIT_MS), 0);
@@ -1000,7 +999,7 @@ static void test_stop_restart(void **state)
 /* ---- hostile input ------------------------------------------------------------------------ */
 
 /* a raw connection to @c's service, found through the procs map */
-static int raw_connect(struct perflib_set_map *map, pid_t pid)
+static int raw_connect(struct perflib_store *map, pid_t pid)
 {
 	struct sockaddr_un addr;
 	socklen_t len;
@@ -1020,7 +1019,7 @@ static int raw_connect(struct perflib_set_map *map, pid_t pid)
 }
 
 /* send @len bytes, return the reply's err (or -1 without a reply) */
-static int raw_request(struct perflib_set_map *map, pid_t pid, const void *msg, size_t len)
+static int raw_request(struct perflib_store *map, pid_t pid, const void *msg, size_t len)
 {
 	struct perflib_cb_reply reply;
 	struct pollfd p;
@@ -1042,7 +1041,7 @@ static void test_hostile_requests(void **state)
 		uint8_t buf[128];
 	} m;
 	PERF_COUNTER_IDENTITY id;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct pchild c;
 	struct rec r;
 	void *good;
@@ -1101,14 +1100,14 @@ static void test_hostile_requests(void **state)
 	close(fd);
 	assert_int_equal(perflib_collect_refs(map), 0);
 	assert_int_equal(ref_value(map, "a", POS_REF64), 111);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	pchild_kill(&c);
 }
 
 /* garbage and impostors in the procs map cost nothing and call nobody twice */
 static void test_hostile_procs(void **state)
 {
-	struct perflib_set_map *map, *wmap;
+	struct perflib_store *map, *wmap;
 	struct perflib_proc *e;
 	struct sockaddr_un addr;
 	struct timespec t0;
@@ -1122,7 +1121,7 @@ static void test_hostile_procs(void **state)
 
 	(void)state;
 	map = setup(&c, 5000, 1, false);
-	assert_int_equal(perflib_set_open(&c.set, true, &wmap), 0);
+	assert_int_equal(perflib_store_open(&c.set, true, &wmap), 0);
 	assert_int_equal(perflib_proc_start_time(1, &start1), 0);
 	for (i = 0; i < wmap->info->nr_procs; i++) {
 		if (wmap->procs[i].state == PERFLIB_PROC_LIVE)
@@ -1190,8 +1189,8 @@ static void test_hostile_procs(void **state)
 		if (i != live)
 			memset(&wmap->procs[i], 0, sizeof(wmap->procs[i]));
 	}
-	perflib_set_close(wmap);
-	perflib_set_close(map);
+	perflib_store_close(wmap);
+	perflib_store_close(map);
 	pchild_finish(&c);
 	unsetenv("PERFLIB_CALLBACK_TIMEOUT_MS");
 }

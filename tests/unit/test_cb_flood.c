@@ -86,12 +86,12 @@ static void pins_chmod(GUID set, mode_t mode)
 {
 	char dir[PATH_MAX];
 
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	assert_int_equal(tl_pins_chmod(dir, mode, 0, 0), 0);
 }
 
 /* the provider child's socket address, from its procs entry */
-static void prov_addr(struct perflib_set_map *map, pid_t pid, struct sockaddr_un *addr,
+static void prov_addr(struct perflib_store *map, pid_t pid, struct sockaddr_un *addr,
 		      socklen_t *len)
 {
 	uint32_t i;
@@ -156,9 +156,9 @@ static int child_flooder(void *arg)
 }
 
 /* a provider child with a callback, its set's pins at @mode, a flooder; the map */
-static struct perflib_set_map *start(struct prov *p, struct flood *f, mode_t mode)
+static struct perflib_store *start(struct prov *p, struct flood *f, mode_t mode)
 {
-	struct perflib_set_map *map = NULL;
+	struct perflib_store *map = NULL;
 
 	memset(p, 0, sizeof(*p));
 	p->set = prov_guid();
@@ -169,7 +169,7 @@ static struct perflib_set_map *start(struct prov *p, struct flood *f, mode_t mod
 	if (tl_await(p->ready[0], WAIT_MS))
 		fail_msg("provider child never got ready (exit %d)", tl_wait(p->pid, WAIT_MS));
 	pins_chmod(p->set, mode);
-	assert_int_equal(perflib_set_open(&p->set, false, &map), 0);
+	assert_int_equal(perflib_store_open(&p->set, false, &map), 0);
 	prov_addr(map, p->pid, &f->addr, &f->len);
 	assert_int_equal(tl_pipe(f->stop), 0);
 	f->pid = tl_fork(child_flooder, f);
@@ -180,11 +180,11 @@ static struct perflib_set_map *start(struct prov *p, struct flood *f, mode_t mod
 	return map;
 }
 
-static void finish(struct prov *p, struct flood *f, struct perflib_set_map *map)
+static void finish(struct prov *p, struct flood *f, struct perflib_store *map)
 {
 	close(f->stop[1]);
 	assert_int_equal(tl_wait(f->pid, WAIT_MS), 0);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	assert_int_equal(tl_signal(p->go[1]), 0);
 	assert_int_equal(tl_wait(p->pid, WAIT_MS), 0);
 	close(p->ready[0]);
@@ -194,7 +194,7 @@ static void finish(struct prov *p, struct flood *f, struct perflib_set_map *map)
 }
 
 /* COLLECTIONS callback requests by this (root) consumer: every one runs the callback */
-static void collections(struct perflib_set_map *map)
+static void collections(struct perflib_store *map)
 {
 	static const WCHAR machine[] = u"HOST";
 	uint32_t before = atomic_load(calls);
@@ -212,13 +212,13 @@ static void collections(struct perflib_set_map *map)
 }
 
 /* by-reference values are collected during the flood too (they go stale when starved) */
-static void collect_refs(struct perflib_set_map *map, pid_t pid)
+static void collect_refs(struct perflib_store *map, pid_t pid)
 {
 	const struct perflib_info *info = map->info;
 	uint64_t *v = NULL;
 	uint32_t i;
 
-	for (i = 0; i < perflib_set_slots(map, 0) && !v; i++) {
+	for (i = 0; i < perflib_store_slots(map, 0) && !v; i++) {
 		uint8_t *slot = perflib_slot(map, i);
 		uint64_t w = perflib_slot_word(slot);
 
@@ -236,7 +236,7 @@ static void collect_refs(struct perflib_set_map *map, pid_t pid)
 
 static void test_flood_readable(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct prov p;
 	struct flood f;
 
@@ -249,7 +249,7 @@ static void test_flood_readable(void **state)
 
 static void test_flood_not_readable(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct prov p;
 	struct flood f;
 
@@ -279,7 +279,7 @@ struct refused {
 	struct sockaddr_un addr;
 	socklen_t len;
 	GUID set;
-	struct perflib_set_map *map; /* root's view, still usable after setuid */
+	struct perflib_store *map; /* root's view, still usable after setuid */
 };
 
 /* a refusal at accept (op and seq 0, EACCES), or the answer EACCES to request @seq */
@@ -351,7 +351,7 @@ static int child_refused(void *arg)
 
 static void test_refused_at_once(void **state)
 {
-	struct perflib_set_map *map = NULL;
+	struct perflib_store *map = NULL;
 	struct refused r;
 	struct prov p;
 	pid_t pid;
@@ -365,7 +365,7 @@ static void test_refused_at_once(void **state)
 	assert_true(p.pid > 0);
 	assert_int_equal(tl_await(p.ready[0], WAIT_MS), 0);
 	pins_chmod(p.set, 0640);
-	assert_int_equal(perflib_set_open(&p.set, false, &map), 0);
+	assert_int_equal(perflib_store_open(&p.set, false, &map), 0);
 	prov_addr(map, p.pid, &r.addr, &r.len);
 	r.set = p.set;
 	r.map = map;
@@ -373,7 +373,7 @@ static void test_refused_at_once(void **state)
 	pid = tl_fork(child_refused, &r);
 	assert_true(pid > 0);
 	assert_int_equal(tl_wait(pid, WAIT_MS), 0);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	assert_int_equal(tl_signal(p.go[1]), 0);
 	assert_int_equal(tl_wait(p.pid, WAIT_MS), 0);
 	close(p.ready[0]);

@@ -87,9 +87,9 @@ static void test_every_class(void **state)
 		assert_non_null(inst[i]);
 		check_block(inst[i], &set, names[i], lens[i], (ULONG)i + 10);
 		/* in the class its length selects: class i here */
-		assert_int_equal(perflib_slot_id_class((uint32_t)perflib_ctrset_instance_index(
-					 cs, inst[i])),
-				 i);
+		assert_int_equal(
+			perflib_slot_id_class((uint32_t)perflib_ctrset_instance_index(cs, inst[i])),
+			i);
 		/* raw writes through the block, as a Windows provider does */
 		*(ULONG *)prov_slot(inst[i], 0) = 100 + (ULONG)i;
 		assert_int_equal(PerfSetULongLongCounterValue(h, inst[i], PROV_STD_LARGE, 1000 + i),
@@ -117,16 +117,16 @@ static void test_every_class(void **state)
 	}
 	/* deleted instances' slots go to the next names of their class: the set does not grow */
 	for (i = 0; i < NR_LENS; i++)
-		segs[i] = perflib_set_nr_segs(cs->map, (uint32_t)i);
+		segs[i] = perflib_store_nr_segs(cs->map, (uint32_t)i);
 	for (i = 0; i < NR_LENS; i++) {
 		assert_int_equal(PerfDeleteInstance(h, inst[i]), ERROR_SUCCESS);
 		names[i][0] = u'Z';
 		again = PerfCreateInstance(h, &set, names[i], 77);
 		assert_non_null(again);
-		assert_int_equal(perflib_slot_id_class(
-					 (uint32_t)perflib_ctrset_instance_index(cs, again)),
-				 i);
-		assert_int_equal(perflib_set_nr_segs(cs->map, (uint32_t)i), segs[i]);
+		assert_int_equal(
+			perflib_slot_id_class((uint32_t)perflib_ctrset_instance_index(cs, again)),
+			i);
+		assert_int_equal(perflib_store_nr_segs(cs->map, (uint32_t)i), segs[i]);
 		check_block(again, &set, names[i], lens[i], 77);
 		/* a new instance starts at zero */
 		assert_int_equal(*(ULONG *)prov_slot(again, 0), 0);
@@ -185,13 +185,13 @@ static int holder(void *p)
 }
 
 /* instances of @map that are not FREE, every class */
-static unsigned int taken(const struct perflib_set_map *map)
+static unsigned int taken(const struct perflib_store *map)
 {
 	unsigned int n = 0;
 	uint32_t c, i;
 
 	for (c = 0; c < map->nr_classes; c++) {
-		for (i = 0; i < perflib_set_slots(map, c); i++) {
+		for (i = 0; i < perflib_store_slots(map, c); i++) {
 			if (perflib_word_state(perflib_slot_word(perflib_slot(
 				    map, perflib_slot_id_make(c, i)))) != PERFLIB_SLOT_FREE)
 				n++;
@@ -203,7 +203,7 @@ static unsigned int taken(const struct perflib_set_map *map)
 static void test_sigkill_every_class(void **state)
 {
 	struct killed k = {.set = prov_guid()};
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	pid_t pid;
 
 	(void)state;
@@ -211,7 +211,7 @@ static void test_sigkill_every_class(void **state)
 	pid = tl_fork(holder, &k);
 	assert_true(pid > 0);
 	assert_int_equal(tl_await(k.ready[0], 20000), 0);
-	assert_int_equal(perflib_set_open(&k.set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&k.set, false, &ro), 0);
 	assert_int_equal(taken(ro), NR_LENS);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(tl_wait(pid, 20000), 128 + SIGKILL);
@@ -222,7 +222,7 @@ static void test_sigkill_every_class(void **state)
 	if (taken(ro))
 		assert_int_equal(perflib_reap_counterset(&k.set), NR_LENS);
 	assert_int_equal(taken(ro), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	close(k.ready[0]);
 	close(k.ready[1]);
 }
@@ -282,7 +282,7 @@ static void test_empty_set_memory(void **state)
 
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	bytes = dir_memlock(dir);
 	print_message("registered set, no instance: %llu bytes of kernel memory\n", bytes);
 	assert_true(bytes > 0);

@@ -584,7 +584,7 @@ static void test_garbage_slots(void **state)
 			.names = {"real"},
 			.inst_ids = {1},
 			.vals = {{3, 4}}};
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct perflib_slot_hdr *h;
 	struct cons_inst in[8];
 	struct cons_row rows[8];
@@ -600,12 +600,12 @@ static void test_garbage_slots(void **state)
 	(void)state;
 	kid_counters(&k, 2, ids, types);
 	assert_int_equal(kid_start(&k), 0);
-	assert_int_equal(perflib_set_open(&k.set, false, &map), 0);
+	assert_int_equal(perflib_store_open(&k.set, false, &map), 0);
 	slot_size = map->info->slot_size;
 	name_off = map->info->name_offset;
 	/* the slots forged below are of class 0 (s0/data) */
 	name_max = map->cls[0].geo->name_max;
-	perflib_set_close(map);
+	perflib_store_close(map);
 	perflib_self(&pid, &start);
 	slot = calloc(1, slot_size);
 	h = (struct perflib_slot_hdr *)slot;
@@ -679,17 +679,17 @@ static void pin_raw_set(const struct perflib_info *good, const struct perflib_in
 			size_t size)
 {
 	struct perflib_pin_opts opts;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	char dir[PATH_MAX], path[PATH_MAX + 8];
 	__u32 key = 0;
 	GUID guid;
 	int fd;
 
 	perflib_pin_defaults(&opts);
-	assert_int_equal(perflib_set_create(good, size, &opts, &map), 0);
+	assert_int_equal(perflib_store_create(good, size, &opts, &map), 0);
 	guid = map->guid;
-	perflib_set_close(map);
-	assert_int_equal(perflib_set_dir(&guid, dir, sizeof(dir)), 0);
+	perflib_store_close(map);
+	assert_int_equal(perflib_store_dir(&guid, dir, sizeof(dir)), 0);
 	snprintf(path, sizeof(path), "%s/info", dir);
 	assert_int_equal(unlink(path), 0);
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_info", 4, (__u32)size, 1, NULL);

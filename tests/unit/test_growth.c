@@ -97,7 +97,7 @@ static void test_two_processes_grow(void **state)
 {
 	struct grow_arg a[2];
 	int go[2], done[2], quit[2], p0, p1, i;
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	HANDLE h;
 	GUID set = prov_guid(), pg = prov_provider_guid();
 	struct prov_tmpl t;
@@ -110,8 +110,8 @@ static void test_two_processes_grow(void **state)
 	assert_int_equal(PerfStartProvider(&pg, NULL, &h), 0);
 	assert_int_equal(prov_tmpl_register(h, &t), 0);
 	/* a reader opened while the set has one segment */
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	assert_int_equal(perflib_set_nr_segs(ro, 0), 1);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_nr_segs(ro, 0), 1);
 	assert_int_equal(tl_pipe(go), 0);
 	assert_int_equal(tl_pipe(done), 0);
 	assert_int_equal(tl_pipe(quit), 0);
@@ -129,14 +129,14 @@ static void test_two_processes_grow(void **state)
 	assert_int_equal(p0, PER_CHILD);
 	assert_int_equal(p1, PER_CHILD);
 	/* the reader opened before sees the new segments without reopening */
-	assert_int_equal(perflib_set_refresh(ro), 0);
-	assert_true(perflib_set_nr_segs(ro, 0) >= 5);
+	assert_int_equal(perflib_store_refresh(ro), 0);
+	assert_true(perflib_store_nr_segs(ro, 0) >= 5);
 	tl_signal(quit[1]);
 	tl_signal(quit[1]);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(tl_wait(pid[i], 30000), 0);
 	assert_int_equal(enumerate(&set, &p0, &p1), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_int_equal(PerfStopProvider(h), 0);
 	assert_int_equal(perflib_set_capacity(0, PERFLIB_NAME_MAX_DEFAULT), 0);
 }
@@ -246,7 +246,6 @@ static void test_fork(void **state)
 	assert_int_equal(PerfStopProvider(fork_provider), 0);
 }
 
-
 static int capture(enum perflib_log_level level, const char *fmt, va_list ap)
 {
 	if (level != PERFLIB_WARN)
@@ -266,7 +265,7 @@ static void test_old_layout_refused(void **state)
 					"c",	    NULL};
 	struct perflib_counterset_reg reg;
 	struct perflib_pin_opts opts;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct perflib_info *info;
 	size_t size;
 	int fd;
@@ -284,7 +283,7 @@ static void test_old_layout_refused(void **state)
 	perflib_pin_defaults(&opts);
 	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), 0);
 	info->layout_version = 1;
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	mkdir(perflib_root_path(), 0755);
 	assert_int_equal(mkdir(dir, 0755), 0);
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_info", 4, (__u32)size, 1, NULL);
@@ -296,20 +295,18 @@ static void test_old_layout_refused(void **state)
 	free(info);
 	warned[0] = 0;
 	perflib_set_print(capture);
-	assert_int_not_equal(perflib_set_open(&set, false, &map), 0);
+	assert_int_not_equal(perflib_store_open(&set, false, &map), 0);
 	perflib_set_print(NULL);
 	assert_non_null(strstr(warned, "layout"));
 	assert_non_null(strstr(warned, "unlodctr"));
-	assert_int_equal(perflib_set_remove(&set), 0);
+	assert_int_equal(perflib_store_remove(&set), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_two_processes_grow),
-		cmocka_unit_test(test_limit),
-		cmocka_unit_test(test_limit_mid_segment),
-		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_two_processes_grow), cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_limit_mid_segment),  cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_old_layout_refused),
 	};
 

@@ -40,7 +40,7 @@ static void fill(HANDLE *ret_h, GUID *ret_set, PPERF_COUNTERSET_INSTANCE *inst)
 	assert_int_equal(perflib_set_capacity(0, PERFLIB_NAME_MAX_DEFAULT), 0);
 }
 
-static struct perflib_set_map *provider_map(HANDLE h, const GUID *set)
+static struct perflib_store *provider_map(HANDLE h, const GUID *set)
 {
 	struct perflib_provider *prov = perflib_provider_lookup(h);
 	struct perflib_ctrset *cs;
@@ -55,7 +55,7 @@ static void test_where(void **state)
 {
 	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
 	struct perflib_index_key key, next;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	char dir[PATH_MAX], path[PATH_MAX + 8];
 	uint32_t k, n, found = 0;
 	uint64_t mask;
@@ -65,11 +65,11 @@ static void test_where(void **state)
 	(void)state;
 	fill(&h, &set, inst);
 	map = provider_map(h, &set);
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	snprintf(path, sizeof(path), "%s/keys", dir);
 	assert_int_equal(access(path, F_OK), 0);
 	assert_true(map->keys_fd >= 0);
-	n = perflib_set_nr_segs(map, 0);
+	n = perflib_store_nr_segs(map, 0);
 	assert_true(n >= 4);
 	for (k = 0; k < n; k++) {
 		/* a key really held by segment k's index: named by k's bit alone */
@@ -94,7 +94,7 @@ static void test_where(void **state)
 	/* garbage in nr_segs is bounded */
 	assert_int_equal(perflib_keys_where(map, 0, &key, 0xFFFFFFFF, PERFLIB_MAX_SEGS, &mask), 0);
 	assert_int_equal(PerfStopProvider(h), 0);
-	assert_int_equal(perflib_set_remove(&set), 0);
+	assert_int_equal(perflib_store_remove(&set), 0);
 }
 
 /* "k0" lives in segment 0; a second "k0" (id 0) claims a slot in a later segment */
@@ -123,7 +123,7 @@ static void test_duplicate_with_program(void **state)
 	assert_true(provider_map(h, &set)->keys_fd >= 0);
 	refuse_duplicate(h, &set, inst);
 	assert_int_equal(PerfStopProvider(h), 0);
-	assert_int_equal(perflib_set_remove(&set), 0);
+	assert_int_equal(perflib_store_remove(&set), 0);
 }
 
 static void test_duplicate_without_program(void **state)
@@ -138,19 +138,19 @@ static void test_duplicate_without_program(void **state)
 	fill(&h, &set, inst);
 	unsetenv("PERFLIB_KEYS_PROG");
 	/* neither loaded nor used */
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	snprintf(path, sizeof(path), "%s/keys", dir);
 	assert_int_not_equal(access(path, F_OK), 0);
 	assert_int_equal(provider_map(h, &set)->keys_fd, -1);
 	refuse_duplicate(h, &set, inst);
 	assert_int_equal(PerfStopProvider(h), 0);
-	assert_int_equal(perflib_set_remove(&set), 0);
+	assert_int_equal(perflib_store_remove(&set), 0);
 }
 
 static void test_program_cannot_run(void **state)
 {
 	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	HANDLE h;
 	GUID set;
 	int fd;
@@ -169,7 +169,7 @@ static void test_program_cannot_run(void **state)
 	assert_int_equal(map->keys_fd, -1);
 	refuse_duplicate(h, &set, inst);
 	assert_int_equal(PerfStopProvider(h), 0);
-	assert_int_equal(perflib_set_remove(&set), 0);
+	assert_int_equal(perflib_store_remove(&set), 0);
 }
 
 int main(void)

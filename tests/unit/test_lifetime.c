@@ -128,18 +128,18 @@ static void child_finish(struct child *c)
 /* slots of @set in state @state, and those of them owned by @pid (0: any) */
 static unsigned int count_slots(const GUID *set, uint32_t state, uint32_t pid)
 {
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	unsigned int n = 0;
 	uint32_t i;
 	uint64_t w;
 
-	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
+	assert_int_equal(perflib_store_open(set, false, &ro), 0);
+	for (i = 0; i < perflib_store_slots(ro, 0); i++) {
 		w = perflib_slot_word(perflib_slot(ro, i));
 		if (perflib_word_state(w) == state && (!pid || perflib_word_pid(w) == pid))
 			n++;
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	return n;
 }
 
@@ -193,7 +193,7 @@ static void test_sigkill_reap(void **state)
 {
 	GUID set = prov_guid();
 	struct perflib_index_key key;
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	struct child c;
 	uint32_t i;
 
@@ -202,7 +202,7 @@ static void test_sigkill_reap(void **state)
 	assert_int_equal(count_slots(&set, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 5);
 	/* nothing to reap while it lives; its names are in the index */
 	assert_int_equal(perflib_reap_counterset(&set), 0);
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	for (i = 0; i < 5; i++) {
 		struct perflib_index_val val;
 		WCHAR name[16];
@@ -210,13 +210,13 @@ static void test_sigkill_reap(void **state)
 		perflib_index_key(prov_wname(name, 16, "reap%u", i), 5, i, &key);
 		assert_int_equal(perflib_index_lookup(ro, 0, &key, &val), 0);
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	child_kill(&c);
 	assert_int_equal(perflib_reap_counterset(&set), 5);
 	assert_int_equal(count_slots(&set, PERFLIB_SLOT_LIVE, 0), 0);
 	assert_int_equal(count_slots(&set, PERFLIB_SLOT_CLAIMED, 0), 0);
 	/* the index is empty again and freed slots show nothing */
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	for (i = 0; i < 5; i++) {
 		struct perflib_index_val val;
 		WCHAR name[16];
@@ -231,7 +231,7 @@ static void test_sigkill_reap(void **state)
 		for (k = PERFLIB_BLOCK_OFFSET; k < ro->info->slot_size; k++)
 			assert_int_equal(s[k], 0);
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_int_equal(perflib_reap_counterset(NULL), -EINVAL);
 }
 
@@ -270,7 +270,7 @@ static void test_sigkill_capacity_reused(void **state)
 /* write a LIVE slot @i for ("ghost", @id) owned by (@pid, @start), indexed, as root can */
 static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start, ULONG id)
 {
-	struct perflib_set_map *rw;
+	struct perflib_store *rw;
 	struct perflib_index_key key;
 	struct perflib_index_val val;
 	struct perflib_slot_hdr *hdr;
@@ -279,7 +279,7 @@ static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start
 	uint32_t gen;
 	uint64_t w;
 
-	assert_int_equal(perflib_set_open(set, true, &rw), 0);
+	assert_int_equal(perflib_store_open(set, true, &rw), 0);
 	slot = perflib_slot(rw, i);
 	hdr = (void *)slot;
 	w = perflib_slot_word(slot);
@@ -301,7 +301,7 @@ static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start
 	perflib_live_set(rw, i, true);
 	__atomic_store_n((uint64_t *)slot, perflib_make_word(PERFLIB_SLOT_LIVE, gen, pid),
 			 __ATOMIC_RELEASE);
-	perflib_set_close(rw);
+	perflib_store_close(rw);
 }
 
 static int sleeper(void *arg)
@@ -374,7 +374,7 @@ static void test_proc_alive(void **state)
 static void test_two_processes_one_set(void **state)
 {
 	GUID set = prov_guid();
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	struct child a, b;
 	unsigned int na = 0, nb = 0, procs = 0;
 	uint32_t i;
@@ -383,8 +383,8 @@ static void test_two_processes_one_set(void **state)
 	/* the same provider GUID in two processes, publishing into one set */
 	child_start(&a, set, "a", 10, HOLD);
 	child_start(&b, set, "b", 10, HOLD);
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	for (i = 0; i < perflib_store_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(s);
 		const PERF_COUNTERSET_INSTANCE *blk = (const void *)(s + PERFLIB_BLOCK_OFFSET);
@@ -407,7 +407,7 @@ static void test_two_processes_one_set(void **state)
 		if (ro->procs[i].state == PERFLIB_PROC_LIVE)
 			procs++;
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_int_equal(na, 10);
 	assert_int_equal(nb, 10);
 	assert_int_equal(procs, 2);
@@ -443,15 +443,15 @@ static void test_duplicate_across_processes(void **state)
 static void test_generation_wrap(void **state)
 {
 	GUID set = prov_guid();
-	struct perflib_set_map *rw;
+	struct perflib_store *rw;
 	struct child c;
 	uint32_t i;
 	HANDLE h;
 
 	(void)state;
 	h = parent_provider(set);
-	assert_int_equal(perflib_set_open(&set, true, &rw), 0);
-	for (i = 0; i < perflib_set_slots(rw, 0); i++)
+	assert_int_equal(perflib_store_open(&set, true, &rw), 0);
+	for (i = 0; i < perflib_store_slots(rw, 0); i++)
 		__atomic_store_n((uint64_t *)perflib_slot(rw, i),
 				 perflib_make_word(PERFLIB_SLOT_FREE, PERFLIB_GEN_MASK, 0),
 				 __ATOMIC_RELEASE);
@@ -464,7 +464,7 @@ static void test_generation_wrap(void **state)
 	assert_non_null(PerfCreateInstance(h, &set, u"wrap1", 2));
 	child_finish(&c);
 	assert_non_null(PerfCreateInstance(h, &set, u"wrap1", 1));
-	perflib_set_close(rw);
+	perflib_store_close(rw);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
@@ -529,7 +529,7 @@ static void test_stop_removes(void **state)
 static void test_exit_removes(void **state)
 {
 	GUID set = prov_guid();
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	struct child c;
 	HANDLE h;
 	uint32_t i;
@@ -539,8 +539,8 @@ static void test_exit_removes(void **state)
 	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
 	child_close(&c);
 	/* the slots still say LIVE, but no slot has a live owner: readers skip them */
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	for (i = 0; i < perflib_store_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(s);
 
@@ -550,7 +550,7 @@ static void test_exit_removes(void **state)
 						 ((const struct perflib_slot_hdr *)s)->owner_start),
 					 0);
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	/* the names are free, and the rest is reaped */
 	h = parent_provider(set);
 	assert_non_null(PerfCreateInstance(h, &set, u"exit0", 0));

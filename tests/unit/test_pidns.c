@@ -153,14 +153,14 @@ static int listed(const GUID *set, const char *name, bool *ret_found)
 /* slots of @set in state @state */
 static unsigned int count_slots(const GUID *set, uint32_t state)
 {
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	unsigned int n = 0;
 	uint32_t i;
 
-	assert_int_equal(perflib_set_open(set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++)
+	assert_int_equal(perflib_store_open(set, false, &ro), 0);
+	for (i = 0; i < perflib_store_slots(ro, 0); i++)
 		n += perflib_word_state(perflib_slot_word(perflib_slot(ro, i))) == state;
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	return n;
 }
 
@@ -277,7 +277,7 @@ static void test_zombie_leader_kernel_reaper(void **state)
 static void test_zombie_leader_counts(void **state)
 {
 	GUID set = tl_guid(0x9100);
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	struct holder h;
 	HANDLE prov;
 	uint32_t v1 = 0, v2 = 0, i;
@@ -289,8 +289,8 @@ static void test_zombie_leader_counts(void **state)
 	/* a reap, then a create into the set: neither may take the working provider's slot */
 	assert_int_equal(perflib_reap_counterset(&set), 0);
 	assert_non_null(PerfCreateInstance(prov, &set, cons_w("other"), 1));
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	for (i = 0; i < perflib_store_slots(ro, 0); i++) {
 		const uint8_t *slot = perflib_slot(ro, i);
 		uint64_t w = perflib_slot_word(slot);
 
@@ -305,7 +305,7 @@ static void test_zombie_leader_counts(void **state)
 					 PERFLIB_SLOT_LIVE);
 		}
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_true(v1 > 0);
 	assert_true(v2 > v1);
 	holder_kill(&h);

@@ -112,10 +112,13 @@ static void test_instance_index(void **state)
 	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a + 1), -1);
 	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a + 8), -1);
 	assert_int_equal(perflib_ctrset_instance_index(cs, slot_of(a)), -1);
-	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a - cs->cls[0].slot_size), -1);
-	assert_int_equal(perflib_ctrset_instance_index(cs, cs->cls[0].base + 2 * cs->cls[0].slot_size), -1);
+	assert_int_equal(perflib_ctrset_instance_index(cs, (uint8_t *)a - cs->cls[0].slot_size),
+			 -1);
 	assert_int_equal(
-		perflib_ctrset_instance_index(cs, cs->cls[0].base + (size_t)cs->cls[0].capacity * cs->cls[0].slot_size),
+		perflib_ctrset_instance_index(cs, cs->cls[0].base + 2 * cs->cls[0].slot_size), -1);
+	assert_int_equal(
+		perflib_ctrset_instance_index(cs, cs->cls[0].base + (size_t)cs->cls[0].capacity *
+									    cs->cls[0].slot_size),
 		-1);
 	assert_int_equal(perflib_ctrset_instance_index(cs, NULL), -1);
 	assert_int_equal(PerfDeleteInstance(h, a), ERROR_SUCCESS);
@@ -200,10 +203,11 @@ static void test_ascii_name(void **state)
 		expect[i] = (char)('A' + i % 26);
 	expect[63] = 0;
 	/* a 100-unit name lives in a larger size class, with its own ASCII field */
-	assert_string_equal((char *)slot_of(b) +
-				    cs->map->info->classes[perflib_info_class_of(cs->map->info, 100)]
-					    .ascii_offset,
-			    expect);
+	assert_string_equal(
+		(char *)slot_of(b) +
+			cs->map->info->classes[perflib_info_class_of(cs->map->info, 100)]
+				.ascii_offset,
+		expect);
 	/* the UTF-16 name itself is complete */
 	assert_memory_equal((BYTE *)b + b->InstanceNameOffset, longname, sizeof(longname));
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
@@ -232,7 +236,7 @@ static void test_index_key(void **state)
 
 static void test_procs_entry(void **state)
 {
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	struct perflib_ctrset *cs;
 	struct perflib_proc *e;
 	int idx;
@@ -251,9 +255,9 @@ static void test_procs_entry(void **state)
 	assert_int_equal(e->flags, PERFLIB_PROC_BYREF);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 	/* released on stop */
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	assert_int_equal(ro->procs[idx].state, PERFLIB_PROC_FREE);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 }
 
 static ULONG CALLBACK noop_callback(ULONG code, PVOID buf, ULONG size)
@@ -318,7 +322,7 @@ static void test_on_demand_registration(void **state)
 {
 	GUID set = prov_guid(), g = prov_provider_guid(), other = prov_guid();
 	const struct perflib_info_counter *c;
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	char dir[PATH_MAX], path[PATH_MAX + 8];
 	struct prov_tmpl t;
 	struct stat st;
@@ -334,7 +338,7 @@ static void test_on_demand_registration(void **state)
 	t.c[2].Scale = -2;
 	t.c[2].DetailLevel = PERF_DETAIL_ADVANCED;
 	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	assert_false(ro->writable);
 	assert_int_equal(ro->info->flags, 0);
 	assert_memory_equal(ro->info->provider_guid, &other, 16);
@@ -354,9 +358,9 @@ static void test_on_demand_registration(void **state)
 	assert_int_equal(c[2].scale, -2);
 	assert_int_equal(c[2].detail_level, PERF_DETAIL_ADVANCED);
 	assert_int_equal(c[2].name, PERFLIB_STR_NONE);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	/* default pin mode 0640 */
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	snprintf(path, sizeof(path), "%s/s0/data", dir);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);
@@ -518,14 +522,14 @@ static void test_visible_to_other_process(void **state)
 static void test_visible_states(void **state)
 {
 	PPERF_COUNTERSET_INSTANCE inst;
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	const uint8_t *rslot;
 	GUID set;
 	HANDLE h;
 
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	rslot = perflib_slot(ro, 0);
 	assert_int_equal(perflib_word_state(perflib_slot_word(rslot)), PERFLIB_SLOT_FREE);
 	inst = PerfCreateInstance(h, &set, u"seen", 1);
@@ -536,7 +540,7 @@ static void test_visible_states(void **state)
 	assert_int_equal(PerfDeleteInstance(h, inst), 0);
 	assert_int_equal(perflib_word_state(perflib_slot_word(rslot)), PERFLIB_SLOT_FREE);
 	assert_int_equal(*(const uint64_t *)(rslot + PERFLIB_COUNTERS_OFFSET + 8), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 

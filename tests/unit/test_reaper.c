@@ -127,14 +127,14 @@ static void child_close(struct child *c)
 }
 
 /* keys in the index maps of every size class of @map */
-static unsigned int count_keys(const struct perflib_set_map *map)
+static unsigned int count_keys(const struct perflib_store *map)
 {
 	struct perflib_index_key key, next;
 	unsigned int n = 0;
 	uint32_t c, k;
 
 	for (c = 0; c < map->nr_classes; c++) {
-		for (k = 0; k < perflib_set_nr_segs(map, c); k++) {
+		for (k = 0; k < perflib_store_nr_segs(map, c); k++) {
 			void *prev = NULL;
 
 			while (bpf_map_get_next_key(map->cls[c].segs[k].index_fd, prev, &next) ==
@@ -149,13 +149,13 @@ static unsigned int count_keys(const struct perflib_set_map *map)
 }
 
 /* the slot id after @id in @map (every class's opened slots in turn), false at the end */
-static bool next_id(const struct perflib_set_map *map, uint32_t *id, bool first)
+static bool next_id(const struct perflib_store *map, uint32_t *id, bool first)
 {
 	uint32_t c = first ? 0 : perflib_slot_id_class(*id);
 	uint32_t i = first ? 0 : perflib_slot_id_index(*id) + 1;
 
 	for (; c < map->nr_classes; c++, i = 0) {
-		if (i < perflib_set_slots(map, c)) {
+		if (i < perflib_store_slots(map, c)) {
 			*id = perflib_slot_id_make(c, i);
 			return true;
 		}
@@ -164,7 +164,7 @@ static bool next_id(const struct perflib_set_map *map, uint32_t *id, bool first)
 }
 
 /* slots of @map in @state owned by @pid */
-static unsigned int count_slots(const struct perflib_set_map *map, uint32_t state, uint32_t pid)
+static unsigned int count_slots(const struct perflib_store *map, uint32_t state, uint32_t pid)
 {
 	unsigned int n = 0;
 	uint32_t i;
@@ -179,7 +179,7 @@ static unsigned int count_slots(const struct perflib_set_map *map, uint32_t stat
 	return n;
 }
 
-static unsigned int count_live_procs(const struct perflib_set_map *map, uint32_t pid)
+static unsigned int count_live_procs(const struct perflib_store *map, uint32_t pid)
 {
 	unsigned int n = 0;
 	uint32_t i;
@@ -196,7 +196,7 @@ static bool pinned(const GUID *set, const char *name)
 	char dir[512], path[600];
 	struct stat st;
 
-	assert_int_equal(perflib_set_dir(set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(set, dir, sizeof(dir)), 0);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	return stat(path, &st) == 0;
 }
@@ -212,7 +212,7 @@ static void kill_and_check_names(ULONG type, int nr, bool long_names)
 			  .prefix = "reap",
 			  .nr = nr,
 			  .long_names = long_names};
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	uint32_t gens[NR_INST], idx[NR_INST], i, n = 0;
 	bool more;
 	uint64_t w;
@@ -220,11 +220,12 @@ static void kill_and_check_names(ULONG type, int nr, bool long_names)
 
 	child_start(&c);
 	assert_true(pinned(&c.set, "reaper"));
-	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&c.set, false, &ro), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), nr);
 	assert_int_equal(count_keys(ro), nr);
 	assert_int_equal(count_live_procs(ro, (uint32_t)c.pid), 1);
-	for (more = next_id(ro, &i, true); more && n < (uint32_t)nr; more = next_id(ro, &i, false)) {
+	for (more = next_id(ro, &i, true); more && n < (uint32_t)nr;
+	     more = next_id(ro, &i, false)) {
 		w = perflib_slot_word(perflib_slot(ro, i));
 		if (perflib_word_state(w) == PERFLIB_SLOT_LIVE) {
 			idx[n] = i;
@@ -253,16 +254,16 @@ static void kill_and_check_names(ULONG type, int nr, bool long_names)
 	}
 	/* and the lazy reaper finds nothing left to do */
 	assert_int_equal(perflib_reap_counterset(&c.set), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	child_close(&c);
 
 	/* another process creates the same (name, id) */
 	c.pid = 0;
 	child_start(&c);
-	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&c.set, false, &ro), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), nr);
 	assert_int_equal(count_keys(ro), nr);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_int_equal(tl_signal(c.go[1]), 0);
 	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
 	child_close(&c);
@@ -318,16 +319,16 @@ static void test_exit_reaped(void **state)
 			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
 			  .prefix = "exit",
 			  .nr = NR_INST};
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 
 	(void)state;
 	child_start(&c);
 	assert_int_equal(tl_signal(c.go[1]), 0);
 	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
-	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&c.set, false, &ro), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 0);
 	assert_int_equal(count_keys(ro), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	child_close(&c);
 }
 
@@ -354,7 +355,7 @@ static void test_last_thread(void **state)
 			  .prefix = "thr",
 			  .nr = NR_INST,
 			  .thread = true};
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	int waited;
 
 	(void)state;
@@ -363,7 +364,7 @@ static void test_last_thread(void **state)
 	for (waited = 0; proc_state(c.pid) != 'Z' && waited < WAIT_MS; waited += 5)
 		usleep(5000);
 	assert_int_equal(proc_state(c.pid), 'Z');
-	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&c.set, false, &ro), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), NR_INST);
 	assert_int_equal(count_keys(ro), NR_INST);
 	/* the last threads leave: now the process is gone */
@@ -371,7 +372,7 @@ static void test_last_thread(void **state)
 	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 0);
 	assert_int_equal(count_keys(ro), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	child_close(&c);
 }
 
@@ -461,12 +462,12 @@ static bool provs_entry(uint32_t pid, struct perflib_exit_val *ret)
 
 static unsigned int live_of(const GUID *set, uint32_t pid)
 {
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	unsigned int n;
 
-	assert_int_equal(perflib_set_open(set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(set, false, &ro), 0);
 	n = count_slots(ro, PERFLIB_SLOT_LIVE, pid);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	return n;
 }
 
@@ -549,7 +550,7 @@ static void test_register_pins(void **state)
 	(void)state;
 	assert_int_equal(perflib_register_counterset(&reg, NULL), 0);
 	assert_true(pinned(&reg.counterset_guid, "reaper"));
-	assert_int_equal(perflib_set_dir(&reg.counterset_guid, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&reg.counterset_guid, dir, sizeof(dir)), 0);
 	/* the set's reaper: a tracing program, not attached itself */
 	snprintf(path, sizeof(path), "%s/reaper", dir);
 	fd = bpf_obj_get(path);
@@ -640,10 +641,10 @@ static int child_unprivileged(void *p)
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2];
 	GUID *set = p;
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	int err;
 
-	if (perflib_set_open(set, true, &map))
+	if (perflib_store_open(set, true, &map))
 		return 2;
 	/* no effective capabilities: what a provider started by an ordinary user has */
 	if (syscall(SYS_capget, &hdr, d))
@@ -652,7 +653,7 @@ static int child_unprivileged(void *p)
 	if (syscall(SYS_capset, &hdr, d))
 		return 4;
 	err = perflib_reaper_attach(map);
-	perflib_set_close(map);
+	perflib_store_close(map);
 	return err == -EPERM ? 0 : 5;
 }
 
@@ -682,7 +683,7 @@ static void test_kernel_owned(void **state)
 			  .prefix = "kern",
 			  .nr = NR_INST,
 			  .give = true};
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	struct prov_tmpl t;
 	GUID pg = prov_provider_guid();
 	const uint8_t *s;
@@ -692,10 +693,10 @@ static void test_kernel_owned(void **state)
 	(void)state;
 	child_start(&c);
 	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
-	assert_int_equal(perflib_set_open(&c.set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&c.set, false, &ro), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, 0), NR_INST);
 	assert_int_equal(count_keys(ro), NR_INST);
-	for (i = 0; i < perflib_set_slots(ro, 0); i++) {
+	for (i = 0; i < perflib_store_slots(ro, 0); i++) {
 		s = perflib_slot(ro, i);
 		if (perflib_word_state(perflib_slot_word(s)) != PERFLIB_SLOT_LIVE)
 			continue;
@@ -717,7 +718,7 @@ static void test_kernel_owned(void **state)
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, 0), 0);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)getpid()), 0);
 	assert_int_equal(count_keys(ro), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	child_close(&c);
 	assert_int_equal(perflib_unregister_counterset(&c.set, false), 0);
 }
@@ -760,7 +761,7 @@ static void test_stress(void **state)
 {
 	GUID set = prov_guid();
 	pid_t pids[STRESS_PROCS];
-	struct perflib_set_map *ro;
+	struct perflib_store *ro;
 	unsigned int r = 1;
 	int i, kills, left = 0;
 	HANDLE h;
@@ -781,9 +782,9 @@ static void test_stress(void **state)
 		pids[i] = tl_fork(child_churn, &set);
 	}
 	/* they were busy: instances live right now */
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	assert_true(count_keys(ro) > 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	for (i = 0; i < STRESS_PROCS; i++) {
 		assert_int_equal(kill(pids[i], SIGKILL), 0);
 		assert_int_equal(tl_wait(pids[i], WAIT_MS), 128 + SIGKILL);
@@ -796,8 +797,8 @@ static void test_stress(void **state)
 	 * when it was killed itself (the word keeps the first dead owner, whose exit has
 	 * passed). perflib_reap_counterset() then frees those slots and their keys.
 	 */
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < (int)perflib_set_slots(ro, 0); i++) {
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	for (i = 0; i < (int)perflib_store_slots(ro, 0); i++) {
 		const uint8_t *s = perflib_slot(ro, (uint32_t)i);
 		const struct perflib_slot_hdr *hdr = (const void *)s;
 		uint64_t w = perflib_slot_word(s);
@@ -809,23 +810,23 @@ static void test_stress(void **state)
 			    !perflib_proc_alive(perflib_word_pid(w), hdr->owner_start));
 		left++;
 	}
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 	assert_true(left <= STRESS_KILLS);
 	assert_int_equal(perflib_reap_counterset(&set), left);
-	assert_int_equal(perflib_set_open(&set, false, &ro), 0);
-	for (i = 0; i < (int)perflib_set_slots(ro, 0); i++)
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	for (i = 0; i < (int)perflib_store_slots(ro, 0); i++)
 		assert_int_equal(
 			perflib_word_state(perflib_slot_word(perflib_slot(ro, (uint32_t)i))),
 			PERFLIB_SLOT_FREE);
 	assert_int_equal(count_keys(ro), 0);
-	perflib_set_close(ro);
+	perflib_store_close(ro);
 }
 
 /* can this machine run the reaper? skip (77) with the reason if not */
 static void require_reaper(void)
 {
 	const char *req = getenv("PERFLIB_REQUIRE_BPF");
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	GUID set = prov_guid();
 	HANDLE h;
 	int err;
@@ -836,10 +837,10 @@ static void require_reaper(void)
 	err = prov_std_start(&h, &set) == ERROR_SUCCESS ? 0 : -EIO;
 	setenv("PERFLIB_KERNEL_REAPER", "1", 1);
 	if (!err)
-		err = perflib_set_open(&set, true, &map);
+		err = perflib_store_open(&set, true, &map);
 	if (!err) {
 		err = perflib_reaper_attach(map);
-		perflib_set_close(map);
+		perflib_store_close(map);
 	}
 	if (!err)
 		PerfStopProvider(h);

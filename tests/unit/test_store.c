@@ -173,8 +173,8 @@ static void test_info_classes(void **state)
 
 		assert_int_equal(ic->name_max, names[c]);
 		assert_int_equal(ic->capacity, 16);
-		assert_int_equal(ic->ascii_max, names[c] < PERFLIB_ASCII_MAX ? names[c]
-									 : PERFLIB_ASCII_MAX);
+		assert_int_equal(ic->ascii_max,
+				 names[c] < PERFLIB_ASCII_MAX ? names[c] : PERFLIB_ASCII_MAX);
 		assert_int_equal(ic->ascii_offset, (info->name_offset + 2 * names[c] + 7) / 8 * 8);
 		/* room for the ASCII name, then the by-reference values and their NULL bits */
 		assert_true(ic->ref_offset >= ic->ascii_offset + ic->ascii_max);
@@ -580,7 +580,7 @@ static void test_unregister(void **state)
 	assert_non_null(PerfCreateInstance(h, &set, u"live", 1));
 	assert_int_equal(perflib_unregister_counterset(&set, false), -EBUSY);
 	assert_int_equal(perflib_unregister_counterset(&set, true), 0);
-	assert_int_equal(perflib_set_dir(&set, dir, sizeof(dir)), 0);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	assert_int_not_equal(stat(dir, &st), 0);
 	assert_int_equal(perflib_unregister_counterset(&set, false), -ENOENT);
 	/* the provider keeps its mapping: stopping it still works */
@@ -591,13 +591,13 @@ static void test_unregister(void **state)
 	pid = tl_fork(hold_instance, &set);
 	assert_true(pid > 0);
 	for (int i = 0; i < 500; i++) {
-		struct perflib_set_map *ro;
+		struct perflib_store *ro;
 		int live = 0;
 
-		if (perflib_set_open(&set, false, &ro) == 0) {
+		if (perflib_store_open(&set, false, &ro) == 0) {
 			live = perflib_word_state(perflib_slot_word(perflib_slot(ro, 0))) ==
 			       PERFLIB_SLOT_LIVE;
-			perflib_set_close(ro);
+			perflib_store_close(ro);
 		}
 		if (live)
 			break;
@@ -637,13 +637,13 @@ static void hand_pin(struct hand_set *hs, const char *name, enum bpf_map_type ty
 /* a well-formed counter set of @info under a new GUID, to spoil one pin of by hand */
 static void hand_set(struct hand_set *hs, struct perflib_info *info)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 
 	hs->guid = prov_guid();
 	memcpy(info->counterset_guid, &hs->guid, 16);
-	assert_int_equal(perflib_set_create(info, info->info_size, &small_opts, &map), 0);
-	perflib_set_close(map);
-	assert_int_equal(perflib_set_dir(&hs->guid, hs->dir, sizeof(hs->dir)), 0);
+	assert_int_equal(perflib_store_create(info, info->info_size, &small_opts, &map), 0);
+	perflib_store_close(map);
+	assert_int_equal(perflib_store_dir(&hs->guid, hs->dir, sizeof(hs->dir)), 0);
 }
 
 static void hand_unpin(struct hand_set *hs, const char *name)
@@ -656,7 +656,7 @@ static void hand_unpin(struct hand_set *hs, const char *name)
 
 static void test_hand_made_pins(void **state)
 {
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	struct perflib_info *info, *garbage;
 	struct hand_set hs;
 	size_t size;
@@ -666,60 +666,60 @@ static void test_hand_made_pins(void **state)
 	info = build(&size);
 	/* the right shapes: opens */
 	hand_set(&hs, info);
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), 0);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), 0);
 	assert_int_equal(map->info->capacity, info->capacity);
 	words = (__u32)perflib_seg_words(0, map->cls[0].seg0);
-	perflib_set_close(map);
-	assert_int_equal(perflib_set_open(&hs.guid, false, &map), 0);
-	perflib_set_close(map);
+	perflib_store_close(map);
+	assert_int_equal(perflib_store_open(&hs.guid, false, &map), 0);
+	perflib_store_close(map);
 
 	/* info value of another size than the info says */
 	hand_set(&hs, info);
 	hand_pin(&hs, "info", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	hand_set(&hs, info);
 	hand_pin(&hs, "info", BPF_MAP_TYPE_ARRAY, 4, (uint32_t)size + 64, 1, 0, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, false, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
 	/* info of the right size, garbage inside */
 	garbage = malloc(size);
 	assert_non_null(garbage);
 	memset(garbage, 0xA5, size);
 	hand_set(&hs, info);
 	hand_pin(&hs, "info", BPF_MAP_TYPE_ARRAY, 4, (uint32_t)size, 1, 0, garbage);
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	free(garbage);
 	/* info of the wrong map type */
 	hand_set(&hs, info);
 	hand_pin(&hs, "info", BPF_MAP_TYPE_HASH, 4, (uint32_t)size, 1, 0, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	/* segment slots of another size, not mmapable, a live bitmap of the wrong length */
 	hand_set(&hs, info);
 	hand_pin(&hs, "s0/data", BPF_MAP_TYPE_ARRAY, 4, info->slot_size - 64, info->seg0_slots,
 		 BPF_F_MMAPABLE, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	hand_set(&hs, info);
 	hand_pin(&hs, "s0/data", BPF_MAP_TYPE_ARRAY, 4, info->slot_size, info->seg0_slots, 0, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	hand_set(&hs, info);
 	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8, words + 1, BPF_F_MMAPABLE, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, false, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
 	/* procs and ctl of the wrong shapes */
 	hand_set(&hs, info);
 	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 32, info->nr_procs, BPF_F_MMAPABLE, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	hand_set(&hs, info);
 	hand_pin(&hs, "ctl", BPF_MAP_TYPE_ARRAY, 4, 64, 2, BPF_F_MMAPABLE, NULL);
-	assert_int_equal(perflib_set_open(&hs.guid, false, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
 	/* a pin missing */
 	hand_set(&hs, info);
 	hand_unpin(&hs, "ctl");
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -ENOENT);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);
 	hand_set(&hs, info);
 	hand_unpin(&hs, "s0/index");
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -ENOENT);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);
 	hand_set(&hs, info);
 	hand_unpin(&hs, "lives");
-	assert_int_equal(perflib_set_open(&hs.guid, true, &map), -ENOENT);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);
 
 	/* through the API: ERROR_INVALID_DATA, and unregister needs force */
 	hand_set(&hs, info);
@@ -744,7 +744,7 @@ static void test_hand_made_pins(void **state)
 
 static void test_set_create(void **state)
 {
-	struct perflib_set_map *a, *b;
+	struct perflib_store *a, *b;
 	struct perflib_info *info;
 	uint32_t c;
 	size_t size;
@@ -753,7 +753,7 @@ static void test_set_create(void **state)
 	(void)state;
 	info = build(&size);
 	memcpy(&guid, info->counterset_guid, 16);
-	assert_int_equal(perflib_set_create(info, size, &small_opts, &a), 0);
+	assert_int_equal(perflib_store_create(info, size, &small_opts, &a), 0);
 	assert_true(a->writable);
 	assert_int_equal(a->info_size, size);
 	assert_memory_equal(a->info, info, size);
@@ -770,7 +770,7 @@ static void test_set_create(void **state)
 			assert_ptr_equal(cl->data, a->cls[c - 1].data + a->cls[c - 1].data_len);
 	}
 	/* a second creator finds it published and opens that one */
-	assert_int_equal(perflib_set_create(info, size, &small_opts, &b), 1);
+	assert_int_equal(perflib_store_create(info, size, &small_opts, &b), 1);
 	assert_ptr_not_equal(a->cls[0].data, b->cls[0].data);
 	a->cls[0].data[100] = 42;
 	assert_int_equal(b->cls[0].data[100], 42);
@@ -781,9 +781,9 @@ static void test_set_create(void **state)
 
 		assert_int_not_equal(bpf_map_update_elem(a->info_fd, &k, info, BPF_ANY), 0);
 	}
-	perflib_set_close(a);
-	perflib_set_close(b);
-	perflib_set_close(NULL);
+	perflib_store_close(a);
+	perflib_store_close(b);
+	perflib_store_close(NULL);
 	/* no temporary directories left behind */
 	{
 		char *out = NULL;
@@ -795,15 +795,15 @@ static void test_set_create(void **state)
 		assert_string_equal(out, "0\n");
 		free(out);
 	}
-	assert_int_equal(perflib_set_remove(&guid), 0);
-	assert_int_equal(perflib_set_remove(&guid), -ENOENT);
+	assert_int_equal(perflib_store_remove(&guid), 0);
+	assert_int_equal(perflib_store_remove(&guid), -ENOENT);
 	free(info);
 }
 
 static void test_store_list(void **state)
 {
 	struct perflib_info *info;
-	struct perflib_set_map *m;
+	struct perflib_store *m;
 	char path[PATH_MAX];
 	GUID *guids, guid;
 	size_t nr, i, size;
@@ -812,8 +812,8 @@ static void test_store_list(void **state)
 	(void)state;
 	info = build(&size);
 	memcpy(&guid, info->counterset_guid, 16);
-	assert_int_equal(perflib_set_create(info, size, &small_opts, &m), 0);
-	perflib_set_close(m);
+	assert_int_equal(perflib_store_create(info, size, &small_opts, &m), 0);
+	perflib_store_close(m);
 	/* things that are not counter sets are skipped */
 	snprintf(path, sizeof(path), "%s/not-a-guid", perflib_pin_root());
 	assert_int_equal(mkdir(path, 0755), 0);
@@ -848,7 +848,7 @@ static int collect(enum perflib_log_level level, const char *fmt, va_list ap)
 static void test_not_bpffs(void **state)
 {
 	char tmp[] = "/tmp/perflib-notbpf-XXXXXX", sub[64], saved[PATH_MAX];
-	struct perflib_set_map *map;
+	struct perflib_store *map;
 	perflib_print_fn_t old;
 	GUID set = prov_guid(), pg = prov_provider_guid();
 	struct prov_tmpl t;
@@ -866,11 +866,11 @@ static void test_not_bpffs(void **state)
 	assert_non_null(strstr(messages, "mount -t bpf"));
 	assert_non_null(strstr(messages, tmp));
 	/* the same for readers, for lodctr, and for a root that does not exist yet */
-	assert_int_equal(perflib_set_open(&set, false, &map), -ENODEV);
+	assert_int_equal(perflib_store_open(&set, false, &map), -ENODEV);
 	assert_int_equal(perflib_register_counterset(make_reg(), &small_opts), -ENODEV);
 	snprintf(sub, sizeof(sub), "%s/a/b", tmp);
 	assert_int_equal(perflib_set_pin_root(sub), 0);
-	assert_int_equal(perflib_set_open(&set, true, &map), -ENODEV);
+	assert_int_equal(perflib_store_open(&set, true, &map), -ENODEV);
 	/* the same when the root comes from $PERFLIB_ROOT */
 	snprintf(saved, sizeof(saved), "%s", getenv("PERFLIB_ROOT"));
 	setenv("PERFLIB_ROOT", tmp, 1);

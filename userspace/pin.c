@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pin.c - bpffs and libbpf at their lowest: pin and open one object, check a map's shape,
+ * map a map shared, remove a directory of pins, libbpf's messages. Below every file that
+ * keeps counter sets (store.c, segment.c, keys.c, reaper.c).
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+
+int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
+		      __u32 flags)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
+		return -errno;
+	if (mi.type != type || mi.key_size != key_size ||
+	    (value_size && mi.value_size != value_size) || (entries && mi.max_entries != entries) ||
+	    (flags && (mi.map_flags & flags) != flags))
+		return -EBADMSG;
+	return (int)mi.value_size;
+}
+
+/* shared mappings of a provider are not inherited: fork() copies no page tables of them */
+void *perflib_map_shared(void *addr, size_t len, bool writable, int fd)
+{
+	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+	void *p = mmap(addr, len, prot, MAP_SHARED | (addr ? MAP_FIXED : 0), fd, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (writable)
+		madvise(p, len, MADV_DONTFORK);
+	return p;
+}
+
+/* open pin @name of directory @dir; -errno */
+int perflib_pin_open(const char *dir, const char *name, bool rdonly)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
+	char path[PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	gopts.file_flags = rdonly ? BPF_F_RDONLY : 0;
+	fd = bpf_obj_get_opts(path, &gopts);
+	return fd < 0 ? -errno : fd;
+}
+
+int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts)
+{
+	char path[PATH_MAX + 8];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (bpf_obj_pin(fd, path))
+		return -errno;
+	if (chmod(path, opts->mode & 0666))
+		return -errno;
+	if ((opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) && chown(path, opts->uid, opts->gid))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Unpin everything in a counter set's directory: the maps, the segment directories, and
+ * whatever pins BPF programs added beside them (the exit reaper's link, kcounters' links;
+ * a pinned link keeps its program attached and the maps alive until it is unpinned), then
+ * the directory.
+ */
+void perflib_remove_dir(const char *dir)
+{
+	char path[PATH_MAX + 8];
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (de->d_type == DT_DIR)
+				perflib_remove_dir(path);
+			else
+				unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* libbpf's messages go through the library's print hook, as debug output */
+int perflib_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *msg;
+
+	if (level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
+		return 0;
+	pr_debug("%s", msg); /* "libbpf: ..." */
+	free(msg);
+	return 0;
+}

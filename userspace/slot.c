@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slot.c - every change of a slot word and of a procs entry word (layout.h), in one place:
+ * the states a slot and a provider process's entry go through, and the one atomic step
+ * that takes each from one state to the next. instance.c (claims, creation, deletion,
+ * reaping), reaper.c (kernel-owned slots) and callback.c (procs entries) call these; BPF
+ * programs make the same steps with the helpers of layout.h and perflib_bpf.h.
+ *
+ * A slot:   FREE(g, 0) -> CLAIMED(g+1, pid) -> LIVE(g+2, pid) -> CLAIMED(g+3, pid) -> FREE(g+4, 0)
+ *           claim           publish           hide                free
+ *           a reaper:  CLAIMED/LIVE(g, dead) -> CLAIMED(g+1, reaper) -> FREE(g+2, 0)
+ *           the kernel: LIVE(g, pid) <-> LIVE(g, 0) with the stamp PERFLIB_OWNER_KERNEL
+ * The owner stamp changes with the word in the steps that change the holder (claim, take,
+ * free: one 16-byte CAS where the CPU has it), so a slot is never held without its
+ * holder's stamp.
+ * A procs entry: FREE(g) -> FREE(g+1) while its identity is written -> LIVE(g+2) -> FREE(g+3).
+ */
+#include "internal.h"
+
+bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
+{
+	return __atomic_compare_exchange_n((uint64_t *)slot, &old, new, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
+
+bool perflib_slot_take(uint8_t *slot, uint64_t old, uint64_t new, uint64_t stamp)
+{
+#if defined(__x86_64__) && defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16)
+	unsigned __int128 *p = (unsigned __int128 *)slot, o, n;
+	uint64_t start;
+	int tries;
+
+	/* the stamp may change under us (a reaper zeroing it): retry while the word holds */
+	for (tries = 0; tries < 16; tries++) {
+		start = __atomic_load_n((uint64_t *)(slot + 8), __ATOMIC_ACQUIRE);
+		o = (unsigned __int128)start << 64 | old;
+		n = (unsigned __int128)stamp << 64 | new;
+		if (__sync_bool_compare_and_swap(p, o, n))
+			return true;
+		if (__atomic_load_n((uint64_t *)slot, __ATOMIC_ACQUIRE) != old)
+			return false;
+	}
+	return false;
+#else
+	if (!perflib_slot_cas(slot, old, new))
+		return false;
+	__atomic_store_n((uint64_t *)(slot + 8), stamp, __ATOMIC_RELEASE);
+	return true;
+#endif
+}
+
+bool perflib_slot_claim(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp,
+			uint64_t *ret_word)
+{
+	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
+					pid);
+
+	if (perflib_word_state(w) != PERFLIB_SLOT_FREE || !perflib_slot_take(slot, w, nw, stamp))
+		return false;
+	*ret_word = nw;
+	return true;
+}
+
+bool perflib_slot_publish(uint8_t *slot, uint64_t w)
+{
+	return perflib_word_state(w) == PERFLIB_SLOT_CLAIMED &&
+	       perflib_slot_cas(slot, w,
+				perflib_make_word(PERFLIB_SLOT_LIVE,
+						  perflib_gen_add(perflib_word_gen(w), 1),
+						  perflib_word_pid(w)));
+}
+
+bool perflib_slot_hide(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t *ret_word)
+{
+	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
+					pid);
+
+	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != pid ||
+	    !perflib_slot_cas(slot, w, nw))
+		return false;
+	*ret_word = nw;
+	return true;
+}
+
+bool perflib_slot_free(uint8_t *slot, uint64_t w)
+{
+	return perflib_word_state(w) == PERFLIB_SLOT_CLAIMED &&
+	       perflib_slot_take(slot, w,
+				 perflib_make_word(PERFLIB_SLOT_FREE,
+						   perflib_gen_add(perflib_word_gen(w), 1), 0),
+				 0);
+}
+
+bool perflib_slot_take_dead(uint8_t *slot, uint64_t w, uint32_t self, uint64_t self_stamp,
+			    uint64_t *ret_word)
+{
+	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
+					self);
+
+	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || !perflib_slot_take(slot, w, nw, self_stamp))
+		return false;
+	*ret_word = nw;
+	return true;
+}
+
+bool perflib_slot_to_kernel(uint8_t *slot, uint64_t w)
+{
+	struct perflib_slot_hdr *h = (void *)slot;
+	uint64_t start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
+
+	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE)
+		return false;
+	/* the marker first: from now on every liveness check says alive, whatever the pid */
+	__atomic_store_n(&h->owner_start, PERFLIB_OWNER_KERNEL, __ATOMIC_RELAXED);
+	/* same generation: the index key's generation keeps matching the slot */
+	if (!perflib_slot_cas(slot, w,
+			      perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w), 0))) {
+		__atomic_store_n(&h->owner_start, start, __ATOMIC_RELAXED);
+		return false;
+	}
+	return true;
+}
+
+bool perflib_slot_from_kernel(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp)
+{
+	struct perflib_slot_hdr *h = (void *)slot;
+
+	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
+	    __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED) != PERFLIB_OWNER_KERNEL)
+		return false;
+	/* pid first (the marker still says alive), then this process's stamp */
+	if (!perflib_slot_cas(slot, w,
+			      perflib_make_word(PERFLIB_SLOT_LIVE, perflib_word_gen(w), pid)))
+		return false;
+	__atomic_store_n(&h->owner_start, stamp, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* ---- procs entries ------------------------------------------------------------------------ */
+
+static bool proc_entry_alive(const struct perflib_proc *e)
+{
+	return perflib_proc_alive(__atomic_load_n(&e->pid, __ATOMIC_RELAXED),
+				  __atomic_load_n(&e->start, __ATOMIC_RELAXED));
+}
+
+int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token)
+{
+	uint32_t pid, i, nr = map->info->nr_procs;
+	uint64_t start, w, nw;
+
+	perflib_self(&pid, &start);
+	for (i = 0; i < nr; i++) {
+		struct perflib_proc *e = &map->procs[i];
+
+		w = __atomic_load_n((uint64_t *)e, __ATOMIC_ACQUIRE);
+		if (perflib_proc_word_state(w) != PERFLIB_PROC_FREE && proc_entry_alive(e))
+			continue;
+		/* FREE with a new generation until the identity is written: LIVE last */
+		nw = perflib_proc_word_next(w, PERFLIB_PROC_FREE);
+		if (!__atomic_compare_exchange_n((uint64_t *)e, &w, nw, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&e->pid, pid, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->start, start, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->token, token, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->pending, 0, __ATOMIC_RELAXED);
+		__atomic_store_n((uint64_t *)e, perflib_proc_word_next(nw, PERFLIB_PROC_LIVE),
+				 __ATOMIC_RELEASE);
+		return (int)i;
+	}
+	pr_warn("counter set has no free provider-process entry (%u in use)\n", nr);
+	return -ENOSPC;
+}
+
+void perflib_proc_release(struct perflib_store *map, int i)
+{
+	struct perflib_proc *e;
+	uint64_t start, w;
+	uint32_t pid;
+
+	if (i < 0 || (uint32_t)i >= map->info->nr_procs)
+		return;
+	e = &map->procs[i];
+	perflib_self(&pid, &start);
+	w = __atomic_load_n((uint64_t *)e, __ATOMIC_ACQUIRE);
+	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE ||
+	    __atomic_load_n(&e->pid, __ATOMIC_RELAXED) != pid ||
+	    __atomic_load_n(&e->start, __ATOMIC_RELAXED) != start)
+		return;
+	/* CAS: never free an entry that changed hands meanwhile */
+	__atomic_compare_exchange_n((uint64_t *)e, &w, perflib_proc_word_next(w, PERFLIB_PROC_FREE),
+				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void perflib_proc_pending(struct perflib_store *map, uint32_t id, bool on)
+{
+	if (map->proc_index >= 0 && map->procs)
+		__atomic_store_n(&map->procs[map->proc_index].pending, on ? (uint64_t)id + 1 : 0,
+				 __ATOMIC_RELEASE);
+}
