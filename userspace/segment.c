@@ -12,7 +12,6 @@
  * below ctl.nr_segs[c] (perflib_store_refresh), so they see new storage without reopening.
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,34 +239,20 @@ int perflib_store_refresh(struct perflib_store *map)
 	return err;
 }
 
-/* one outer-map update of seg_publish */
-struct outer_update {
-	int outer_fd, fd;
-	__u32 key;
-	int err;
-};
-
-static void *outer_update(void *p)
-{
-	struct outer_update *u = p;
-
-	u->err = bpf_map_update_elem(u->outer_fd, &u->key, &u->fd, BPF_ANY) ? -errno : 0;
-	return NULL;
-}
-
 /*
- * enter published segment @k in the outer maps and ctl (idempotent). The kernel makes every
- * update of an array of maps wait for an RCU grace period (so that no program still runs
- * with the old entry): the three updates run at once, in threads, and share their waits.
+ * enter published segment @k of class @cls in the outer maps and ctl (idempotent). The kernel
+ * makes every update of an array of maps wait for an RCU grace period (no program still
+ * runs with the old entry): three waits per segment. (Running the three updates in threads
+ * shares the waits and halves the cost of a grow, but a thread made in a child forked from
+ * a threaded process can hang under the sanitizers: not worth it for a cost paid once per
+ * doubling.)
  */
 static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
-	struct outer_update u[PERFLIB_SEG_NR];
-	bool started[PERFLIB_SEG_NR] = {false};
-	pthread_t th[PERFLIB_SEG_NR];
 	char sdir[PATH_MAX + 48];
 	uint32_t cur = k;
+	__u32 key = k;
 	int err, j;
 
 	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
@@ -279,23 +264,11 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 			err = m.fd[j];
 			goto out;
 		}
+		if (bpf_map_update_elem(map->cls[cls].outer_fd[j], &key, &m.fd[j], BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
 	}
-	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		u[j] = (struct outer_update){map->cls[cls].outer_fd[j], m.fd[j], k, 0};
-		/* the last one (or one no thread could be made for) in this thread */
-		if (j < PERFLIB_SEG_NR - 1 && !pthread_create(&th[j], NULL, outer_update, &u[j]))
-			started[j] = true;
-		else
-			outer_update(&u[j]);
-	}
-	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (started[j])
-			pthread_join(th[j], NULL);
-		if (u[j].err && !err)
-			err = u[j].err;
-	}
-	if (err)
-		goto out;
 	/* from k to k + 1 only: a later segment may already be there */
 	__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k + 1, false, __ATOMIC_RELEASE,
 				    __ATOMIC_RELAXED);
