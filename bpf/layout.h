@@ -202,10 +202,14 @@ struct perflib_slot_hdr {
 	__u64 owner_start; /* owner stamp (start time, pid namespace, above); 0 = unknown */
 };
 
+/*
+ * 16 bytes: the kernel counts 88 bytes per element of the NO_PREALLOC index (element
+ * header, key, value, allocator link), 8 of them for the key's second half of a 24-byte key
+ */
 struct perflib_index_key {
-	__u32 id;	/* InstanceId */
-	__u32 name_len; /* UTF-16 units without NUL */
-	__u64 hash[2];	/* two independent 64-bit hashes of the name */
+	__u32 id;    /* InstanceId */
+	__u32 check; /* a second, independent 32-bit hash of the name, with its length */
+	__u64 hash;  /* a 64-bit hash of the name (96 bits in all) */
 };
 
 struct perflib_index_val {
@@ -387,9 +391,8 @@ static inline void perflib_hash_final(const struct perflib_hash_state *st, __u32
 				      struct perflib_index_key *key)
 {
 	key->id = id;
-	key->name_len = name_len;
-	key->hash[0] = perflib_mix64(st->h1);
-	key->hash[1] = st->h2;
+	key->hash = perflib_mix64(st->h1);
+	key->check = (__u32)(perflib_mix64(st->h2 + name_len) >> 32);
 }
 
 /*
@@ -415,9 +418,8 @@ static inline int perflib_key_singleton(__u32 instance_type)
 static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *key)
 {
 	key->id = 0xFFFFFFFF;
-	key->name_len = 0xFFFFFFFF;
-	key->hash[0] = scope;
-	key->hash[1] = 0;
+	key->check = 0xFFFFFFFF;
+	key->hash = scope;
 }
 
 /*
@@ -461,7 +463,7 @@ static_assert(sizeof(struct perflib_info) == 248, "info header size");
 static_assert(sizeof(struct perflib_info_class) == 32, "info class size");
 static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");
 static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot header size");
-static_assert(sizeof(struct perflib_index_key) == 24, "index key size");
+static_assert(sizeof(struct perflib_index_key) == 16, "index key size");
 static_assert(sizeof(struct perflib_proc) == 64, "proc entry size");
 static_assert(sizeof(struct perflib_ctl) == 64, "ctl entry size");
 static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");

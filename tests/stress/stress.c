@@ -449,7 +449,6 @@ static void corrupt_index(int fd)
 	}
 	for (i = 0; i < sizeof(key); i++)
 		p[i] = (uint8_t)rnd();
-	key.name_len = rnd() % 40;
 	val.slot = rnd() % 64;
 	val.gen = rnd();
 	bpf_map_update_elem(fd, &key, &val, BPF_ANY);

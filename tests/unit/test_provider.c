@@ -223,15 +223,18 @@ static void test_index_key(void **state)
 	perflib_index_key(u"abc", 3, 1, &b);
 	assert_memory_equal(&a, &b, sizeof(a));
 	assert_int_equal(a.id, 1);
-	assert_int_equal(a.name_len, 3);
 	perflib_index_key(u"abd", 3, 1, &b);
 	assert_memory_not_equal(&a.hash, &b.hash, sizeof(a.hash));
 	perflib_index_key(u"abc", 3, 2, &b);
 	assert_int_not_equal(a.id, b.id);
 	perflib_index_key(u"ABC", 3, 1, &b);
 	assert_memory_not_equal(&a.hash, &b.hash, sizeof(a.hash));
+	/* the length is part of the key: a name and the same name with a NUL unit differ */
+	perflib_index_key(u"abc\0", 4, 1, &b);
+	assert_int_not_equal(a.check, b.check);
 	perflib_index_key(u"", 0, 0, &b);
-	assert_int_equal(b.name_len, 0);
+	perflib_index_key(u"", 0, 0, &a);
+	assert_memory_equal(&a, &b, sizeof(a));
 }
 
 static void test_procs_entry(void **state)
