@@ -675,7 +675,7 @@ static __always_inline void perflib__gkey(const volatile struct perflib_bpf_geom
 	perflib_hash_final(&st, id, len, key);
 }
 
-/* store 0 in bytes [@from, slot_size) of @slot, 8 at a time (slot_size is a multiple of 64) */
+/* store 0 in bytes [@from, slot_size) of @slot, 8 at a time (slot_size is a multiple of 16) */
 static __always_inline void
 perflib__gzero(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 from)
 {
