@@ -389,16 +389,17 @@ struct perflib_ctrset {
 	struct perflib_provider *prov; /* owner */
 	struct perflib_store *map;     /* opened pins */
 	GUID guid;		       /* counter set */
-	uint32_t nr_classes;	       /* map->nr_classes */
-	uint32_t nr_counters;
+	/* the hot path's fields together: the counter table, then class 0's geometry */
 	uint32_t max_dense_id; /* ids below this use dense[] */
+	uint32_t nr_classes;   /* map->nr_classes */
 	uint32_t *dense;       /* id -> perflib_counter_pack() of the counter, 0 = none */
+	struct perflib_ctrset_class cls[PERFLIB_MAX_CLASSES];
+	uint32_t nr_counters;
 	struct perflib_counter *counters; /* sorted by id after the dense range */
 	uint32_t instance_type;		  /* PERF_COUNTERSET_* */
 	int proc_index;			  /* this process's procs entry, -1 = none */
 	uint32_t nr_live;		  /* live instances of this provider */
 	bool has_byref;			  /* a counter is by reference */
-	struct perflib_ctrset_class cls[PERFLIB_MAX_CLASSES];
 };
 
 struct perflib_provider {
@@ -484,15 +485,19 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 						    const void *inst)
 {
 	const struct perflib_ctrset_class *c = set->cls;
-	uint64_t off;
-	uint32_t k, idx;
+	uint64_t off = (uint64_t)((const uint8_t *)inst - c->base);
+	uint32_t k = 0, idx;
 
-	for (k = 0;; k++, c++) {
-		if (__builtin_expect(k >= set->nr_classes, 0))
-			return -1;
-		off = (uint64_t)((const uint8_t *)inst - c->base);
-		if (off < c->span)
-			break;
+	/* class 0 first, in straight-line code: the others only when the address is not its */
+	if (__builtin_expect(off >= c->span, 0)) {
+		for (k = 1;; k++) {
+			if (k >= set->nr_classes)
+				return -1;
+			c++;
+			off = (uint64_t)((const uint8_t *)inst - c->base);
+			if (off < c->span)
+				break;
+		}
 	}
 	/* Lemire: exact quotient for 32-bit dividends (off / 16 < 2^32), else a division */
 	if (__builtin_expect(off >> 36 == 0, 1))
@@ -501,11 +506,29 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 				 64);
 	else
 		idx = (uint32_t)(off / c->slot_size);
-	if ((uint64_t)idx * c->slot_size != off)
+	if (__builtin_expect((uint64_t)idx * c->slot_size != off, 0))
 		return -1;
-	if (!atomic_load_explicit(&c->owned[idx], memory_order_relaxed))
+	if (__builtin_expect(!atomic_load_explicit(&c->owned[idx], memory_order_relaxed), 0))
 		return -1;
 	return perflib_slot_id_make(k, idx);
+}
+
+/*
+ * perflib_ctrset_owns - perflib_ctrset_instance_index(set, inst) >= 0, for the value
+ * functions, which need no slot id: class 0 in the fewest instructions, the rest through it.
+ */
+static inline bool perflib_ctrset_owns(const struct perflib_ctrset *set, const void *inst)
+{
+	const struct perflib_ctrset_class *c = set->cls;
+	uint64_t off = (uint64_t)((const uint8_t *)inst - c->base);
+	uint32_t idx;
+
+	if (__builtin_expect(off >= c->span || off >> 36, 0))
+		return perflib_ctrset_instance_index(set, inst) >= 0;
+	idx = (uint32_t)(((unsigned __int128)c->div_magic * (uint32_t)(off / PERFLIB_SLOT_ALIGN)) >>
+			 64);
+	return (uint64_t)idx * c->slot_size == off &&
+	       atomic_load_explicit(&c->owned[idx], memory_order_relaxed);
 }
 
 /* ---- kernel help: the exit reaper, kernel-owned instances (reaper.c) ---------------------- */

@@ -49,6 +49,12 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 	if (__builtin_expect(!prov || !Instance, 0))
 		return NULL;
 	for (set = atomic_load_explicit(&prov->sets, memory_order_acquire); set; set = set->next) {
+		/* only the by-reference function needs the slot id */
+		if (want != WANT_REF) {
+			if (perflib_ctrset_owns(set, Instance))
+				break;
+			continue;
+		}
 		idx = perflib_ctrset_instance_index(set, Instance);
 		if (idx >= 0)
 			break;
