@@ -176,6 +176,11 @@ static inline uint32_t perflib_store_slots(const struct perflib_store *map, uint
 {
 	return (uint32_t)perflib_seg_first(perflib_store_nr_segs(map, cls), map->cls[cls].seg0);
 }
+/* class @cls of @map if it has one, else 0 (BPF loaders fill every class's maps) */
+static inline uint32_t perflib_class_or0(const struct perflib_store *map, uint32_t cls)
+{
+	return cls < map->nr_classes ? cls : 0;
+}
 /* the segment of slot @id in its class */
 static inline uint32_t perflib_slot_seg(const struct perflib_store *map, uint32_t id)
 {
@@ -477,6 +482,28 @@ void perflib_providers_unlock(void);
 struct perflib_provider *perflib_providers_first(void);
 
 /*
+ * slot index of block offset @off in class @c if a block of this provider starts there, or
+ * -1: the offset divided by the slot size (Lemire: exact for 32-bit dividends, off / 16 <
+ * 2^32; else a division), then the process-local owned table
+ */
+static inline int64_t perflib_ctrset_class_index(const struct perflib_ctrset_class *c, uint64_t off)
+{
+	uint32_t idx;
+
+	if (__builtin_expect(off >> 36 == 0, 1))
+		idx = (uint32_t)(((unsigned __int128)c->div_magic *
+				  (uint32_t)(off / PERFLIB_SLOT_ALIGN)) >>
+				 64);
+	else
+		idx = (uint32_t)(off / c->slot_size);
+	if (__builtin_expect((uint64_t)idx * c->slot_size != off, 0))
+		return -1;
+	if (__builtin_expect(!atomic_load_explicit(&c->owned[idx], memory_order_relaxed), 0))
+		return -1;
+	return idx;
+}
+
+/*
  * perflib_ctrset_instance_index - slot id of @inst if it is the block of a slot of @set that
  * this provider owns live; -1 otherwise. Pure computation on process-local state (the hot
  * path's check): the class whose reservation holds the address, then the slot.
@@ -486,7 +513,8 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 {
 	const struct perflib_ctrset_class *c = set->cls;
 	uint64_t off = (uint64_t)((const uint8_t *)inst - c->base);
-	uint32_t k = 0, idx;
+	uint32_t k = 0;
+	int64_t idx;
 
 	/* class 0 first, in straight-line code: the others only when the address is not its */
 	if (__builtin_expect(off >= c->span, 0)) {
@@ -499,36 +527,21 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 				break;
 		}
 	}
-	/* Lemire: exact quotient for 32-bit dividends (off / 16 < 2^32), else a division */
-	if (__builtin_expect(off >> 36 == 0, 1))
-		idx = (uint32_t)(((unsigned __int128)c->div_magic *
-				  (uint32_t)(off / PERFLIB_SLOT_ALIGN)) >>
-				 64);
-	else
-		idx = (uint32_t)(off / c->slot_size);
-	if (__builtin_expect((uint64_t)idx * c->slot_size != off, 0))
-		return -1;
-	if (__builtin_expect(!atomic_load_explicit(&c->owned[idx], memory_order_relaxed), 0))
-		return -1;
-	return perflib_slot_id_make(k, idx);
+	idx = perflib_ctrset_class_index(c, off);
+	return idx < 0 ? -1 : (int64_t)perflib_slot_id_make(k, (uint32_t)idx);
 }
 
 /*
  * perflib_ctrset_owns - perflib_ctrset_instance_index(set, inst) >= 0, for the value
- * functions, which need no slot id: class 0 in the fewest instructions, the rest through it.
+ * functions, which need no slot id: class 0 checked first, with no loop in the way
  */
 static inline bool perflib_ctrset_owns(const struct perflib_ctrset *set, const void *inst)
 {
-	const struct perflib_ctrset_class *c = set->cls;
-	uint64_t off = (uint64_t)((const uint8_t *)inst - c->base);
-	uint32_t idx;
+	uint64_t off = (uint64_t)((const uint8_t *)inst - set->cls[0].base);
 
-	if (__builtin_expect(off >= c->span || off >> 36, 0))
+	if (__builtin_expect(off >= set->cls[0].span, 0))
 		return perflib_ctrset_instance_index(set, inst) >= 0;
-	idx = (uint32_t)(((unsigned __int128)c->div_magic * (uint32_t)(off / PERFLIB_SLOT_ALIGN)) >>
-			 64);
-	return (uint64_t)idx * c->slot_size == off &&
-	       atomic_load_explicit(&c->owned[idx], memory_order_relaxed);
+	return perflib_ctrset_class_index(&set->cls[0], off) >= 0;
 }
 
 /* ---- kernel help: the exit reaper, kernel-owned instances (reaper.c) ---------------------- */

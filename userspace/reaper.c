@@ -190,17 +190,11 @@ static uint32_t exit_id_of(const struct perflib_store *map)
 	return id < PERFLIB_EXIT_IDS ? id : 0;
 }
 
-/* class @cls of @map if it has one, else 0 */
-static uint32_t cls_or0(const struct perflib_store *map, uint32_t cls)
-{
-	return cls < map->nr_classes ? cls : 0;
-}
-
 /* the reaper's maps of class @cls: the class's outer maps (class 0's if none) */
 static int reuse_class(struct bpf_map *slots, struct bpf_map *idx, struct bpf_map *live,
 		       const struct perflib_store *map, uint32_t cls)
 {
-	const struct perflib_class *c = &map->cls[cls_or0(map, cls)];
+	const struct perflib_class *c = &map->cls[perflib_class_or0(map, cls)];
 	int err;
 
 	err = bpf_map__reuse_fd(slots, c->outer_fd[PERFLIB_SEG_DATA]);
@@ -261,9 +255,9 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	/* every class's geometry and maps; missing classes get class 0's, never walked */
 	skel->rodata->nr_classes = map->nr_classes;
 	perflib_bpf_geometry_from_class(map->info, 0, &skel->rodata->perflib_geo);
-	perflib_bpf_geometry_from_class(map->info, cls_or0(map, 1), &skel->rodata->geo1);
-	perflib_bpf_geometry_from_class(map->info, cls_or0(map, 2), &skel->rodata->geo2);
-	perflib_bpf_geometry_from_class(map->info, cls_or0(map, 3), &skel->rodata->geo3);
+	perflib_bpf_geometry_from_class(map->info, perflib_class_or0(map, 1), &skel->rodata->geo1);
+	perflib_bpf_geometry_from_class(map->info, perflib_class_or0(map, 2), &skel->rodata->geo2);
+	perflib_bpf_geometry_from_class(map->info, perflib_class_or0(map, 3), &skel->rodata->geo3);
 	tck = sysconf(_SC_CLK_TCK);
 	skel->rodata->clk_tck = tck > 0 ? (uint64_t)tck : 100;
 	err = reuse_class(skel->maps.slots, skel->maps.idx, skel->maps.live, map, 0);
@@ -485,19 +479,17 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	perflib_self(&pid, &start);
 	pthread_mutex_lock(&prov->lock);
 	set = perflib_ctrset_find(prov, counterset_guid);
-	for (c = 0, i = 0; set && c < set->nr_classes; i++) {
-		if (i >= perflib_ctrset_slots(set, c)) {
-			c++;
-			i = (uint32_t)-1;
-			continue;
+	for (c = 0; set && c < set->nr_classes; c++) {
+		for (i = 0; i < perflib_ctrset_slots(set, c); i++) {
+			id = perflib_slot_id_make(c, i);
+			slot = perflib_slot(set->map, id);
+			if (!perflib_slot_from_kernel(slot, perflib_slot_word(slot), pid, start))
+				continue;
+			atomic_store_explicit(perflib_ctrset_owned(set, id), 1,
+					      memory_order_release);
+			set->nr_live++;
+			n++;
 		}
-		id = perflib_slot_id_make(c, i);
-		slot = perflib_slot(set->map, id);
-		if (!perflib_slot_from_kernel(slot, perflib_slot_word(slot), pid, start))
-			continue;
-		atomic_store_explicit(perflib_ctrset_owned(set, id), 1, memory_order_release);
-		set->nr_live++;
-		n++;
 	}
 	pthread_mutex_unlock(&prov->lock);
 	return set ? n : -ENOENT;

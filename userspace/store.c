@@ -324,34 +324,6 @@ static int outer_create(const char *pin, int inner_fd)
 	return fd < 0 ? -errno : fd;
 }
 
-/* maps shaped as segments of class @cls, one entry each: a template for its outer maps */
-static int template_create(const struct perflib_info *info, uint32_t cls,
-			   struct perflib_seg_maps *ret)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, mopts);
-	struct perflib_seg_maps m = {{-1, -1, -1}};
-	int j;
-
-	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
-	m.fd[PERFLIB_SEG_DATA] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_tmpl", 4,
-						info->classes[cls].slot_size, 1, &mopts);
-	m.fd[PERFLIB_SEG_LIVE] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_tmpl", 4, 8, 1, &mopts);
-	mopts.map_flags = BPF_F_NO_PREALLOC;
-	m.fd[PERFLIB_SEG_INDEX] =
-		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_tmpl", sizeof(struct perflib_index_key),
-			       sizeof(struct perflib_index_val), 1, &mopts);
-	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (m.fd[j] < 0) {
-			int err = -errno;
-
-			perflib_seg_maps_close(&m);
-			return err;
-		}
-	}
-	*ret = m;
-	return 0;
-}
-
 int perflib_store_create(const struct perflib_info *info, size_t info_size,
 			 const struct perflib_pin_opts *opts, struct perflib_store **ret_map)
 {
@@ -409,24 +381,16 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 	}
 	/*
 	 * Segment 0 of class 0 exists from the start (programs that know no classes find it);
-	 * the other classes get segments as names of their sizes come. A class's segment-shaped
-	 * maps are the template of its outer maps: class 0's segment 0, else maps of one entry
-	 * made for that and closed.
+	 * the other classes get segments as names of their sizes come. A class's segment 0
+	 * maps are the template of its outer maps: class 0's are kept, the others' closed.
 	 */
-	err = perflib_seg_create(info, 0, 0, &seg0);
-	if (err)
-		goto out;
 	for (c = 0; c < info->nr_classes; c++) {
-		struct perflib_seg_maps tmpl = {{-1, -1, -1}};
+		struct perflib_seg_maps tmpl = {{-1, -1, -1}}, *m = c ? &tmpl : &seg0;
 
-		if (c) {
-			err = template_create(info, c, &tmpl);
-			if (err)
-				goto out;
-		}
+		err = perflib_seg_create(info, c, 0, m);
 		for (j = 0; j < PERFLIB_SEG_NR && !err; j++) {
 			perflib_outer_pin(c, j, name, sizeof(name));
-			map->cls[c].outer_fd[j] = outer_create(name, c ? tmpl.fd[j] : seg0.fd[j]);
+			map->cls[c].outer_fd[j] = outer_create(name, m->fd[j]);
 			if (map->cls[c].outer_fd[j] < 0)
 				err = map->cls[c].outer_fd[j];
 			else if (!c && bpf_map_update_elem(map->cls[c].outer_fd[j], &key,

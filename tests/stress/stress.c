@@ -230,7 +230,7 @@ static int count_left(const GUID *set, struct left *l)
 	uint8_t *val = NULL, key[256], next[256];
 	int data_fd, index_fd, procs_fd, err = -1;
 	char name[32];
-	uint32_t c, i, k, n;
+	uint32_t c, i, k, n, segs = 0;
 
 	memset(l, 0, sizeof(*l));
 	l->ghosts = listed(set);
@@ -239,51 +239,47 @@ static int count_left(const GUID *set, struct left *l)
 	if (procs_fd < 0 || !val)
 		goto out;
 	/* every segment of every size class: s<k>/ for class 0, c<c>s<k>/ for the others */
-	for (c = 0, k = 0; c < PERFLIB_MAX_CLASSES; k++) {
-		if (k == PERFLIB_MAX_SEGS) {
-			c++;
-			k = (uint32_t)-1;
-			continue;
-		}
-		if (c)
-			snprintf(name, sizeof(name), "c%us%u/data", c, k);
-		else
-			snprintf(name, sizeof(name), "s%u/data", k);
-		data_fd = pin_open(set, name);
-		memcpy(name + strlen(name) - 4, "index", 6);
-		index_fd = pin_open(set, name);
-		if (data_fd < 0 || index_fd < 0 || value_size(data_fd) > 65536) {
-			if (data_fd >= 0)
-				close(data_fd);
-			if (index_fd >= 0)
-				close(index_fd);
-			/* the class's last segment: the next class */
-			c++;
-			k = (uint32_t)-1;
-			continue;
-		}
-		n = max_entries(data_fd);
-		for (i = 0; i < n; i++) {
-			if (bpf_map_lookup_elem(data_fd, &i, val))
-				continue;
-			switch (((struct perflib_slot_hdr *)val)->seq & PERFLIB_SLOT_STATE_MASK) {
-			case PERFLIB_SLOT_LIVE:
-				l->live++;
-				break;
-			case PERFLIB_SLOT_CLAIMED:
-				l->claimed++;
-				break;
+	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
+		for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
+			if (c)
+				snprintf(name, sizeof(name), "c%us%u/data", c, k);
+			else
+				snprintf(name, sizeof(name), "s%u/data", k);
+			data_fd = pin_open(set, name);
+			memcpy(name + strlen(name) - 4, "index", 6);
+			index_fd = pin_open(set, name);
+			if (data_fd < 0 || index_fd < 0 || value_size(data_fd) > 65536) {
+				if (data_fd >= 0)
+					close(data_fd);
+				if (index_fd >= 0)
+					close(index_fd);
+				break; /* the class's last segment */
 			}
-		}
-		if (!bpf_map_get_next_key(index_fd, NULL, key)) {
-			l->keys++;
-			while (!bpf_map_get_next_key(index_fd, key, next)) {
-				memcpy(key, next, sizeof(key));
+			segs++;
+			n = max_entries(data_fd);
+			for (i = 0; i < n; i++) {
+				if (bpf_map_lookup_elem(data_fd, &i, val))
+					continue;
+				switch (((struct perflib_slot_hdr *)val)->seq &
+					PERFLIB_SLOT_STATE_MASK) {
+				case PERFLIB_SLOT_LIVE:
+					l->live++;
+					break;
+				case PERFLIB_SLOT_CLAIMED:
+					l->claimed++;
+					break;
+				}
+			}
+			if (!bpf_map_get_next_key(index_fd, NULL, key)) {
 				l->keys++;
+				while (!bpf_map_get_next_key(index_fd, key, next)) {
+					memcpy(key, next, sizeof(key));
+					l->keys++;
+				}
 			}
+			close(data_fd);
+			close(index_fd);
 		}
-		close(data_fd);
-		close(index_fd);
 	}
 	n = max_entries(procs_fd);
 	for (i = 0; i < n; i++) {
@@ -291,7 +287,7 @@ static int count_left(const GUID *set, struct left *l)
 		    ((struct perflib_proc *)val)->state == PERFLIB_PROC_LIVE)
 			l->procs++;
 	}
-	err = k ? 0 : -1;
+	err = segs ? 0 : -1;
 out:
 	free(val);
 	if (procs_fd >= 0)
