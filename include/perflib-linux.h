@@ -285,6 +285,74 @@ PERFLIB_API int perflib_kernel_instances_delete(HANDLE provider, const GUID *cou
 PERFLIB_API int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid,
 				       ULONG nr_instances);
 
+/*
+ * Column reads (PERFLIB_1.3). perflib_query_columns() reads a query as PerfQueryCounterData
+ * does (the same counter sets, notifications, by-reference collection, instances, order and
+ * values) but hands each specification's answer out as arrays the caller owns, indexed
+ * directly, instead of a buffer of Windows blocks to walk: a column per counter, a row per
+ * instance. An instance's name is written only when the caller does not hold it already:
+ * a row that is the same instance as the same row of the previous read (its key, below)
+ * gets no name, so a consumer that samples the same instances again and again (libpdh)
+ * reads values only.
+ *
+ * One struct perflib_column_block per specification of the query, by Index. The caller sets
+ * the arrays and their capacities before each call (the arrays may be NULL when their
+ * capacity is 0); the call sets status .. name_units.
+ */
+#define PERFLIB_COLUMN_KEY_COMPUTED (~0ULL) /* the key of an instance the library computes */
+
+struct perflib_column_block {
+	/* the caller's arrays */
+	ULONG max_rows;	      /* rows of instance_ids, keys, name_offsets, name_lengths */
+	ULONG max_cols;	      /* entries of counter_ids; values and sizes hold max_cols * max_rows */
+	ULONG max_name_units; /* UTF-16 units of names */
+	ULONG nr_known;	      /* rows of keys that hold the keys of names the caller kept (in) */
+	ULONG *counter_ids;   /* per column: its CounterId (template order) */
+	ULONGLONG *values;    /* column c of row r at values[c * max_rows + r]: the raw value */
+	UCHAR *sizes;	      /* at the same place: 4 or 8 (dwDataSize), 0 = no value */
+	ULONG *instance_ids;  /* per row: InstanceId (0 for a set without instances) */
+	/*
+	 * per row, in and out: the instance's key, the same while the instance lives and never
+	 * that of another instance (its slot and the slot's generation), or
+	 * PERFLIB_COLUMN_KEY_COMPUTED for an aggregate the library computes (_Total, ...)
+	 */
+	ULONGLONG *keys;
+	ULONG *name_offsets; /* per row from first_named: its name at names + offset (units) */
+	ULONG *name_lengths; /* per row from first_named: units of its name without the NUL */
+	WCHAR *names;	     /* the names of rows first_named.., each NUL-terminated */
+	/* the answer */
+	ULONG status;	   /* PERF_COUNTER_HEADER.dwStatus: ERROR_SUCCESS or why no data */
+	ULONG type;	   /* PERF_COUNTER_HEADER.dwType; PERF_ERROR_RETURN when status is set */
+	ULONG nr_cols;	   /* columns: every counter (wildcard specification) or one */
+	ULONG nr_rows;	   /* rows: the instances PerfQueryCounterData gives, in its order */
+	ULONG first_named; /* rows before it are the instances of keys[0 .. first_named) given */
+	ULONG name_units;  /* units of names used */
+};
+
+/*
+ * perflib_query_columns - read query @query (PerfOpenQueryHandle, PerfAddCounters) into
+ * @blocks, one per specification (@nr_blocks of them). @hdr gets the times of the sample as
+ * PerfQueryCounterData's PERF_DATA_HEADER (PerfTimeStamp, PerfFreq, PerfTime100NSec,
+ * SystemTime), dwNumCounters the number of specifications and dwTotalSize its own size.
+ *
+ * Rows are PerfQueryCounterData's instances: a set without instances (single-instance and
+ * single-aggregate types, dwType PERF_SINGLE_COUNTER or PERF_MULTIPLE_COUNTERS) has one row
+ * and no names (first_named = nr_rows). A multiple-instance block (PERF_MULTIPLE_INSTANCES,
+ * PERF_COUNTERSET) compares the key of each row r < nr_known, while every row before it
+ * matched, with keys[r] as given: rows [0, first_named) matched, and only the later rows'
+ * names are written (an instance created after the others costs its name only). Pass
+ * nr_known = 0 to get every name, and after any error. Keys and names of rows that do not
+ * fit are not written.
+ *
+ * Returns 0; -EBADF (not a query handle), -EINVAL (NULL @hdr, NULL @blocks with @nr_blocks,
+ * nr_known above max_rows), -ENOMEM; -ENOSPC when a block's arrays were too small (its
+ * nr_rows, nr_cols and name_units are then what it needs; blocks that fit are complete) or
+ * @nr_blocks is below dwNumCounters (no block is written). Grow and call again: that is a
+ * new read.
+ */
+PERFLIB_API int perflib_query_columns(HANDLE query, PERF_DATA_HEADER *hdr,
+				      struct perflib_column_block *blocks, ULONG nr_blocks);
+
 #ifdef __cplusplus
 }
 #endif

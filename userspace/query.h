@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * query.h - what the two query files share: query.c (handles and their specifications,
- * PerfOpenQueryHandle ... PerfQueryCounterInfo) and query_data.c (PerfQueryCounterData).
+ * query.h - what the query files share: query.c (handles and their specifications,
+ * PerfOpenQueryHandle ... PerfQueryCounterInfo), query_data.c (PerfQueryCounterData) and
+ * columns.c (perflib_query_columns).
  */
 #ifndef PERFLIB_QUERY_H
 #define PERFLIB_QUERY_H
@@ -47,5 +48,18 @@ struct perflib_query *perflib_query_get(HANDLE h);
 void perflib_query_put(struct perflib_query *q);
 /* rebuild q->sets after the specifications changed (q->dirty); -ENOMEM */
 int perflib_query_index_sets(struct perflib_query *q);
+
+/*
+ * perflib_query_collect - open every counter set of @q (locked), notify its providers
+ * (PERF_COLLECT_START), collect by-reference values and read the sets that are not read
+ * direct (s->direct: a plain multiple-instance set of one specification, read while that
+ * specification is written); the sample's times into @dh. perflib_query_collect_end
+ * follows once every specification is written: PERF_COLLECT_END, the openings released.
+ * Used by PerfQueryCounterData and perflib_query_columns (columns.c).
+ */
+void perflib_query_collect(struct perflib_query *q, PERF_DATA_HEADER *dh, const WCHAR *machine,
+			   size_t machine_bytes);
+void perflib_query_collect_end(struct perflib_query *q, const WCHAR *machine,
+			       size_t machine_bytes);
 
 #endif /* PERFLIB_QUERY_H */

@@ -146,8 +146,8 @@ static void put_counter_header(struct perflib_obuf *o, const struct perflib_quer
  * Open, notify and read every counter set of the query. A set of the plain multiple-instance
  * type read by a single specification is read later, while that specification is written.
  */
-static void query_collect(struct perflib_query *q, PERF_DATA_HEADER *dh, const WCHAR *machine,
-			  size_t machine_bytes)
+void perflib_query_collect(struct perflib_query *q, PERF_DATA_HEADER *dh, const WCHAR *machine,
+			   size_t machine_bytes)
 {
 	ULONG status;
 	size_t i;
@@ -198,6 +198,20 @@ static void query_collect(struct perflib_query *q, PERF_DATA_HEADER *dh, const W
 	}
 }
 
+void perflib_query_collect_end(struct perflib_query *q, const WCHAR *machine, size_t machine_bytes)
+{
+	ULONG ignored;
+	size_t i;
+
+	for (i = 0; i < q->nr_sets; i++) {
+		if (q->sets[i].started)
+			perflib_notify_providers(q->sets[i].cs->map, PERF_COLLECT_END, machine,
+						 machine_bytes, &ignored);
+		perflib_cset_put(q->sets[i].cs);
+		q->sets[i].cs = NULL;
+	}
+}
+
 ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock, DWORD cbCounterBlock,
 			   LPDWORD pcbCounterBlockActual)
 {
@@ -207,7 +221,7 @@ ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock, DWORD
 	WCHAR machine[PERFLIB_MACHINE_MAX + 1];
 	size_t machine_bytes;
 	PERF_DATA_HEADER dh = {0};
-	ULONG ret, ignored;
+	ULONG ret;
 	uint8_t *p;
 	size_t i;
 
@@ -224,18 +238,11 @@ ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock, DWORD
 		return ERROR_OUTOFMEMORY;
 	}
 	machine_bytes = perflib_machine_name(machine, PERFLIB_MACHINE_MAX + 1);
-	query_collect(q, &dh, machine, machine_bytes);
+	perflib_query_collect(q, &dh, machine, machine_bytes);
 	perflib_obuf_put(&o, sizeof(dh));
 	for (i = 0; i < q->nr_specs; i++)
 		put_counter_header(&o, &q->specs[i], &q->sets[q->specs[i].set]);
-	/* every read is done, the direct ones included: providers may unlock */
-	for (i = 0; i < q->nr_sets; i++) {
-		if (q->sets[i].started)
-			perflib_notify_providers(q->sets[i].cs->map, PERF_COLLECT_END, machine,
-						 machine_bytes, &ignored);
-		perflib_cset_put(q->sets[i].cs);
-		q->sets[i].cs = NULL;
-	}
+	perflib_query_collect_end(q, machine, machine_bytes);
 	dh.dwTotalSize = (ULONG)o.len;
 	dh.dwNumCounters = (ULONG)q->nr_specs;
 	p = perflib_obuf_at(&o, 0, sizeof(dh));
