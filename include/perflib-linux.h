@@ -300,6 +300,7 @@ PERFLIB_API int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_g
  * capacity is 0); the call sets status .. name_units.
  */
 #define PERFLIB_COLUMN_KEY_COMPUTED (~0ULL) /* the key of an instance the library computes */
+#define PERFLIB_COLUMN_NO_NAME 0xFFFFFFFFu   /* name_offsets of a row given no name */
 
 struct perflib_column_block {
 	/* the caller's arrays */
@@ -317,15 +318,16 @@ struct perflib_column_block {
 	 * PERFLIB_COLUMN_KEY_COMPUTED for an aggregate the library computes (_Total, ...)
 	 */
 	ULONGLONG *keys;
-	ULONG *name_offsets; /* per row from first_named: its name at names + offset (units) */
-	ULONG *name_lengths; /* per row from first_named: units of its name without the NUL */
-	WCHAR *names;	     /* the names of rows first_named.., each NUL-terminated */
+	/* per row: its name at names + offset (units), or PERFLIB_COLUMN_NO_NAME */
+	ULONG *name_offsets;
+	ULONG *name_lengths; /* per row given a name: its units without the NUL */
+	WCHAR *names;	     /* the names given, each NUL-terminated */
 	/* the answer */
 	ULONG status;	   /* PERF_COUNTER_HEADER.dwStatus: ERROR_SUCCESS or why no data */
 	ULONG type;	   /* PERF_COUNTER_HEADER.dwType; PERF_ERROR_RETURN when status is set */
 	ULONG nr_cols;	   /* columns: every counter (wildcard specification) or one */
 	ULONG nr_rows;	   /* rows: the instances PerfQueryCounterData gives, in its order */
-	ULONG first_named; /* rows before it are the instances of keys[0 .. first_named) given */
+	ULONG nr_named;	   /* rows given a name */
 	ULONG name_units;  /* units of names used */
 };
 
@@ -337,12 +339,12 @@ struct perflib_column_block {
  *
  * Rows are PerfQueryCounterData's instances: a set without instances (single-instance and
  * single-aggregate types, dwType PERF_SINGLE_COUNTER or PERF_MULTIPLE_COUNTERS) has one row
- * and no names (first_named = nr_rows). A multiple-instance block (PERF_MULTIPLE_INSTANCES,
- * PERF_COUNTERSET) compares the key of each row r < nr_known, while every row before it
- * matched, with keys[r] as given: rows [0, first_named) matched, and only the later rows'
- * names are written (an instance created after the others costs its name only). Pass
- * nr_known = 0 to get every name, and after any error. Keys and names of rows that do not
- * fit are not written.
+ * and no name. A multiple-instance block (PERF_MULTIPLE_INSTANCES, PERF_COUNTERSET)
+ * compares the key of each row r < nr_known with keys[r] as given (the keys this query's
+ * last read returned for this block): a row whose instance is the one the caller holds at
+ * that row gets no name; the others, and the instances the library computes, get theirs.
+ * Pass nr_known = 0 to get every name, and after any error. Keys and names of rows that do
+ * not fit are not written.
  *
  * Returns 0; -EBADF (not a query handle), -EINVAL (NULL @hdr, NULL @blocks with @nr_blocks,
  * nr_known above max_rows), -ENOMEM; -ENOSPC when a block's arrays were too small (its

@@ -46,6 +46,6 @@ PDH_FETCH_FN(pdh_call_instances) __attribute__((visibility("hidden")));
 PDH_FETCH_FN(pdh_call_sets) __attribute__((visibility("hidden")));
 /* PerfQueryCounterInfo and PerfQueryCounterData, @ctx the query handle */
 PDH_FETCH_FN(pdh_call_info) __attribute__((visibility("hidden")));
-PDH_FETCH_FN(pdh_call_data) __attribute__((visibility("hidden")));
+
 
 #endif /* PDH_FETCH_H */

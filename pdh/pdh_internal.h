@@ -16,6 +16,7 @@
 #include "cook.h"
 #include "pdh_fetch.h"
 #include "pdh_sets.h"
+#include "perfcols.h"
 #include "tp_buf.h"
 #include "tp_catalog.h"
 #include "tp_out.h"
@@ -141,11 +142,7 @@ struct pdh_query {
 	GUID *whole;	   /* pdh_query_whole_sets: counter sets collected in full */
 	bool *whole_multi; /* per whole set: it has instances */
 	size_t nr_whole;
-	void *buf; /* PerfQueryCounterData, buf_size bytes allocated */
-	DWORD buf_size;
-	void *raw_prev; /* the buffer data was decoded from: raw_prev_len bytes of raw_prev_cap */
-	DWORD raw_prev_cap;
-	size_t raw_prev_len;
+	struct perfcols cols; /* the column reads of perf (perfcols.h) */
 	struct pdh_data dbuf[2];
 	struct pdh_data *data, *data_old; /* the newest decoded sample, the one before */
 	size_t *prev_map, prev_cap;	  /* per item of data: its item in data_old, SIZE_MAX */
@@ -266,8 +263,8 @@ PDH_HIDDEN size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool ra
 				 void *buf);
 /* the decoded data a query keeps (sample.c) */
 PDH_HIDDEN void pdh_data_free(struct pdh_query *q);
-/* decode the query's buffer of @size bytes as its newest data, counters sampled from it */
-PDH_HIDDEN PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size);
+/* read the query's perflib query as its newest data, counters sampled from it */
+PDH_HIDDEN PDH_STATUS pdh_data_update(struct pdh_query *q);
 /* value formatting shared by sample.c and value.c (value.c) */
 PDH_HIDDEN PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
 			       const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,

@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "pdh.h"
-#include "perfbuf.h"
+#include "perfcols.h"
 
 /*
  * pdh_query_whole_sets - have real-time query @query collect the @nr counter sets @sets in

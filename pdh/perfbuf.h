@@ -3,9 +3,8 @@
  * perfbuf.h - decoding the buffers of the Windows consumer API (perflib-api.md 2.9, 3, 7,
  * 8), the one reader of libpdh, typeperf (tp_buf.h) and perflib-exporter (exp_sample.h):
  * UTF-16 text, registration info, counter-string blocks, instance lists and the
- * PerfQueryCounterData block (perfbuf_data_decode: PDH's collection and the exporter's;
- * perfbuf_data_parse, the callback walk, is what tp_data_parse builds on, the reference
- * the column decoder is tested against).
+ * PerfQueryCounterData block (perfbuf_data_parse, the callback walk tp_data_parse builds
+ * on: the reference PDH's column reads, perfcols.h, are tested against).
  *
  * Nothing in a buffer is trusted: every size, offset and count is checked against the
  * bytes actually returned before it is used, navigation follows the size fields (as
@@ -152,100 +151,5 @@ struct perfbuf_data_ops {
  */
 int perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
 		       const struct perfbuf_data_ops *ops, void *ctx);
-
-/*
- * The same buffer decoded without callbacks, as columns (what PDH reads on every sample):
- * per block the counter ids its items carry, their values in one array (by column) and
- * each item's name in one arena of NUL-terminated UTF-8 strings (a block's names are consecutive). The arrays are kept and reused from
- * one decode to the next.
- */
-#define PERFBUF_NO_NAME UINT32_MAX
-
-struct perfbuf_item {
-	uint32_t id;	/* InstanceId; 0 without an instance header */
-	uint32_t len;	/* bytes of the UTF-8 name, without NUL */
-	uint32_t units; /* UTF-16 units of the name, without NUL */
-	uint32_t dup;	/* the caller's (duplicate numbering): 0, or taken over with the block */
-	uint32_t name;	/* the name at names + name; PERFBUF_NO_NAME: no instance header */
-	uint32_t size;	/* PERF_INSTANCE_HEADER.Size, 0 without an instance header */
-};
-
-struct perfbuf_block {
-	uint32_t status;   /* dwStatus; ERROR_INVALID_DATA when the payload was malformed */
-	uint32_t type;	   /* PerfCounterDataType */
-	uint32_t nr_cols;  /* counter ids per item (0 for PERF_ERROR_RETURN) */
-	size_t cols;	   /* those ids: ids[cols .. cols + nr_cols) */
-	size_t first, nr;  /* items[first .. first + nr) */
-	size_t val0;	   /* its values start at values[val0]: see perfbuf_value() */
-	size_t nr_named;   /* items with a name */
-	size_t name_bytes; /* sum of len + 1 over its named items */
-	size_t name_units; /* sum of units + 1 over its named items */
-	size_t names0;	   /* its names start at names + names0 */
-	/* where it was in the buffer (the previous-buffer comparison of perfbuf_data_decode) */
-	size_t raw_off, raw_size; /* its PERF_COUNTER_HEADER and dwSize */
-	size_t raw_items;	  /* its first PERF_INSTANCE_HEADER (PERF_COUNTERSET), else 0 */
-	bool same;	/* ids, items and names those of the same block of perfbuf_prev.d */
-	bool malformed; /* its payload broke a size rule (status ERROR_INVALID_DATA, empty) */
-};
-
-/* a column of an item whose counter data headers are alike: where after the name, size */
-struct perfbuf_colpos {
-	uint32_t off;  /* of its PERF_COUNTER_DATA after the instance header and name */
-	uint32_t size; /* dwDataSize */
-};
-
-struct perfbuf_data {
-	struct perfbuf_data_header hdr;
-	size_t nr_blocks, nr_items, nr_values, nr_ids, names_len;
-	struct perfbuf_block *blocks; /* by Index */
-	struct perfbuf_item *items;
-	uint64_t *values; /* zero-extended */
-	uint8_t *sizes;	  /* per value: 4 or 8, 0 when dwDataSize was neither (no value) */
-	uint32_t *ids;
-	/*
-	 * per column (as ids) of a PERF_COUNTERSET block: the PERF_COUNTER_DATA header
-	 * (dwDataSize, dwSize as one word) every item has, 0 when they differ
-	 */
-	uint64_t *hdrs;
-	char *names;
-	struct perfbuf_colpos *pos; /* scratch of the steady-state decode */
-	size_t cap_blocks, cap_items, cap_values, cap_sizes, cap_ids, cap_hdrs, cap_names, cap_pos;
-};
-
-/*
- * perfbuf_value - where the value of column @col of item @item (of block @b) is in values
- * and sizes: by column (a counter's values over the instances are consecutive)
- */
-static inline size_t perfbuf_value(const struct perfbuf_block *b, size_t item, uint32_t col)
-{
-	return b->val0 + (size_t)col * b->nr + (item - b->first);
-}
-
-/* The buffer decoded before and what it gave (perfbuf_data_decode's steady state). */
-struct perfbuf_prev {
-	const void *buf;
-	size_t size;
-	const struct perfbuf_data *d; /* perfbuf_data_decode of exactly those bytes */
-};
-
-/*
- * perfbuf_data_decode - decode a PerfQueryCounterData buffer of @size bytes into @d (zeroed
- * the first time; its arrays are reused). @spec_ids as for perfbuf_data_parse (the column
- * id of PERF_SINGLE_COUNTER and PERF_MULTIPLE_INSTANCES blocks). The rules are those of
- * perfbuf_data_parse: a malformed payload leaves its block empty with status
- * ERROR_INVALID_DATA; a header or size that breaks navigation gives -EBADMSG. -ENOMEM.
- *
- * @prev (NULL: none) is the buffer decoded before. A PERF_COUNTERSET block at the same
- * place with the same size, the same headers, the same instances (sizes, ids, names) and
- * the same counter data headers, all alike per column, as the previous buffer's (the
- * steady state of a query) takes its items, names and sizes from @prev->d and only reads
- * the values (perfbuf_block.same); any difference decodes that block in full. The result
- * is the same either way.
- */
-int perfbuf_data_decode(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
-			const struct perfbuf_prev *prev, struct perfbuf_data *d);
-
-/* perfbuf_data_release - free the arrays of @d (accepts a zeroed struct) */
-void perfbuf_data_release(struct perfbuf_data *d);
 
 #endif /* PERFBUF_H */

@@ -148,7 +148,6 @@ PDH_FUNCTION PdhCloseQuery(PDH_HQUERY hQuery)
 		PerfCloseQueryHandle(q->perf);
 	pdh_data_free(q);
 	tp_catalog_free(&q->cat);
-	free(q->buf);
 	free(q->sets);
 	free(q->whole);
 	free(q->whole_multi);
@@ -459,6 +458,7 @@ static PDH_STATUS rebuild_specs(struct pdh_query *q)
 	if (q->perf)
 		PerfCloseQueryHandle(q->perf);
 	q->perf = NULL;
+	perfcols_forget(&q->cols); /* other specifications: other blocks */
 	free(q->sets);
 	free(q->spec_ids);
 	q->sets = calloc(nr + 1, sizeof(*q->sets));
@@ -642,9 +642,7 @@ static PDH_STATUS log_step(struct pdh_query *q)
 
 PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 {
-	DWORD actual = 0;
 	PDH_STATUS st;
-	ULONG ws;
 
 	if (!q->nr_counters && !q->nr_whole)
 		return PDH_NO_DATA;
@@ -655,12 +653,7 @@ PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 		if (st)
 			return st == PDH_CSTATUS_NO_OBJECT ? PDH_NO_DATA : st;
 	}
-	ws = pdh_fetch_into(pdh_call_data, q->perf, &q->buf, &q->buf_size, &actual);
-	if (ws != ERROR_SUCCESS)
-		return ws == ERROR_FILE_NOT_FOUND ? PDH_NO_DATA
-		       : ws == ERROR_OUTOFMEMORY  ? PDH_MEMORY_ALLOCATION_FAILURE
-						  : pdh_from_win32(ws);
-	st = pdh_data_update(q, actual);
+	st = pdh_data_update(q);
 	if (st)
 		return st;
 	/* the only counter of the query has no instance: no data (pdh.md 6.4) */

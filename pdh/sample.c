@@ -2,8 +2,8 @@
 /*
  * sample.c - a real-time query's samples and its counters' views of them (pdh.md 6.4, 6.5).
  *
- * A collection decodes the perflib buffer once into columns (perfbuf_data_decode: per
- * item its values in one array, names in one arena), numbers duplicate instance names and
+ * A collection reads the perflib query once into columns (perfcols_read: per item its
+ * values in one array, names in one arena), numbers duplicate instance names and
  * pairs each item with the same instance in the sample before (prev_map). A counter keeps
  * no copy of anything: its sample is the list of items its instance part selects and the
  * columns of its value and companions; raw values, rate statuses and formatted values are
@@ -28,7 +28,7 @@ void pdh_data_free(struct pdh_query *q)
 		free(q->dbuf[i].wide);
 	}
 	free(q->prev_map);
-	free(q->raw_prev);
+	perfcols_free(&q->cols);
 	free(q->names);
 	free(q->dups);
 }
@@ -421,48 +421,47 @@ static int counter_sample(struct pdh_query *q, struct pdh_counter *c)
 	return 0;
 }
 
-PDH_STATUS pdh_data_update(struct pdh_query *q, size_t size)
+PDH_STATUS pdh_data_update(struct pdh_query *q)
 {
 	struct pdh_data *pd = q->data == &q->dbuf[0] ? &q->dbuf[1] : &q->dbuf[0];
-	struct perfbuf_prev prev;
-	DWORD cap;
-	void *raw;
 	size_t i;
+	int err;
 
 	if (!q->data) {
 		q->data = &q->dbuf[1];
 		q->data_old = &q->dbuf[0];
 		pd = &q->dbuf[0];
 	}
-	/* decoded into the storage of the sample before the one before, which goes */
+	/* read into the storage of the sample before the one before, which goes */
 	pd->gen = 0;
 	pd->wide_ok = false;
-	prev = (struct perfbuf_prev){.buf = q->raw_prev, .size = q->raw_prev_len, .d = &q->data->d};
-	if (perfbuf_data_decode(q->buf, size, q->spec_ids, q->nr_specs,
-				q->data->gen && q->raw_prev ? &prev : NULL, &pd->d))
-		return PDH_INVALID_DATA;
+	err = perfcols_read(q->perf, &q->cols, q->data->gen ? &q->data->d : NULL, &pd->d);
+	if (err) {
+		perfcols_forget(&q->cols);
+		return err == -ENOMEM	 ? PDH_MEMORY_ALLOCATION_FAILURE
+		       : err == -EBADF	 ? PDH_INVALID_HANDLE
+		       : err == -ENOSPC	 ? pdh_from_win32(ERROR_NOT_ENOUGH_MEMORY)
+		       : err == -EBADMSG ? PDH_INVALID_DATA
+					 : pdh_from_win32(perflib_win32_error(err));
+	}
 	if (pd->cap_sets < pd->d.nr_blocks) {
 		GUID *sets = realloc(pd->sets, pd->d.nr_blocks * sizeof(*sets));
 
-		if (!sets)
+		if (!sets) {
+			perfcols_forget(&q->cols);
 			return PDH_MEMORY_ALLOCATION_FAILURE;
+		}
 		pd->sets = sets;
 		pd->cap_sets = pd->d.nr_blocks;
 	}
 	for (i = 0; i < pd->d.nr_blocks; i++)
 		pd->sets[i] = i < q->nr_specs ? q->sets[i] : (GUID){0};
-	if (number_and_map(q, pd, q->data))
+	if (number_and_map(q, pd, q->data)) {
+		perfcols_forget(&q->cols);
 		return PDH_MEMORY_ALLOCATION_FAILURE;
+	}
 	pd->gen = ++q->gen;
 	pd->stamp = pdh_local_filetime(pd->d.hdr.time_100ns);
-	/* the bytes just decoded are the next decode's previous buffer */
-	raw = q->raw_prev;
-	cap = q->raw_prev_cap;
-	q->raw_prev = q->buf;
-	q->raw_prev_cap = q->buf_size;
-	q->raw_prev_len = size;
-	q->buf = raw;
-	q->buf_size = cap;
 	q->data_old = q->data;
 	q->data = pd;
 	q->stamp = pd->stamp;

@@ -5,7 +5,7 @@
  * instances and values) into the caller's arrays, a column per counter and a row per
  * instance, instead of a buffer of Windows blocks. A row that is the instance the caller
  * already holds at that row (same key: slot and generation) gets no name: in the steady
- * state of a sampling consumer only values are written.
+ * state of a sampling consumer only values (and keys) are written.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +13,26 @@
 #include "query.h"
 #include "reader.h"
 
-/* one block being written: counts go on past the capacities (what -ENOSPC reports) */
+/*
+ * one block being written, its arrays copied here: the loops keep them in registers (a
+ * byte store could change anything reached through a pointer). Counts go on past the
+ * capacities: what -ENOSPC reports.
+ */
 struct col_out {
-	struct perflib_column_block *b;
-	const struct perflib_cset *cs;
-	int pos;	   /* the one counter's position, -1: every counter */
-	uint32_t nr_cols;  /* columns */
-	uint32_t nr, units; /* rows and name units so far */
-	bool matching;	   /* every row so far is the instance of the key given */
+	uint64_t *values, *keys;
+	uint8_t *sizes;
+	uint32_t *ids, *name_offs, *name_lens;
+	WCHAR *names;
+	size_t stride;	     /* max_rows */
+	uint32_t max_units;  /* max_name_units */
+	uint32_t known;	     /* nr_known */
+	const uint32_t *data_size;
+	bool byref;	     /* values may have no data: sizes by row */
+	int pos;	     /* the one counter's position, -1: every counter */
+	uint32_t nr_cols;    /* columns */
+	uint32_t nr, units;  /* rows and name units so far */
+	uint32_t nr_named;   /* rows given a name */
+	bool same_set;	     /* the keys given are of this opening of the set */
 	bool nospace;
 };
 
@@ -34,50 +46,61 @@ static inline __attribute__((always_inline)) void
 put_row(struct col_out *o, uint32_t id, uint64_t key, const WCHAR *name, uint32_t len,
 	const uint64_t *vals, const uint8_t *nodata)
 {
-	struct perflib_column_block *b = o->b;
 	uint32_t r = o->nr++, c, k;
-	size_t at;
+	uint64_t *v;
 
-	if (o->matching && (r >= b->nr_known || key == PERFLIB_COLUMN_KEY_COMPUTED ||
-			    b->keys[r] != key)) {
-		o->matching = false;
-		b->first_named = r;
-	}
-	if (!o->matching && name) {
+	/* the instance the caller holds at this row: no name */
+	if (name && !(r < o->known && o->same_set && key != PERFLIB_COLUMN_KEY_COMPUTED &&
+		      o->keys[r] == key)) {
 		uint32_t need = len + 1;
 
-		if (r < b->max_rows && o->units <= b->max_name_units &&
-		    b->max_name_units - o->units >= need) {
-			memcpy(b->names + o->units, name, (size_t)len * 2);
-			b->names[o->units + len] = 0;
-			b->name_offsets[r] = o->units;
-			b->name_lengths[r] = len;
+		if (r < o->stride && o->units <= o->max_units && o->max_units - o->units >= need) {
+			memcpy(o->names + o->units, name, (size_t)len * 2);
+			o->names[o->units + len] = 0;
+			o->name_offs[r] = o->units;
+			o->name_lens[r] = len;
 		} else {
 			o->nospace = true;
 		}
 		o->units += need;
+		o->nr_named++;
+	} else if (r < o->stride) {
+		o->name_offs[r] = PERFLIB_COLUMN_NO_NAME;
 	}
-	if (r >= b->max_rows) {
+	if (r >= o->stride) {
 		o->nospace = true;
 		return;
 	}
-	b->keys[r] = key;
-	b->instance_ids[r] = id;
-	if (o->nr_cols > b->max_cols)
+	o->keys[r] = key;
+	o->ids[r] = id;
+	if (!o->values)
+		return; /* columns do not fit */
+	v = o->values + r;
+	if (o->pos >= 0) {
+		*v = nodata[o->pos] ? 0 : vals[o->pos];
+		if (o->byref)
+			o->sizes[r] = nodata[o->pos] ? 0 : (uint8_t)o->data_size[o->pos];
 		return;
-	for (c = 0, at = r; c < o->nr_cols; c++, at += b->max_rows) {
-		k = o->pos < 0 ? c : (uint32_t)o->pos;
+	}
+	if (!o->byref) {
+		/* every value has data (sizes are written by column at the end) */
+		for (c = 0; c < o->nr_cols; c++, v += o->stride)
+			*v = vals[c];
+		return;
+	}
+	for (c = 0, k = r; c < o->nr_cols; c++, v += o->stride, k += (uint32_t)o->stride) {
 		/* no value: a counter of size zero, or a by-reference address NULL */
-		b->values[at] = nodata[k] ? 0 : vals[k];
-		b->sizes[at] = nodata[k] ? 0 : (uint8_t)o->cs->data_size[k];
+		*v = nodata[c] ? 0 : vals[c];
+		o->sizes[k] = nodata[c] ? 0 : (uint8_t)o->data_size[c];
 	}
 }
 
 /* the instances of a plain multiple-instance set read by one specification: from the slots */
-static int put_direct(struct col_out *o, const struct perflib_filter *f)
+static int put_direct(struct col_out *out, const struct perflib_cset *cs,
+		      const struct perflib_filter *f)
 {
-	const struct perflib_cset *cs = o->cs;
 	size_t n = cs->nr_counters, name_room = perflib_round8(2 * (size_t)cs->map->info->name_max);
+	struct col_out o = *out;
 	struct perflib_reader r;
 	struct perflib_found c;
 	uint64_t *vals;
@@ -99,46 +122,62 @@ static int put_direct(struct col_out *o, const struct perflib_filter *f)
 			break;
 		}
 		if (perflib_filter_match(f, c.id, name, c.len))
-			put_row(o, c.id, col_key(c.slot, c.gen), name, c.len, vals, nodata);
+			put_row(&o, c.id, col_key(c.slot, c.gen), name, c.len, vals, nodata);
 	}
 	perflib_reader_fini(&r);
 	free(vals);
+	*out = o;
 	return err;
 }
 
-/* the block of specification @sp of set @s into o->b; -ENOMEM, or 0 (o->nospace) */
-static int put_block(struct col_out *o, const struct perflib_query_spec *sp,
-		     const struct perflib_query_set *s)
+/* the block of specification @sp of set @s into @b; -ENOMEM, or 0 (*@nospace) */
+static int put_block(struct perflib_column_block *b, const struct perflib_query_spec *sp,
+		     const struct perflib_query_set *s, bool *nospace)
 {
-	struct perflib_column_block *b = o->b;
 	const struct perflib_snap *snap = &s->snap;
 	const struct perflib_snap_inst *in;
 	const struct perflib_cset *cs = s->cs;
-	uint32_t c;
+	struct col_out o = {
+		.values = b->values,
+		.keys = b->keys,
+		.sizes = b->sizes,
+		.ids = b->instance_ids,
+		.name_offs = b->name_offsets,
+		.name_lens = b->name_lengths,
+		.names = b->names,
+		.stride = b->max_rows,
+		.max_units = b->max_name_units,
+		.known = b->nr_known,
+		.pos = -1,
+	};
+	uint32_t c, k;
 	size_t i;
 	int err = 0;
 
 	b->status = s->status;
 	b->type = PERF_ERROR_RETURN;
-	b->nr_cols = b->nr_rows = b->first_named = b->name_units = 0;
+	b->nr_cols = b->nr_rows = b->nr_named = b->name_units = 0;
 	if (b->status)
 		return 0;
-	o->cs = cs;
-	o->pos = -1;
-	o->nr_cols = cs->nr_counters;
-	o->matching = true;
+	o.data_size = cs->data_size;
+	o.byref = cs->byref;
+	o.nr_cols = cs->nr_counters;
+	/* keys name slots of one opening: a set registered again has other instances */
+	o.same_set = cs->dev == s->keys_dev && cs->ino == s->keys_ino;
 	if (sp->counter_id != PERF_WILDCARD_COUNTER) {
-		o->pos = perflib_cset_counter(cs, sp->counter_id);
-		if (o->pos < 0) {
+		o.pos = perflib_cset_counter(cs, sp->counter_id);
+		if (o.pos < 0) {
 			b->status = ERROR_NOT_FOUND; /* re-registered without this counter */
 			return 0;
 		}
-		o->nr_cols = 1;
+		o.nr_cols = 1;
 	}
-	if (o->nr_cols > b->max_cols)
-		o->nospace = true;
-	for (c = 0; c < o->nr_cols && c < b->max_cols; c++)
-		b->counter_ids[c] = cs->map->counters[o->pos < 0 ? c : (uint32_t)o->pos].id;
+	if (o.nr_cols > b->max_cols) {
+		o.values = NULL;
+		o.nospace = true;
+	}
+	for (c = 0; c < o.nr_cols && c < b->max_cols; c++)
+		b->counter_ids[c] = cs->map->counters[o.pos < 0 ? c : (uint32_t)o.pos].id;
 	if (!perflib_cset_multi(cs)) {
 		/* the one instance (or the aggregate), no name; filters do not apply to it */
 		const uint8_t *nodata;
@@ -149,23 +188,23 @@ static int put_block(struct col_out *o, const struct perflib_query_spec *sp,
 		}
 		in = &snap->inst[0];
 		nodata = snap->nodata + (size_t)in->row * snap->nr_counters;
-		if (o->pos >= 0 && nodata[o->pos]) {
+		if (o.pos >= 0 && nodata[o.pos]) {
 			b->status = ERROR_NO_DATA; /* by-reference address NULL */
 			return 0;
 		}
-		b->type = o->pos >= 0 ? PERF_SINGLE_COUNTER : PERF_MULTIPLE_COUNTERS;
-		put_row(o, 0, col_key(in->slot, in->gen), NULL, 0,
+		b->type = o.pos >= 0 ? PERF_SINGLE_COUNTER : PERF_MULTIPLE_COUNTERS;
+		put_row(&o, 0, col_key(in->slot, in->gen), NULL, 0,
 			snap->vals + (size_t)in->row * snap->nr_counters, nodata);
 	} else {
-		b->type = o->pos >= 0 ? PERF_MULTIPLE_INSTANCES : PERF_COUNTERSET;
+		b->type = o.pos >= 0 ? PERF_MULTIPLE_INSTANCES : PERF_COUNTERSET;
 		if (s->direct)
-			err = put_direct(o, &sp->filter);
+			err = put_direct(&o, cs, &sp->filter);
 		for (i = 0; !s->direct && i < snap->nr; i++) {
 			in = &snap->inst[i];
 			if (!perflib_filter_match(&sp->filter, in->id, perflib_snap_name(snap, in),
 						  in->name_len))
 				continue;
-			put_row(o, in->id, col_key(in->slot, in->gen), perflib_snap_name(snap, in),
+			put_row(&o, in->id, col_key(in->slot, in->gen), perflib_snap_name(snap, in),
 				in->name_len, snap->vals + (size_t)in->row * snap->nr_counters,
 				snap->nodata + (size_t)in->row * snap->nr_counters);
 		}
@@ -173,15 +212,19 @@ static int put_block(struct col_out *o, const struct perflib_query_spec *sp,
 	if (err) {
 		b->status = perflib_win32_error(err);
 		b->type = PERF_ERROR_RETURN;
-		b->nr_cols = b->nr_rows = b->first_named = b->name_units = 0;
-		o->nospace = false;
 		return err == -ENOMEM ? err : 0;
 	}
-	if (o->matching || !perflib_cset_multi(cs))
-		b->first_named = o->nr;
-	b->nr_cols = o->nr_cols;
-	b->nr_rows = o->nr;
-	b->name_units = o->units;
+	/* without by-reference counters a column's sizes are all its counter's */
+	for (c = 0; !o.byref && o.values && c < o.nr_cols; c++) {
+		k = o.pos < 0 ? c : (uint32_t)o.pos;
+		memset(o.sizes + (size_t)c * o.stride, (int)o.data_size[k],
+		       o.nr < o.stride ? o.nr : o.stride);
+	}
+	*nospace |= o.nospace;
+	b->nr_named = o.nr_named;
+	b->nr_cols = o.nr_cols;
+	b->nr_rows = o.nr;
+	b->name_units = o.units;
 	return 0;
 }
 
@@ -232,11 +275,13 @@ int perflib_query_columns(HANDLE query, PERF_DATA_HEADER *hdr, struct perflib_co
 	perflib_query_collect(q, hdr, machine, machine_bytes);
 	hdr->dwTotalSize = sizeof(*hdr);
 	hdr->dwNumCounters = (ULONG)q->nr_specs;
-	for (i = 0; i < q->nr_specs && !err; i++) {
-		struct col_out o = {.b = &blocks[i]};
-
-		err = put_block(&o, &q->specs[i], &q->sets[q->specs[i].set]);
-		nospace |= o.nospace;
+	for (i = 0; i < q->nr_specs && !err; i++)
+		err = put_block(&blocks[i], &q->specs[i], &q->sets[q->specs[i].set], &nospace);
+	for (i = 0; i < q->nr_sets; i++) {
+		if (q->sets[i].cs) {
+			q->sets[i].keys_dev = q->sets[i].cs->dev;
+			q->sets[i].keys_ino = q->sets[i].cs->ino;
+		}
 	}
 	perflib_query_collect_end(q, machine, machine_bytes);
 	if (!err && nospace)

@@ -28,6 +28,8 @@ struct perflib_query_set {
 	bool direct;		  /* read while its one specification is written (no snapshot) */
 	uint32_t nr_specs;	  /* specifications reading it */
 	struct perflib_snap snap; /* its instances; buffers kept between calls */
+	dev_t keys_dev;		  /* the opening the keys of the last column read came from */
+	ino_t keys_ino;		  /* (perflib_query_columns, columns.c) */
 };
 
 struct perflib_query {

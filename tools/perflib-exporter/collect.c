@@ -334,8 +334,7 @@ static int list_sets(struct collector *c)
  * collect and put each set's instances into its view; *@ret_data: the collection (NULL when
  * nothing was collected: no counter set)
  */
-static int collect(struct collector *c, struct collect_stats *st,
-		   const struct perfbuf_data **ret_data)
+static int collect(struct collector *c, const struct perfbuf_data **ret_data)
 {
 	PDH_STATUS ps = PdhCollectQueryData(c->query);
 	const struct perfbuf_data *d = NULL;
@@ -350,8 +349,7 @@ static int collect(struct collector *c, struct collect_stats *st,
 	if (ps == PDH_MEMORY_ALLOCATION_FAILURE)
 		return -ENOMEM;
 	if (ps == PDH_INVALID_DATA) {
-		snprintf(c->error, sizeof(c->error),
-			 "PerfQueryCounterData returned a malformed block");
+		snprintf(c->error, sizeof(c->error), "the counter sets' data could not be read");
 		return -EBADMSG;
 	}
 	if (ps) {
@@ -362,13 +360,11 @@ static int collect(struct collector *c, struct collect_stats *st,
 	}
 	for (i = 0; i < c->nr_entries && !err; i++) {
 		const struct perfbuf_block *b;
-		bool bad = false;
 
 		/* a set unregistered since the enumeration has no block: no instances */
 		if (pdh_query_set_block(c->query, &c->entries[i].guid, &d, &b))
 			continue;
-		err = exp_fill_block(d, b, c->entries[i].set, &bad);
-		st->nr_bad += bad;
+		err = exp_fill_block(d, b, c->entries[i].set);
 		*ret_data = d;
 	}
 	return err;
@@ -406,7 +402,7 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 			c->listed = false; /* listed again on the next scrape */
 	}
 	if (!err)
-		err = collect(c, &st, &d);
+		err = collect(c, &d);
 	st.collect_ms = now_ms() - start;
 	for (i = 0; !err && i < c->nr_entries; i++) {
 		struct exp_set *set = c->entries[i].set;

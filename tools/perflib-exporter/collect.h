@@ -20,8 +20,8 @@ struct collector;
 struct collect_stats {
 	size_t nr_sets;	     /* counter sets registered */
 	size_t nr_instances; /* instances exported */
-	size_t nr_bad;	     /* malformed blocks skipped, instances dropped as duplicates */
-	size_t data_bytes;   /* size of the PerfQueryCounterData answer */
+	size_t nr_bad;	     /* instances dropped as duplicates */
+	size_t data_bytes;   /* bytes of the values read (PDH's columns: 9 per value) */
 	bool rebuilt;	     /* registrations or the query changed in this scrape */
 	double collect_ms;   /* of the scrape: registrations and collection (the rest renders) */
 };
@@ -38,7 +38,7 @@ void collector_free(struct collector *c);
 /*
  * collector_scrape - collect all counter sets and append their exposition in @fmt to @out.
  * Returns 0; -EIO when a consumer call failed (collector_error() says which and why);
- * -EBADMSG for a malformed PerfQueryCounterData answer; -ENOMEM. On failure @out may hold
+ * -EBADMSG when PDH found the data inconsistent; -ENOMEM. On failure @out may hold
  * part of an exposition: discard it.
  */
 int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *out);

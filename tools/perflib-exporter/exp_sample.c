@@ -114,24 +114,18 @@ static int fill_block(const struct perfbuf_data *d, const struct perfbuf_block *
 	return 0;
 }
 
-int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set,
-		   bool *ret_bad)
+int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set)
 {
 	int *cols;
 	uint32_t k;
 	int err;
 
-	*ret_bad = false;
 	/*
 	 * PERF_MULTIPLE_INSTANCES and PERF_SINGLE_COUNTER name their counter only in the query
 	 * specification: the exporter asks for whole sets, never these
 	 */
 	if (b->type != PERF_MULTIPLE_COUNTERS && b->type != PERF_COUNTERSET)
 		return 0;
-	if (b->malformed) {
-		*ret_bad = true; /* a half-read block would show some instances only: none */
-		return 0;
-	}
 	if (b->status != ERROR_SUCCESS)
 		return 0;
 	cols = malloc((b->nr_cols ? b->nr_cols : 1) * sizeof(*cols));

@@ -3,7 +3,7 @@
  * exp_sample.h - perflib-exporter's snapshot taken from libpdh: the counter sets as
  * libpdh models their registration (struct tp_set, filled by tp_reg_parse and
  * tp_names_parse, the parsers of PDH's catalog) and the values of a PerfQueryCounterData
- * answer as PDH's collection decodes it (perfbuf_data_decode, columns). Nothing here reads
+ * answer as PDH's collection reads it (perfcols_read, columns). Nothing here reads
  * a buffer byte by byte: the exporter has no decoder and no registration model of its own,
  * only the rendering view (exp_set, exp_format.h) built from these.
  */
@@ -16,6 +16,7 @@
 
 #include "exp_format.h"
 #include "perfbuf.h"
+#include "perfcols.h"
 #include "tp_catalog.h"
 
 /* a UTF-8 name takes at most this much room (PERF_MAX_INSTANCE_NAME units, 3 bytes each) */
@@ -40,16 +41,13 @@ int exp_set_from_reg(struct tp_set *reg, struct exp_set **ret_set);
 int exp_help_strings(const void *buf, size_t len, struct exp_set *set);
 
 /*
- * exp_fill_block - add the instances and raw values of block @b of the decoded collection
+ * exp_fill_block - add the instances and raw values of block @b of the collection
  * @d (pdh_query_set_block) to @set, which must have been reset (exp_set_reset) and is not
  * finished here. PERF_MULTIPLE_COUNTERS (single instance) and PERF_COUNTERSET blocks with
  * status 0 are read, in item order, a value of a counter id the set does not have ignored;
  * other blocks add nothing. Instance names longer than EXP_NAME_MAX - 1 bytes of UTF-8 are
- * cut at a character boundary. *@ret_bad: the block's payload was malformed
- * (perfbuf_block.malformed: the set keeps no instance of this collection).
- * Returns 0 or -ENOMEM.
+ * cut at a character boundary. Returns 0 or -ENOMEM.
  */
-int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set,
-		   bool *ret_bad);
+int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set);
 
 #endif /* EXP_SAMPLE_H */
