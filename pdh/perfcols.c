@@ -244,7 +244,8 @@ static int fill_block(struct perfcols *cols, size_t i, const struct perfbuf_data
 			return -ENOMEM;
 		memcpy(d->names + d->names_len, prev->names + ob->names0, bytes);
 		memcpy(it, oit, nr * sizeof(*it));
-		for (r = 0; r < nr; r++)
+		/* names at the same place as before (the steady state of every block): as they are */
+		for (r = 0; d->names_len != ob->names0 && r < nr; r++)
 			it[r].name = (uint32_t)(it[r].name - ob->names0 + d->names_len);
 		d->names_len += bytes;
 		b->nr_named = nr;
@@ -329,7 +330,66 @@ static int read_once(HANDLE query, struct perfcols *cols, struct perfbuf_data *d
 	return err;
 }
 
-int perfcols_read(HANDLE query, struct perfcols *cols, const struct perfbuf_data *prev,
+/*
+ * the steady state of every block: each has the instances of @prev at the same rows (the
+ * library gave no name), so @d's items and names are @prev's, laid out alike
+ */
+static bool all_steady(const struct perfcols *cols, const struct perfbuf_data *prev)
+{
+	size_t i, items = 0;
+
+	if (!cols->keep || prev->nr_blocks != cols->nr)
+		return false;
+	for (i = 0; i < cols->nr; i++) {
+		const struct perflib_column_block *lb = &cols->lib[i];
+		const struct perfbuf_block *ob = &prev->blocks[i];
+		bool named = lb->type == PERF_MULTIPLE_INSTANCES || lb->type == PERF_COUNTERSET;
+
+		if (lb->type != ob->type || lb->nr_rows != ob->nr || ob->first != items ||
+		    (named && (lb->nr_named || ob->nr_named != ob->nr)))
+			return false;
+		items += ob->nr;
+	}
+	return items == prev->nr_items;
+}
+
+/*
+ * take @prev's items and names for @d by exchanging the arrays (no copy): @prev, the sample
+ * before, is only read for its values from now on, and is the next read's storage
+ */
+static void take_steady(struct perfcols *cols, struct perfbuf_data *prev, struct perfbuf_data *d)
+{
+	struct perfbuf_item *items = d->items;
+	size_t cap_items = d->cap_items, cap_names = d->cap_names, i, val0 = 0, ids0 = 0;
+	char *names = d->names;
+
+	d->items = prev->items;
+	d->cap_items = prev->cap_items;
+	d->names = prev->names;
+	d->cap_names = prev->cap_names;
+	d->nr_items = prev->nr_items;
+	d->names_len = prev->names_len;
+	prev->items = items;
+	prev->cap_items = cap_items;
+	prev->names = names;
+	prev->cap_names = cap_names;
+	for (i = 0; i < cols->nr; i++) {
+		const struct perflib_column_block *lb = &cols->lib[i];
+		struct perfbuf_block *b = &d->blocks[i];
+
+		*b = prev->blocks[i];
+		b->status = lb->status;
+		b->nr_cols = lb->nr_cols;
+		b->cols = ids0;
+		b->val0 = val0;
+		b->stride = cols->b[i].cap_rows;
+		b->same = true; /* the pairing must not look at @prev's items: they are gone */
+		val0 += cols->b[i].cap_rows * cols->b[i].cols;
+		ids0 += cols->b[i].cols;
+	}
+}
+
+int perfcols_read(HANDLE query, struct perfcols *cols, struct perfbuf_data *prev,
 		  struct perfbuf_data *d)
 {
 	bool keep = prev && prev == cols->data;
@@ -352,6 +412,18 @@ again:
 	};
 	if (reserve(&d->blocks, &d->cap_blocks, cols->nr, sizeof(*d->blocks)))
 		return -ENOMEM;
+	if (keep && all_steady(cols, prev)) {
+		take_steady(cols, prev, d);
+		for (i = 0; i < cols->nr; i++) {
+			d->hdr.total += cols->lib[i].nr_rows * cols->lib[i].nr_cols *
+					(sizeof(*d->values) + 1);
+			d->nr_ids += cols->b[i].cols;
+			cols->b[i].known = cols->lib[i].nr_rows;
+		}
+		d->nr_blocks = cols->nr;
+		cols->data = d;
+		return 0;
+	}
 	for (i = val0 = ids0 = 0; i < cols->nr; i++) {
 		const struct perflib_column_block *lb = &cols->lib[i];
 

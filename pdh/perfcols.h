@@ -96,9 +96,12 @@ struct perfcols {
  * perfcols_read - read perflib query @query into @d (zeroed the first time; its arrays are
  * reused). @prev is the data of the read before, whose items and names rows the library
  * finds unchanged are taken from (NULL, or not the data @cols last filled: every name is
- * read). Returns 0, -ENOMEM, or perflib_query_columns' error.
+ * read). When every row of every block is unchanged (the steady state) @d takes @prev's
+ * items and names arrays in exchange for its own: @prev keeps its blocks, values, sizes and
+ * ids, but its items and names are no longer valid. Returns 0, -ENOMEM, -EBADMSG (@prev
+ * does not match the keys), or perflib_query_columns' error.
  */
-int perfcols_read(HANDLE query, struct perfcols *cols, const struct perfbuf_data *prev,
+int perfcols_read(HANDLE query, struct perfcols *cols, struct perfbuf_data *prev,
 		  struct perfbuf_data *d);
 /* perfcols_forget - the next read takes nothing from the data of the last one */
 void perfcols_forget(struct perfcols *cols);

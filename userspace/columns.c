@@ -32,6 +32,7 @@ struct col_out {
 	uint32_t nr_cols;    /* columns */
 	uint32_t nr, units;  /* rows and name units so far */
 	uint32_t nr_named;   /* rows given a name */
+	uint32_t offs_done;  /* rows whose name_offs is written (only once a row has a name) */
 	bool same_set;	     /* the keys given are of this opening of the set */
 	bool nospace;
 };
@@ -49,11 +50,14 @@ put_row(struct col_out *o, uint32_t id, uint64_t key, const WCHAR *name, uint32_
 	uint32_t r = o->nr++, c, k;
 	uint64_t *v;
 
-	/* the instance the caller holds at this row: no name */
+	/* the instance the caller holds at this row: no name (its key and id are there) */
 	if (name && !(r < o->known && o->same_set && key != PERFLIB_COLUMN_KEY_COMPUTED &&
 		      o->keys[r] == key)) {
 		uint32_t need = len + 1;
 
+		/* the rows before without a name say so, now that one has a name */
+		for (; o->offs_done < r && o->offs_done < o->stride; o->offs_done++)
+			o->name_offs[o->offs_done] = PERFLIB_COLUMN_NO_NAME;
 		if (r < o->stride && o->units <= o->max_units && o->max_units - o->units >= need) {
 			memcpy(o->names + o->units, name, (size_t)len * 2);
 			o->names[o->units + len] = 0;
@@ -64,8 +68,10 @@ put_row(struct col_out *o, uint32_t id, uint64_t key, const WCHAR *name, uint32_
 		}
 		o->units += need;
 		o->nr_named++;
-	} else if (r < o->stride) {
+		o->offs_done = r + 1;
+	} else if (o->nr_named && r < o->stride) {
 		o->name_offs[r] = PERFLIB_COLUMN_NO_NAME;
+		o->offs_done = r + 1;
 	}
 	if (r >= o->stride) {
 		o->nospace = true;
@@ -95,12 +101,33 @@ put_row(struct col_out *o, uint32_t id, uint64_t key, const WCHAR *name, uint32_
 	}
 }
 
-/* the instances of a plain multiple-instance set read by one specification: from the slots */
+/* put_row, not inlined: the rows put_direct does not write itself */
+static __attribute__((noinline)) void put_row_slow(struct col_out *o, uint32_t id, uint64_t key,
+						   const WCHAR *name, uint32_t len,
+						   const uint64_t *vals, const uint8_t *nodata)
+{
+	put_row(o, id, key, name, len, vals, nodata);
+}
+
+/*
+ * the instances of a plain multiple-instance set read by one specification: from the slots.
+ * The common row (every counter, none by reference, the instance the caller holds at that
+ * row, room for it) is written here with the block's arrays in registers; any other goes
+ * through put_row.
+ */
 static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 		      const struct perflib_filter *f)
 {
 	size_t n = cs->nr_counters, name_room = perflib_round8(2 * (size_t)cs->map->info->name_max);
 	struct col_out o = *out;
+	uint64_t *const values = o.values, *const keys = o.keys;
+	const bool all = f->instance_id == PERFLIB_NO_ID && (f->match_all || !f->name);
+	const size_t stride = o.stride;
+	const uint32_t nr_cols = o.nr_cols;
+	/* rows below it may be written here */
+	const uint32_t fast = o.values && o.pos < 0 && !o.byref && o.same_set
+				      ? (o.known < o.stride ? o.known : (uint32_t)o.stride)
+				      : 0;
 	struct perflib_reader r;
 	struct perflib_found c;
 	uint64_t *vals;
@@ -117,12 +144,25 @@ static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 	memset(nodata, 0, n); /* the reader sets the flags of by-reference counters only */
 	err = perflib_reader_init(&r, cs, true);
 	while (!err) {
+		uint64_t key, *v;
+		uint32_t row, k;
+
 		if (!perflib_reader_next(&r, name, vals, nodata, &c)) {
 			err = r.err;
 			break;
 		}
-		if (perflib_filter_match(f, c.id, name, c.len))
-			put_row(&o, c.id, col_key(c.slot, c.gen), name, c.len, vals, nodata);
+		if (!all && !perflib_filter_match(f, c.id, name, c.len))
+			continue;
+		key = col_key(c.slot, c.gen);
+		row = o.nr;
+		if (row >= fast || keys[row] != key) {
+			put_row_slow(&o, c.id, key, name, c.len, vals, nodata);
+			continue;
+		}
+		/* the instance of the row before: its key and id are there, no name */
+		o.nr = row + 1;
+		for (k = 0, v = values + row; k < nr_cols; k++, v += stride)
+			*v = vals[k];
 	}
 	perflib_reader_fini(&r);
 	free(vals);
@@ -221,6 +261,9 @@ static int put_block(struct perflib_column_block *b, const struct perflib_query_
 		       o.nr < o.stride ? o.nr : o.stride);
 	}
 	*nospace |= o.nospace;
+	/* a row the fast loop wrote after the last named one: no name either */
+	for (; o.nr_named && o.offs_done < o.nr && o.offs_done < o.stride; o.offs_done++)
+		o.name_offs[o.offs_done] = PERFLIB_COLUMN_NO_NAME;
 	b->nr_named = o.nr_named;
 	b->nr_cols = o.nr_cols;
 	b->nr_rows = o.nr;
