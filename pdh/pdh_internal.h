@@ -70,7 +70,8 @@ struct pdh_data {
 	struct perfbuf_data d;
 	GUID *sets; /* per block: its counter set */
 	size_t cap_sets;
-	bool *in_order; /* per block: the instances of the sample before, in its order */
+	bool *in_order;	    /* per block: the instances of the sample before, in its order */
+	size_t *pair_first; /* per block in order: the first item of its block before */
 	size_t cap_in_order;
 	unsigned long gen; /* the collection it came from, 0: none */
 	int64_t stamp;	   /* local FILETIME of PerfTime100NSec */
@@ -145,7 +146,7 @@ struct pdh_query {
 	struct perfcols cols; /* the column reads of perf (perfcols.h) */
 	struct pdh_data dbuf[2];
 	struct pdh_data *data, *data_old; /* the newest decoded sample, the one before */
-	size_t *prev_map, prev_cap;	  /* per item of data: its item in data_old, SIZE_MAX */
+	size_t *prev_map, prev_cap; /* per item of data: its item in data_old, SIZE_MAX (blocks not in order) */
 	unsigned long gen;		  /* collections so far */
 	const char **names;		  /* scratch: a block's names for numbering */
 	unsigned int *dups;

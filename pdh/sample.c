@@ -25,6 +25,7 @@ void pdh_data_free(struct pdh_query *q)
 		perfbuf_data_release(&q->dbuf[i].d);
 		free(q->dbuf[i].sets);
 		free(q->dbuf[i].in_order);
+		free(q->dbuf[i].pair_first);
 		free(q->dbuf[i].wide);
 	}
 	free(q->prev_map);
@@ -188,13 +189,17 @@ static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct
 		q->prev_cap = d->nr_items;
 	}
 	map = q->prev_map;
-	memset(map, 0xff, d->nr_items * sizeof(*map));
 	if (pd->cap_in_order < d->nr_blocks) {
 		bool *grown = realloc(pd->in_order, d->nr_blocks * sizeof(*grown));
+		size_t *first;
 
 		if (!grown)
 			return -ENOMEM;
 		pd->in_order = grown;
+		first = realloc(pd->pair_first, d->nr_blocks * sizeof(*first));
+		if (!first)
+			return -ENOMEM;
+		pd->pair_first = first;
 		pd->cap_in_order = d->nr_blocks;
 	}
 	for (k = 0; k < d->nr_blocks; k++) {
@@ -206,20 +211,16 @@ static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct
 			ob = &old->d.blocks[ok];
 		if (b->status)
 			continue;
-		/* the decode took the block from the sample before (same bytes but values) */
+		/* the read took the items of the sample before (the steady state) */
 		pd->in_order[k] = ob && ((b->same && ok == k) || same_names(d, b, &old->d, ob));
-		if (pd->in_order[k] && b->same && ok == k) {
-			for (i = 0; i < b->nr; i++)
-				map[b->first + i] = ob->first + i;
-			continue;
-		}
 		if (pd->in_order[k]) {
-			for (i = 0; i < b->nr; i++) {
+			/* paired by place (pdh_prev_item), not through the map */
+			pd->pair_first[k] = ob->first;
+			for (i = 0; !(b->same && ok == k) && i < b->nr; i++)
 				d->items[b->first + i].dup = old->d.items[ob->first + i].dup;
-				map[b->first + i] = ob->first + i;
-			}
 			continue;
 		}
+		memset(map + b->first, 0xff, b->nr * sizeof(*map));
 		err = number_block(q, d, b);
 		if (!err && ob)
 			err = map_block(d, b, &old->d, ob, map);
@@ -227,6 +228,16 @@ static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct
 			return err;
 	}
 	return 0;
+}
+
+/* the item of data_old that item @item of block @block of the newest data pairs with */
+static inline size_t prev_item(const struct pdh_query *q, size_t block, size_t item)
+{
+	const struct pdh_data *pd = q->data;
+
+	if (pd->in_order[block])
+		return pd->pair_first[block] + (item - pd->d.blocks[block].first);
+	return q->prev_map[item];
 }
 
 /* ---- counters ------------------------------------------------------------------------ */
@@ -535,7 +546,7 @@ static bool raw_pair(const struct pdh_counter *c, size_t i, PDH_RAW_COUNTER *cur
 	bool have;
 
 	raw_of(c, q->data, &c->cols, item, cur, tb);
-	o = q->prev_map[item];
+	o = prev_item(q, c->cols.block, item);
 	have = c->old_gen && c->old_gen == q->data_old->gen && o != SIZE_MAX &&
 	       c->old_cols.block != SIZE_MAX;
 	if (have)
@@ -921,8 +932,8 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 		v = vals[k];
 		if (in_order)
 			o = k;
-		else if (have_old && q->prev_map[b->first + k] != SIZE_MAX)
-			o = q->prev_map[b->first + k] - ob->first;
+		else if (have_old && prev_item(q, c->cols.block, b->first + k) != SIZE_MAX)
+			o = prev_item(q, c->cols.block, b->first + k) - ob->first;
 		if (o != SIZE_MAX) {
 			old_ok = osizes[o];
 			ov = ovals[o];

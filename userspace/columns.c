@@ -147,7 +147,8 @@ static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 		uint64_t key, *v;
 		uint32_t row, k;
 
-		if (!perflib_reader_next(&r, name, vals, nodata, &c)) {
+		/* names are read only for rows that need them: the filter's, the new rows' */
+		if (!perflib_reader_next(&r, fast && all ? NULL : name, vals, nodata, &c)) {
 			err = r.err;
 			break;
 		}
@@ -156,6 +157,8 @@ static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 		key = col_key(c.slot, c.gen);
 		row = o.nr;
 		if (row >= fast || keys[row] != key) {
+			if (fast && all && !perflib_reader_name(&r, &c, name, &c.len))
+				continue; /* changed since: shows next time */
 			put_row_slow(&o, c.id, key, name, c.len, vals, nodata);
 			continue;
 		}

@@ -70,6 +70,12 @@ void perflib_reader_fini(struct perflib_reader *r);
  */
 static inline bool perflib_reader_next(struct perflib_reader *r, WCHAR *name, uint64_t *vals,
 				       uint8_t *nodata, struct perflib_found *ret);
+/*
+ * A NULL @name is not read (ret->len 0): for a caller that holds the names of the instances
+ * it saw before (the same slot and generation, whose name cannot have changed) and reads
+ * the others' with perflib_reader_name; not for a set whose reader hides "_Total"
+ * (r->hides_total), which needs the name.
+ */
 /* is an instance of this name hidden in a set of @instance_type (the computed _Total)? */
 bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len);
 
@@ -192,7 +198,7 @@ static inline __attribute__((always_inline)) bool perflib_read_slot(struct perfl
 		start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
 		id = __atomic_load_n(&blk->InstanceId, __ATOMIC_RELAXED);
 		/* bounded by the private info copy, whatever the slot holds; the NUL comes along */
-		len = perflib_name_copy((uint8_t *)name, src, r->name_max);
+		len = name ? perflib_name_copy((uint8_t *)name, src, r->name_max) : 0;
 		if (vals)
 			perflib_read_values(cs, slot, r->ref_offset, vals, nodata);
 		/* the copy is good only if the word did not move while we copied */
@@ -204,7 +210,7 @@ static inline __attribute__((always_inline)) bool perflib_read_slot(struct perfl
 			w = w2;
 			continue;
 		}
-		if (len >= r->name_max)
+		if (name && len >= r->name_max)
 			return false; /* no NUL inside name_max: not something a provider wrote */
 		if (!perflib_owner_alive(&r->alive, perflib_word_pid(w), start))
 			return false;
@@ -233,7 +239,8 @@ static inline __attribute__((always_inline)) bool perflib_reader_next(struct per
 			continue;
 		if (!perflib_read_slot(r, i, name, r->values ? vals : NULL, nodata, ret))
 			continue;
-		if (r->hides_total && perflib_total_hidden(r->cs->instance_type, name, ret->len))
+		if (r->hides_total && name &&
+		    perflib_total_hidden(r->cs->instance_type, name, ret->len))
 			continue;
 		/* a single-instance set has one instance; more can only be garbage */
 		if (r->single)
@@ -242,6 +249,33 @@ static inline __attribute__((always_inline)) bool perflib_reader_next(struct per
 	}
 	r->done = true;
 	return false;
+}
+
+/*
+ * perflib_reader_name - the name (with NUL) of instance @f, which perflib_reader_next has
+ * just returned without one, into @name (room as for perflib_reader_next), its units in
+ * *@ret_len. False when its slot changed since (it shows next time) or the name has no NUL
+ * inside name_max units: skip the instance, as perflib_reader_next would have.
+ */
+static inline bool perflib_reader_name(const struct perflib_reader *r,
+				       const struct perflib_found *f, WCHAR *name,
+				       uint32_t *ret_len)
+{
+	uint32_t i = perflib_slot_id_index(f->slot);
+	const uint8_t *slot = perflib_reader_slot(r, r->a, i),
+		      *again = perflib_reader_slot(r, r->b, i);
+	uint64_t w = perflib_slot_word(slot), w2;
+	size_t len;
+
+	len = perflib_name_copy((uint8_t *)name, (const WCHAR *)(slot + r->name_offset),
+				r->name_max);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	w2 = __atomic_load_n((const uint64_t *)again, __ATOMIC_RELAXED);
+	if (w2 != w || perflib_word_state(w) != PERFLIB_SLOT_LIVE ||
+	    perflib_word_gen(w) != f->gen || len >= r->name_max)
+		return false;
+	*ret_len = (uint32_t)len;
+	return true;
 }
 
 #endif /* PERFLIB_READER_H */
