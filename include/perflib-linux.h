@@ -300,12 +300,12 @@ PERFLIB_API int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_g
  * capacity is 0); the call sets status .. name_units.
  */
 #define PERFLIB_COLUMN_KEY_COMPUTED (~0ULL) /* the key of an instance the library computes */
-#define PERFLIB_COLUMN_NO_NAME 0xFFFFFFFFu   /* name_offsets of a row given no name */
+#define PERFLIB_COLUMN_NO_NAME 0xFFFFFFFFu  /* name_offsets of a row given no name */
 
 struct perflib_column_block {
 	/* the caller's arrays */
-	ULONG max_rows;	      /* rows of instance_ids, keys, name_offsets, name_lengths */
-	ULONG max_cols;	      /* entries of counter_ids; values and sizes hold max_cols * max_rows */
+	ULONG max_rows; /* rows of instance_ids, keys, name_offsets, name_lengths */
+	ULONG max_cols; /* entries of counter_ids; values and sizes hold max_cols * max_rows */
 	ULONG max_name_units; /* UTF-16 units of names */
 	ULONG nr_known;	      /* rows of keys that hold the keys of names the caller kept (in) */
 	ULONG *counter_ids;   /* per column: its CounterId (template order) */
@@ -323,12 +323,12 @@ struct perflib_column_block {
 	ULONG *name_lengths; /* per row given a name: its units without the NUL */
 	WCHAR *names;	     /* the names given, each NUL-terminated */
 	/* the answer */
-	ULONG status;	   /* PERF_COUNTER_HEADER.dwStatus: ERROR_SUCCESS or why no data */
-	ULONG type;	   /* PERF_COUNTER_HEADER.dwType; PERF_ERROR_RETURN when status is set */
-	ULONG nr_cols;	   /* columns: every counter (wildcard specification) or one */
-	ULONG nr_rows;	   /* rows: the instances PerfQueryCounterData gives, in its order */
-	ULONG nr_named;	   /* rows given a name */
-	ULONG name_units;  /* units of names used */
+	ULONG status;	  /* PERF_COUNTER_HEADER.dwStatus: ERROR_SUCCESS or why no data */
+	ULONG type;	  /* PERF_COUNTER_HEADER.dwType; PERF_ERROR_RETURN when status is set */
+	ULONG nr_cols;	  /* columns: every counter (wildcard specification) or one */
+	ULONG nr_rows;	  /* rows: the instances PerfQueryCounterData gives, in its order */
+	ULONG nr_named;	  /* rows given a name */
+	ULONG name_units; /* units of names used */
 };
 
 /*

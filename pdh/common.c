@@ -412,11 +412,6 @@ ULONG pdh_call_info(void *query, void *buf, DWORD size, DWORD *actual)
 	return PerfQueryCounterInfo(query, buf, size, actual);
 }
 
-ULONG pdh_call_data(void *query, void *buf, DWORD size, DWORD *actual)
-{
-	return PerfQueryCounterData(query, buf, size, actual);
-}
-
 /* registration, names and (when wanted) instances of one counter set into @set */
 static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 {

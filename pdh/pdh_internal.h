@@ -146,9 +146,10 @@ struct pdh_query {
 	struct perfcols cols; /* the column reads of perf (perfcols.h) */
 	struct pdh_data dbuf[2];
 	struct pdh_data *data, *data_old; /* the newest decoded sample, the one before */
-	size_t *prev_map, prev_cap; /* per item of data: its item in data_old, SIZE_MAX (blocks not in order) */
-	unsigned long gen;		  /* collections so far */
-	const char **names;		  /* scratch: a block's names for numbering */
+	size_t *prev_map,
+		prev_cap; /* per item of data: its item in data_old, SIZE_MAX (blocks not in order) */
+	unsigned long gen;  /* collections so far */
+	const char **names; /* scratch: a block's names for numbering */
 	unsigned int *dups;
 	size_t names_cap;
 	struct pdh_counter **counters;

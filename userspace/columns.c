@@ -23,17 +23,17 @@ struct col_out {
 	uint8_t *sizes;
 	uint32_t *ids, *name_offs, *name_lens;
 	WCHAR *names;
-	size_t stride;	     /* max_rows */
-	uint32_t max_units;  /* max_name_units */
-	uint32_t known;	     /* nr_known */
+	size_t stride;	    /* max_rows */
+	uint32_t max_units; /* max_name_units */
+	uint32_t known;	    /* nr_known */
 	const uint32_t *data_size;
-	bool byref;	     /* values may have no data: sizes by row */
-	int pos;	     /* the one counter's position, -1: every counter */
-	uint32_t nr_cols;    /* columns */
-	uint32_t nr, units;  /* rows and name units so far */
-	uint32_t nr_named;   /* rows given a name */
-	uint32_t offs_done;  /* rows whose name_offs is written (only once a row has a name) */
-	bool same_set;	     /* the keys given are of this opening of the set */
+	bool byref;	    /* values may have no data: sizes by row */
+	int pos;	    /* the one counter's position, -1: every counter */
+	uint32_t nr_cols;   /* columns */
+	uint32_t nr, units; /* rows and name units so far */
+	uint32_t nr_named;  /* rows given a name */
+	uint32_t offs_done; /* rows whose name_offs is written (only once a row has a name) */
+	bool same_set;	    /* the keys given are of this opening of the set */
 	bool nospace;
 };
 
@@ -43,9 +43,10 @@ static inline uint64_t col_key(uint32_t slot, uint32_t gen)
 }
 
 /* one row: its id, key, values and (unless the caller holds it) name; @name NULL: none */
-static inline __attribute__((always_inline)) void
-put_row(struct col_out *o, uint32_t id, uint64_t key, const WCHAR *name, uint32_t len,
-	const uint64_t *vals, const uint8_t *nodata)
+static inline __attribute__((always_inline)) void put_row(struct col_out *o, uint32_t id,
+							  uint64_t key, const WCHAR *name,
+							  uint32_t len, const uint64_t *vals,
+							  const uint8_t *nodata)
 {
 	uint32_t r = o->nr++, c, k;
 	uint64_t *v;
@@ -277,8 +278,8 @@ static int put_block(struct perflib_column_block *b, const struct perflib_query_
 static bool block_bad(const struct perflib_column_block *b)
 {
 	return b->nr_known > b->max_rows ||
-	       (b->max_rows && (!b->instance_ids || !b->keys || !b->name_offsets ||
-				!b->name_lengths)) ||
+	       (b->max_rows &&
+		(!b->instance_ids || !b->keys || !b->name_offsets || !b->name_lengths)) ||
 	       (b->max_cols && !b->counter_ids) ||
 	       (b->max_rows && b->max_cols && (!b->values || !b->sizes)) ||
 	       (b->max_name_units && !b->names);

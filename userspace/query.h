@@ -61,7 +61,6 @@ int perflib_query_index_sets(struct perflib_query *q);
  */
 void perflib_query_collect(struct perflib_query *q, PERF_DATA_HEADER *dh, const WCHAR *machine,
 			   size_t machine_bytes);
-void perflib_query_collect_end(struct perflib_query *q, const WCHAR *machine,
-			       size_t machine_bytes);
+void perflib_query_collect_end(struct perflib_query *q, const WCHAR *machine, size_t machine_bytes);
 
 #endif /* PERFLIB_QUERY_H */

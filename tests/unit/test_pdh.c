@@ -21,6 +21,7 @@
 
 #include "pdh.h"
 #include "pdh_sets.h"
+#include "tp_buf.h"
 #include "perflib-linux.h"
 #include "testlib.h"
 
@@ -701,6 +702,105 @@ static void test_rates_across_churn(void **state)
 	assert_int_equal(PdhCloseQuery(q), 0);
 	assert_int_equal(PerfDeleteInstance(prov, x), 0);
 	assert_int_equal(PerfDeleteInstance(prov, z), 0);
+}
+
+/*
+ * the items of a "(*)" counter after each collection against PerfQueryCounterData of the
+ * same instances read by the reference walk (tp_data_parse): the same instances in the same
+ * order, the same raw values, "#n" the same duplicate; across steady collections (the
+ * column read takes the items before), value changes and instances coming and going
+ */
+static void raw_items_match(PDH_HCOUNTER items, PDH_HCOUNTER second_a, HANDLE pq)
+{
+	static const uint32_t counter1 = 1;
+	PDH_RAW_COUNTER_ITEM_A *r;
+	const struct tp_item *ti;
+	DWORD bytes = 0, n = 0, i;
+	struct tp_data d;
+	DWORD size = 0, got = 0;
+	PDH_RAW_COUNTER one;
+	void *buf;
+	uint64_t v;
+
+	assert_int_equal(PerfQueryCounterData(pq, NULL, 0, &size), ERROR_NOT_ENOUGH_MEMORY);
+	buf = malloc(size);
+	assert_non_null(buf);
+	assert_int_equal(PerfQueryCounterData(pq, buf, size, &got), 0);
+	assert_int_equal(tp_data_parse(buf, got, &counter1, 1, &d), 0);
+	assert_int_equal(PdhGetRawCounterArrayA(items, &bytes, &n, NULL), PDH_MORE_DATA);
+	r = malloc(bytes);
+	assert_non_null(r);
+	assert_int_equal(PdhGetRawCounterArrayA(items, &bytes, &n, r), 0);
+	assert_int_equal(n, d.blocks[0].nr);
+	for (i = 0; i < n; i++) {
+		ti = &d.items[d.blocks[0].first + i];
+		assert_string_equal(r[i].szName, ti->name);
+		assert_true(tp_item_value(&d, ti, 1, &v));
+		assert_int_equal(r[i].RawValue.FirstValue, (LONGLONG)v);
+	}
+	/* the second "a" of the sample, found by its duplicate number */
+	ti = tp_data_item(&d, 0, "a", 1);
+	assert_int_equal(PdhGetRawCounterValue(second_a, NULL, &one), 0);
+	if (ti) {
+		assert_int_equal(one.CStatus, S(PDH_CSTATUS_NEW_DATA));
+		assert_true(tp_item_value(&d, ti, 1, &v));
+		assert_int_equal(one.FirstValue, (LONGLONG)v);
+	} else {
+		assert_int_equal(one.CStatus, S(PDH_CSTATUS_NO_INSTANCE));
+	}
+	free(r);
+	tp_data_free(&d);
+	free(buf);
+}
+
+static void test_items_match_query_data(void **state)
+{
+	struct {
+		PERF_COUNTER_IDENTIFIER id;
+		WCHAR name[4];
+	} spec;
+	PPERF_COUNTERSET_INSTANCE extra[12] = {0};
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER items, second_a;
+	unsigned int seed = 11, round, k;
+	HANDLE pq;
+
+	(void)state;
+	memset(&spec, 0, sizeof(spec));
+	spec.id.CounterSetGuid = multi_guid;
+	spec.id.Size = sizeof(spec);
+	spec.id.CounterId = 1;
+	spec.id.InstanceId = NO;
+	spec.name[0] = u'*';
+	assert_int_equal(PerfOpenQueryHandle(NULL, &pq), 0);
+	assert_int_equal(PerfAddCounters(pq, &spec.id, sizeof(spec)), 0);
+	items = add(q, "\\PDH Test(*)\\Items");
+	second_a = add(q, "\\PDH Test(a#1)\\Items");
+	add(q, "\\PDH Single\\Value");
+	for (round = 0; round < 40; round++) {
+		/* rounds 0-9 and every fourth after: nothing changes but values */
+		if (round >= 10 && round % 4) {
+			for (k = 0; k < 2; k++) {
+				unsigned int i = (unsigned int)rand_r(&seed) % 12;
+
+				if (extra[i]) {
+					assert_int_equal(PerfDeleteInstance(prov, extra[i]), 0);
+					extra[i] = NULL;
+				} else {
+					extra[i] = make_inst(i % 3 ? u"e" : u"a", 40 + i, i);
+				}
+			}
+		}
+		assert_int_equal(PerfSetULongCounterValue(prov, inst_a2, 1, 30 + round), 0);
+		assert_int_equal(PdhCollectQueryData(q), 0);
+		raw_items_match(items, second_a, pq);
+	}
+	for (k = 0; k < 12; k++)
+		if (extra[k])
+			assert_int_equal(PerfDeleteInstance(prov, extra[k]), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, inst_a2, 1, 30), 0);
+	assert_int_equal(PerfCloseQueryHandle(pq), 0);
+	assert_int_equal(PdhCloseQuery(q), 0);
 }
 
 /* ---- counter info -------------------------------------------------------------------- */
@@ -1438,6 +1538,7 @@ int main(void)
 		cmocka_unit_test(test_wildcard_arrays),
 		cmocka_unit_test(test_rates_across_churn),
 		cmocka_unit_test(test_fast_arrays_agree),
+		cmocka_unit_test(test_items_match_query_data),
 		cmocka_unit_test(test_whole_sets),
 		cmocka_unit_test(test_set_gone_before_collect),
 		cmocka_unit_test(test_counter_info),

@@ -734,9 +734,14 @@ static int columns_of(const void *buf, size_t len, struct perfbuf_data *pd)
 		const struct tp_block *tb = &d.blocks[i];
 		struct perfbuf_block *b = &pd->blocks[i];
 
-		*b = (struct perfbuf_block){.status = tb->status, .type = tb->type,
-					    .first = pd->nr_items, .nr = tb->nr, .cols = ids,
-					    .val0 = values, .stride = tb->nr, .names0 = pd->names_len};
+		*b = (struct perfbuf_block){.status = tb->status,
+					    .type = tb->type,
+					    .first = pd->nr_items,
+					    .nr = tb->nr,
+					    .cols = ids,
+					    .val0 = values,
+					    .stride = tb->nr,
+					    .names0 = pd->names_len};
 		/* the ids of the first item's values are the block's columns */
 		b->nr_cols = tb->nr ? (uint32_t)d.items[tb->first].nr : 0;
 		for (k = 0; k < b->nr_cols; k++)

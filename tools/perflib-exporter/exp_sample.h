@@ -48,6 +48,7 @@ int exp_help_strings(const void *buf, size_t len, struct exp_set *set);
  * other blocks add nothing. Instance names longer than EXP_NAME_MAX - 1 bytes of UTF-8 are
  * cut at a character boundary. Returns 0 or -ENOMEM.
  */
-int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set);
+int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b,
+		   struct exp_set *set);
 
 #endif /* EXP_SAMPLE_H */
