@@ -407,11 +407,6 @@ ULONG pdh_call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
 	return st;
 }
 
-ULONG pdh_call_info(void *query, void *buf, DWORD size, DWORD *actual)
-{
-	return PerfQueryCounterInfo(query, buf, size, actual);
-}
-
 /* registration, names and (when wanted) instances of one counter set into @set */
 static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 {

@@ -44,7 +44,5 @@ PDH_FETCH_FN(pdh_call_reg) __attribute__((visibility("hidden")));
 PDH_FETCH_FN(pdh_call_instances) __attribute__((visibility("hidden")));
 /* PerfEnumerateCounterSet (@ctx unused), sizes in bytes */
 PDH_FETCH_FN(pdh_call_sets) __attribute__((visibility("hidden")));
-/* PerfQueryCounterInfo, @ctx the query handle */
-PDH_FETCH_FN(pdh_call_info) __attribute__((visibility("hidden")));
 
 #endif /* PDH_FETCH_H */
