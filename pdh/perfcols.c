@@ -37,6 +37,7 @@ void perfbuf_data_release(struct perfbuf_data *d)
 {
 	free(d->blocks);
 	free(d->items);
+	free(d->rel);
 	free(d->values);
 	free(d->sizes);
 	free(d->ids);
@@ -361,10 +362,16 @@ static void take_steady(struct perfcols *cols, struct perfbuf_data *prev, struct
 {
 	struct perfbuf_item *items = d->items;
 	size_t cap_items = d->cap_items, cap_names = d->cap_names, i, val0 = 0, ids0 = 0;
+	size_t cap_rel = d->cap_rel;
+	uint32_t *rel = d->rel;
 	char *names = d->names;
 
 	d->items = prev->items;
 	d->cap_items = prev->cap_items;
+	d->rel = prev->rel;
+	d->cap_rel = prev->cap_rel;
+	prev->rel = rel;
+	prev->cap_rel = cap_rel;
 	d->names = prev->names;
 	d->cap_names = prev->cap_names;
 	d->nr_items = prev->nr_items;
@@ -400,6 +407,7 @@ int perfcols_read(HANDLE query, struct perfcols *cols, struct perfbuf_data *prev
 	cols->data = NULL;
 again:
 	cols->keep = keep;
+	d->taken = false;
 	d->nr_blocks = d->nr_items = d->nr_ids = d->names_len = 0;
 	err = read_once(query, cols, d, keep, &hdr);
 	if (err)
@@ -421,6 +429,7 @@ again:
 			cols->b[i].known = cols->lib[i].nr_rows;
 		}
 		d->nr_blocks = cols->nr;
+		d->taken = true;
 		cols->data = d;
 		return 0;
 	}
@@ -441,6 +450,17 @@ again:
 		d->nr_blocks = i + 1;
 	}
 	d->nr_ids = ids0;
+	if (reserve(&d->rel, &d->cap_rel, d->nr_items, sizeof(*d->rel)))
+		return -ENOMEM;
+	for (i = 0; i < d->nr_blocks; i++) {
+		const struct perfbuf_block *b = &d->blocks[i];
+		size_t r;
+
+		for (r = b->first; r < b->first + b->nr; r++)
+			d->rel[r] = d->items[r].name == PERFBUF_NO_NAME
+					    ? 0
+					    : (uint32_t)(d->items[r].name - b->names0);
+	}
 	cols->data = d;
 	return 0;
 }

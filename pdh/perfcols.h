@@ -51,11 +51,13 @@ struct perfbuf_data {
 	size_t nr_blocks, nr_items, nr_ids, names_len;
 	struct perfbuf_block *blocks; /* by Index */
 	struct perfbuf_item *items;
+	uint32_t *rel; /* per item: items[i].name - its block's names0 (arrays place names by it) */
 	uint64_t *values; /* masked to the counter's size */
 	uint8_t *sizes;	  /* per value: 4 or 8, 0 when it has none */
 	uint32_t *ids;
 	char *names;
-	size_t cap_blocks, cap_items, cap_values, cap_sizes, cap_ids, cap_names;
+	bool taken; /* items, rel and names are those of the read before, exchanged */
+	size_t cap_blocks, cap_items, cap_rel, cap_values, cap_sizes, cap_ids, cap_names;
 };
 
 /*

@@ -471,6 +471,18 @@ PDH_STATUS pdh_data_update(struct pdh_query *q)
 		perfcols_forget(&q->cols);
 		return PDH_MEMORY_ALLOCATION_FAILURE;
 	}
+	if (pd->d.taken && q->data->wide_ok) {
+		/* the names of the sample before: so are their widened copies */
+		uint16_t *wide = pd->wide;
+		size_t cap = pd->cap_wide;
+
+		pd->wide = q->data->wide;
+		pd->cap_wide = q->data->cap_wide;
+		pd->wide_ok = true;
+		q->data->wide = wide;
+		q->data->cap_wide = cap;
+		q->data->wide_ok = false;
+	}
 	pd->gen = ++q->gen;
 	pd->stamp = pdh_local_filetime(pd->d.hdr.time_100ns);
 	q->data_old = q->data;
@@ -791,18 +803,16 @@ static inline void put_fmt(PDH_FMT_COUNTERVALUE *f, uint64_t st, double x)
  */
 struct fmt_steady {
 	size_t nr;
-	char *names;	    /* where the block's names were copied */
-	size_t names0;	    /* the block's first name in the decoded data */
-	unsigned int shift; /* 1 for W */
-	const struct perfbuf_item *its;
+	char *names;		      /* where the block's names were copied */
+	unsigned int shift;	      /* 1 for W */
+	const uint32_t *rel;	      /* per item: its name's place among the block's names */
 	const uint64_t *vals, *ovals; /* the column, now and before, by item */
 	const uint8_t *sizes, *osizes;
 	double div;	/* cook_per_second_divisor, 0: none (no valid rate) */
 	bool same_time; /* the two samples have the same time stamp */
 };
 
-#define STEADY_NAME(s, i)                                                                          \
-	((WCHAR *)(void *)((s)->names + (((s)->its[i].name - (s)->names0) << (s)->shift)))
+#define STEADY_NAME(s, i) ((WCHAR *)(void *)((s)->names + ((size_t)(s)->rel[i] << (s)->shift)))
 
 static void fmt_steady_raw(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items)
 {
@@ -867,7 +877,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	size_t i, nr = c->nr, names0 = b->names0;
 	/* a whole block's names, ASCII for W: copied at once, each item's found by offset */
 	bool bulk = c->sel_all && nr && (!wide || b->name_units == b->name_bytes);
-	const struct perfbuf_item *its = d->items + b->first;
+	const uint32_t *rel = d->rel + b->first;
 	char *names = buf + off;
 	unsigned int shift = wide ? 1 : 0;
 	double div = 0, x;
@@ -899,9 +909,8 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 		const struct fmt_steady st = {
 			.nr = nr,
 			.names = names,
-			.names0 = names0,
 			.shift = shift,
-			.its = its,
+			.rel = rel,
 			.vals = vals,
 			.sizes = sizes,
 			.ovals = ovals,
@@ -924,8 +933,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 		bool old_ok = false;
 
 		if (bulk)
-			items[i].szName =
-				(WCHAR *)(void *)(names + ((its[i].name - names0) << shift));
+			items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
 		x = 0;
 		if (col == PDH_NO_COL || !sizes[k])
 			goto store;
