@@ -42,11 +42,14 @@ static inline uint64_t col_key(uint32_t slot, uint32_t gen)
 	return slot == UINT32_MAX ? PERFLIB_COLUMN_KEY_COMPUTED : (uint64_t)slot << 32 | gen;
 }
 
-/* one row: its id, key, values and (unless the caller holds it) name; @name NULL: none */
+/*
+ * one row: its id, key, values (value k at vals[k * @vstride]) and (unless the caller holds
+ * it) name; @name NULL: none
+ */
 static inline __attribute__((always_inline)) void put_row(struct col_out *o, uint32_t id,
 							  uint64_t key, const WCHAR *name,
 							  uint32_t len, const uint64_t *vals,
-							  const uint8_t *nodata)
+							  size_t vstride, const uint8_t *nodata)
 {
 	uint32_t r = o->nr++, c, k;
 	uint64_t *v;
@@ -84,7 +87,7 @@ static inline __attribute__((always_inline)) void put_row(struct col_out *o, uin
 		return; /* columns do not fit */
 	v = o->values + r;
 	if (o->pos >= 0) {
-		*v = nodata[o->pos] ? 0 : vals[o->pos];
+		*v = nodata[o->pos] ? 0 : vals[o->pos * vstride];
 		if (o->byref)
 			o->sizes[r] = nodata[o->pos] ? 0 : (uint8_t)o->data_size[o->pos];
 		return;
@@ -92,12 +95,12 @@ static inline __attribute__((always_inline)) void put_row(struct col_out *o, uin
 	if (!o->byref) {
 		/* every value has data (sizes are written by column at the end) */
 		for (c = 0; c < o->nr_cols; c++, v += o->stride)
-			*v = vals[c];
+			*v = vals[c * vstride];
 		return;
 	}
 	for (c = 0, k = r; c < o->nr_cols; c++, v += o->stride, k += (uint32_t)o->stride) {
 		/* no value: a counter of size zero, or a by-reference address NULL */
-		*v = nodata[c] ? 0 : vals[c];
+		*v = nodata[c] ? 0 : vals[c * vstride];
 		o->sizes[k] = nodata[c] ? 0 : (uint8_t)o->data_size[c];
 	}
 }
@@ -105,16 +108,18 @@ static inline __attribute__((always_inline)) void put_row(struct col_out *o, uin
 /* put_row, not inlined: the rows put_direct does not write itself */
 static __attribute__((noinline)) void put_row_slow(struct col_out *o, uint32_t id, uint64_t key,
 						   const WCHAR *name, uint32_t len,
-						   const uint64_t *vals, const uint8_t *nodata)
+						   const uint64_t *vals, size_t vstride,
+						   const uint8_t *nodata)
 {
-	put_row(o, id, key, name, len, vals, nodata);
+	put_row(o, id, key, name, len, vals, vstride, nodata);
 }
 
 /*
  * the instances of a plain multiple-instance set read by one specification: from the slots.
  * The common row (every counter, none by reference, the instance the caller holds at that
- * row, room for it) is written here with the block's arrays in registers; any other goes
- * through put_row.
+ * row, room for it) is written here: the reader puts its values straight into the row of
+ * the columns (a filtered or skipped instance's are overwritten by the next one's), nothing
+ * else is written. Any other row goes through put_row.
  */
 static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 		      const struct perflib_filter *f)
@@ -124,7 +129,6 @@ static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 	uint64_t *const values = o.values, *const keys = o.keys;
 	const bool all = f->instance_id == PERFLIB_NO_ID && (f->match_all || !f->name);
 	const size_t stride = o.stride;
-	const uint32_t nr_cols = o.nr_cols;
 	/* rows below it may be written here */
 	const uint32_t fast = o.values && o.pos < 0 && !o.byref && o.same_set
 				      ? (o.known < o.stride ? o.known : (uint32_t)o.stride)
@@ -145,28 +149,33 @@ static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 	memset(nodata, 0, n); /* the reader sets the flags of by-reference counters only */
 	err = perflib_reader_init(&r, cs, true);
 	while (!err) {
-		uint64_t key, *v;
-		uint32_t row, k;
+		uint32_t row = o.nr;
+		bool in_row = row < fast;
+		uint64_t key;
+		bool next;
 
 		/* names are read only for rows that need them: the filter's, the new rows' */
-		if (!perflib_reader_next(&r, fast && all ? NULL : name, vals, nodata, &c)) {
+		if (in_row)
+			next = perflib_reader_next_strided(&r, all ? NULL : name, values + row,
+							   stride, nodata, &c);
+		else
+			next = perflib_reader_next(&r, name, vals, nodata, &c);
+		if (!next) {
 			err = r.err;
 			break;
 		}
 		if (!all && !perflib_filter_match(f, c.id, name, c.len))
 			continue;
 		key = col_key(c.slot, c.gen);
-		row = o.nr;
-		if (row >= fast || keys[row] != key) {
-			if (fast && all && !perflib_reader_name(&r, &c, name, &c.len))
-				continue; /* changed since: shows next time */
-			put_row_slow(&o, c.id, key, name, c.len, vals, nodata);
+		if (in_row && keys[row] == key) {
+			/* the instance of the row before: its key and id are there, no name */
+			o.nr = row + 1;
 			continue;
 		}
-		/* the instance of the row before: its key and id are there, no name */
-		o.nr = row + 1;
-		for (k = 0, v = values + row; k < nr_cols; k++, v += stride)
-			*v = vals[k];
+		if (in_row && all && !perflib_reader_name(&r, &c, name, &c.len))
+			continue; /* changed since: shows next time */
+		put_row_slow(&o, c.id, key, name, c.len, in_row ? values + row : vals,
+			     in_row ? stride : 1, nodata);
 	}
 	perflib_reader_fini(&r);
 	free(vals);
@@ -238,7 +247,7 @@ static int put_block(struct perflib_column_block *b, const struct perflib_query_
 		}
 		b->type = o.pos >= 0 ? PERF_SINGLE_COUNTER : PERF_MULTIPLE_COUNTERS;
 		put_row(&o, 0, col_key(in->slot, in->gen), NULL, 0,
-			snap->vals + (size_t)in->row * snap->nr_counters, nodata);
+			snap->vals + (size_t)in->row * snap->nr_counters, 1, nodata);
 	} else {
 		b->type = o.pos >= 0 ? PERF_MULTIPLE_INSTANCES : PERF_COUNTERSET;
 		if (s->direct)
@@ -249,7 +258,7 @@ static int put_block(struct perflib_column_block *b, const struct perflib_query_
 						  in->name_len))
 				continue;
 			put_row(&o, in->id, col_key(in->slot, in->gen), perflib_snap_name(snap, in),
-				in->name_len, snap->vals + (size_t)in->row * snap->nr_counters,
+				in->name_len, snap->vals + (size_t)in->row * snap->nr_counters, 1,
 				snap->nodata + (size_t)in->row * snap->nr_counters);
 		}
 	}

@@ -145,18 +145,19 @@ static inline bool perflib_reader_step(struct perflib_reader *r, uint32_t *ret_i
 }
 
 /*
- * raw counter values of @slot, masked to their size; by-reference ones from the ref area at
- * @ref_offset (the slot's class's)
+ * raw counter values of @slot, masked to their size, value k at vals[k * @vstride];
+ * by-reference ones from the ref area at @ref_offset (the slot's class's)
  */
 static inline void perflib_read_values(const struct perflib_cset *cs, const uint8_t *slot,
-				       uint32_t ref_offset, uint64_t *vals, uint8_t *nodata)
+				       uint32_t ref_offset, uint64_t *vals, size_t vstride,
+				       uint8_t *nodata)
 {
 	const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
 	const uint64_t *ref, *null_bits;
 	uint32_t k, n = cs->nr_counters;
 
 	for (k = 0; k < n; k++)
-		vals[k] = __atomic_load_n(&v[k], __ATOMIC_RELAXED) & cs->mask[k];
+		vals[k * vstride] = __atomic_load_n(&v[k], __ATOMIC_RELAXED) & cs->mask[k];
 	if (!cs->byref)
 		return;
 	/* values dereferenced by the provider, then one bit per position: address NULL */
@@ -166,7 +167,7 @@ static inline void perflib_read_values(const struct perflib_cset *cs, const uint
 		nodata[k] = 0;
 		if (!cs->is_ref[k])
 			continue;
-		vals[k] = __atomic_load_n(&ref[k], __ATOMIC_RELAXED) & cs->mask[k];
+		vals[k * vstride] = __atomic_load_n(&ref[k], __ATOMIC_RELAXED) & cs->mask[k];
 		nodata[k] = (__atomic_load_n(&null_bits[k / 64], __ATOMIC_RELAXED) >> (k % 64)) & 1;
 	}
 }
@@ -174,12 +175,12 @@ static inline void perflib_read_values(const struct perflib_cset *cs, const uint
 /*
  * read_slot - copy slot @i: its id, its name (with NUL) into @name (room for
  * round8(2 * name_max) bytes: the name is copied by 8-byte words), and when @vals is given its
- * values. True only for a consistent copy of a live instance whose owner runs.
+ * values (value k at vals[k * @vstride]). True only for a consistent copy of a live instance
+ * whose owner runs.
  */
-static inline __attribute__((always_inline)) bool perflib_read_slot(struct perflib_reader *r,
-								    uint32_t i, WCHAR *name,
-								    uint64_t *vals, uint8_t *nodata,
-								    struct perflib_found *ret)
+static inline __attribute__((always_inline)) bool
+perflib_read_slot(struct perflib_reader *r, uint32_t i, WCHAR *name, uint64_t *vals,
+		  size_t vstride, uint8_t *nodata, struct perflib_found *ret)
 {
 	const struct perflib_cset *cs = r->cs;
 	const uint8_t *slot = perflib_reader_slot(r, r->a, i),
@@ -200,7 +201,7 @@ static inline __attribute__((always_inline)) bool perflib_read_slot(struct perfl
 		/* bounded by the private info copy, whatever the slot holds; the NUL comes along */
 		len = name ? perflib_name_copy((uint8_t *)name, src, r->name_max) : 0;
 		if (vals)
-			perflib_read_values(cs, slot, r->ref_offset, vals, nodata);
+			perflib_read_values(cs, slot, r->ref_offset, vals, vstride, nodata);
 		/* the copy is good only if the word did not move while we copied */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		w2 = __atomic_load_n((const uint64_t *)again, __ATOMIC_RELAXED);
@@ -223,10 +224,14 @@ static inline __attribute__((always_inline)) bool perflib_read_slot(struct perfl
 	return false;
 }
 
-static inline __attribute__((always_inline)) bool perflib_reader_next(struct perflib_reader *r,
-								      WCHAR *name, uint64_t *vals,
-								      uint8_t *nodata,
-								      struct perflib_found *ret)
+/*
+ * perflib_reader_next_strided - perflib_reader_next with value k of the instance at
+ * vals[k * @vstride] (a row of column arrays); the values of a slot that is skipped may be
+ * left there too
+ */
+static inline __attribute__((always_inline)) bool
+perflib_reader_next_strided(struct perflib_reader *r, WCHAR *name, uint64_t *vals,
+			    size_t vstride, uint8_t *nodata, struct perflib_found *ret)
 {
 	uint32_t i;
 
@@ -237,7 +242,7 @@ static inline __attribute__((always_inline)) bool perflib_reader_next(struct per
 		if (perflib_word_state(perflib_slot_word(perflib_reader_slot(r, r->a, i))) !=
 		    PERFLIB_SLOT_LIVE)
 			continue;
-		if (!perflib_read_slot(r, i, name, r->values ? vals : NULL, nodata, ret))
+		if (!perflib_read_slot(r, i, name, r->values ? vals : NULL, vstride, nodata, ret))
 			continue;
 		if (r->hides_total && name &&
 		    perflib_total_hidden(r->cs->instance_type, name, ret->len))
@@ -249,6 +254,14 @@ static inline __attribute__((always_inline)) bool perflib_reader_next(struct per
 	}
 	r->done = true;
 	return false;
+}
+
+static inline __attribute__((always_inline)) bool perflib_reader_next(struct perflib_reader *r,
+								      WCHAR *name, uint64_t *vals,
+								      uint8_t *nodata,
+								      struct perflib_found *ret)
+{
+	return perflib_reader_next_strided(r, name, vals, 1, nodata, ret);
 }
 
 /*
