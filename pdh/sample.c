@@ -812,40 +812,56 @@ struct fmt_steady {
 	bool same_time; /* the two samples have the same time stamp */
 };
 
-#define STEADY_NAME(s, i) ((WCHAR *)(void *)((s)->names + ((size_t)(s)->rel[i] << (s)->shift)))
-
+/*
+ * The loops copy what they read into locals first: the stores into the items would
+ * otherwise make the compiler reload every field of @s for each item.
+ */
 static void fmt_steady_raw(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items)
 {
+	const uint64_t *const vals = s->vals, *const ovals = s->ovals;
+	const uint8_t *const sizes = s->sizes, *const osizes = s->osizes;
+	const uint32_t *const rel = s->rel;
+	char *const names = s->names;
+	const unsigned int shift = s->shift;
+	const size_t nr = s->nr;
 	size_t i;
 
-	for (i = 0; i < s->nr; i++) {
-		uint64_t v = s->vals[i];
-		bool ok = s->sizes[i];
+	for (i = 0; i < nr; i++) {
+		uint64_t v = vals[i];
+		bool ok = sizes[i];
 
-		items[i].szName = STEADY_NAME(s, i);
+		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
 		put_fmt(&items[i].FmtValue,
-			!ok				   ? (DWORD)PDH_CSTATUS_INVALID_DATA
-			: s->osizes[i] && s->ovals[i] == v ? (DWORD)PDH_CSTATUS_VALID_DATA
-							   : (DWORD)PDH_CSTATUS_NEW_DATA,
+			!ok			     ? (DWORD)PDH_CSTATUS_INVALID_DATA
+			: osizes[i] && ovals[i] == v ? (DWORD)PDH_CSTATUS_VALID_DATA
+						     : (DWORD)PDH_CSTATUS_NEW_DATA,
 			ok ? (double)v : 0);
 	}
 }
 
 static void fmt_steady_rate(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items)
 {
+	const uint64_t *const vals = s->vals, *const ovals = s->ovals;
+	const uint8_t *const sizes = s->sizes, *const osizes = s->osizes;
+	const uint32_t *const rel = s->rel;
+	char *const names = s->names;
+	const unsigned int shift = s->shift;
+	const size_t nr = s->nr;
+	const double div = s->div;
+	const bool same_time = s->same_time;
 	size_t i;
 
-	for (i = 0; i < s->nr; i++) {
-		uint64_t v = s->vals[i], ov = s->ovals[i];
+	for (i = 0; i < nr; i++) {
+		uint64_t v = vals[i], ov = ovals[i];
 		/* one sample, or a clock or counter that went back: no value (cook_per_second) */
-		bool ok = s->sizes[i] && s->osizes[i] && s->div != 0 && ov <= v;
+		bool ok = sizes[i] && osizes[i] && div != 0 && ov <= v;
 
-		items[i].szName = STEADY_NAME(s, i);
+		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
 		put_fmt(&items[i].FmtValue,
-			!ok			  ? (DWORD)PDH_CSTATUS_INVALID_DATA
-			: ov == v && s->same_time ? (DWORD)PDH_CSTATUS_VALID_DATA
-						  : (DWORD)PDH_CSTATUS_NEW_DATA,
-			ok ? (double)(v - ov) / s->div : 0);
+			!ok		       ? (DWORD)PDH_CSTATUS_INVALID_DATA
+			: ov == v && same_time ? (DWORD)PDH_CSTATUS_VALID_DATA
+					       : (DWORD)PDH_CSTATUS_NEW_DATA,
+			ok ? (double)(v - ov) / div : 0);
 	}
 }
 
