@@ -5,9 +5,9 @@
  * does not carry). Part of libpdh.a, not of the PDH API: hidden in libpdh.so.
  *
  * A real-time query collects the counter sets its counters use and, with
- * pdh_query_whole_sets, others; PdhCollectQueryData then decodes each set's block once
- * (with the steady state of every PDH collection: a block whose instances stayed only has
- * its values read) and pdh_query_set_block hands it out as decoded.
+ * pdh_query_whole_sets, others; PdhCollectQueryData then reads each set's block once as
+ * columns (perfcols.h, with the steady state of every PDH collection: a block whose
+ * instances stayed only has its values read) and pdh_query_set_block hands it out.
  */
 #ifndef PDH_SETS_H
 #define PDH_SETS_H
@@ -33,7 +33,7 @@ pdh_query_whole_sets(PDH_HQUERY query, const GUID *sets, const bool *multi, size
 
 /*
  * pdh_query_set_block - the block of counter set @set in the newest collection of @query:
- * *@ret_data the decoded collection, *@ret_block its block (perfbuf.h: status, type,
+ * *@ret_data the collection, *@ret_block its block (perfcols.h: status, type,
  * columns, items, names, values by column). Valid until the next collection or the query's
  * close; the caller serializes them. Returns 0; PDH_INVALID_HANDLE; PDH_INVALID_ARGUMENT
  * (NULL pointers, a log query); PDH_NO_DATA before the first collection;

@@ -111,7 +111,7 @@ struct perfbuf_data_header {
 	int64_t time_100ns; /* PerfTime100NSec: 100 ns units since 1601 (FILETIME, UTC) */
 	int64_t freq;	    /* PerfFreq, ticks per second */
 	uint32_t nr_blocks; /* dwNumCounters; that many counter headers fit in dwTotalSize */
-	uint32_t total;	    /* dwTotalSize (perfbuf_data_decode only) */
+	uint32_t total;	    /* perfcols_read: bytes of values and sizes read */
 };
 
 /*
