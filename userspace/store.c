@@ -305,35 +305,6 @@ out:
 
 /* an ARRAY_OF_MAPS of PERFLIB_MAX_SEGS entries whose inner maps look like @inner_fd */
 /* the outer map @pin ("segs", ...: kernel name "pl_<pin>") with @inner_fd as template */
-/*
- * the outer map @j (segs, idxs, lives) of class @cls, opened from its pin the first time it
- * is needed after perflib_store_trim() closed it (-errno). Writers only.
- */
-int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
-{
-	int fd = __atomic_load_n(&map->cls[cls].outer_fd[j], __ATOMIC_ACQUIRE), none = -1;
-	char dir[PATH_MAX], name[32];
-	int err;
-
-	if (fd >= 0)
-		return fd;
-	if (!map->writable)
-		return -EBADF;
-	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
-	if (err)
-		return err;
-	perflib_outer_pin(cls, j, name, sizeof(name));
-	fd = perflib_pin_open(dir, name, false);
-	if (fd < 0)
-		return fd;
-	if (!__atomic_compare_exchange_n(&map->cls[cls].outer_fd[j], &none, fd, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		close(fd); /* another thread opened it first */
-		fd = none;
-	}
-	return fd;
-}
-
 void perflib_store_trim(struct perflib_store *map)
 {
 	uint32_t c;
