@@ -64,10 +64,15 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
  */
 static void vspace_forked(void)
 {
+	struct extent *e;
+
 	pthread_mutex_init(&slots_arena.lock, NULL);
 	pthread_mutex_init(&tables_arena.lock, NULL);
+	while ((e = tables_arena.free)) {
+		tables_arena.free = e->next;
+		free(e);
+	}
 	tables_arena.ready = tables_arena.broken = false;
-	tables_arena.free = NULL; /* the parent's list, a copy: left allocated */
 }
 
 static void vspace_atfork(void)
