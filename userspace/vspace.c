@@ -57,6 +57,8 @@ static struct arena tables_arena = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+static void free_list(struct arena *a);
+
 /*
  * fork() child: only the forking thread runs, so the locks start fresh. The tables mapping
  * is not inherited (MADV_DONTFORK): the child makes its own when it needs one. The slot
@@ -64,15 +66,36 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
  */
 static void vspace_forked(void)
 {
-	struct extent *e;
-
 	pthread_mutex_init(&slots_arena.lock, NULL);
 	pthread_mutex_init(&tables_arena.lock, NULL);
-	while ((e = tables_arena.free)) {
-		tables_arena.free = e->next;
+	free_list(&tables_arena);
+	tables_arena.ready = tables_arena.broken = false;
+}
+
+static void free_list(struct arena *a)
+{
+	struct extent *e;
+
+	while ((e = a->free)) {
+		a->free = e->next;
 		free(e);
 	}
-	tables_arena.ready = tables_arena.broken = false;
+}
+
+/*
+ * The library unloaded (dlclose: ports that LoadLibrary it): the lists go, and the tables
+ * mapping when every table was given back (a provider still started keeps it).
+ */
+__attribute__((destructor)) static void vspace_unload(void)
+{
+	struct arena *t = &tables_arena;
+
+	if (t->ready && !t->broken && t->free && t->free->start == t->base &&
+	    t->free->len == t->size && !t->free->next)
+		munmap((void *)t->base, t->size);
+	free_list(t);
+	free_list(&slots_arena);
+	t->ready = slots_arena.ready = false;
 }
 
 static void vspace_atfork(void)
