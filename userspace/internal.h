@@ -80,10 +80,34 @@ void perflib_self(uint32_t *ret_pid, uint64_t *ret_start);
 
 /* ---- store: pin root, info value, maps, mappings (config.c info.c btf.c store.c segment.c) -- */
 /* one segment of a counter set (layout.h): its maps, and its live bitmap when mapped */
+/*
+ * perflib_vspace - the address range of a set's slots in this process (vspace.c): a part of
+ * perflib's region of the address space (nothing mapped there but the segments), or, when
+ * that is full or disabled, a PROT_NONE reservation of its own (@reserved).
+ */
+struct perflib_vspace {
+	void *base;
+	size_t len;
+	bool reserved;
+};
+
+/* a range of @len bytes; @dontfork: a reservation is not inherited either. 0 or -errno */
+int perflib_vspace_get(size_t len, bool dontfork, struct perflib_vspace *ret);
+/* give the range back (its segments unmapped first) */
+void perflib_vspace_put(struct perflib_vspace *v);
+/* map @len bytes of map @fd at @off of the range (never over another mapping); NULL+errno */
+void *perflib_vspace_map(const struct perflib_vspace *v, size_t off, size_t len, bool writable,
+			 int fd);
+void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len);
+/* a zeroed per-slot table of a provider (one process-wide mapping holds them all); NULL */
+void *perflib_table_alloc(size_t size);
+void perflib_table_free(void *p, size_t size);
+
 struct perflib_seg {
 	int data_fd, index_fd, live_fd;
 	uint64_t *live; /* mapping of the live bitmap, NULL for an unmapped reader */
 	size_t live_len;
+	bool data_mapped; /* the segment's slots are mapped in the class's range */
 };
 
 /*
@@ -114,6 +138,7 @@ struct perflib_store {
 	GUID guid;     /* counter set */
 	bool writable; /* opened read-write */
 	bool mapped;   /* slots mapped (perflib_class.data), else read by lookups */
+	struct perflib_vspace vs; /* the range of every class's slots, class 0 first */
 	int info_fd, ctl_fd, procs_fd;
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
 	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none */
@@ -150,6 +175,14 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 int perflib_store_create(const struct perflib_info *info, size_t info_size,
 			 const struct perflib_pin_opts *opts, struct perflib_store **ret_map);
 void perflib_store_close(struct perflib_store *map);
+/*
+ * perflib_store_trim - close the fds a mapped set no longer needs (info, ctl, procs, the
+ * outer maps): every fd is copied by each fork() (about 60 ns per fd and fork, with the exit).
+ * Call it after the loaders that take the set's fds (the reaper, the keys program).
+ */
+void perflib_store_trim(struct perflib_store *map);
+/* outer map @j of class @cls (writers), reopened from its pin after a trim; -errno */
+int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j);
 int perflib_store_remove(const GUID *guid);
 /*
  * perflib_info_check - validate an info value read from a map: magic, version, sizes,

@@ -31,7 +31,8 @@ static bool keys_enabled(void)
 
 static int idxs_fd(const struct perflib_store *map, uint32_t cls)
 {
-	return map->cls[perflib_class_or0(map, cls)].outer_fd[PERFLIB_SEG_INDEX];
+	return perflib_store_outer_fd((struct perflib_store *)map, perflib_class_or0(map, cls),
+				      PERFLIB_SEG_INDEX);
 }
 
 int perflib_keys_pin(const struct perflib_store *map, const char *dir,

@@ -106,18 +106,12 @@ ULONG PerfStartProvider(GUID *ProviderGuid, PERFLIBREQUEST ControlCallback, HAND
 
 /*
  * Tables with an entry per slot the set may ever hold (up to its capacity): address space
- * only, so memory follows the slots this process touches.
+ * of the process-wide tables mapping (vspace.c), so memory follows the slots this process
+ * touches and a set adds no mapping a fork() would walk.
  */
 static void *slot_table(size_t size)
 {
-	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	/* a fork child's handles are dead (providers_forked): it never reads these */
-	madvise(p, size ? size : 1, MADV_DONTFORK);
-	return p;
+	return perflib_table_alloc(size);
 }
 
 static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *set)
@@ -135,10 +129,10 @@ static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *se
 		refs_len += set->cls[c].refs_len;
 	}
 	if (set->cls[0].refs)
-		munmap((void *)set->cls[0].refs, refs_len);
+		perflib_table_free((void *)set->cls[0].refs, refs_len);
 	perflib_prov_free(prov, set->counters);
 	if (set->cls[0].owned)
-		munmap((void *)set->cls[0].owned, owned_len ? owned_len : 1);
+		perflib_table_free((void *)set->cls[0].owned, owned_len);
 	perflib_prov_free(prov, set);
 }
 
@@ -407,6 +401,8 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	perflib_reaper_attach(set->map);
 	/* the kernel frees this process's slots of the set when it exits */
 	perflib_exit_join(set->map);
+	/* what stays open is what creates and deletes use: indexes and the keys program */
+	perflib_store_trim(set->map);
 	set->nr_classes = set->map->nr_classes;
 	for (i = 0; i < set->nr_classes; i++) {
 		struct perflib_ctrset_class *cc = &set->cls[i];

@@ -194,14 +194,15 @@ static uint32_t exit_id_of(const struct perflib_store *map)
 static int reuse_class(struct bpf_map *slots, struct bpf_map *idx, struct bpf_map *live,
 		       const struct perflib_store *map, uint32_t cls)
 {
-	const struct perflib_class *c = &map->cls[perflib_class_or0(map, cls)];
-	int err;
+	struct perflib_store *m = (struct perflib_store *)map; /* opens only (a cache) */
+	struct bpf_map *maps[PERFLIB_SEG_NR] = {slots, idx, live};
+	int err = 0, j, fd;
 
-	err = bpf_map__reuse_fd(slots, c->outer_fd[PERFLIB_SEG_DATA]);
-	if (!err)
-		err = bpf_map__reuse_fd(idx, c->outer_fd[PERFLIB_SEG_INDEX]);
-	if (!err)
-		err = bpf_map__reuse_fd(live, c->outer_fd[PERFLIB_SEG_LIVE]);
+	cls = perflib_class_or0(map, cls);
+	for (j = 0; j < PERFLIB_SEG_NR && !err; j++) {
+		fd = perflib_store_outer_fd(m, cls, j);
+		err = fd < 0 ? fd : bpf_map__reuse_fd(maps[j], fd);
+	}
 	return err;
 }
 

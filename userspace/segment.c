@@ -131,6 +131,14 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 	struct perflib_seg *s = &map->cls[cls].segs[k];
 	struct perflib_seg_maps m = {{s->data_fd, s->index_fd, s->live_fd}};
 
+	const struct perflib_class *c = &map->cls[cls];
+
+	if (s->data_mapped)
+		perflib_vspace_unmap(&map->vs,
+				     (size_t)(c->data - (uint8_t *)map->vs.base) +
+					     perflib_seg_first(k, c->seg0) * c->slot_size,
+				     perflib_seg_slots(k, c->seg0) * c->slot_size);
+	s->data_mapped = false;
 	if (s->live)
 		munmap(s->live, s->live_len);
 	s->live = NULL;
@@ -170,21 +178,59 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (!map->mapped)
 		return 0;
 	/* the segment's slots at their fixed place in the class's reservation */
-	if (!perflib_map_shared(c->data + perflib_seg_first(k, c->seg0) * c->slot_size,
+	if (!perflib_vspace_map(&map->vs,
+				(size_t)(c->data - (uint8_t *)map->vs.base) +
+					perflib_seg_first(k, c->seg0) * c->slot_size,
 				slots * c->slot_size, map->writable, s->data_fd)) {
 		err = -errno;
+		if (err == -EEXIST)
+			pr_warn("cannot map a segment of a counter set: its address is taken\n");
 		goto fail;
 	}
+	s->data_mapped = true;
 	s->live_len = words * 8;
 	s->live = perflib_map_shared(NULL, s->live_len, map->writable, s->live_fd);
 	if (!s->live) {
 		err = -errno;
 		goto fail;
 	}
+	/* mapped: the mappings hold the maps; fork() copies every fd a process keeps */
+	close(s->data_fd);
+	close(s->live_fd);
+	s->data_fd = s->live_fd = -1;
 	return 0;
 fail:
 	perflib_seg_close(map, cls, k);
 	return err;
+}
+
+/*
+ * the outer map @j (segs, idxs, lives) of class @cls, opened from its pin the first time it
+ * is needed after perflib_store_trim() closed it (-errno). Writers only.
+ */
+int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
+{
+	int fd = __atomic_load_n(&map->cls[cls].outer_fd[j], __ATOMIC_ACQUIRE), none = -1;
+	char dir[PATH_MAX], name[32];
+	int err;
+
+	if (fd >= 0)
+		return fd;
+	if (!map->writable)
+		return -EBADF;
+	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
+	if (err)
+		return err;
+	perflib_outer_pin(cls, j, name, sizeof(name));
+	fd = perflib_pin_open(dir, name, false);
+	if (fd < 0)
+		return fd;
+	if (!__atomic_compare_exchange_n(&map->cls[cls].outer_fd[j], &none, fd, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		close(fd); /* another thread opened it first */
+		fd = none;
+	}
+	return fd;
 }
 
 /* segments of class @cls published in ctl */
@@ -253,18 +299,19 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 	char sdir[PATH_MAX + 48];
 	uint32_t cur = k;
 	__u32 key = k;
-	int err, j;
+	int err, outer, j;
 
 	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
 		m.fd[j] = perflib_pin_open(sdir, perflib_seg_pins[j], false);
-		if (m.fd[j] < 0) {
-			err = m.fd[j];
+		outer = perflib_store_outer_fd(map, cls, j);
+		if (m.fd[j] < 0 || outer < 0) {
+			err = m.fd[j] < 0 ? m.fd[j] : outer;
 			goto out;
 		}
-		if (bpf_map_update_elem(map->cls[cls].outer_fd[j], &key, &m.fd[j], BPF_ANY)) {
+		if (bpf_map_update_elem(outer, &key, &m.fd[j], BPF_ANY)) {
 			err = -errno;
 			goto out;
 		}

@@ -84,7 +84,6 @@ void perflib_store_close(struct perflib_store *map)
 {
 	uint32_t k;
 	uint32_t c;
-	size_t len = 0;
 
 	if (!map)
 		return;
@@ -95,11 +94,9 @@ void perflib_store_close(struct perflib_store *map)
 			if (map->cls[c].outer_fd[k] >= 0)
 				close(map->cls[c].outer_fd[k]);
 		}
-		len += map->cls[c].data_len;
 	}
-	/* one reservation holds every class, class 0 first */
-	if (map->cls[0].data)
-		munmap(map->cls[0].data, len);
+	/* one range holds every class, class 0 first; its segments are unmapped now */
+	perflib_vspace_put(&map->vs);
 	if (map->procs)
 		munmap(map->procs, map->procs_len);
 	if (map->ctl)
@@ -187,7 +184,6 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 {
 	const struct perflib_info *info = map->info;
 	int err;
-	void *p;
 
 	size_t len = 0;
 	uint32_t c;
@@ -217,13 +213,11 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 		 * address space only, one range for every class (class regions are whole pages:
 		 * their segments are): segments are mapped into it as they are published
 		 */
-		p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED)
-			return -errno;
-		if (map->writable)
-			madvise(p, len, MADV_DONTFORK);
+		err = perflib_vspace_get(len, map->writable, &map->vs);
+		if (err)
+			return err;
 		for (c = 0, len = 0; c < map->nr_classes; c++) {
-			map->cls[c].data = (uint8_t *)p + len;
+			map->cls[c].data = (uint8_t *)map->vs.base + len;
 			len += map->cls[c].data_len;
 		}
 		map->mapped = true;
@@ -311,6 +305,29 @@ out:
 
 /* an ARRAY_OF_MAPS of PERFLIB_MAX_SEGS entries whose inner maps look like @inner_fd */
 /* the outer map @pin ("segs", ...: kernel name "pl_<pin>") with @inner_fd as template */
+void perflib_store_trim(struct perflib_store *map)
+{
+	uint32_t c;
+	int j;
+
+	if (!map->mapped)
+		return;
+	for (c = 0; c < map->nr_classes; c++) {
+		for (j = 0; j < PERFLIB_SEG_NR; j++) {
+			int fd = __atomic_exchange_n(&map->cls[c].outer_fd[j], -1,
+						     __ATOMIC_ACQ_REL);
+
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	/* the info is copied, ctl and procs are mapped: their fds serve no one */
+	close(map->info_fd);
+	close(map->ctl_fd);
+	close(map->procs_fd);
+	map->info_fd = map->ctl_fd = map->procs_fd = -1;
+}
+
 static int outer_create(const char *pin, int inner_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);

@@ -160,7 +160,7 @@ static void test_program_cannot_run(void **state)
 	map = provider_map(h, &set);
 	assert_true(map->keys_fd >= 0);
 	/* something that is not a program where the program should be: the run fails */
-	fd = dup(map->info_fd);
+	fd = dup(map->cls[0].segs[0].index_fd);
 	assert_true(fd >= 0);
 	close(map->keys_fd);
 	map->keys_fd = fd;
