@@ -813,33 +813,12 @@ struct fmt_steady {
 };
 
 /*
- * The loops copy what they read into locals first: the stores into the items would
- * otherwise make the compiler reload every field of @s for each item.
+ * One loop per kind (a raw count, a count per second). The loops copy what they read into
+ * locals first: the stores into the items would otherwise make the compiler reload every
+ * field of @s for each item.
  */
-static void fmt_steady_raw(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items)
-{
-	const uint64_t *const vals = s->vals, *const ovals = s->ovals;
-	const uint8_t *const sizes = s->sizes, *const osizes = s->osizes;
-	const uint32_t *const rel = s->rel;
-	char *const names = s->names;
-	const unsigned int shift = s->shift;
-	const size_t nr = s->nr;
-	size_t i;
-
-	for (i = 0; i < nr; i++) {
-		uint64_t v = vals[i];
-		bool ok = sizes[i];
-
-		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
-		put_fmt(&items[i].FmtValue,
-			!ok			     ? (DWORD)PDH_CSTATUS_INVALID_DATA
-			: osizes[i] && ovals[i] == v ? (DWORD)PDH_CSTATUS_VALID_DATA
-						     : (DWORD)PDH_CSTATUS_NEW_DATA,
-			ok ? (double)v : 0);
-	}
-}
-
-static void fmt_steady_rate(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items)
+static inline __attribute__((always_inline)) void
+fmt_steady(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items, bool rate)
 {
 	const uint64_t *const vals = s->vals, *const ovals = s->ovals;
 	const uint8_t *const sizes = s->sizes, *const osizes = s->osizes;
@@ -851,7 +830,18 @@ static void fmt_steady_rate(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITE
 	const bool same_time = s->same_time;
 	size_t i;
 
-	for (i = 0; i < nr; i++) {
+	for (i = 0; !rate && i < nr; i++) {
+		uint64_t v = vals[i];
+		bool ok = sizes[i];
+
+		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
+		put_fmt(&items[i].FmtValue,
+			!ok			     ? (DWORD)PDH_CSTATUS_INVALID_DATA
+			: osizes[i] && ovals[i] == v ? (DWORD)PDH_CSTATUS_VALID_DATA
+						     : (DWORD)PDH_CSTATUS_NEW_DATA,
+			ok ? (double)v : 0);
+	}
+	for (i = 0; rate && i < nr; i++) {
 		uint64_t v = vals[i], ov = ovals[i];
 		/* one sample, or a clock or counter that went back: no value (cook_per_second) */
 		bool ok = sizes[i] && osizes[i] && div != 0 && ov <= v;
@@ -936,9 +926,9 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 		};
 
 		if (rate)
-			fmt_steady_rate(&st, items);
+			fmt_steady(&st, items, true);
 		else
-			fmt_steady_raw(&st, items);
+			fmt_steady(&st, items, false);
 		return off;
 	}
 	/* each item written once, field by field (with its name's place when bulk) */

@@ -76,6 +76,19 @@ static inline ULONG prov_tmpl_register(HANDLE h, struct prov_tmpl *t)
 	return PerfSetCounterSetInfo(h, &t->set, prov_tmpl_size(t));
 }
 
+/* register counter set @set of @n counters (@ids[i], @types[i]) with provider @h */
+static inline ULONG prov_set_register(HANDLE h, GUID set, ULONG instance_type, unsigned int n,
+				      const ULONG *ids, const ULONG *types)
+{
+	struct prov_tmpl t;
+	unsigned int i;
+
+	prov_tmpl_init(&t, set, instance_type);
+	for (i = 0; i < n; i++)
+		prov_tmpl_add(&t, ids[i], types[i], 0);
+	return prov_tmpl_register(h, &t);
+}
+
 /*
  * The standard counter set of these tests, in template order:
  *   id 1  PERF_COUNTER_COUNTER (DWORD)         position 0

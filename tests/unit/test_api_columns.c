@@ -222,14 +222,9 @@ static const ULONG types3[] = {PERF_COUNTER_RAWCOUNT, PERF_COUNTER_LARGE_RAWCOUN
 
 static GUID add_set(HANDLE h, ULONG instance_type)
 {
-	struct prov_tmpl t;
 	GUID g = prov_guid();
-	unsigned int i;
 
-	prov_tmpl_init(&t, g, instance_type);
-	for (i = 0; i < 3; i++)
-		prov_tmpl_add(&t, ids123[i], types3[i], 0);
-	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	assert_int_equal(prov_set_register(h, g, instance_type, 3, ids123, types3), ERROR_SUCCESS);
 	return g;
 }
 
@@ -529,14 +524,11 @@ static int child_provider(void *arg)
 {
 	struct child_args *a = arg;
 	GUID pg = prov_provider_guid();
-	struct prov_tmpl t;
 	HANDLE h;
 	int i;
 
-	prov_tmpl_init(&t, a->set, PERF_COUNTERSET_MULTI_INSTANCES);
-	for (i = 0; i < 3; i++)
-		prov_tmpl_add(&t, ids123[i], types3[i], 0);
-	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+	if (PerfStartProvider(&pg, NULL, &h) ||
+	    prov_set_register(h, a->set, PERF_COUNTERSET_MULTI_INSTANCES, 3, ids123, types3))
 		return 10;
 	for (i = 0; i < 3; i++) {
 		char name[16];
@@ -568,15 +560,8 @@ static void test_columns_provider_killed(void **state)
 	assert_int_equal(tl_await(a.ready[0], 10000), 0);
 	/* this process provides instances of the same set after the child's */
 	h = start_provider();
-	{
-		struct prov_tmpl t;
-		int i;
-
-		prov_tmpl_init(&t, a.set, PERF_COUNTERSET_MULTI_INSTANCES);
-		for (i = 0; i < 3; i++)
-			prov_tmpl_add(&t, ids123[i], types3[i], 0);
-		assert_int_equal(prov_tmpl_register(h, &t), 0);
-	}
+	assert_int_equal(
+		prov_set_register(h, a.set, PERF_COUNTERSET_MULTI_INSTANCES, 3, ids123, types3), 0);
 	create(h, &a.set, "parent-0", 1);
 	create(h, &a.set, "parent-1", 2);
 	assert_int_equal(cons_add(q, &a.set, PERF_WILDCARD_COUNTER, CONS_ANY_INSTANCE, "*"), 0);

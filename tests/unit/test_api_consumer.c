@@ -41,14 +41,9 @@ static HANDLE start_provider(void)
 static GUID add_set(HANDLE h, ULONG instance_type, unsigned int n, const ULONG *ids,
 		    const ULONG *types)
 {
-	struct prov_tmpl t;
 	GUID g = prov_guid();
-	unsigned int i;
 
-	prov_tmpl_init(&t, g, instance_type);
-	for (i = 0; i < n; i++)
-		prov_tmpl_add(&t, ids[i], types[i], 0);
-	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	assert_int_equal(prov_set_register(h, g, instance_type, n, ids, types), ERROR_SUCCESS);
 	return g;
 }
 
