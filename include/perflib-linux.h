@@ -311,14 +311,21 @@ struct perflib_column_block {
 	ULONG *counter_ids;   /* per column: its CounterId (template order) */
 	ULONGLONG *values;    /* column c of row r at values[c * max_rows + r]: the raw value */
 	UCHAR *sizes;	      /* at the same place: 4 or 8 (dwDataSize), 0 = no value */
-	ULONG *instance_ids;  /* per row: InstanceId (0 for a set without instances) */
+	/*
+	 * per row: InstanceId (0 for a set without instances); a row whose key matched keeps
+	 * the caller's (the same instance), as its key does
+	 */
+	ULONG *instance_ids;
 	/*
 	 * per row, in and out: the instance's key, the same while the instance lives and never
 	 * that of another instance (its slot and the slot's generation), or
 	 * PERFLIB_COLUMN_KEY_COMPUTED for an aggregate the library computes (_Total, ...)
 	 */
 	ULONGLONG *keys;
-	/* per row: its name at names + offset (units), or PERFLIB_COLUMN_NO_NAME */
+	/*
+	 * per row: its name at names + offset (units), or PERFLIB_COLUMN_NO_NAME; written only
+	 * when some row is given a name (nr_named > 0)
+	 */
 	ULONG *name_offsets;
 	ULONG *name_lengths; /* per row given a name: its units without the NUL */
 	WCHAR *names;	     /* the names given, each NUL-terminated */

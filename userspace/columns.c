@@ -5,7 +5,7 @@
  * instances and values) into the caller's arrays, a column per counter and a row per
  * instance, instead of a buffer of Windows blocks. A row that is the instance the caller
  * already holds at that row (same key: slot and generation) gets no name: in the steady
- * state of a sampling consumer only values (and keys) are written.
+ * state of a sampling consumer only values are written.
  */
 #include <stdlib.h>
 #include <string.h>
