@@ -259,7 +259,7 @@ void perflib_seg_maps_close(struct perflib_seg_maps *m);
 /* store helpers shared by store.c and segment.c */
 int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
 		      __u32 flags);
-void *perflib_map_shared(void *addr, size_t len, bool writable, int fd);
+void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd);
 int perflib_pin_open(const char *dir, const char *name, bool rdonly);
 int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
 void perflib_remove_dir(const char *dir);

@@ -34,14 +34,25 @@ int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u3
 	return (int)mi.value_size;
 }
 
-/* shared mappings of a provider are not inherited: fork() copies no page tables of them */
-void *perflib_map_shared(void *addr, size_t len, bool writable, int fd)
+/*
+ * shared mappings of a provider are not inherited: fork() copies no page tables of them.
+ * @addr NULL: anywhere; else exactly there, over what is there (@replace: MAP_FIXED, a
+ * reservation's own range) or never over anything (MAP_FIXED_NOREPLACE: EEXIST).
+ */
+void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd)
 {
 	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
-	void *p = mmap(addr, len, prot, MAP_SHARED | (addr ? MAP_FIXED : 0), fd, 0);
+	int place = !addr ? 0 : replace ? MAP_FIXED : MAP_FIXED_NOREPLACE;
+	void *p = mmap(addr, len, prot, MAP_SHARED | place, fd, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
+	if (addr && p != addr) {
+		/* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
+		munmap(p, len);
+		errno = EEXIST;
+		return NULL;
+	}
 	if (writable)
 		madvise(p, len, MADV_DONTFORK);
 	return p;

@@ -104,16 +104,6 @@ ULONG PerfStartProvider(GUID *ProviderGuid, PERFLIBREQUEST ControlCallback, HAND
 	return PerfStartProviderEx(ProviderGuid, &ctx, phProvider);
 }
 
-/*
- * Tables with an entry per slot the set may ever hold (up to its capacity): address space
- * of the process-wide tables mapping (vspace.c), so memory follows the slots this process
- * touches and a set adds no mapping a fork() would walk.
- */
-static void *slot_table(size_t size)
-{
-	return perflib_table_alloc(size);
-}
-
 static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *set)
 {
 	if (!set)
@@ -219,11 +209,15 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 	_Atomic uint8_t *owned;
 	void *_Atomic *refs;
 
-	/* one table of each kind, holding every class's in turn: one mapping each */
+	/*
+	 * one table of each kind, holding every class's in turn, with an entry per slot the
+	 * set may ever hold: address space in the process-wide tables mapping (vspace.c), so
+	 * memory follows the slots this process touches and no mapping is added per set
+	 */
 	for (k = 0; k < set->nr_classes; k++)
 		owned_len += set->cls[k].capacity;
 	set->counters = perflib_prov_alloc(prov, n * sizeof(*set->counters));
-	owned = slot_table(owned_len);
+	owned = perflib_table_alloc(owned_len);
 	if (!set->counters || !owned)
 		return -ENOMEM;
 	for (k = 0; k < set->nr_classes; k++) {
@@ -257,7 +251,7 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 			set->cls[k].refs_len = (size_t)set->cls[k].capacity * n * sizeof(void *);
 			refs_len += set->cls[k].refs_len;
 		}
-		refs = slot_table(refs_len);
+		refs = perflib_table_alloc(refs_len);
 		if (!refs)
 			return -ENOMEM;
 		for (k = 0; k < set->nr_classes; k++) {

@@ -126,6 +126,15 @@ int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 	return err;
 }
 
+/* where segment @k of class @cls sits in the set's range: its first slot's offset */
+static size_t seg_offset(const struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	const struct perflib_class *c = &map->cls[cls];
+
+	return (size_t)(c->data - (uint8_t *)map->vs.base) +
+	       perflib_seg_first(k, c->seg0) * c->slot_size;
+}
+
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg *s = &map->cls[cls].segs[k];
@@ -134,9 +143,7 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 	const struct perflib_class *c = &map->cls[cls];
 
 	if (s->data_mapped)
-		perflib_vspace_unmap(&map->vs,
-				     (size_t)(c->data - (uint8_t *)map->vs.base) +
-					     perflib_seg_first(k, c->seg0) * c->slot_size,
+		perflib_vspace_unmap(&map->vs, seg_offset(map, cls, k),
 				     perflib_seg_slots(k, c->seg0) * c->slot_size);
 	s->data_mapped = false;
 	if (s->live)
@@ -178,10 +185,8 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (!map->mapped)
 		return 0;
 	/* the segment's slots at their fixed place in the class's reservation */
-	if (!perflib_vspace_map(&map->vs,
-				(size_t)(c->data - (uint8_t *)map->vs.base) +
-					perflib_seg_first(k, c->seg0) * c->slot_size,
-				slots * c->slot_size, map->writable, s->data_fd)) {
+	if (!perflib_vspace_map(&map->vs, seg_offset(map, cls, k), slots * c->slot_size,
+				map->writable, s->data_fd)) {
 		err = -errno;
 		if (err == -EEXIST)
 			pr_warn("cannot map a segment of a counter set: its address is taken\n");
@@ -189,7 +194,7 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	}
 	s->data_mapped = true;
 	s->live_len = words * 8;
-	s->live = perflib_map_shared(NULL, s->live_len, map->writable, s->live_fd);
+	s->live = perflib_map_shared(NULL, s->live_len, map->writable, false, s->live_fd);
 	if (!s->live) {
 		err = -errno;
 		goto fail;

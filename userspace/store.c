@@ -221,8 +221,8 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 			len += map->cls[c].data_len;
 		}
 		map->mapped = true;
-		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, map->procs_fd);
-		map->ctl = perflib_map_shared(NULL, sizeof(struct perflib_ctl), map->writable,
+		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, false, map->procs_fd);
+		map->ctl = perflib_map_shared(NULL, sizeof(struct perflib_ctl), map->writable, false,
 					      map->ctl_fd);
 		if (!map->procs || !map->ctl)
 			return -errno;

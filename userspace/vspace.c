@@ -31,10 +31,6 @@
 
 #include "internal.h"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
 #define VSPACE_BASE 0x110000000000ULL /* 17 TiB: past ASan's high shadow (16 TiB) */
 #define VSPACE_END 0x2a0000000000ULL  /* 42 TiB: below the bottom-up mmap base (42.6) */
 #define TABLES_SIZE (64ULL << 30)     /* address space of the tables mapping (NORESERVE) */
@@ -51,6 +47,12 @@ struct arena {
 	uintptr_t base, size;
 	struct extent *free;
 };
+
+/* whole pages; an empty table still takes one */
+static size_t page_round(size_t len)
+{
+	return len ? (len + 4095) & ~(size_t)4095 : 4096;
+}
 
 static struct arena slots_arena = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static struct arena tables_arena = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -182,7 +184,7 @@ int perflib_vspace_get(size_t len, bool dontfork, struct perflib_vspace *ret)
 	void *p;
 
 	pthread_once(&atfork_once, vspace_atfork);
-	len = (len + 4095) & ~(size_t)4095;
+	len = page_round(len);
 	if (vspace_enabled()) {
 		pthread_mutex_lock(&slots_arena.lock);
 		if (arena_init(&slots_arena, VSPACE_BASE, VSPACE_END - VSPACE_BASE))
@@ -224,26 +226,11 @@ void perflib_vspace_put(struct perflib_vspace *v)
 void *perflib_vspace_map(const struct perflib_vspace *v, size_t off, size_t len, bool writable,
 			 int fd)
 {
-	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
-	int flags = MAP_SHARED | (v->reserved ? MAP_FIXED : MAP_FIXED_NOREPLACE);
-	void *want = (uint8_t *)v->base + off, *p;
-
 	if (off > v->len || len > v->len - off) {
 		errno = EINVAL;
 		return NULL;
 	}
-	p = mmap(want, len, prot, flags, fd, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (p != want) {
-		/* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
-		munmap(p, len);
-		errno = EEXIST;
-		return NULL;
-	}
-	if (writable)
-		madvise(p, len, MADV_DONTFORK);
-	return p;
+	return perflib_map_shared((uint8_t *)v->base + off, len, writable, v->reserved, fd);
 }
 
 void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len)
@@ -284,7 +271,7 @@ void *perflib_table_alloc(size_t size)
 	uintptr_t at;
 	void *p;
 
-	size = size ? (size + 4095) & ~(size_t)4095 : 4096;
+	size = page_round(size);
 	pthread_once(&atfork_once, vspace_atfork);
 	pthread_mutex_lock(&tables_arena.lock);
 	if (tables_ready() && !arena_take(&tables_arena, size, &at)) {
@@ -306,7 +293,7 @@ void perflib_table_free(void *p, size_t size)
 
 	if (!p)
 		return;
-	size = size ? (size + 4095) & ~(size_t)4095 : 4096;
+	size = page_round(size);
 	pthread_mutex_lock(&tables_arena.lock);
 	if (tables_arena.ready && !tables_arena.broken && at >= tables_arena.base &&
 	    at - tables_arena.base < tables_arena.size) {
