@@ -354,32 +354,29 @@ static bool all_steady(const struct perfcols *cols, const struct perfbuf_data *p
 	return items == prev->nr_items;
 }
 
+#define EXCHANGE(a, b)                                                                             \
+	do {                                                                                       \
+		__typeof__(a) tmp_ = (a);                                                          \
+		(a) = (b);                                                                         \
+		(b) = tmp_;                                                                        \
+	} while (0)
+
 /*
  * take @prev's items and names for @d by exchanging the arrays (no copy): @prev, the sample
  * before, is only read for its values from now on, and is the next read's storage
  */
 static void take_steady(struct perfcols *cols, struct perfbuf_data *prev, struct perfbuf_data *d)
 {
-	struct perfbuf_item *items = d->items;
-	size_t cap_items = d->cap_items, cap_names = d->cap_names, i, val0 = 0, ids0 = 0;
-	size_t cap_rel = d->cap_rel;
-	uint32_t *rel = d->rel;
-	char *names = d->names;
+	size_t i, val0 = 0, ids0 = 0;
 
-	d->items = prev->items;
-	d->cap_items = prev->cap_items;
-	d->rel = prev->rel;
-	d->cap_rel = prev->cap_rel;
-	prev->rel = rel;
-	prev->cap_rel = cap_rel;
-	d->names = prev->names;
-	d->cap_names = prev->cap_names;
+	EXCHANGE(d->items, prev->items);
+	EXCHANGE(d->cap_items, prev->cap_items);
+	EXCHANGE(d->rel, prev->rel);
+	EXCHANGE(d->cap_rel, prev->cap_rel);
+	EXCHANGE(d->names, prev->names);
+	EXCHANGE(d->cap_names, prev->cap_names);
 	d->nr_items = prev->nr_items;
 	d->names_len = prev->names_len;
-	prev->items = items;
-	prev->cap_items = cap_items;
-	prev->names = names;
-	prev->cap_names = cap_names;
 	for (i = 0; i < cols->nr; i++) {
 		const struct perflib_column_block *lb = &cols->lib[i];
 		struct perfbuf_block *b = &d->blocks[i];

@@ -124,7 +124,6 @@ static __attribute__((noinline)) void put_row_slow(struct col_out *o, uint32_t i
 static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 		      const struct perflib_filter *f)
 {
-	size_t n = cs->nr_counters, name_room = perflib_round8(2 * (size_t)cs->map->info->name_max);
 	struct col_out o = *out;
 	uint64_t *const values = o.values, *const keys = o.keys;
 	const bool all = f->instance_id == PERFLIB_NO_ID && (f->match_all || !f->name);
@@ -135,18 +134,18 @@ static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 				      : 0;
 	struct perflib_reader r;
 	struct perflib_found c;
+	struct perflib_row row;
 	uint64_t *vals;
 	uint8_t *nodata;
 	WCHAR *name;
 	int err;
 
-	/* one instance's values and name, reused: they stay in L1 */
-	vals = malloc(n * (sizeof(*vals) + 1) + name_room);
-	if (!vals)
-		return -ENOMEM;
-	nodata = (uint8_t *)(vals + n);
-	name = (WCHAR *)(nodata + n);
-	memset(nodata, 0, n); /* the reader sets the flags of by-reference counters only */
+	err = perflib_row_alloc(&row, cs);
+	if (err)
+		return err;
+	vals = row.vals;
+	nodata = row.nodata;
+	name = row.name;
 	err = perflib_reader_init(&r, cs, true);
 	while (!err) {
 		uint32_t row = o.nr;
@@ -178,7 +177,7 @@ static int put_direct(struct col_out *out, const struct perflib_cset *cs,
 			     in_row ? stride : 1, nodata);
 	}
 	perflib_reader_fini(&r);
-	free(vals);
+	perflib_row_free(&row);
 	*out = o;
 	return err;
 }

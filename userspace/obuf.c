@@ -64,22 +64,17 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 					   : 1);
 	struct perflib_reader r;
 	struct perflib_found c;
+	struct perflib_row row;
 	uint32_t nr = 0;
-	uint64_t *vals;
-	uint8_t *nodata, *scratch;
 	int err;
 
-	/* one instance's values and a name, reused: they stay in L1 */
-	vals = malloc(n * (sizeof(*vals) + 1) + name_room);
-	if (!vals)
-		return -ENOMEM;
-	nodata = (uint8_t *)(vals + n);
-	scratch = nodata + n;
-	memset(nodata, 0, n); /* the reader sets the flags of by-reference counters only */
+	err = perflib_row_alloc(&row, cs);
+	if (err)
+		return err;
 	err = perflib_reader_init(&r, cs, values);
 	while (!err) {
 		uint8_t *dst = NULL;
-		WCHAR *name = (WCHAR *)scratch;
+		WCHAR *name = row.name;
 		size_t used, size;
 
 		/* room for the largest block: the name goes in place at once */
@@ -87,7 +82,7 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 			dst = o->p + o->len;
 			name = (WCHAR *)(dst + sizeof(PERF_INSTANCE_HEADER));
 		}
-		if (!perflib_reader_next(&r, name, vals, nodata, &c)) {
+		if (!perflib_reader_next(&r, name, row.vals, row.nodata, &c)) {
 			err = r.err;
 			break;
 		}
@@ -106,11 +101,11 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 			perflib_obuf_instance(o, c.id, name, c.len);
 		}
 		if (values)
-			perflib_obuf_values(o, cs, vals, nodata, pos);
+			perflib_obuf_values(o, cs, row.vals, row.nodata, pos);
 		nr++;
 	}
 	perflib_reader_fini(&r);
-	free(vals);
+	perflib_row_free(&row);
 	*ret_nr = nr;
 	return err;
 }

@@ -127,6 +127,25 @@ int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs,
 	return r->copy[0] && r->copy[1] ? 0 : -ENOMEM;
 }
 
+int perflib_row_alloc(struct perflib_row *row, const struct perflib_cset *cs)
+{
+	size_t n = cs->nr_counters, name_room = perflib_round8(2 * (size_t)cs->map->info->name_max);
+
+	row->vals = malloc(n * (sizeof(*row->vals) + 1) + name_room);
+	if (!row->vals)
+		return -ENOMEM;
+	row->nodata = (uint8_t *)(row->vals + n);
+	row->name = (WCHAR *)(row->nodata + n);
+	memset(row->nodata, 0, n);
+	return 0;
+}
+
+void perflib_row_free(struct perflib_row *row)
+{
+	free(row->vals);
+	row->vals = NULL;
+}
+
 void perflib_reader_fini(struct perflib_reader *r)
 {
 	free(r->copy[0]);

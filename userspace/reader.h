@@ -57,6 +57,20 @@ struct perflib_found {
  */
 int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs, bool values);
 void perflib_reader_fini(struct perflib_reader *r);
+
+/*
+ * one instance's values, no-data flags and name (room for perflib_reader_next), reused by a
+ * reading loop: they stay in L1. perflib_row_alloc: 0 or -ENOMEM; the flags start at 0 (the
+ * reader sets those of by-reference counters only).
+ */
+struct perflib_row {
+	uint64_t *vals;
+	uint8_t *nodata;
+	WCHAR *name;
+};
+int perflib_row_alloc(struct perflib_row *row, const struct perflib_cset *cs);
+void perflib_row_free(struct perflib_row *row);
+
 /*
  * perflib_reader_next - the next instance a consumer may see: its slot word LIVE and the
  * same before and after the copy, its owner running, its name ending inside name_max units,
@@ -66,16 +80,13 @@ void perflib_reader_fini(struct perflib_reader *r);
  * scratch when the slot is skipped), its raw values, masked to their size, to @vals and the
  * NULL-address flags of its by-reference counters to @nodata (when the iteration copies
  * values; @nodata of other counters is left as it is). False at the end, or on an error
- * (r->err).
+ * (r->err). A NULL @name is not read (ret->len 0): for a caller that holds the names of the
+ * instances it saw before (the same slot and generation, whose name cannot have changed)
+ * and reads the others' with perflib_reader_name; not for a set whose reader hides "_Total"
+ * (r->hides_total), which needs the name.
  */
 static inline bool perflib_reader_next(struct perflib_reader *r, WCHAR *name, uint64_t *vals,
 				       uint8_t *nodata, struct perflib_found *ret);
-/*
- * A NULL @name is not read (ret->len 0): for a caller that holds the names of the instances
- * it saw before (the same slot and generation, whose name cannot have changed) and reads
- * the others' with perflib_reader_name; not for a set whose reader hides "_Total"
- * (r->hides_total), which needs the name.
- */
 /* is an instance of this name hidden in a set of @instance_type (the computed _Total)? */
 bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len);
 
@@ -126,7 +137,8 @@ static inline bool perflib_reader_step(struct perflib_reader *r, uint32_t *ret_i
 				/* the next live slot of this word comes in while this one is read */
 				if (r->bits)
 					perflib_reader_prefetch(
-						r, r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
+						r,
+						r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
 				return true;
 			}
 		} else if (r->next < r->first + r->nr) {
@@ -179,8 +191,8 @@ static inline void perflib_read_values(const struct perflib_cset *cs, const uint
  * whose owner runs.
  */
 static inline __attribute__((always_inline)) bool
-perflib_read_slot(struct perflib_reader *r, uint32_t i, WCHAR *name, uint64_t *vals,
-		  size_t vstride, uint8_t *nodata, struct perflib_found *ret)
+perflib_read_slot(struct perflib_reader *r, uint32_t i, WCHAR *name, uint64_t *vals, size_t vstride,
+		  uint8_t *nodata, struct perflib_found *ret)
 {
 	const struct perflib_cset *cs = r->cs;
 	const uint8_t *slot = perflib_reader_slot(r, r->a, i),
@@ -230,8 +242,8 @@ perflib_read_slot(struct perflib_reader *r, uint32_t i, WCHAR *name, uint64_t *v
  * left there too
  */
 static inline __attribute__((always_inline)) bool
-perflib_reader_next_strided(struct perflib_reader *r, WCHAR *name, uint64_t *vals,
-			    size_t vstride, uint8_t *nodata, struct perflib_found *ret)
+perflib_reader_next_strided(struct perflib_reader *r, WCHAR *name, uint64_t *vals, size_t vstride,
+			    uint8_t *nodata, struct perflib_found *ret)
 {
 	uint32_t i;
 
