@@ -117,6 +117,7 @@ struct perflib_cset {
 	bool byref;		   /* a counter is by reference (ref area present) */
 	uint64_t *mask;		   /* per position: bits of the value (DWORD, LARGE, ZERO) */
 	uint32_t *data_size;	   /* per position: PERF_COUNTER_DATA.dwDataSize (0, 4, 8) */
+	uint64_t *rec_hdr;	   /* per position: a PERF_COUNTER_DATA with data (its 8 bytes) */
 	uint8_t *is_ref;	   /* per position: PERF_ATTRIB_BY_REFERENCE */
 	uint64_t *by_id;	   /* (id << 32 | position), sorted: id lookups */
 	unsigned int refs;	   /* users (cache lock) */

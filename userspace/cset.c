@@ -75,6 +75,7 @@ static void cset_free(struct perflib_cset *cs)
 	perflib_store_close(cs->map);
 	free(cs->mask);
 	free(cs->data_size);
+	free(cs->rec_hdr);
 	free(cs->is_ref);
 	free(cs->by_id);
 	free(cs);
@@ -91,13 +92,15 @@ static int cmp_u64(const void *a, const void *b)
 static int cset_tables(struct perflib_cset *cs)
 {
 	const struct perflib_info_counter *c = cs->map->counters;
+	PERF_COUNTER_DATA rec = {.dwSize = 16};
 	uint32_t n = cs->nr_counters, k;
 
 	cs->mask = calloc(n, sizeof(*cs->mask));
 	cs->data_size = calloc(n, sizeof(*cs->data_size));
+	cs->rec_hdr = calloc(n, sizeof(*cs->rec_hdr));
 	cs->is_ref = calloc(n, sizeof(*cs->is_ref));
 	cs->by_id = calloc(n, sizeof(*cs->by_id));
-	if (!cs->mask || !cs->data_size || !cs->is_ref || !cs->by_id)
+	if (!cs->mask || !cs->data_size || !cs->rec_hdr || !cs->is_ref || !cs->by_id)
 		return -ENOMEM;
 	for (k = 0; k < n; k++) {
 		switch (c[k].type & CTRTYPE_SIZE_MASK) {
@@ -116,6 +119,8 @@ static int cset_tables(struct perflib_cset *cs)
 			cs->data_size[k] = 8;
 			break;
 		}
+		rec.dwDataSize = cs->data_size[k];
+		memcpy(&cs->rec_hdr[k], &rec, sizeof(rec));
 		cs->is_ref[k] = !!(c[k].attrib & PERF_ATTRIB_BY_REFERENCE);
 		if (cs->is_ref[k])
 			cs->byref = true;

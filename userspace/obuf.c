@@ -52,60 +52,135 @@ void perflib_obuf_values(struct perflib_obuf *o, const struct perflib_cset *cs,
 	}
 }
 
+/*
+ * The direct writer's loop, for one way of writing values (@mode, a constant in each
+ * caller: the loop is made once per mode). Each instance is read straight into the output
+ * when the largest block fits there (its name, and its values as records, then the
+ * header once the reader kept it), else into @scratch and put from there (counted only
+ * once the buffer is full). A slot the reader skips leaves bytes past the end of the
+ * output, overwritten by the next block. Everything the loop touches per slot is in
+ * locals: the output's bytes cannot alias them.
+ */
+static inline __attribute__((always_inline)) int
+direct_loop(const struct perflib_cset *cs, const struct perflib_filter *f, int pos,
+	    struct perflib_obuf *o, uint32_t *ret_nr, struct perflib_row *row, uint8_t *scratch,
+	    size_t max_block, const int mode)
+{
+	const bool values = mode != PERFLIB_VALS_NONE, aligned = !((uintptr_t)o->p & 7);
+	const bool all = !f || (f->instance_id == PERFLIB_NO_ID && (f->match_all || !f->name));
+	const size_t recs = mode == PERFLIB_VALS_RECORDS ? 16 * (size_t)cs->nr_counters : 0;
+	uint8_t *const out = o->p;
+	const size_t cap = o->cap;
+	size_t len = o->len;
+	struct perflib_reader r;
+	struct perflib_owners ow;
+	struct perflib_prefetch pf;
+	struct perflib_vals_out vo = {row->vals, 1, row->nodata};
+	bool single, hides_total, done = false;
+	uint32_t nr = 0;
+	int err;
+
+	err = perflib_reader_init(&r, cs, values);
+	ow.last = r.alive.last;
+	ow.ac = &r.alive;
+	single = r.single;
+	hides_total = r.hides_total;
+	while (!err && !done) {
+		const struct perflib_span sp = perflib_reader_span(&r);
+
+		if (!sp.nwords) {
+			err = r.err;
+			break;
+		}
+		perflib_prefetch_start(&sp, values, &pf);
+		for (uint32_t wi = 0; wi < sp.nwords && !done; wi++) {
+			uint64_t bits = perflib_span_word(&sp, wi, __ATOMIC_ACQUIRE);
+
+			while (bits && !done) {
+				uint32_t j = wi * 64 + (uint32_t)__builtin_ctzll(bits);
+				bool direct = aligned && len <= cap && cap - len >= max_block;
+				uint8_t *dst = direct ? out + len : scratch;
+				WCHAR *name = (WCHAR *)(dst + sizeof(PERF_INSTANCE_HEADER));
+				PERF_INSTANCE_HEADER hdr;
+				struct perflib_found c;
+				size_t used, size;
+
+				bits &= bits - 1;
+				perflib_prefetch_step(&sp, &pf);
+				/* most slots looked at are live: a cheap look spares the others' copy */
+				if (perflib_word_state(perflib_slot_word(
+					    perflib_span_slot(&sp, j))) != PERFLIB_SLOT_LIVE)
+					continue;
+				if (!perflib_read_slot(&sp, j, cs, &ow, name, mode, &vo, &c))
+					continue;
+				if (hides_total &&
+				    perflib_total_hidden(cs->instance_type, name, c.len))
+					continue;
+				/* a single-instance set has one instance; more can only be garbage */
+				done = single;
+				if (!all && !perflib_filter_match(f, c.id, name, c.len))
+					continue;
+				hdr.InstanceId = c.id;
+				used = sizeof(hdr) + ((size_t)c.len + 1) * 2;
+				size = perflib_round8(used);
+				hdr.Size = (ULONG)size;
+				memcpy(dst, &hdr, sizeof(hdr));
+				perflib_zero_tail(dst, used, size);
+				size += recs;
+				if (direct) {
+					len += size;
+				} else {
+					if (len <= cap && cap - len >= size)
+						memcpy(out + len, dst, size);
+					len += size;
+				}
+				if (mode == PERFLIB_VALS_ROW) {
+					o->len = len;
+					perflib_obuf_values(o, cs, row->vals, row->nodata, pos);
+					len = o->len;
+				}
+				nr++;
+			}
+		}
+	}
+	perflib_reader_fini(&r);
+	o->len = len;
+	*ret_nr = nr;
+	return err;
+}
+
 int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filter *f, int pos,
 			struct perflib_obuf *o, uint32_t *ret_nr)
 {
 	const struct perflib_info *info = cs->map->info;
-	bool values = pos != PERFLIB_NO_VALUES, aligned = !((uintptr_t)o->p & 7);
 	size_t n = cs->nr_counters, name_room = perflib_round8(2 * (size_t)info->name_max);
 	size_t max_block = sizeof(PERF_INSTANCE_HEADER) + name_room +
-			   16 * (!values   ? 0
-				 : pos < 0 ? n
-					   : 1);
-	struct perflib_reader r;
-	struct perflib_found c;
+			   16 * (pos == PERFLIB_NO_VALUES ? 0
+				 : pos < 0		  ? n
+							  : 1);
 	struct perflib_row row;
-	uint32_t nr = 0;
+	uint8_t *scratch;
 	int err;
 
+	*ret_nr = 0;
 	err = perflib_row_alloc(&row, cs);
 	if (err)
 		return err;
-	err = perflib_reader_init(&r, cs, values);
-	while (!err) {
-		uint8_t *dst = NULL;
-		WCHAR *name = row.name;
-		size_t used, size;
-
-		/* room for the largest block: the name goes in place at once */
-		if (aligned && o->len <= o->cap && o->cap - o->len >= max_block) {
-			dst = o->p + o->len;
-			name = (WCHAR *)(dst + sizeof(PERF_INSTANCE_HEADER));
-		}
-		if (!perflib_reader_next(&r, name, row.vals, row.nodata, &c)) {
-			err = r.err;
-			break;
-		}
-		if (f && !perflib_filter_match(f, c.id, name, c.len))
-			continue;
-		if (dst) {
-			PERF_INSTANCE_HEADER hdr = {.InstanceId = c.id};
-
-			used = sizeof(hdr) + ((size_t)c.len + 1) * 2;
-			size = perflib_round8(used);
-			hdr.Size = (ULONG)size;
-			memcpy(dst, &hdr, sizeof(hdr));
-			perflib_zero_tail(dst, used, size);
-			o->len += size;
-		} else {
-			perflib_obuf_instance(o, c.id, name, c.len);
-		}
-		if (values)
-			perflib_obuf_values(o, cs, row.vals, row.nodata, pos);
-		nr++;
+	scratch = malloc(max_block);
+	if (!scratch) {
+		perflib_row_free(&row);
+		return -ENOMEM;
 	}
-	perflib_reader_fini(&r);
+	if (pos == PERFLIB_NO_VALUES)
+		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
+				  PERFLIB_VALS_NONE);
+	else if (pos < 0 && !cs->byref)
+		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
+				  PERFLIB_VALS_RECORDS);
+	else
+		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
+				  PERFLIB_VALS_ROW);
+	free(scratch);
 	perflib_row_free(&row);
-	*ret_nr = nr;
 	return err;
 }

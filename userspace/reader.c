@@ -30,8 +30,6 @@
 
 #include "reader.h"
 
-#define COPY_CHUNK 256 /* slots per batch copy when a counter set cannot be mapped */
-
 bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len)
 {
 	/* the computed _Total takes the name: a provider's own "_Total" would be a duplicate */
@@ -73,29 +71,18 @@ static int copy_entries(int fd, uint32_t first, uint32_t n, uint32_t value_size,
 	return 0;
 }
 
-/* ---- where the next slot comes from ------------------------------------------------------ */
+/* ---- where the next slots come from ----------------------------------------------------- */
 
-bool perflib_reader_class(struct perflib_reader *r, uint32_t cls)
+/* start size class @cls (false past the last) */
+static bool reader_class(struct perflib_reader *r, uint32_t cls)
 {
 	struct perflib_store *map = r->cs->map;
-	const struct perflib_class *c = &map->cls[cls];
 
 	if (cls >= map->nr_classes)
 		return false;
 	r->cls = cls;
-	r->slot_size = c->slot_size;
-	r->name_max = c->geo->name_max;
-	r->ref_offset = c->geo->ref_offset;
 	r->n_slots = perflib_store_slots(map, cls);
-	r->next = r->first = 0;
-	r->bits = 0;
-	r->bits_base = 0;
-	if (map->mapped) {
-		r->a = r->b = c->data;
-		r->nr = r->n_slots;
-	} else {
-		r->nr = 0;
-	}
+	r->next = 0;
 	return true;
 }
 
@@ -111,19 +98,19 @@ int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs,
 	r->single = cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE;
 	r->hides_total = cs->instance_type == PERF_COUNTERSET_MULTI_AGGREGATE ||
 			 cs->instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE;
-	r->name_offset = map->info->name_offset;
 	/* storage other processes added since the last call */
 	perflib_store_refresh(map);
-	perflib_reader_class(r, 0);
+	reader_class(r, 0);
 	if (map->mapped)
 		return 0;
 	for (c = 0; c < map->nr_classes; c++) {
 		if (map->cls[c].slot_size > largest)
 			largest = map->cls[c].slot_size;
 	}
-	chunk = (size_t)COPY_CHUNK * largest;
+	chunk = (size_t)PERFLIB_COPY_CHUNK * largest;
 	r->copy[0] = malloc(chunk);
 	r->copy[1] = malloc(chunk);
+	memset(r->ones, 0xff, sizeof(r->ones));
 	return r->copy[0] && r->copy[1] ? 0 : -ENOMEM;
 }
 
@@ -154,56 +141,54 @@ void perflib_reader_fini(struct perflib_reader *r)
 	perflib_alive_fini(&r->alive);
 }
 
-/* unmapped: copy the chunk of slots from r->next on (within its segment) */
-int perflib_reader_load(struct perflib_reader *r)
+struct perflib_span perflib_reader_span(struct perflib_reader *r)
 {
-	const struct perflib_class *c = &r->cs->map->cls[r->cls];
-	uint32_t k = perflib_seg_of(r->next, c->seg0);
-	uint32_t first = (uint32_t)perflib_seg_first(k, c->seg0);
-	uint32_t end = first + (uint32_t)perflib_seg_slots(k, c->seg0);
-	uint32_t n = end - r->next < COPY_CHUNK ? end - r->next : COPY_CHUNK;
-	int fd = c->segs[k].data_fd, err;
+	const struct perflib_store *map = r->cs->map;
+	struct perflib_span sp = {.nwords = 0};
 
-	err = copy_entries(fd, r->next - first, n, r->slot_size, r->copy[0]);
-	if (!err)
-		err = copy_entries(fd, r->next - first, n, r->slot_size, r->copy[1]);
-	if (err)
-		return err;
-	r->a = r->copy[0];
-	r->b = r->copy[1];
-	r->first = r->next;
-	r->nr = n;
-	return 0;
-}
+	while (!r->err) {
+		const struct perflib_class *c = &map->cls[r->cls];
+		uint32_t k, first, end, n;
 
-/* mapped: the next live word with a bit set; false at the end */
-bool perflib_reader_bits(struct perflib_reader *r)
-{
-	const struct perflib_class *c = &r->cs->map->cls[r->cls];
-
-	while (!r->bits) {
-		uint32_t k, first, end, off, valid;
-
-		if (r->next >= r->n_slots)
-			return false;
+		if (r->next >= r->n_slots) {
+			/* this class is done: the next one */
+			if (!reader_class(r, r->cls + 1))
+				break;
+			continue;
+		}
 		k = perflib_seg_of(r->next, c->seg0);
 		first = (uint32_t)perflib_seg_first(k, c->seg0);
 		end = first + (uint32_t)perflib_seg_slots(k, c->seg0);
-		off = r->next - first;
-		r->bits_base = r->next - off % 64;
-		r->bits = __atomic_load_n(&c->segs[k].live[off / 64], __ATOMIC_ACQUIRE);
-		valid = end - r->bits_base;
-		if (valid < 64)
-			r->bits &= (1ULL << valid) - 1;
-		r->next = r->bits_base + 64 < end ? r->bits_base + 64 : end;
-		/* the first live slot of the next word comes in while this word's are read */
-		if (r->bits && r->next < end) {
-			uint64_t nb = __atomic_load_n(&c->segs[k].live[(r->next - first) / 64],
-						      __ATOMIC_RELAXED);
-
-			if (nb)
-				perflib_reader_prefetch(r, r->next + (uint32_t)__builtin_ctzll(nb));
+		sp.cls = r->cls;
+		sp.slot_size = c->slot_size;
+		sp.name_offset = map->info->name_offset;
+		sp.name_max = c->geo->name_max;
+		sp.ref_offset = c->geo->ref_offset;
+		if (map->mapped) {
+			/* the segment: its live bitmap */
+			n = end - r->next;
+			sp.live = c->segs[k].live + (r->next - first) / 64;
+			sp.a = sp.b = c->data + (size_t)r->next * c->slot_size;
+		} else {
+			/* a chunk of the segment, copied twice */
+			n = end - r->next < PERFLIB_COPY_CHUNK ? end - r->next : PERFLIB_COPY_CHUNK;
+			r->err = copy_entries(c->segs[k].data_fd, r->next - first, n, c->slot_size,
+					      r->copy[0]);
+			if (!r->err)
+				r->err = copy_entries(c->segs[k].data_fd, r->next - first, n,
+						      c->slot_size, r->copy[1]);
+			if (r->err)
+				break;
+			sp.live = r->ones;
+			sp.a = r->copy[0];
+			sp.b = r->copy[1];
 		}
+		sp.base = r->next;
+		sp.nwords = (n + 63) / 64;
+		sp.last_mask = n % 64 ? (1ULL << (n % 64)) - 1 : ~0ULL;
+		r->next += n;
+		return sp;
 	}
-	return true;
+	sp.nwords = 0;
+	return sp;
 }

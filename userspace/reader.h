@@ -11,15 +11,37 @@
 #include "consumer.h"
 
 #define PERFLIB_READ_RETRIES 4 /* copies of one slot before it is skipped as changing */
+#define PERFLIB_COPY_CHUNK 256 /* slots per batch copy when a counter set cannot be mapped */
+/*
+ * live slots a reading loop prefetches ahead of the one it reads: a slot costs about 10 ns
+ * to read from cache and 100-150 ns to come from memory, so about ten are needed in flight
+ */
+#define PERFLIB_PREFETCH_AHEAD 12
 
 /* ---- the slot reader (reader.c) --------------------------------------------------------- */
 /*
- * One iteration over the instances of a counter set a consumer may see, size class by size
- * class, in slot order. Mapped: the slots whose live bit is set. Unmapped (read permission
- * only): every slot of the opened segments, read with two successive batch copies of a
- * chunk, @a to read from and @b to check the word against. Slot numbers below are indexes
- * in the current class.
+ * A span: slots of one size class handed out by the reader at once, with what a reading
+ * loop needs of them, returned by value so that the loop holds it in registers (a copy the
+ * output writes cannot alias). Bit j of the words at @live (j < 64 * nwords, the last word
+ * masked by last_mask) stands for slot base + j, read at a + j * slot_size and its word
+ * checked again at b + j * slot_size. Mapped: one segment, its live bitmap, a == b.
+ * Unmapped (read permission only): a chunk of slots copied twice with batch lookups (a and
+ * b), every bit set.
  */
+struct perflib_span {
+	const uint64_t *live; /* bitmap words (mapped: atomically read) */
+	const uint8_t *a, *b; /* slot base: to read, to check the word against */
+	uint64_t last_mask;   /* bits of live[nwords - 1] that are slots */
+	uint32_t nwords;      /* 0: the iteration is over (or failed: r->err) */
+	uint32_t base;	      /* slot of bit 0, an index in the class */
+	uint32_t cls;	      /* the size class */
+	uint32_t slot_size;   /* its slot size */
+	uint32_t name_offset; /* info->name_offset */
+	uint32_t name_max;    /* the class's name capacity */
+	uint32_t ref_offset;  /* the class's dereferenced values */
+};
+
+/* One iteration over the instances of a counter set a consumer may see, class by class. */
 struct perflib_reader {
 	const struct perflib_cset *cs;
 	struct perflib_alive alive; /* owners seen during this iteration */
@@ -27,19 +49,21 @@ struct perflib_reader {
 	bool single;		    /* SINGLE_INSTANCE: stop after one instance */
 	bool hides_total;	    /* MULTI_AGGREGATE, INSTANCE_AGGREGATE: hide "_Total" */
 	bool done;
-	int err;	      /* 0, or why the iteration stopped early */
-	const uint8_t *a, *b; /* slot `first` of each */
-	uint32_t first, nr;   /* slots held */
-	uint32_t cls;	      /* the size class being read */
-	uint32_t slot_size;   /* its slot size */
-	uint32_t name_max;    /* its name capacity */
-	uint32_t ref_offset;  /* its dereferenced values */
-	uint32_t name_offset; /* info->name_offset */
-	uint8_t *copy[2];     /* unmapped: a chunk of slots each */
-	uint32_t n_slots;     /* slots of the segments opened when the iteration began */
-	uint32_t next;	      /* first slot not yet looked at */
-	uint64_t bits;	      /* mapped: set bits of the live word not yet returned */
-	uint32_t bits_base;   /* slot of bit 0 of bits */
+	int err;	  /* 0, or why the iteration stopped early */
+	uint32_t cls;	  /* the size class being handed out */
+	uint32_t n_slots; /* its slots in the segments opened when the iteration began */
+	uint32_t next;	  /* its first slot not yet in a span */
+	uint8_t *copy[2]; /* unmapped: a chunk of slots each */
+	uint64_t ones[PERFLIB_COPY_CHUNK / 64]; /* unmapped: the "bitmap" of a chunk */
+	/* perflib_reader_next's place: the current span, its word and bits not yet returned */
+	struct perflib_span sp;
+	uint32_t wi;
+	uint64_t bits;
+	struct perflib_prefetch {
+		uint32_t wi;
+		bool values;
+		uint64_t bits;
+	} pf;
 };
 
 /* what perflib_reader_next found */
@@ -57,6 +81,8 @@ struct perflib_found {
  */
 int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs, bool values);
 void perflib_reader_fini(struct perflib_reader *r);
+/* the next span (nwords 0 at the end, or on an error: r->err) */
+struct perflib_span perflib_reader_span(struct perflib_reader *r);
 
 /*
  * one instance's values, no-data flags and name (room for perflib_reader_next), reused by a
@@ -90,70 +116,98 @@ static inline bool perflib_reader_next(struct perflib_reader *r, WCHAR *name, ui
 /* is an instance of this name hidden in a set of @instance_type (the computed _Total)? */
 bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len);
 
-/*
- * internal to the iteration: the next chunk of an unmapped set, the next live word, the
- * start of size class @cls (false past the last)
- */
-int perflib_reader_load(struct perflib_reader *r);
-bool perflib_reader_bits(struct perflib_reader *r);
-bool perflib_reader_class(struct perflib_reader *r, uint32_t cls);
-
-static inline const uint8_t *perflib_reader_slot(const struct perflib_reader *r,
-						 const uint8_t *base, uint32_t i)
+/* slot @j of span @sp, and where its word is checked again */
+static inline const uint8_t *perflib_span_slot(const struct perflib_span *sp, uint32_t j)
 {
-	return base + (size_t)(i - r->first) * r->slot_size;
+	return sp->a + (size_t)j * sp->slot_size;
+}
+
+static inline const uint8_t *perflib_span_again(const struct perflib_span *sp, uint32_t j)
+{
+	return sp->b + (size_t)j * sp->slot_size;
+}
+
+/* the bits of word @wi of @sp that are slots */
+static inline uint64_t perflib_span_word(const struct perflib_span *sp, uint32_t wi, int order)
+{
+	uint64_t bits = order == __ATOMIC_ACQUIRE
+				? __atomic_load_n(&sp->live[wi], __ATOMIC_ACQUIRE)
+				: __atomic_load_n(&sp->live[wi], __ATOMIC_RELAXED);
+
+	return wi + 1 == sp->nwords ? bits & sp->last_mask : bits;
 }
 
 /*
- * start loading the lines of mapped slot @i a read touches: header and block, the name
- * (two lines: a name of 25 units or more ends on the second), the values when copied
+ * The prefetch cursor of a reading loop: PERFLIB_PREFETCH_AHEAD live slots ahead of the
+ * read, each one's lines a read touches (the word, owner and id; the values when read; the
+ * first 72 bytes of the name: a name up to 35 units) started as the read moves on by one.
+ * Mapped spans only: an unmapped span is a copy just made, in cache.
  */
-static inline void perflib_reader_prefetch(const struct perflib_reader *r, uint32_t i)
+static inline void perflib_prefetch_next(const struct perflib_span *sp, struct perflib_prefetch *pf)
 {
-	const uint8_t *p = perflib_reader_slot(r, r->a, i);
+	const uint8_t *p;
+	uint32_t end = sp->name_offset + 72;
 
-	__builtin_prefetch(p);
-	__builtin_prefetch(p + r->name_offset);
-	__builtin_prefetch(p + r->name_offset + 64);
-	if (r->values)
-		__builtin_prefetch(p + PERFLIB_COUNTERS_OFFSET);
-}
-
-/*
- * perflib_reader_step - the next slot to look at, readable through perflib_reader_slot();
- * false at the end or on an error (*err set). Starts loading the lines the slot after it
- * needs.
- */
-static inline bool perflib_reader_step(struct perflib_reader *r, uint32_t *ret_i, int *err)
-{
-	uint32_t j;
-
-	for (;;) {
-		if (r->cs->map->mapped) {
-			if (perflib_reader_bits(r)) {
-				j = (uint32_t)__builtin_ctzll(r->bits);
-				r->bits &= r->bits - 1;
-				*ret_i = r->bits_base + j;
-				/* the next live slot of this word comes in while this one is read */
-				if (r->bits)
-					perflib_reader_prefetch(
-						r,
-						r->bits_base + (uint32_t)__builtin_ctzll(r->bits));
-				return true;
-			}
-		} else if (r->next < r->first + r->nr) {
-			*ret_i = r->next++;
-			return true;
-		} else if (r->next < r->n_slots) {
-			*err = perflib_reader_load(r);
-			if (*err)
-				return false;
-			continue;
+	while (!pf->bits) {
+		if (++pf->wi >= sp->nwords) {
+			pf->wi = sp->nwords;
+			return;
 		}
-		/* this class is done: the next one */
-		if (!perflib_reader_class(r, r->cls + 1))
-			return false;
+		pf->bits = perflib_span_word(sp, pf->wi, __ATOMIC_RELAXED);
 	}
+	p = perflib_span_slot(sp, pf->wi * 64 + (uint32_t)__builtin_ctzll(pf->bits));
+	pf->bits &= pf->bits - 1;
+	if (pf->values) {
+		for (uint32_t off = 0; off < end; off += 64)
+			__builtin_prefetch(p + off);
+	} else {
+		__builtin_prefetch(p);
+		__builtin_prefetch(p + PERFLIB_BLOCK_OFFSET +
+				   offsetof(PERF_COUNTERSET_INSTANCE, InstanceNameOffset) - 1);
+		__builtin_prefetch(p + sp->name_offset);
+	}
+	__builtin_prefetch(p + end - 1);
+}
+
+static inline void perflib_prefetch_start(const struct perflib_span *sp, bool values,
+					  struct perflib_prefetch *pf)
+{
+	pf->wi = 0;
+	pf->bits = 0;
+	pf->values = values;
+	if (sp->a != sp->b || !sp->nwords) {
+		pf->wi = sp->nwords;
+		return;
+	}
+	pf->bits = perflib_span_word(sp, 0, __ATOMIC_RELAXED);
+	for (int k = 0; k < PERFLIB_PREFETCH_AHEAD; k++)
+		perflib_prefetch_next(sp, pf);
+}
+
+static inline void perflib_prefetch_step(const struct perflib_span *sp, struct perflib_prefetch *pf)
+{
+	if (pf->wi < sp->nwords)
+		perflib_prefetch_next(sp, pf);
+}
+
+/*
+ * The owners a reading loop has seen: the last answer in the loop's own copy (one provider
+ * owns most slots: two compares), the others looked up in @ac.
+ */
+struct perflib_owners {
+	struct perflib_alive_entry last;
+	struct perflib_alive *ac;
+};
+
+static inline bool perflib_owners_alive(struct perflib_owners *ow, uint32_t pid, uint64_t start)
+{
+	bool alive;
+
+	if (pid && ow->last.pid == pid && ow->last.start == start)
+		return ow->last.alive;
+	alive = perflib_alive_lookup(ow->ac, pid, start);
+	ow->last = ow->ac->last;
+	return alive;
 }
 
 /*
@@ -185,21 +239,36 @@ static inline void perflib_read_values(const struct perflib_cset *cs, const uint
 }
 
 /*
- * read_slot - copy slot @i: its id, its name (with NUL) into @name (room for
- * round8(2 * name_max) bytes: the name is copied by 8-byte words), and when @vals is given its
- * values (value k at vals[k * @vstride]). True only for a consistent copy of a live instance
- * whose owner runs.
+ * Where a read puts the values. PERFLIB_VALS_ROW: value k, masked, at vals[k * vstride]
+ * and the by-reference flags in nodata. PERFLIB_VALS_RECORDS: the PERF_COUNTER_DATA
+ * records of every counter, straight after the name (@name - sizeof(PERF_INSTANCE_HEADER)
+ * starts a block of the output: the records at its rounded size), for a set without
+ * by-reference counters; @hdr holds each record's first 8 bytes (cs->rec_hdr).
+ */
+enum { PERFLIB_VALS_NONE, PERFLIB_VALS_ROW, PERFLIB_VALS_RECORDS };
+
+struct perflib_vals_out {
+	uint64_t *vals;
+	size_t vstride;
+	uint8_t *nodata;
+};
+
+/*
+ * perflib_read_slot - read slot @j of @sp: its id, its name (with NUL) into @name (room for
+ * round8(2 * name_max) bytes: copied by 8-byte words; NULL: not read) and its values as
+ * @mode says. True only for a consistent copy of a live instance whose owner runs and whose
+ * name ends inside name_max units: every rule of a slot is here, the loops around it add
+ * only those of a set (the single-instance cutoff, a hidden "_Total").
  */
 static inline __attribute__((always_inline)) bool
-perflib_read_slot(struct perflib_reader *r, uint32_t i, WCHAR *name, uint64_t *vals, size_t vstride,
-		  uint8_t *nodata, struct perflib_found *ret)
+perflib_read_slot(const struct perflib_span *sp, uint32_t j, const struct perflib_cset *cs,
+		  struct perflib_owners *ow, WCHAR *name, const int mode,
+		  const struct perflib_vals_out *vo, struct perflib_found *ret)
 {
-	const struct perflib_cset *cs = r->cs;
-	const uint8_t *slot = perflib_reader_slot(r, r->a, i),
-		      *again = perflib_reader_slot(r, r->b, i);
+	const uint8_t *slot = perflib_span_slot(sp, j), *again = perflib_span_again(sp, j);
 	const struct perflib_slot_hdr *h = (const void *)slot;
 	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
-	const WCHAR *src = (const WCHAR *)(slot + r->name_offset);
+	const WCHAR *src = (const WCHAR *)(slot + sp->name_offset);
 	uint64_t w = perflib_slot_word(slot), w2, start;
 	uint32_t id;
 	size_t len;
@@ -211,9 +280,23 @@ perflib_read_slot(struct perflib_reader *r, uint32_t i, WCHAR *name, uint64_t *v
 		start = __atomic_load_n(&h->owner_start, __ATOMIC_RELAXED);
 		id = __atomic_load_n(&blk->InstanceId, __ATOMIC_RELAXED);
 		/* bounded by the private info copy, whatever the slot holds; the NUL comes along */
-		len = name ? perflib_name_copy((uint8_t *)name, src, r->name_max) : 0;
-		if (vals)
-			perflib_read_values(cs, slot, r->ref_offset, vals, vstride, nodata);
+		len = name ? perflib_name_copy((uint8_t *)name, src, sp->name_max) : 0;
+		if (mode == PERFLIB_VALS_ROW) {
+			perflib_read_values(cs, slot, sp->ref_offset, vo->vals, vo->vstride,
+					    vo->nodata);
+		} else if (mode == PERFLIB_VALS_RECORDS && len < sp->name_max) {
+			/* straight into the output: the block's records follow the name */
+			const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
+			uint64_t *rec =
+				(uint64_t *)((uint8_t *)name + perflib_round8(2 * (len + 1)));
+			uint32_t k, n = cs->nr_counters;
+
+			for (k = 0; k < n; k++) {
+				rec[2 * k] = cs->rec_hdr[k];
+				rec[2 * k + 1] =
+					__atomic_load_n(&v[k], __ATOMIC_RELAXED) & cs->mask[k];
+			}
+		}
 		/* the copy is good only if the word did not move while we copied */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		w2 = __atomic_load_n((const uint64_t *)again, __ATOMIC_RELAXED);
@@ -223,11 +306,11 @@ perflib_read_slot(struct perflib_reader *r, uint32_t i, WCHAR *name, uint64_t *v
 			w = w2;
 			continue;
 		}
-		if (name && len >= r->name_max)
+		if (name && len >= sp->name_max)
 			return false; /* no NUL inside name_max: not something a provider wrote */
-		if (!perflib_owner_alive(&r->alive, perflib_word_pid(w), start))
+		if (!perflib_owners_alive(ow, perflib_word_pid(w), start))
 			return false;
-		ret->slot = perflib_slot_id_make(r->cls, i);
+		ret->slot = perflib_slot_id_make(sp->cls, sp->base + j);
 		ret->id = id;
 		ret->len = (uint32_t)len;
 		ret->gen = perflib_word_gen(w);
@@ -245,16 +328,34 @@ static inline __attribute__((always_inline)) bool
 perflib_reader_next_strided(struct perflib_reader *r, WCHAR *name, uint64_t *vals, size_t vstride,
 			    uint8_t *nodata, struct perflib_found *ret)
 {
-	uint32_t i;
+	const struct perflib_vals_out vo = {vals, vstride, nodata};
+	struct perflib_owners ow = {r->alive.last, &r->alive};
+	uint32_t j;
 
 	if (r->done)
 		return false;
-	while (perflib_reader_step(r, &i, &r->err)) {
+	for (;;) {
+		while (!r->bits) {
+			if (++r->wi >= r->sp.nwords) {
+				r->sp = perflib_reader_span(r);
+				if (!r->sp.nwords) {
+					r->done = true;
+					return false;
+				}
+				r->wi = 0;
+				perflib_prefetch_start(&r->sp, r->values, &r->pf);
+			}
+			r->bits = perflib_span_word(&r->sp, r->wi, __ATOMIC_ACQUIRE);
+		}
+		j = r->wi * 64 + (uint32_t)__builtin_ctzll(r->bits);
+		r->bits &= r->bits - 1;
+		perflib_prefetch_step(&r->sp, &r->pf);
 		/* most slots looked at are live; a cheap look first spares the copy of the others */
-		if (perflib_word_state(perflib_slot_word(perflib_reader_slot(r, r->a, i))) !=
+		if (perflib_word_state(perflib_slot_word(perflib_span_slot(&r->sp, j))) !=
 		    PERFLIB_SLOT_LIVE)
 			continue;
-		if (!perflib_read_slot(r, i, name, r->values ? vals : NULL, vstride, nodata, ret))
+		if (!perflib_read_slot(&r->sp, j, r->cs, &ow, name,
+				       r->values ? PERFLIB_VALS_ROW : PERFLIB_VALS_NONE, &vo, ret))
 			continue;
 		if (r->hides_total && name &&
 		    perflib_total_hidden(r->cs->instance_type, name, ret->len))
@@ -264,8 +365,6 @@ perflib_reader_next_strided(struct perflib_reader *r, WCHAR *name, uint64_t *val
 			r->done = true;
 		return true;
 	}
-	r->done = true;
-	return false;
 }
 
 static inline __attribute__((always_inline)) bool perflib_reader_next(struct perflib_reader *r,
@@ -286,18 +385,18 @@ static inline bool perflib_reader_name(const struct perflib_reader *r,
 				       const struct perflib_found *f, WCHAR *name,
 				       uint32_t *ret_len)
 {
-	uint32_t i = perflib_slot_id_index(f->slot);
-	const uint8_t *slot = perflib_reader_slot(r, r->a, i),
-		      *again = perflib_reader_slot(r, r->b, i);
+	const struct perflib_span *sp = &r->sp;
+	uint32_t j = perflib_slot_id_index(f->slot) - sp->base;
+	const uint8_t *slot = perflib_span_slot(sp, j), *again = perflib_span_again(sp, j);
 	uint64_t w = perflib_slot_word(slot), w2;
 	size_t len;
 
-	len = perflib_name_copy((uint8_t *)name, (const WCHAR *)(slot + r->name_offset),
-				r->name_max);
+	len = perflib_name_copy((uint8_t *)name, (const WCHAR *)(slot + sp->name_offset),
+				sp->name_max);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	w2 = __atomic_load_n((const uint64_t *)again, __ATOMIC_RELAXED);
 	if (w2 != w || perflib_word_state(w) != PERFLIB_SLOT_LIVE ||
-	    perflib_word_gen(w) != f->gen || len >= r->name_max)
+	    perflib_word_gen(w) != f->gen || len >= sp->name_max)
 		return false;
 	*ret_len = (uint32_t)len;
 	return true;
