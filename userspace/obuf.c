@@ -75,11 +75,16 @@ direct_loop(const struct perflib_cset *cs, const struct perflib_filter *f, int p
 	struct perflib_reader r;
 	struct perflib_owners ow;
 	struct perflib_prefetch pf;
-	struct perflib_vals_out vo = {row->vals, 1, row->nodata};
+	struct perflib_vals_out vo = {.vals = row->vals, .vstride = 1, .nodata = row->nodata};
 	bool single, hides_total, done = false;
 	uint32_t nr = 0;
 	int err;
 
+	if (mode == PERFLIB_VALS_RECORDS) {
+		vo.n = cs->nr_counters;
+		memcpy(vo.hdr, cs->rec_hdr, vo.n * sizeof(*vo.hdr));
+		memcpy(vo.mask, cs->mask, vo.n * sizeof(*vo.mask));
+	}
 	err = perflib_reader_init(&r, cs, values);
 	ow.last = r.alive.last;
 	ow.ac = &r.alive;
@@ -107,10 +112,6 @@ direct_loop(const struct perflib_cset *cs, const struct perflib_filter *f, int p
 
 				bits &= bits - 1;
 				perflib_prefetch_step(&sp, &pf);
-				/* most slots looked at are live: a cheap look spares the others' copy */
-				if (perflib_word_state(perflib_slot_word(
-					    perflib_span_slot(&sp, j))) != PERFLIB_SLOT_LIVE)
-					continue;
 				if (!perflib_read_slot(&sp, j, cs, &ow, name, mode, &vo, &c))
 					continue;
 				if (hides_total &&
@@ -174,7 +175,7 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 	if (pos == PERFLIB_NO_VALUES)
 		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
 				  PERFLIB_VALS_NONE);
-	else if (pos < 0 && !cs->byref)
+	else if (pos < 0 && !cs->byref && n <= PERFLIB_RECORDS_MAX)
 		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
 				  PERFLIB_VALS_RECORDS);
 	else

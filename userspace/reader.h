@@ -241,16 +241,22 @@ static inline void perflib_read_values(const struct perflib_cset *cs, const uint
 /*
  * Where a read puts the values. PERFLIB_VALS_ROW: value k, masked, at vals[k * vstride]
  * and the by-reference flags in nodata. PERFLIB_VALS_RECORDS: the PERF_COUNTER_DATA
- * records of every counter, straight after the name (@name - sizeof(PERF_INSTANCE_HEADER)
+ * records of the n counters, straight after the name (@name - sizeof(PERF_INSTANCE_HEADER)
  * starts a block of the output: the records at its rounded size), for a set without
- * by-reference counters; @hdr holds each record's first 8 bytes (cs->rec_hdr).
+ * by-reference counters; record k starts with hdr[k] (cs->rec_hdr), its value is masked
+ * with mask[k] (cs->mask): copies in the reading loop's own arrays, which the output
+ * cannot alias.
  */
 enum { PERFLIB_VALS_NONE, PERFLIB_VALS_ROW, PERFLIB_VALS_RECORDS };
+
+#define PERFLIB_RECORDS_MAX 16 /* counters of a set whose values a loop writes as records */
 
 struct perflib_vals_out {
 	uint64_t *vals;
 	size_t vstride;
 	uint8_t *nodata;
+	uint32_t n;
+	uint64_t hdr[PERFLIB_RECORDS_MAX], mask[PERFLIB_RECORDS_MAX];
 };
 
 /*
@@ -289,12 +295,12 @@ perflib_read_slot(const struct perflib_span *sp, uint32_t j, const struct perfli
 			const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
 			uint64_t *rec =
 				(uint64_t *)((uint8_t *)name + perflib_round8(2 * (len + 1)));
-			uint32_t k, n = cs->nr_counters;
+			uint32_t k;
 
-			for (k = 0; k < n; k++) {
-				rec[2 * k] = cs->rec_hdr[k];
+			for (k = 0; k < vo->n; k++) {
+				rec[2 * k] = vo->hdr[k];
 				rec[2 * k + 1] =
-					__atomic_load_n(&v[k], __ATOMIC_RELAXED) & cs->mask[k];
+					__atomic_load_n(&v[k], __ATOMIC_RELAXED) & vo->mask[k];
 			}
 		}
 		/* the copy is good only if the word did not move while we copied */
@@ -328,7 +334,7 @@ static inline __attribute__((always_inline)) bool
 perflib_reader_next_strided(struct perflib_reader *r, WCHAR *name, uint64_t *vals, size_t vstride,
 			    uint8_t *nodata, struct perflib_found *ret)
 {
-	const struct perflib_vals_out vo = {vals, vstride, nodata};
+	const struct perflib_vals_out vo = {.vals = vals, .vstride = vstride, .nodata = nodata};
 	struct perflib_owners ow = {r->alive.last, &r->alive};
 	uint32_t j;
 
@@ -350,10 +356,6 @@ perflib_reader_next_strided(struct perflib_reader *r, WCHAR *name, uint64_t *val
 		j = r->wi * 64 + (uint32_t)__builtin_ctzll(r->bits);
 		r->bits &= r->bits - 1;
 		perflib_prefetch_step(&r->sp, &r->pf);
-		/* most slots looked at are live; a cheap look first spares the copy of the others */
-		if (perflib_word_state(perflib_slot_word(perflib_span_slot(&r->sp, j))) !=
-		    PERFLIB_SLOT_LIVE)
-			continue;
 		if (!perflib_read_slot(&r->sp, j, r->cs, &ow, name,
 				       r->values ? PERFLIB_VALS_ROW : PERFLIB_VALS_NONE, &vo, ret))
 			continue;
