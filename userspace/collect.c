@@ -211,6 +211,26 @@ static size_t procs_snapshot(const struct perflib_store *map, uint32_t flag, str
 	return n;
 }
 
+/*
+ * might a live entry of @map's procs have @flag? Only a mapped procs map is looked at (a
+ * glance at the entries' words and flags, no copy, no syscall); unmapped: true.
+ */
+static bool procs_any(const struct perflib_store *map, uint32_t flag)
+{
+	uint32_t nr = map->info->nr_procs, i;
+
+	if (!map->procs || nr > map->procs_len / sizeof(struct perflib_proc))
+		return true;
+	for (i = 0; i < nr; i++) {
+		const struct perflib_proc *e = &map->procs[i];
+
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == PERFLIB_PROC_LIVE &&
+		    __atomic_load_n(&e->flags, __ATOMIC_RELAXED) & flag)
+			return true;
+	}
+	return false;
+}
+
 /* the provider's refusal at accept of a peer that may read none of its counter sets */
 static bool refusal(const struct perflib_cb_reply *r)
 {
@@ -360,14 +380,21 @@ static int exchange(const struct perflib_store *map, uint32_t op, uint32_t flag,
 		    const void *buf, size_t len, struct peer **ret_peers, size_t *ret_nr)
 {
 	static _Atomic uint64_t seq;
-	unsigned int timeout = perflib_cb_timeout_ms();
-	uint64_t deadline = perflib_now_ms() + timeout;
+	unsigned int timeout;
+	uint64_t deadline;
 	struct perflib_cb_request req;
 	struct peer *peers;
 	size_t n, i;
 
 	if (!map || !map->info)
 		return -EINVAL;
+	*ret_peers = NULL;
+	*ret_nr = 0;
+	/* most counter sets have no provider with @flag: nothing to allocate or wait for */
+	if (!procs_any(map, flag))
+		return 0;
+	timeout = perflib_cb_timeout_ms();
+	deadline = perflib_now_ms() + timeout;
 	peers = calloc(map->info->nr_procs, sizeof(*peers));
 	if (!peers)
 		return -ENOMEM;

@@ -341,10 +341,21 @@ static void cache_trim(void)
 	}
 }
 
-/* a cached opening of @dir still known good without a stat(), with a reference, or NULL */
-static struct perflib_cset *cache_fast(const char *dir)
+/* is @cs the opening of counter set @guid under @root (of @root_len bytes)? */
+static bool cache_is(const struct perflib_cset *cs, const GUID *guid, const char *root,
+		     size_t root_len)
 {
-	const char *root = perflib_root_path();
+	return !memcmp(&cs->map->guid, guid, sizeof(*guid)) && !strncmp(cs->dir, root, root_len) &&
+	       cs->dir[root_len] == '/';
+}
+
+/*
+ * a cached opening of counter set @guid under @root still known good without a stat(),
+ * with a reference, or NULL (found by GUID: no path is formatted)
+ */
+static struct perflib_cset *cache_fast(const GUID *guid, const char *root)
+{
+	size_t root_len = strlen(root);
 	struct perflib_cset *cs;
 	bool watched;
 
@@ -352,7 +363,7 @@ static struct perflib_cset *cache_fast(const char *dir)
 	pthread_mutex_lock(&cache_lock);
 	watch_drain();
 	watched = watch_root(root);
-	for (cs = cache; cs && strcmp(cs->dir, dir); cs = cs->next)
+	for (cs = cache; cs && !cache_is(cs, guid, root, root_len); cs = cs->next)
 		;
 	if (cs && watched && perflib_coarse_ns() - cs->checked < PERFLIB_RECHECK_NS) {
 		cs->refs++;
@@ -372,13 +383,13 @@ int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs)
 	ino_t ino = 0;
 	int err = -EBUSY, tries;
 
-	if (perflib_store_dir(guid, dir, sizeof(dir)))
-		return -ENAMETOOLONG;
-	cs = cache_fast(dir);
+	cs = cache_fast(guid, perflib_root_path());
 	if (cs) {
 		*ret_cs = cs;
 		return 0;
 	}
+	if (perflib_store_dir(guid, dir, sizeof(dir)))
+		return -ENAMETOOLONG;
 	for (tries = 0; tries < OPEN_RETRIES; tries++) {
 		err = pin_identity(dir, &dev, &ino);
 		if (err == -ENOENT || err == -ENOTDIR)

@@ -137,6 +137,8 @@ bool perflib_alive_lookup(struct perflib_alive *ac, uint32_t pid, uint64_t start
 		return true;
 	if (pid == 0)
 		return false;
+	if (ac->last.pid == pid && ac->last.start == start)
+		return ac->last.alive;
 	for (i = ac->cap ? alive_hash(pid, start, ac->cap) : 0; ac->cap && ac->tab[i].pid;
 	     i = (i + 1) & (ac->cap - 1)) {
 		if (ac->tab[i].pid == pid && ac->tab[i].start == start) {
@@ -149,6 +151,15 @@ bool perflib_alive_lookup(struct perflib_alive *ac, uint32_t pid, uint64_t start
 		e.alive = owner_check(pid, start);
 	else
 		e.alive = perflib_proc_start_time((pid_t)pid, &now) == 0;
+	/* the first owner of a read needs no table: it is the last answer (most reads see one) */
+	if (!ac->cap && !ac->last.pid) {
+		ac->last = e;
+		return e.alive;
+	}
+	if (!ac->cap && (ac->tab = calloc(16, sizeof(*ac->tab)))) {
+		ac->cap = 16;
+		alive_insert(ac, &ac->last);
+	}
 	ac->last = e;
 	if (ac->nr * 2 >= ac->cap) {
 		struct perflib_alive_entry *old = ac->tab;
