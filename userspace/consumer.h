@@ -24,6 +24,9 @@
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "internal.h"
 
@@ -48,29 +51,55 @@ static inline size_t perflib_round8(size_t v)
 }
 
 /*
- * perflib_name_copy - copy the name at @s, four units (8 bytes) at a time, into @dst (room
- * for round8(2 * @max) bytes; NULL: only measure), up to and including the word that holds
- * its NUL. Returns the units before the NUL, @max when there is none in the first @max.
- * @s must be readable up to round8(2 * @max) bytes: in a slot, the name area is followed
- * by the ASCII rendering (info->ascii_offset = round8(name end)). Each word is read once, so
- * the copy and the length agree even while the slot changes.
+ * perflib_name_copy - copy the name at @s into @dst (room for round8(2 * @max) bytes; NULL:
+ * only measure), up to and including the 8-byte word that holds its NUL (at most 8 bytes
+ * more: 16 are copied at a time while they lie inside round8(2 * @max) bytes), with every
+ * byte after the NUL written as 0. Returns the units before the NUL, @max when there is
+ * none in the first @max. @s must be readable up to round8(2 * @max) bytes: in a slot, the
+ * name area is followed by the ASCII rendering (info->ascii_offset = round8(name end)).
+ * Each byte is read once, so the copy and the length agree even while the slot changes.
  */
 static inline size_t perflib_name_copy(uint8_t *dst, const WCHAR *s, size_t max)
 {
 	const uint8_t *p = (const uint8_t *)s;
 	uint64_t w, zero;
-	size_t i, n;
+	size_t i = 0, n;
 
-	for (i = 0; i < max; i += 4) {
-		memcpy(&w, p + 2 * i, 8);
+#ifdef __SSE2__
+	for (; i + 8 <= ((max + 3) & ~(size_t)3); i += 8) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 2 * i));
+		/* two mask bits per unit that is 0 */
+		unsigned int m =
+			(unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_setzero_si128()));
+
+		if (m) {
+			n = (size_t)__builtin_ctz(m) >> 1;
+			/* the units up to the NUL, zeros after it */
+			v = _mm_and_si128(v, _mm_cmplt_epi16(_mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7),
+							     _mm_set1_epi16((short)(n + 1))));
+			if (dst)
+				_mm_storeu_si128((__m128i *)(void *)(dst + 2 * i), v);
+			n += i;
+			return n < max ? n : max;
+		}
 		if (dst)
-			memcpy(dst + 2 * i, &w, 8);
+			_mm_storeu_si128((__m128i *)(void *)(dst + 2 * i), v);
+	}
+#endif
+	for (; i < max; i += 4) {
+		memcpy(&w, p + 2 * i, 8);
 		/* a set top bit in a 16-bit lane: that lane is 0 (the lowest one exactly) */
 		zero = (w - 0x0001000100010001ull) & ~w & 0x8000800080008000ull;
 		if (zero) {
+			/* the lanes up to the NUL's, zeros after it */
+			w &= ((zero & -zero) << 1) - 1;
+			if (dst)
+				memcpy(dst + 2 * i, &w, 8);
 			n = i + ((size_t)__builtin_ctzll(zero) >> 4);
 			return n < max ? n : max;
 		}
+		if (dst)
+			memcpy(dst + 2 * i, &w, 8);
 	}
 	return max;
 }

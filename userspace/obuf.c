@@ -64,13 +64,15 @@ void perflib_obuf_values(struct perflib_obuf *o, const struct perflib_cset *cs,
 static inline __attribute__((always_inline)) int
 direct_loop(const struct perflib_cset *cs, const struct perflib_filter *f, int pos,
 	    struct perflib_obuf *o, uint32_t *ret_nr, struct perflib_row *row, uint8_t *scratch,
-	    size_t max_block, const int mode)
+	    size_t max_block, const int mode, const bool plain)
 {
 	const bool values = mode != PERFLIB_VALS_NONE, aligned = !((uintptr_t)o->p & 7);
 	const bool all = !f || (f->instance_id == PERFLIB_NO_ID && (f->match_all || !f->name));
 	const size_t recs = mode == PERFLIB_VALS_RECORDS ? 16 * (size_t)cs->nr_counters : 0;
 	uint8_t *const out = o->p;
 	const size_t cap = o->cap;
+	/* the largest block fits at out + len while len < direct_end */
+	const size_t direct_end = aligned && cap >= max_block ? cap - max_block + 1 : 0;
 	size_t len = o->len;
 	struct perflib_reader r;
 	struct perflib_owners ow;
@@ -88,8 +90,8 @@ direct_loop(const struct perflib_cset *cs, const struct perflib_filter *f, int p
 	err = perflib_reader_init(&r, cs, values);
 	ow.last = r.alive.last;
 	ow.ac = &r.alive;
-	single = r.single;
-	hides_total = r.hides_total;
+	single = !plain && r.single;
+	hides_total = !plain && r.hides_total;
 	while (!err && !done) {
 		const struct perflib_span sp = perflib_reader_span(&r);
 
@@ -103,7 +105,7 @@ direct_loop(const struct perflib_cset *cs, const struct perflib_filter *f, int p
 
 			while (bits && !done) {
 				uint32_t j = wi * 64 + (uint32_t)__builtin_ctzll(bits);
-				bool direct = aligned && len <= cap && cap - len >= max_block;
+				bool direct = len < direct_end;
 				uint8_t *dst = direct ? out + len : scratch;
 				WCHAR *name = (WCHAR *)(dst + sizeof(PERF_INSTANCE_HEADER));
 				PERF_INSTANCE_HEADER hdr;
@@ -114,19 +116,20 @@ direct_loop(const struct perflib_cset *cs, const struct perflib_filter *f, int p
 				perflib_prefetch_step(&sp, &pf);
 				if (!perflib_read_slot(&sp, j, cs, &ow, name, mode, &vo, &c))
 					continue;
-				if (hides_total &&
+				if (!plain && hides_total &&
 				    perflib_total_hidden(cs->instance_type, name, c.len))
 					continue;
 				/* a single-instance set has one instance; more can only be garbage */
-				done = single;
+				if (!plain)
+					done = single;
 				if (!all && !perflib_filter_match(f, c.id, name, c.len))
 					continue;
 				hdr.InstanceId = c.id;
 				used = sizeof(hdr) + ((size_t)c.len + 1) * 2;
 				size = perflib_round8(used);
 				hdr.Size = (ULONG)size;
+				/* the name's padding is zero (perflib_name_copy) */
 				memcpy(dst, &hdr, sizeof(hdr));
-				perflib_zero_tail(dst, used, size);
 				size += recs;
 				if (direct) {
 					len += size;
@@ -159,6 +162,8 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 			   16 * (pos == PERFLIB_NO_VALUES ? 0
 				 : pos < 0		  ? n
 							  : 1);
+	/* no single-instance cutoff, no hidden _Total */
+	const bool plain = cs->instance_type == PERF_COUNTERSET_MULTI_INSTANCES;
 	struct perflib_row row;
 	uint8_t *scratch;
 	int err;
@@ -172,15 +177,19 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 		perflib_row_free(&row);
 		return -ENOMEM;
 	}
-	if (pos == PERFLIB_NO_VALUES)
+	/* the common cases each get their own loop: no branch of the others in it */
+	if (pos == PERFLIB_NO_VALUES && plain)
 		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
-				  PERFLIB_VALS_NONE);
-	else if (pos < 0 && !cs->byref && n <= PERFLIB_RECORDS_MAX)
+				  PERFLIB_VALS_NONE, true);
+	else if (pos == PERFLIB_NO_VALUES)
 		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
-				  PERFLIB_VALS_RECORDS);
+				  PERFLIB_VALS_NONE, false);
+	else if (pos < 0 && plain && !cs->byref && n <= PERFLIB_RECORDS_MAX)
+		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
+				  PERFLIB_VALS_RECORDS, true);
 	else
-		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
-				  PERFLIB_VALS_ROW);
+		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block, PERFLIB_VALS_ROW,
+				  false);
 	free(scratch);
 	perflib_row_free(&row);
 	return err;
