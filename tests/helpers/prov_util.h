@@ -14,7 +14,7 @@
 #include "perflib.h"
 #include "testlib.h"
 
-#define PROV_MAX_COUNTERS 16
+#define PROV_MAX_COUNTERS 32
 /* slots of a counter set when perflib_set_capacity() was not called (perflib-linux.h) */
 #define PROV_CAPACITY_DEFAULT 1024
 

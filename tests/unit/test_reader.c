@@ -12,9 +12,11 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,7 +36,8 @@ struct prov {
 	PPERF_COUNTERSET_INSTANCE inst[8];
 };
 
-static void prov_start(struct prov *p, ULONG instance_type)
+/* with @extra more LARGE counters (ids 3, 4, ...) after the first two */
+static void prov_start_n(struct prov *p, ULONG instance_type, unsigned int extra)
 {
 	struct prov_tmpl t;
 	GUID pg = prov_provider_guid();
@@ -43,8 +46,15 @@ static void prov_start(struct prov *p, ULONG instance_type)
 	prov_tmpl_init(&t, p->set, instance_type);
 	prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, 0);
 	prov_tmpl_add(&t, 2, PERF_COUNTER_LARGE_RAWCOUNT, 0);
+	for (unsigned int k = 0; k < extra; k++)
+		prov_tmpl_add(&t, 3 + k, PERF_COUNTER_LARGE_RAWCOUNT, 0);
 	assert_int_equal(PerfStartProvider(&pg, NULL, &p->h), ERROR_SUCCESS);
 	assert_int_equal(prov_tmpl_register(p->h, &t), ERROR_SUCCESS);
+}
+
+static void prov_start(struct prov *p, ULONG instance_type)
+{
+	prov_start_n(p, instance_type, 0);
 }
 
 static void prov_add(struct prov *p, unsigned int i, const char *name, ULONG id, ULONG v)
@@ -305,53 +315,78 @@ static void write_snap(const struct perflib_cset *cs, const struct perflib_snap 
 	}
 }
 
-static void test_direct_equals_snapshot(void **state)
+/*
+ * perflib_obuf_direct on @cs against the snapshot written block by block: every position,
+ * filter and buffer size from 0 to the whole output (and one more), in an aligned buffer
+ * and one that is not (the direct writer then builds each block aside); @nr instances
+ */
+static void check_direct(const struct perflib_cset *cs, unsigned int nr)
 {
 	static const int positions[] = {-1, 0, 1, PERFLIB_NO_VALUES};
 	struct perflib_filter any = {.instance_id = 0xFFFFFFFF},
 			      b_only = {.instance_id = 0xFFFFFFFF, .name = u"b*"},
 			      id_3 = {.instance_id = 3};
 	const struct perflib_filter *filters[] = {NULL, &any, &b_only, &id_3};
+	uint8_t *a = malloc(65536 + 8), *b = malloc(65536);
+	struct perflib_snap snap;
+	unsigned int k, fi;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	memset(&snap, 0, sizeof(snap));
+	assert_int_equal(perflib_snap_read(cs, true, &snap), 0);
+	assert_int_equal(snap.nr, nr);
+	for (k = 0; k < 4; k++) {
+		for (fi = 0; fi < 4; fi++) {
+			struct perflib_obuf ob = {.p = b, .cap = 65536};
+			uint32_t nb, na;
+			size_t full;
+
+			write_snap(cs, &snap, filters[fi], positions[k], &ob, &nb);
+			full = ob.len;
+			assert_true(full < 65536);
+			for (size_t cap = 0; cap <= full + 1; cap++) {
+				for (size_t shift = 0; shift <= 3; shift += 3) {
+					struct perflib_obuf oa = {.p = a + shift, .cap = cap};
+
+					memset(a, 0xA5, 65536 + 8);
+					assert_int_equal(perflib_obuf_direct(cs, filters[fi],
+									     positions[k], &oa,
+									     &na),
+							 0);
+					assert_int_equal(na, nb);
+					assert_int_equal(oa.len, full);
+					/* what fits is written, nothing before the buffer */
+					if (cap >= full)
+						assert_memory_equal(a + shift, b, full);
+					assert_int_equal(a[shift ? shift - 1 : 0],
+							 shift ? 0xA5 : a[0]);
+				}
+			}
+		}
+	}
+	perflib_snap_free(&snap);
+	free(a);
+	free(b);
+}
+
+static void test_direct_equals_snapshot(void **state)
+{
 	static const char *names[] = {"a", "bb", "bcd", "a long name of some length", "b"};
 	struct perflib_snap snap;
 	struct perflib_cset *cs;
 	struct prov p;
-	unsigned int i, k, fi;
-	uint8_t *a = malloc(65536), *b = malloc(65536);
+	unsigned int i;
 
 	(void)state;
-	assert_non_null(a);
-	assert_non_null(b);
 	prov_start(&p, PERF_COUNTERSET_MULTI_INSTANCES);
 	for (i = 0; i < 5; i++)
 		prov_add(&p, i, names[i], i + 1, 10 * i + 1);
 	assert_int_equal(perflib_cset_get(&p.set, &cs), 0);
+	check_direct(cs, 5);
+	/* snapshots: perflib_snap_add keeps a name taken from the pool when the pool grows */
 	memset(&snap, 0, sizeof(snap));
 	assert_int_equal(perflib_snap_read(cs, true, &snap), 0);
-	assert_int_equal(snap.nr, 5);
-	for (k = 0; k < 4; k++) {
-		for (fi = 0; fi < 4; fi++) {
-			/* a buffer with room, then one too small: equal sizes either way */
-			for (size_t cap = 65536; cap; cap = cap == 65536 ? 40 : 0) {
-				struct perflib_obuf oa = {.p = a, .cap = cap},
-						    ob = {.p = b, .cap = cap};
-				uint32_t na, nb;
-
-				memset(a, 0xA5, 65536);
-				memset(b, 0xA5, 65536);
-				assert_int_equal(perflib_obuf_direct(cs, filters[fi], positions[k],
-								     &oa, &na),
-						 0);
-				write_snap(cs, &snap, filters[fi], positions[k], &ob, &nb);
-				assert_int_equal(na, nb);
-				assert_int_equal(oa.len, ob.len);
-				if (cap >= oa.len)
-					assert_memory_equal(a, b, oa.len);
-				assert_int_equal(na, fi == 0 || fi == 1 ? 5 : fi == 2 ? 3 : 1);
-			}
-		}
-	}
-	/* snapshots: perflib_snap_add keeps a name taken from the pool when the pool grows */
 	for (i = 0; i < 2000; i++) {
 		struct perflib_snap_inst *in;
 
@@ -364,6 +399,291 @@ static void test_direct_equals_snapshot(void **state)
 	perflib_snap_free(&snap);
 	perflib_cset_put(cs);
 	assert_int_equal(PerfStopProvider(p.h), ERROR_SUCCESS);
+}
+
+/*
+ * the direct writer's other loops give the snapshot's bytes too: a set with more counters
+ * than it writes as records itself, a MULTI_AGGREGATE set (its provider's own "_Total"
+ * hidden), a SINGLE_INSTANCE set with a second, forged live slot (cut off)
+ */
+static void test_direct_other_sets(void **state)
+{
+	static const char *names[] = {"a", "bb", "_Total", "b"};
+	struct perflib_cset *cs;
+	struct prov p;
+	uint8_t *slot;
+	unsigned int i;
+
+	(void)state;
+	prov_start_n(&p, PERF_COUNTERSET_MULTI_INSTANCES, PERFLIB_RECORDS_MAX - 1);
+	for (i = 0; i < 4; i++)
+		prov_add(&p, i, names[i], i + 1, 10 * i + 1);
+	assert_int_equal(
+		PerfSetULongLongCounterValue(p.h, p.inst[2], 3 + PERFLIB_RECORDS_MAX - 2, 77),
+		ERROR_SUCCESS);
+	assert_int_equal(perflib_cset_get(&p.set, &cs), 0);
+	assert_true(cs->nr_counters > PERFLIB_RECORDS_MAX);
+	check_direct(cs, 4);
+	perflib_cset_put(cs);
+	assert_int_equal(PerfStopProvider(p.h), ERROR_SUCCESS);
+
+	prov_start(&p, PERF_COUNTERSET_MULTI_AGGREGATE);
+	for (i = 0; i < 4; i++)
+		prov_add(&p, i, names[i], i + 1, 10 * i + 1);
+	assert_int_equal(perflib_cset_get(&p.set, &cs), 0);
+	check_direct(cs, 3);
+	perflib_cset_put(cs);
+	assert_int_equal(PerfStopProvider(p.h), ERROR_SUCCESS);
+
+	prov_start(&p, PERF_COUNTERSET_SINGLE_INSTANCE);
+	prov_add(&p, 0, "", 0, 9);
+	assert_int_equal(perflib_cset_get(&p.set, &cs), 0);
+	slot = make_slot(cs, PERFLIB_SLOT_LIVE, "bx", 3);
+	assert_int_equal(tl_poke_slot(&p.set, 20, slot), 0);
+	free(slot);
+	check_direct(cs, 1);
+	perflib_cset_put(cs);
+	assert_int_equal(PerfStopProvider(p.h), ERROR_SUCCESS);
+}
+
+/* ---- the name copy --------------------------------------------------------------------------- */
+
+static void test_name_copy(void **state)
+{
+	static const size_t maxes[] = {1, 3, 4, 5, 8, 9, 12, 16, 17, 35, 36, 37, 64, 1025};
+	WCHAR src[1100];
+	uint8_t dst[2300];
+	unsigned int m;
+
+	(void)state;
+	for (m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++) {
+		size_t max = maxes[m], room = (2 * max + 7) & ~(size_t)7;
+
+		for (size_t len = 0; len <= max + 1 && len < 1090; len++) {
+			size_t k, got, end;
+
+			/* the name, its NUL, then garbage (a slot's leftovers) */
+			for (k = 0; k < 1100; k++)
+				src[k] = k < len ? (WCHAR)(u'A' + k % 26) : k == len ? 0 : 0x7777;
+			memset(dst, 0xEE, sizeof(dst));
+			got = perflib_name_copy(dst, src, max);
+			assert_int_equal(perflib_name_len(src, max), got);
+			if (len >= max) {
+				/* no NUL inside max units */
+				assert_int_equal(got, max);
+			} else {
+				assert_int_equal(got, len);
+				assert_memory_equal(dst, src, 2 * len);
+				/* the NUL and the rest of its 8-byte word are 0 */
+				end = (2 * (len + 1) + 7) & ~(size_t)7;
+				for (k = 2 * len; k < end; k++)
+					assert_int_equal(dst[k], 0);
+				/* anything written after it is 0 as well, and at most 8 bytes */
+				for (k = end; k < end + 8 && dst[k] != 0xEE; k++)
+					assert_int_equal(dst[k], 0);
+				assert_true(k <= room);
+			}
+			/* never past round8(2 * max) */
+			for (k = room; k < room + 16; k++)
+				assert_int_equal(dst[k], 0xEE);
+		}
+	}
+}
+
+/* ---- a slot read while it changes ------------------------------------------------------------ */
+
+#define FAKE_SLOT 256	  /* a slot of a made-up class: */
+#define FAKE_NAME_OFF 112 /* name at 112, */
+#define FAKE_NAME_MAX 36  /* 36 units */
+#define FAKE_COUNTERS 2	  /* two counters at 48 */
+
+struct flipper {
+	uint8_t *slot;
+	uint32_t pid;
+	uint32_t gen, id;
+	unsigned long flips;
+};
+
+/* instance @id's name: 10 'a' for id 1, 30 'b' for id 2; its values id * 1000 + k */
+static void fake_fill(uint8_t *slot, uint32_t id)
+{
+	WCHAR *name = (WCHAR *)(slot + FAKE_NAME_OFF);
+	uint64_t *v = (uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
+	unsigned int k, len = id == 1 ? 10 : 30;
+
+	for (k = 0; k < FAKE_NAME_MAX; k++)
+		__atomic_store_n(&name[k], k < len ? (WCHAR)(id == 1 ? u'a' : u'b') : 0,
+				 __ATOMIC_RELAXED);
+	for (k = 0; k < FAKE_COUNTERS; k++)
+		__atomic_store_n(&v[k], id * 1000 + k, __ATOMIC_RELAXED);
+	__atomic_store_n(&((PERF_COUNTERSET_INSTANCE *)(slot + PERFLIB_BLOCK_OFFSET))->InstanceId,
+			 id, __ATOMIC_RELAXED);
+}
+
+static struct flipper flipper;
+
+/*
+ * a writer as instance.c is one: hide (CLAIMED), rewrite as the other instance, publish
+ * (LIVE). Run from a timer signal, it lands anywhere inside the reader's copy.
+ */
+static void flip(int sig)
+{
+	struct flipper *fl = &flipper;
+	uint64_t *word = (uint64_t *)fl->slot;
+
+	(void)sig;
+	__atomic_store_n(word, perflib_make_word(PERFLIB_SLOT_CLAIMED, fl->gen++, fl->pid),
+			 __ATOMIC_RELEASE);
+	fl->id = 3 - fl->id;
+	fake_fill(fl->slot, fl->id);
+	__atomic_store_n(word, perflib_make_word(PERFLIB_SLOT_LIVE, fl->gen++, fl->pid),
+			 __ATOMIC_RELEASE);
+	fl->flips++;
+}
+
+static struct perflib_span fake_span(const uint8_t *a, const uint8_t *b, const uint64_t *live)
+{
+	struct perflib_span sp = {
+		.live = live,
+		.a = a,
+		.b = b,
+		.last_mask = 1,
+		.nwords = 1,
+		.slot_size = FAKE_SLOT,
+		.name_offset = FAKE_NAME_OFF,
+		.name_max = FAKE_NAME_MAX,
+	};
+
+	return sp;
+}
+
+static void test_read_slot_changing(void **state)
+{
+	static const uint64_t live = 1;
+	uint8_t *slot = aligned_alloc(64, FAKE_SLOT), out[512];
+	struct itimerval it = {{0, 37}, {0, 37}}, off = {{0, 0}, {0, 0}};
+	struct perflib_alive ac;
+	struct perflib_owners ow = {.ac = &ac};
+	struct perflib_vals_out vo = {.n = FAKE_COUNTERS};
+	struct perflib_span sp;
+	struct perflib_found f;
+	unsigned long seen[3] = {0, 0, 0}, i;
+	uint64_t start;
+
+	(void)state;
+	assert_non_null(slot);
+	memset(slot, 0, FAKE_SLOT);
+	memset(&ac, 0, sizeof(ac));
+	flipper.slot = slot;
+	flipper.id = 1;
+	flipper.gen = 1;
+	perflib_self(&flipper.pid, &start);
+	((struct perflib_slot_hdr *)slot)->owner_start = start;
+	fake_fill(slot, 1);
+	*(uint64_t *)slot = perflib_make_word(PERFLIB_SLOT_LIVE, 0, flipper.pid);
+	for (i = 0; i < FAKE_COUNTERS; i++) {
+		vo.hdr[i] = 0x1000000008ull;
+		vo.mask[i] = ~0ull;
+	}
+	sp = fake_span(slot, slot, &live);
+	signal(SIGALRM, flip);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	/*
+	 * every instance returned is one the writer published whole: name, id and values agree
+	 * (the writer interrupts the reads some thousand times)
+	 */
+	for (i = 0; flipper.flips < 5000 && i < 100000000; i++) {
+		WCHAR *name = (WCHAR *)(out + sizeof(PERF_INSTANCE_HEADER));
+		uint64_t *rec;
+
+		if (!perflib_read_slot(&sp, 0, NULL, &ow, name, PERFLIB_VALS_RECORDS, &vo, &f))
+			continue;
+		assert_true(f.id == 1 || f.id == 2);
+		assert_int_equal(f.len, f.id == 1 ? 10 : 30);
+		assert_int_equal(f.slot, 0);
+		for (unsigned int k = 0; k < f.len; k++)
+			assert_int_equal(name[k], f.id == 1 ? u'a' : u'b');
+		assert_int_equal(name[f.len], 0);
+		rec = (uint64_t *)((uint8_t *)name + ((2 * (f.len + 1) + 7) & ~7u));
+		for (unsigned int k = 0; k < FAKE_COUNTERS; k++) {
+			assert_int_equal(rec[2 * k], 0x1000000008ull);
+			assert_int_equal(rec[2 * k + 1], f.id * 1000 + k);
+		}
+		seen[f.id]++;
+	}
+	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+	signal(SIGALRM, SIG_DFL);
+	assert_true(seen[1] > 0 && seen[2] > 0);
+	perflib_alive_fini(&ac);
+	free(slot);
+}
+
+/*
+ * unmapped: two copies of a slot; kept only when its word is the same in both, never
+ * retried (the copies do not change). A name that fills the capacity without a NUL, and
+ * an owner that is not running, are skipped either way.
+ */
+static void test_read_slot_copies(void **state)
+{
+	static const uint64_t live = 1;
+	uint8_t *a = calloc(1, FAKE_SLOT), *b = calloc(1, FAKE_SLOT);
+	WCHAR name[FAKE_NAME_MAX + 8];
+	struct perflib_alive ac;
+	struct perflib_owners ow = {.ac = &ac};
+	struct perflib_vals_out vo = {.n = 0};
+	struct perflib_span sp;
+	struct perflib_found f;
+	WCHAR *n;
+	uint64_t start;
+	uint32_t pid;
+	pid_t child;
+	int status;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	memset(&ac, 0, sizeof(ac));
+	perflib_self(&pid, &start);
+	((struct perflib_slot_hdr *)a)->owner_start = start;
+	fake_fill(a, 2);
+	*(uint64_t *)a = perflib_make_word(PERFLIB_SLOT_LIVE, 5, pid);
+	memcpy(b, a, FAKE_SLOT);
+	sp = fake_span(a, b, &live);
+	assert_true(perflib_read_slot(&sp, 0, NULL, &ow, name, PERFLIB_VALS_NONE, &vo, &f));
+	assert_int_equal(f.id, 2);
+	assert_int_equal(f.len, 30);
+	assert_int_equal(f.gen, 5);
+	/* the second copy saw another generation: skipped */
+	*(uint64_t *)b = perflib_make_word(PERFLIB_SLOT_LIVE, 6, pid);
+	assert_false(perflib_read_slot(&sp, 0, NULL, &ow, name, PERFLIB_VALS_NONE, &vo, &f));
+	*(uint64_t *)b = *(uint64_t *)a;
+	/* a name of 35 units ends inside the capacity; one of 36 does not */
+	n = (WCHAR *)(a + FAKE_NAME_OFF);
+	for (unsigned int k = 0; k < FAKE_NAME_MAX; k++)
+		n[k] = u'x';
+	n[FAKE_NAME_MAX - 1] = 0;
+	assert_true(perflib_read_slot(&sp, 0, NULL, &ow, name, PERFLIB_VALS_NONE, &vo, &f));
+	assert_int_equal(f.len, FAKE_NAME_MAX - 1);
+	n[FAKE_NAME_MAX - 1] = u'x';
+	assert_false(perflib_read_slot(&sp, 0, NULL, &ow, name, PERFLIB_VALS_NONE, &vo, &f));
+	/* without a name (a caller that holds it), the same slot is returned */
+	assert_true(perflib_read_slot(&sp, 0, NULL, &ow, NULL, PERFLIB_VALS_NONE, &vo, &f));
+	assert_int_equal(f.len, 0);
+	n[0] = 0;
+	/* an owner that ran and exited, then this process again: the answers of each */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	*(uint64_t *)a = *(uint64_t *)b = perflib_make_word(PERFLIB_SLOT_LIVE, 5, (uint32_t)child);
+	((struct perflib_slot_hdr *)a)->owner_start = 0;
+	assert_false(perflib_read_slot(&sp, 0, NULL, &ow, name, PERFLIB_VALS_NONE, &vo, &f));
+	*(uint64_t *)a = *(uint64_t *)b = perflib_make_word(PERFLIB_SLOT_LIVE, 5, pid);
+	((struct perflib_slot_hdr *)a)->owner_start = start;
+	assert_true(perflib_read_slot(&sp, 0, NULL, &ow, name, PERFLIB_VALS_NONE, &vo, &f));
+	assert_int_equal(f.len, 0);
+	perflib_alive_fini(&ac);
 	free(a);
 	free(b);
 }
@@ -376,6 +696,10 @@ int main(void)
 		cmocka_unit_test(test_total_hidden),
 		cmocka_unit_test(test_single_cutoff),
 		cmocka_unit_test(test_direct_equals_snapshot),
+		cmocka_unit_test(test_direct_other_sets),
+		cmocka_unit_test(test_name_copy),
+		cmocka_unit_test(test_read_slot_changing),
+		cmocka_unit_test(test_read_slot_copies),
 	};
 
 	tl_require_bpf();
