@@ -238,6 +238,23 @@ int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
 	return fd;
 }
 
+int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key;
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(procs_fd, &mi, &len))
+		return -errno;
+	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 ||
+	    mi.value_size != sizeof(struct perflib_ctl) || mi.max_entries < 2)
+		return -EBADMSG;
+	key = mi.max_entries - 1;
+	if (bpf_map_lookup_elem(procs_fd, &key, ret))
+		return -errno;
+	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+}
+
 /* segments of class @cls published in the control entry */
 static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr)
 {

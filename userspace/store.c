@@ -177,23 +177,6 @@ static int map_read_info(struct perflib_store *map)
 	return 0;
 }
 
-int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret)
-{
-	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key;
-
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(procs_fd, &mi, &len))
-		return -errno;
-	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 ||
-	    mi.value_size != sizeof(struct perflib_ctl) || mi.max_entries < 2)
-		return -EBADMSG;
-	key = mi.max_entries - 1;
-	if (bpf_map_lookup_elem(procs_fd, &key, ret))
-		return -errno;
-	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
-}
-
 static int map_attach(struct perflib_store *map, bool unmapped)
 {
 	const struct perflib_info *info = map->info;
