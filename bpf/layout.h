@@ -180,8 +180,14 @@ struct perflib_info {
 struct perflib_ctl {
 	__u32 magic;			     /* PERFLIB_CTL_MAGIC */
 	__u32 exit_id;			     /* the set's id in the machine's exit reaper, 0 = none */
-	__u32 nr_segs[PERFLIB_MAX_CLASSES]; /* segments published per class; only grow */
-	__u64 reserved[5];		     /* 0 */
+	__u32 nr_segs[PERFLIB_MAX_CLASSES]; /* segments published per class */
+	__u32 epoch[PERFLIB_MAX_CLASSES];   /* segments retired per class, ever: a segment
+					     * below nr_segs may be another map than the one a
+					     * process opened when this changed */
+	__u8 keep[PERFLIB_MAX_CLASSES];	    /* segments per class never retired (the room a
+					     * BPF program's loader reserved) */
+	__u32 reserved0;		     /* 0 */
+	__u64 reserved[2];		     /* 0 */
 };
 
 struct perflib_info_counter {

@@ -95,9 +95,12 @@ struct perflib_vspace {
 int perflib_vspace_get(size_t len, bool dontfork, struct perflib_vspace *ret);
 /* give the range back (its segments unmapped first) */
 void perflib_vspace_put(struct perflib_vspace *v);
-/* map @len bytes of map @fd at @off of the range (never over another mapping); NULL+errno */
+/*
+ * map @len bytes of map @fd at @off of the range: never over another mapping, or (@over_blank)
+ * over the zero pages perflib_map_blank() left there; NULL+errno
+ */
 void *perflib_vspace_map(const struct perflib_vspace *v, size_t off, size_t len, bool writable,
-			 int fd);
+			 bool over_blank, int fd);
 void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len);
 /* a zeroed per-slot table of a provider (one process-wide mapping holds them all); NULL */
 void *perflib_table_alloc(size_t size);
@@ -105,9 +108,14 @@ void perflib_table_free(void *p, size_t size);
 
 struct perflib_seg {
 	int data_fd, index_fd, live_fd;
-	uint64_t *live; /* mapping of the live bitmap, NULL for an unmapped reader */
+	uint64_t *live; /* mapping of the live bitmap, NULL for an unmapped reader; zero pages
+			 * in its place once the segment is retired (the address stays) */
 	size_t live_len;
+	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
+			   * another id) */
 	bool data_mapped; /* the segment's slots are mapped in the class's range */
+	bool blank;	  /* retired: zero pages where its slots and live bitmap were mapped,
+			   * its index fd a placeholder; opened again over them */
 };
 
 /*
@@ -129,7 +137,9 @@ struct perflib_class {
 	uint32_t slot_size;	      /* geo->slot_size */
 	uint32_t seg0;		      /* geo->seg0_slots */
 	uint32_t max_segs;	      /* segments of the class's full capacity */
-	_Atomic uint32_t nr_segs;     /* segments opened (and mapped), only grows */
+	_Atomic uint32_t nr_segs;     /* segments opened (and mapped); lower when the top
+				       * segments are retired (perflib_store_shrink) */
+	uint32_t epoch;		      /* ctl.epoch[class] when the segments were last checked */
 	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
 	struct perflib_seg segs[PERFLIB_MAX_SEGS];
 };
@@ -243,6 +253,19 @@ int perflib_store_refresh(struct perflib_store *map);
  * capacity, -EPERM without CAP_BPF (only lodctr or a privileged provider can grow a set).
  */
 int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k);
+/*
+ * perflib_store_shrink - give back the empty segments at the top of class @cls (never segment
+ * 0, nor those ctl.keep holds): when the top segment holds no claimed or live slot and the
+ * segments below it are at most 3/4 full, it is taken out of ctl.nr_segs and the outer
+ * maps, checked empty again (a claimer in flight puts it back) and unpinned; its kernel
+ * memory goes when every process has dropped it (perflib_store_refresh, in each). Writers
+ * only. The segments retired, or -errno.
+ */
+int perflib_store_shrink(struct perflib_store *map, uint32_t cls);
+/* wait for a growth or retirement of @map's segments in progress in any process */
+void perflib_store_settle(const struct perflib_store *map);
+/* may class @cls of @map shrink now? (cheap: after a delete emptied a live word) */
+bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls);
 /* open and map the published segment @k of class @cls (seg_lock held) */
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k);
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k);
@@ -268,6 +291,12 @@ int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret);
 int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
 		      __u32 flags);
 void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd);
+/*
+ * put zero pages (no memory until written) in place of the shared mapping at @addr, in one
+ * step: a thread reading it meanwhile sees the old bytes or zeroes, never a fault.
+ * @writable: as perflib_map_shared's (not inherited by fork). 0 or -errno
+ */
+int perflib_map_blank(void *addr, size_t len, bool writable);
 int perflib_pin_open(const char *dir, const char *name, bool rdonly);
 int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
 void perflib_remove_dir(const char *dir);
@@ -421,6 +450,7 @@ struct perflib_ctrset_class {
 	uint32_t capacity;	/* slots */
 	_Atomic uint8_t *owned; /* per slot: 1 = a live instance of this provider */
 	uint32_t alloc_hint;	/* next slot to try */
+	uint32_t deletes;	/* deletes, counted for the shrink check (every 64th) */
 	/*
 	 * by-reference addresses, private to the process (capacity * nr_counters, indexed by
 	 * slot and template position): collection dereferences these, never the copy in the
