@@ -28,6 +28,7 @@
 
 #define CREATE_RETRIES 64
 #define CREATE_WAIT_MS 1000 /* longest wait for another creator of the same key */
+#define CLAIM_WAITS 100	    /* retirements a claim waits for before it gives up */
 
 /* the key of (name, id) in a uniqueness scope; the hash lives in layout.h, shared with BPF */
 static void index_key_scoped(const WCHAR *name, size_t len, uint32_t id, uint64_t scope,
@@ -188,6 +189,15 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		 * then word and stamp at once: the slot is never ours without our stamp.
 		 */
 		perflib_live_set(map, id, true);
+		/*
+		 * a segment being retired (perflib_store_shrink): our bit, then its count; the
+		 * retirer lowers the count, then looks at the bits. One sees the other.
+		 */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (k >= __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE)) {
+			perflib_live_set(map, id, false);
+			return -EAGAIN;
+		}
 		if (!perflib_slot_claim(perflib_slot(map, id), w, pid, start, &nw))
 			continue;
 		cc->alloc_hint = i;
@@ -239,19 +249,38 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		      uint32_t *ret_id, uint64_t *ret_word)
 {
 	struct perflib_store *map = set->map;
+	uint32_t n, k, tries, waits = 0;
 	bool reaped = false;
-	uint32_t n, tries;
 	int err;
 
 	for (tries = 0; tries <= PERFLIB_MAX_SEGS + 1; tries++) {
-		/* segments other processes added meanwhile */
+		/* segments other processes added (or retired) meanwhile */
 		err = perflib_store_refresh(map);
 		if (err)
 			return err;
 		/* the last segment's slots past the capacity stay unused */
 		n = perflib_ctrset_slots(set, cls);
-		if (!claim_scan(set, cls, pid, start, n, ret_id, ret_word))
+		err = claim_scan(set, cls, pid, start, n, ret_id, ret_word);
+		if (!err)
 			return 0;
+		if (err == -EAGAIN) {
+			/*
+			 * A segment being retired: wait for the retirer and look again. Still
+			 * below this process's view after that: a retirer killed midway left it
+			 * unpublished, so publish it again (it is whole, or made anew).
+			 */
+			if (++waits > CLAIM_WAITS)
+				return -EBUSY;
+			perflib_store_settle(map);
+			err = perflib_store_refresh(map);
+			if (err)
+				return err;
+			k = __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
+			if (k < perflib_store_nr_segs(map, cls))
+				perflib_store_grow(map, cls, k);
+			tries--;
+			continue;
+		}
 		if (!reaped) {
 			reaped = true;
 			if (reap_all(map, cls, n, pid, start))
@@ -548,8 +577,8 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 {
 	uint8_t *slot = perflib_slot(set->map, idx);
 	uint64_t w = perflib_slot_word(slot), cw;
-	uint64_t start;
-	uint32_t pid;
+	uint64_t start, bit;
+	uint32_t pid, cls;
 
 	atomic_store_explicit(perflib_ctrset_owned(set, idx), 0, memory_order_release);
 	set->nr_live--;
@@ -562,6 +591,15 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 	}
 	slot_unindex(set->map, idx, pid);
 	slot_release(set->map, idx, cw);
+	/*
+	 * a live word emptied, or 64 more deletes: the class's top segments may be given back
+	 * (a look at the live bitmaps; rarely more)
+	 */
+	cls = perflib_slot_id_class(idx);
+	if ((!__atomic_load_n(perflib_live_word(set->map, idx, &bit), __ATOMIC_RELAXED) ||
+	     !(++set->cls[cls].deletes % 64)) &&
+	    perflib_store_shrinkable(set->map, cls))
+		perflib_store_shrink(set->map, cls);
 }
 
 struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,

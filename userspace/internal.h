@@ -95,9 +95,12 @@ struct perflib_vspace {
 int perflib_vspace_get(size_t len, bool dontfork, struct perflib_vspace *ret);
 /* give the range back (its segments unmapped first) */
 void perflib_vspace_put(struct perflib_vspace *v);
-/* map @len bytes of map @fd at @off of the range (never over another mapping); NULL+errno */
+/*
+ * map @len bytes of map @fd at @off of the range: never over another mapping, or (@over_blank)
+ * over the zero pages perflib_map_blank() left there; NULL+errno
+ */
 void *perflib_vspace_map(const struct perflib_vspace *v, size_t off, size_t len, bool writable,
-			 int fd);
+			 bool over_blank, int fd);
 void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len);
 /* a zeroed per-slot table of a provider (one process-wide mapping holds them all); NULL */
 void *perflib_table_alloc(size_t size);
@@ -105,9 +108,14 @@ void perflib_table_free(void *p, size_t size);
 
 struct perflib_seg {
 	int data_fd, index_fd, live_fd;
-	uint64_t *live; /* mapping of the live bitmap, NULL for an unmapped reader */
+	uint64_t *live; /* mapping of the live bitmap, NULL for an unmapped reader; zero pages
+			 * in its place once the segment is retired (the address stays) */
 	size_t live_len;
+	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
+			   * another id) */
 	bool data_mapped; /* the segment's slots are mapped in the class's range */
+	bool blank;	  /* retired: zero pages where its slots and live bitmap were mapped,
+			   * its index fd a placeholder; opened again over them */
 };
 
 /*
@@ -129,7 +137,9 @@ struct perflib_class {
 	uint32_t slot_size;	      /* geo->slot_size */
 	uint32_t seg0;		      /* geo->seg0_slots */
 	uint32_t max_segs;	      /* segments of the class's full capacity */
-	_Atomic uint32_t nr_segs;     /* segments opened (and mapped), only grows */
+	_Atomic uint32_t nr_segs;     /* segments opened (and mapped); lower when the top
+				       * segments are retired (perflib_store_shrink) */
+	uint32_t epoch;		      /* ctl.epoch[class] when the segments were last checked */
 	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
 	struct perflib_seg segs[PERFLIB_MAX_SEGS];
 };
@@ -139,16 +149,18 @@ struct perflib_store {
 	bool writable; /* opened read-write */
 	bool mapped;   /* slots mapped (perflib_class.data), else read by lookups */
 	struct perflib_vspace vs; /* the range of every class's slots, class 0 first */
-	int info_fd, ctl_fd, procs_fd;
+	int info_fd, procs_fd;
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
 	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none */
 	struct perflib_info *info; /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
-	struct perflib_ctl *ctl;		     /* mapping of ctl, NULL when unmapped */
+	struct perflib_ctl *ctl;		     /* the control entry in procs' mapping,
+						      * NULL when unmapped */
 	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
 						      * unmapped (lookups instead) */
-	size_t procs_len;			     /* nr_procs * sizeof(struct perflib_proc) */
+	size_t procs_len;			     /* (nr_procs + 1) * 64: with the control
+						      * entry */
 	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
 	struct perflib_class cls[PERFLIB_MAX_CLASSES];
@@ -241,6 +253,19 @@ int perflib_store_refresh(struct perflib_store *map);
  * capacity, -EPERM without CAP_BPF (only lodctr or a privileged provider can grow a set).
  */
 int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k);
+/*
+ * perflib_store_shrink - give back the empty segments at the top of class @cls (never segment
+ * 0, nor those ctl.keep holds): when the top segment holds no claimed or live slot and the
+ * segments below it are at most 3/4 full, it is taken out of ctl.nr_segs and the outer
+ * maps, checked empty again (a claimer in flight puts it back) and unpinned; its kernel
+ * memory goes when every process has dropped it (perflib_store_refresh, in each). Writers
+ * only. The segments retired, or -errno.
+ */
+int perflib_store_shrink(struct perflib_store *map, uint32_t cls);
+/* wait for a growth or retirement of @map's segments in progress in any process */
+void perflib_store_settle(const struct perflib_store *map);
+/* may class @cls of @map shrink now? (cheap: after a delete emptied a live word) */
+bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls);
 /* open and map the published segment @k of class @cls (seg_lock held) */
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k);
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k);
@@ -256,10 +281,22 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 		    const struct perflib_pin_opts *opts);
 void perflib_seg_maps_close(struct perflib_seg_maps *m);
+/*
+ * perflib_ctl_read - the control entry of a counter set from its procs map @procs_fd (the
+ * last entry, layout.h), for a set not mapped. 0, or -errno (-EBADMSG: not a procs map of
+ * this layout, or no control entry's magic there)
+ */
+int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret);
 /* store helpers shared by store.c and segment.c */
 int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
 		      __u32 flags);
 void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd);
+/*
+ * put zero pages (no memory until written) in place of the shared mapping at @addr, in one
+ * step: a thread reading it meanwhile sees the old bytes or zeroes, never a fault.
+ * @writable: as perflib_map_shared's (not inherited by fork). 0 or -errno
+ */
+int perflib_map_blank(void *addr, size_t len, bool writable);
 int perflib_pin_open(const char *dir, const char *name, bool rdonly);
 int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
 void perflib_remove_dir(const char *dir);
@@ -413,6 +450,7 @@ struct perflib_ctrset_class {
 	uint32_t capacity;	/* slots */
 	_Atomic uint8_t *owned; /* per slot: 1 = a live instance of this provider */
 	uint32_t alloc_hint;	/* next slot to try */
+	uint32_t deletes;	/* deletes, counted for the shrink check (every 64th) */
 	/*
 	 * by-reference addresses, private to the process (capacity * nr_counters, indexed by
 	 * slot and template position): collection dereferences these, never the copy in the
@@ -581,15 +619,15 @@ static inline bool perflib_ctrset_owns(const struct perflib_ctrset *set, const v
 /*
  * perflib_reaper_attach - make sure the machine's exit dispatcher (bpf/exit.bpf.c) runs
  * under the root, and load bpf/reaper.bpf.c for the counter set of @map (opened writable)
- * into its `progs` array under an exit id recorded in the set's ctl map, the program
+ * into its `progs` array under an exit id recorded in the set's control entry, the program
  * pinned at <root>/<guid>/reaper; nothing when the set has one. 0 when ready; -EPERM
  * without CAP_BPF+CAP_PERFMON (or CAP_SYS_ADMIN), -EOPNOTSUPP when PERFLIB_KERNEL_REAPER=0,
  * else -errno from libbpf. Callers ignore failures: the lazy reaping of instance.c still
  * frees dead providers' slots.
  */
 int perflib_reaper_attach(const struct perflib_store *map);
-/* drop the reaper program of the set whose ctl pin is @ctl_fd from the dispatcher */
-void perflib_reaper_forget(const GUID *guid, int ctl_fd);
+/* drop the reaper program of the set whose control entry is @ctl from the dispatcher */
+void perflib_reaper_forget(const GUID *guid, const struct perflib_ctl *ctl);
 /* a counter set is being unregistered: its program leaves the exit dispatcher */
 void perflib_reaper_set_removing(const GUID *guid);
 /* remove the root's exit dispatcher if no counter set is left under the root */

@@ -58,6 +58,18 @@ void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, in
 	return p;
 }
 
+int perflib_map_blank(void *addr, size_t len, bool writable)
+{
+	void *p = mmap(addr, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (writable)
+		madvise(p, len, MADV_DONTFORK);
+	return 0;
+}
+
 /* open pin @name of directory @dir; -errno */
 int perflib_pin_open(const char *dir, const char *name, bool rdonly)
 {

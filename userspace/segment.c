@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * segment.c - how a counter set grows: in each size class, segments of slots, each a data
- * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the ctl map
+ * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the control entry (procs' last)
  * and the class's outer maps, and mapped by every process at their fixed place in the
  * class's reservation (layout.h).
  *
@@ -11,11 +11,13 @@
  * grower that dies after the rename only delays the next one. Readers open the segments
  * below ctl.nr_segs[c] (perflib_store_refresh), so they see new storage without reopening.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -142,10 +144,11 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 
 	const struct perflib_class *c = &map->cls[cls];
 
-	if (s->data_mapped)
+	/* its slots, or the zero pages a retirement left in their place */
+	if (s->data_mapped || (s->blank && map->mapped))
 		perflib_vspace_unmap(&map->vs, seg_offset(map, cls, k),
 				     perflib_seg_slots(k, c->seg0) * c->slot_size);
-	s->data_mapped = false;
+	s->data_mapped = s->blank = false;
 	if (s->live)
 		munmap(s->live, s->live_len);
 	s->live = NULL;
@@ -153,60 +156,154 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 	s->data_fd = s->index_fd = s->live_fd = -1;
 }
 
+/* the kernel's id of map @fd, 0 if unknown */
+static uint32_t map_id(int fd)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.id;
+}
+
+/*
+ * @fd becomes *@slot: the same number if *@slot has one (a thread using the old number
+ * meanwhile reaches the new map or the old, never an unrelated file), else its own
+ */
+static void fd_install(int *slot, int fd)
+{
+	if (*slot >= 0 && fd >= 0 && dup3(fd, *slot, O_CLOEXEC) >= 0) {
+		close(fd);
+		return;
+	}
+	if (*slot >= 0)
+		close(*slot);
+	*slot = fd;
+}
+
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c = &map->cls[cls];
 	struct perflib_seg *s = &c->segs[k];
 	uint64_t slots = perflib_seg_slots(k, c->seg0), words = perflib_seg_words(k, c->seg0);
-	bool rdonly = !map->writable && !map->mapped;
+	bool rdonly = !map->writable && !map->mapped, blank = s->blank;
+	struct perflib_seg_maps m = {{-1, -1, -1}};
 	char sdir[PATH_MAX + 48];
+	uint64_t *live;
 	int err;
 
 	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
-	s->data_fd = perflib_pin_open(sdir, "data", rdonly);
-	s->index_fd = perflib_pin_open(sdir, "index", !map->writable);
-	s->live_fd = perflib_pin_open(sdir, "live", rdonly);
-	err = s->data_fd < 0 ? s->data_fd : s->index_fd < 0 ? s->index_fd : s->live_fd;
+	m.fd[PERFLIB_SEG_DATA] = perflib_pin_open(sdir, "data", rdonly);
+	m.fd[PERFLIB_SEG_INDEX] = perflib_pin_open(sdir, "index", !map->writable);
+	m.fd[PERFLIB_SEG_LIVE] = perflib_pin_open(sdir, "live", rdonly);
+	err = m.fd[0] < 0 ? m.fd[0] : m.fd[1] < 0 ? m.fd[1] : m.fd[2];
 	if (err < 0)
 		goto fail;
-	err = perflib_map_check(s->data_fd, BPF_MAP_TYPE_ARRAY, 4, c->slot_size, (uint32_t)slots,
-				BPF_F_MMAPABLE);
+	err = perflib_map_check(m.fd[PERFLIB_SEG_DATA], BPF_MAP_TYPE_ARRAY, 4, c->slot_size,
+				(uint32_t)slots, BPF_F_MMAPABLE);
 	if (err >= 0)
-		err = perflib_map_check(s->index_fd, BPF_MAP_TYPE_HASH,
+		err = perflib_map_check(m.fd[PERFLIB_SEG_INDEX], BPF_MAP_TYPE_HASH,
 					sizeof(struct perflib_index_key),
 					sizeof(struct perflib_index_val), (uint32_t)slots, 0);
 	if (err >= 0)
-		err = perflib_map_check(s->live_fd, BPF_MAP_TYPE_ARRAY, 4, 8, (uint32_t)words,
-					BPF_F_MMAPABLE);
+		err = perflib_map_check(m.fd[PERFLIB_SEG_LIVE], BPF_MAP_TYPE_ARRAY, 4, 8,
+					(uint32_t)words, BPF_F_MMAPABLE);
 	if (err < 0)
 		goto fail;
-	if (!map->mapped)
+	s->data_id = map_id(m.fd[PERFLIB_SEG_DATA]);
+	if (!map->mapped) {
+		fd_install(&s->data_fd, m.fd[PERFLIB_SEG_DATA]);
+		fd_install(&s->index_fd, m.fd[PERFLIB_SEG_INDEX]);
+		fd_install(&s->live_fd, m.fd[PERFLIB_SEG_LIVE]);
+		s->blank = false;
 		return 0;
-	/* the segment's slots at their fixed place in the class's reservation */
+	}
+	/* the segment's slots at their fixed place in the class's range (over its zero pages) */
 	if (!perflib_vspace_map(&map->vs, seg_offset(map, cls, k), slots * c->slot_size,
-				map->writable, s->data_fd)) {
+				map->writable, blank, m.fd[PERFLIB_SEG_DATA])) {
 		err = -errno;
 		if (err == -EEXIST)
 			pr_warn("cannot map a segment of a counter set: its address is taken\n");
 		goto fail;
 	}
 	s->data_mapped = true;
-	s->live_len = words * 8;
-	s->live = perflib_map_shared(NULL, s->live_len, map->writable, false, s->live_fd);
-	if (!s->live) {
+	/* the live bitmap where its zero pages are: a reader may hold the address */
+	live = perflib_map_shared(blank ? s->live : NULL, words * 8, map->writable, blank,
+				  m.fd[PERFLIB_SEG_LIVE]);
+	if (!live) {
 		err = -errno;
 		goto fail;
 	}
+	s->live = live;
+	s->live_len = words * 8;
+	fd_install(&s->index_fd, m.fd[PERFLIB_SEG_INDEX]);
+	m.fd[PERFLIB_SEG_INDEX] = -1;
+	s->blank = false;
 	/* mapped: the mappings hold the maps; fork() copies every fd a process keeps */
-	close(s->data_fd);
-	close(s->live_fd);
-	s->data_fd = s->live_fd = -1;
+	perflib_seg_maps_close(&m);
 	return 0;
 fail:
+	perflib_seg_maps_close(&m);
+	if (blank) {
+		/* readers may be walking it: zero pages again, never a hole */
+		if (s->data_mapped)
+			perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k),
+					  slots * c->slot_size, map->writable);
+		s->data_mapped = false;
+		if (s->live)
+			perflib_map_blank(s->live, s->live_len, map->writable);
+		return err;
+	}
 	perflib_seg_close(map, cls, k);
 	return err;
+}
+
+/*
+ * Retired segment @k of class @cls in this process: zero pages where its slots and live
+ * bitmap were (a reader walking them meanwhile sees no live slot, never a fault), its index
+ * fd a placeholder (/dev/null: a lookup through it finds nothing). The maps' memory goes
+ * with the last process to do so. A reader that cannot map (read permission only) keeps
+ * its fds until the segment is opened again or the set closed. seg_lock held.
+ */
+static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	struct perflib_class *c = &map->cls[cls];
+	struct perflib_seg *s = &c->segs[k];
+	int nul;
+
+	if (!map->mapped)
+		return;
+	if (s->data_mapped)
+		perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k),
+				  perflib_seg_slots(k, c->seg0) * c->slot_size, map->writable);
+	if (s->live)
+		perflib_map_blank(s->live, s->live_len, map->writable);
+	if (s->index_fd >= 0) {
+		nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nul >= 0)
+			fd_install(&s->index_fd, nul);
+	}
+	s->data_mapped = false;
+	s->blank = true;
+}
+
+/* is segment @k of class @cls still the map this process opened? */
+static bool seg_same(const struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	char sdir[PATH_MAX + 48];
+	uint32_t id;
+	int fd;
+
+	if (seg_dir(map, cls, k, sdir, sizeof(sdir)))
+		return false;
+	fd = perflib_pin_open(sdir, "data", true);
+	if (fd < 0)
+		return false;
+	id = map_id(fd);
+	close(fd);
+	return id && id == map->cls[cls].segs[k].data_id;
 }
 
 /*
@@ -238,17 +335,38 @@ int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
 	return fd;
 }
 
-/* segments of class @cls published in ctl */
-static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr)
+int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key;
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(procs_fd, &mi, &len))
+		return -errno;
+	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 ||
+	    mi.value_size != sizeof(struct perflib_ctl) || mi.max_entries < 2)
+		return -EBADMSG;
+	key = mi.max_entries - 1;
+	if (bpf_map_lookup_elem(procs_fd, &key, ret))
+		return -errno;
+	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+}
+
+/* segments of class @cls published in the control entry, and its retirements (epoch) */
+static int ctl_state(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr,
+		     uint32_t *ret_epoch)
 {
 	struct perflib_ctl ctl;
-	__u32 key = 0;
+	int err;
 
 	if (map->ctl) {
+		*ret_epoch = __atomic_load_n(&map->ctl->epoch[cls], __ATOMIC_ACQUIRE);
 		*ret_nr = __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
 	} else {
-		if (bpf_map_lookup_elem(map->ctl_fd, &key, &ctl))
-			return -errno;
+		err = perflib_ctl_read(map->procs_fd, &ctl);
+		if (err)
+			return err;
+		*ret_epoch = ctl.epoch[cls];
 		*ret_nr = ctl.nr_segs[cls];
 	}
 	if (*ret_nr > map->cls[cls].max_segs)
@@ -256,16 +374,47 @@ static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *
 	return 0;
 }
 
+static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr)
+{
+	uint32_t epoch;
+
+	return ctl_state(map, cls, ret_nr, &epoch);
+}
+
+/*
+ * Segments were retired since this process last looked (ctl.epoch moved): zero pages for
+ * those at or past @want and for any whose pin is another map now (retired, then grown
+ * again: opened anew by the caller). seg_lock held.
+ */
+static void class_retired(struct perflib_store *map, uint32_t cls, uint32_t want)
+{
+	struct perflib_class *c = &map->cls[cls];
+	uint32_t nr = perflib_store_nr_segs(map, cls), k, bad;
+
+	for (bad = 1; bad < nr && bad < want && seg_same(map, cls, bad); bad++)
+		;
+	if (bad >= nr)
+		return;
+	/* readers of nr_segs stop at the retired ones before they turn to zero pages */
+	atomic_store_explicit(&c->nr_segs, bad, memory_order_release);
+	for (k = nr; k-- > bad;)
+		seg_blank(map, cls, k);
+}
+
 static int class_refresh(struct perflib_store *map, uint32_t cls)
 {
 	struct perflib_class *c = &map->cls[cls];
-	uint32_t want, k;
+	uint32_t want, epoch, k;
 	int err;
 
-	err = ctl_nr_segs(map, cls, &want);
-	if (err || want <= perflib_store_nr_segs(map, cls))
+	err = ctl_state(map, cls, &want, &epoch);
+	if (err || (want <= perflib_store_nr_segs(map, cls) && epoch == c->epoch))
 		return err;
 	pthread_mutex_lock(&map->seg_lock);
+	if (epoch != c->epoch) {
+		class_retired(map, cls, want);
+		c->epoch = epoch;
+	}
 	for (k = perflib_store_nr_segs(map, cls); k < want; k++) {
 		err = perflib_seg_open(map, cls, k);
 		if (err)
@@ -329,13 +478,13 @@ out:
 	return err;
 }
 
-/* the pins' owner, group and mode: those of the set's ctl pin */
+/* the pins' owner, group and mode: those of the set's procs pin */
 static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 {
 	char path[PATH_MAX + 8];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/ctl", dir);
+	snprintf(path, sizeof(path), "%s/procs", dir);
 	if (stat(path, &st))
 		return -errno;
 	memset(opts, 0, sizeof(*opts));
@@ -345,7 +494,48 @@ static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 	return 0;
 }
 
-int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
+/*
+ * The set's structure lock: segments are grown and retired by one process at a time. An
+ * flock on the set's directory, so the kernel releases it with a holder that dies. The
+ * directory's fd (the lock's), or -errno.
+ */
+static int set_lock(const struct perflib_store *map)
+{
+	char dir[PATH_MAX];
+	int fd, err;
+
+	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
+	if (err)
+		return err;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+	}
+	return fd;
+}
+
+static void set_unlock(int fd)
+{
+	flock(fd, LOCK_UN);
+	close(fd);
+}
+
+void perflib_store_settle(const struct perflib_store *map)
+{
+	int fd = set_lock(map);
+
+	if (fd >= 0)
+		set_unlock(fd);
+}
+
+/* grow class @cls to k + 1 segments, the set's lock held */
+static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	struct perflib_pin_opts opts;
@@ -355,13 +545,12 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 	uint32_t nr;
 	int err;
 
-	if (!map->writable || !map->ctl)
-		return -EBADF;
 	err = ctl_nr_segs(map, cls, &nr);
 	if (err)
 		return err;
-	if (nr > k)
-		return perflib_store_refresh(map);
+	/* grown by another process meanwhile, or this one's view is behind a retirement */
+	if (nr != k)
+		return 0;
 	if (k >= map->cls[cls].max_segs)
 		return -ENOSPC;
 	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
@@ -371,6 +560,7 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 		err = seg_dir(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
+	/* a directory there: one a grower or retirer killed midway left, whole (renamed) */
 	if (stat(sdir, &st)) {
 		err = perflib_seg_create(map->info, cls, k, &m);
 		if (err) {
@@ -384,15 +574,172 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 		perflib_seg_maps_close(&m);
 		if (!err && rename(tmp, sdir) && errno != EEXIST && errno != ENOTEMPTY)
 			err = -errno;
-		/* lost the race (or failed): the winner's directory stays */
+		/* failed: nothing of it stays */
 		perflib_remove_dir(tmp);
 		if (err)
 			return err;
 	}
-	err = seg_publish(map, cls, k);
+	return seg_publish(map, cls, k);
+}
+
+int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	uint32_t nr;
+	int err, lock;
+
+	if (!map->writable || !map->ctl)
+		return -EBADF;
+	err = ctl_nr_segs(map, cls, &nr);
+	if (err)
+		return err;
+	if (nr > k)
+		return perflib_store_refresh(map);
+	if (k >= map->cls[cls].max_segs)
+		return -ENOSPC;
+	lock = set_lock(map);
+	if (lock < 0)
+		return lock;
+	err = grow_locked(map, cls, k);
+	set_unlock(lock);
 	if (err)
 		return err;
 	return perflib_store_refresh(map);
+}
+
+/* ---- retirement: segments given back ------------------------------------------------- */
+
+/* does segment @k of class @cls hold no claimed or live slot (its live bitmap all zero)? */
+static bool seg_empty(const struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	const struct perflib_seg *s = &map->cls[cls].segs[k];
+	size_t i, n = s->live_len / 8;
+
+	for (i = 0; i < n; i++) {
+		if (__atomic_load_n(&s->live[i], __ATOMIC_RELAXED))
+			return false;
+	}
+	return true;
+}
+
+/* are the segments below @k of class @cls at most 3/4 full? (else @k is needed again soon) */
+static bool below_roomy(const struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	const struct perflib_class *c = &map->cls[cls];
+	uint64_t live = 0, room = perflib_seg_first(k, c->seg0);
+	uint32_t j;
+	size_t i;
+
+	for (j = 0; j < k; j++) {
+		for (i = 0; i < c->segs[j].live_len / 8; i++)
+			live += (uint64_t)__builtin_popcountll(
+				__atomic_load_n(&c->segs[j].live[i], __ATOMIC_RELAXED));
+	}
+	return live * 4 <= room * 3;
+}
+
+bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls)
+{
+	uint32_t nr = perflib_store_nr_segs(map, cls), k = nr - 1;
+
+	if (!map->writable || !map->mapped || !map->ctl || nr < 2)
+		return false;
+	if (k < __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED))
+		return false;
+	if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) != nr)
+		return false;
+	return seg_empty(map, cls, k) && below_roomy(map, cls, k);
+}
+
+/* take segment @k of class @cls out of the outer maps (each update waits for the programs) */
+static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	__u32 key = k;
+	int j, outer;
+
+	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		outer = perflib_store_outer_fd(map, cls, j);
+		if (outer < 0)
+			return outer;
+		if (bpf_map_delete_elem(outer, &key) && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Retire top segment @k of class @cls (the set's lock held): 1 if retired, 0 if it is in use
+ * after all, -errno. Claimers set a slot's live bit, then check that ctl.nr_segs still
+ * covers its segment (instance.c); here nr_segs goes down first and the bits are looked at
+ * after: one of the two sees the other. Programs claim in the segments the outer maps hold:
+ * once the segment is out of them (the kernel waits for the programs running), none does.
+ */
+static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	struct perflib_class *c = &map->cls[cls];
+	char dir[PATH_MAX], sdir[PATH_MAX + 48], tmp[PATH_MAX + 64];
+	static _Atomic unsigned int seq;
+	uint32_t cur = k + 1;
+	int err;
+
+	if (!__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED))
+		return 0;
+	err = seg_unpublish(map, cls, k);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (err || !seg_empty(map, cls, k)) {
+		/* a claim came first: published again as it was (outer maps, then nr_segs) */
+		seg_publish(map, cls, k);
+		return err;
+	}
+	/*
+	 * Decided. Other processes drop it at their next refresh; the epoch moves before the
+	 * pins go, so that a segment k made anew later (after a retirer killed past this point)
+	 * always comes with an epoch its users have not seen.
+	 */
+	__atomic_fetch_add(&map->ctl->epoch[cls], 1, __ATOMIC_SEQ_CST);
+	/* unpinned in one step (a retirer killed here leaves a whole directory, or none) */
+	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
+	if (!err)
+		err = seg_dir(map, cls, k, sdir, sizeof(sdir));
+	if (!err) {
+		snprintf(tmp, sizeof(tmp), "%s/tmp-gone-c%us%u-%d-%u", dir, cls, k, (int)getpid(),
+			 seq++);
+		if (rename(sdir, tmp) == 0)
+			perflib_remove_dir(tmp);
+		else
+			perflib_remove_dir(sdir);
+	}
+	pthread_mutex_lock(&map->seg_lock);
+	if (perflib_store_nr_segs(map, cls) == k + 1) {
+		atomic_store_explicit(&c->nr_segs, k, memory_order_release);
+		seg_blank(map, cls, k);
+	}
+	c->epoch = __atomic_load_n(&map->ctl->epoch[cls], __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&map->seg_lock);
+	return 1;
+}
+
+int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
+{
+	int lock, err = 0, n = 0;
+
+	if (!map->writable || !map->mapped || !map->ctl)
+		return -EBADF;
+	lock = set_lock(map);
+	if (lock < 0)
+		return lock;
+	/* from the top down, as long as the top is empty and the rest has room */
+	for (;;) {
+		err = perflib_store_refresh(map);
+		if (err || !perflib_store_shrinkable(map, cls))
+			break;
+		err = seg_retire(map, cls, perflib_store_nr_segs(map, cls) - 1);
+		if (err <= 0)
+			break;
+		n++;
+	}
+	set_unlock(lock);
+	return err < 0 ? err : n;
 }
 
 void perflib_live_set(struct perflib_store *map, uint32_t i, bool on)

@@ -224,13 +224,14 @@ void perflib_vspace_put(struct perflib_vspace *v)
 }
 
 void *perflib_vspace_map(const struct perflib_vspace *v, size_t off, size_t len, bool writable,
-			 int fd)
+			 bool over_blank, int fd)
 {
 	if (off > v->len || len > v->len - off) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return perflib_map_shared((uint8_t *)v->base + off, len, writable, v->reserved, fd);
+	return perflib_map_shared((uint8_t *)v->base + off, len, writable,
+				  v->reserved || over_blank, fd);
 }
 
 void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len)

@@ -10,7 +10,8 @@
  * program (lsm/file_open; skipped where the kernel refuses LSM programs), a cgroup program
  * (cgroup/sock_create), a socket filter, tc (clsact ingress of a veth pair) and XDP
  * (generic mode, same veth) through bpf/test_progtypes.bpf.c;
- * perflib_kernel_instances_delete takes BPF-created instances away; 1,000 load / create /
+ * a program loaded before segments were given back and grown again creates in the new
+ * storage; perflib_kernel_instances_delete takes BPF-created instances away; 1,000 load / create /
  * delete / unload cycles leave nothing.
  */
 #include <setjmp.h>
@@ -362,6 +363,75 @@ static void test_reserve(void **state)
 		assert_int_equal(got, 83);
 	}
 	assert_int_equal(PerfCloseQueryHandle(q), ERROR_SUCCESS);
+	assert_int_equal(perflib_kernel_instances_delete(h, &set), (int)seg0 + 1);
+	test_instances_bpf__destroy(skel);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_all_free(&set);
+}
+
+/* segments of class 0 published (ctl) */
+static uint32_t published(const GUID *set)
+{
+	struct perflib_store *m;
+	uint32_t n;
+
+	assert_int_equal(perflib_store_open(set, false, &m), 0);
+	n = m->ctl->nr_segs[0];
+	perflib_store_close(m);
+	return n;
+}
+
+/*
+ * Segments given back, then grown again: a program loaded before sees only the segments
+ * there are (-ENOSPC past them) and creates and updates an instance in the new map of the
+ * segment grown again, seen by consumers.
+ */
+static void test_after_shrink(void **state)
+{
+	static PPERF_COUNTERSET_INSTANCE u[4096];
+	struct test_instances_bpf *skel;
+	struct perflib_store *m;
+	struct ti_ctx ctx;
+	uint32_t seg0, i;
+	WCHAR wname[16];
+	char name[16];
+	int64_t s;
+	HANDLE h;
+	GUID set;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	assert_int_equal(perflib_store_open(&set, false, &m), 0);
+	seg0 = m->cls[0].seg0;
+	perflib_store_close(m);
+	assert_true(3 * seg0 <= 4096);
+	skel = load_for(&set);
+	/* user-space instances grow segment 1; all deleted, it is given back */
+	for (i = 0; i < 3 * seg0; i++) {
+		u[i] = PerfCreateInstance(h, &set, prov_wname(wname, 16, "u%u", i), 0);
+		assert_non_null(u[i]);
+	}
+	assert_int_equal(published(&set), 2);
+	for (i = 0; i < 3 * seg0; i++)
+		assert_int_equal(PerfDeleteInstance(h, u[i]), ERROR_SUCCESS);
+	assert_int_equal(published(&set), 1);
+	/* the program fills segment 0 and finds no more */
+	for (i = 0; i < seg0; i++) {
+		snprintf(name, sizeof(name), "k%u", i);
+		assert_true(create_ascii(skel, name, i, 0) >= 0);
+	}
+	assert_int_equal(create_ascii(skel, "more", 1, 0), E_NOSPC);
+	/* a user-space create grows segment 1 anew: the program creates there */
+	assert_non_null(PerfCreateInstance(h, &set, u"grow", 0));
+	assert_int_equal(published(&set), 2);
+	s = create_ascii(skel, "more", 1, 0);
+	assert_true(s >= (int64_t)seg0);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.slot = (uint32_t)s;
+	ctx.value = 42;
+	run(skel->progs.ti_add, &ctx);
+	assert_int_equal(ctx.ret, 0);
+	assert_int_equal(listed(&set, "more", 1), 1);
 	assert_int_equal(perflib_kernel_instances_delete(h, &set), (int)seg0 + 1);
 	test_instances_bpf__destroy(skel);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
@@ -812,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_create_delete),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_after_shrink),
 		cmocka_unit_test(test_tracing),
 		cmocka_unit_test(test_cycles),
 		cmocka_unit_test(test_lsm),

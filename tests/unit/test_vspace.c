@@ -4,7 +4,7 @@
  * perflib's region (never overlapping, given back and merged, never mapped over someone
  * else's mapping), reservations when the region is disabled, the process-wide tables
  * mapping (zeroed tables, reused, one mapping for all), a fork() child making its own; and
- * what that buys a provider: a set keeps 4 mappings and 2 file descriptors (fork() walks
+ * what that buys a provider: a set keeps 3 mappings and 2 file descriptors (fork() walks
  * both), with and without the region.
  */
 #include <setjmp.h>
@@ -121,7 +121,7 @@ static void test_map_never_replaces(void **state)
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "tvspace", 4, 8, 1024, &o); /* 2 pages */
 	assert_true(fd >= 0);
 	assert_int_equal(perflib_vspace_get(1 * MiB, true, &v), 0);
-	p = perflib_vspace_map(&v, 4096, 8192, true, fd);
+	p = perflib_vspace_map(&v, 4096, 8192, true, false, fd);
 	assert_ptr_equal(p, (uint8_t *)v.base + 4096);
 	p[5] = 42;
 	assert_string_equal(prot_at(p), "rw-s");
@@ -131,14 +131,14 @@ static void test_map_never_replaces(void **state)
 	assert_ptr_equal(foreign, (uint8_t *)v.base + 65536);
 	foreign[0] = 7;
 	errno = 0;
-	assert_null(perflib_vspace_map(&v, 65536 - 4096, 8192, true, fd));
+	assert_null(perflib_vspace_map(&v, 65536 - 4096, 8192, true, false, fd));
 	assert_int_equal(errno, EEXIST);
 	assert_int_equal(foreign[0], 7);
 	/* outside the range: refused */
 	errno = 0;
-	assert_null(perflib_vspace_map(&v, v.len - 4096, 8192, true, fd));
+	assert_null(perflib_vspace_map(&v, v.len - 4096, 8192, true, false, fd));
 	assert_int_equal(errno, EINVAL);
-	assert_null(perflib_vspace_map(&v, v.len + 4096, 4096, true, fd));
+	assert_null(perflib_vspace_map(&v, v.len + 4096, 4096, true, false, fd));
 	/* unmapped: the address is free again */
 	perflib_vspace_unmap(&v, 4096, 8192);
 	assert_string_equal(prot_at((uint8_t *)v.base + 4096), "");
@@ -162,7 +162,7 @@ static void test_reservation_when_disabled(void **state)
 	unsetenv("PERFLIB_VSPACE");
 	assert_true(v.reserved);
 	assert_string_equal(prot_at(v.base), "---p");
-	p = perflib_vspace_map(&v, 8192, 4096, true, fd);
+	p = perflib_vspace_map(&v, 8192, 4096, true, false, fd);
 	assert_ptr_equal(p, (uint8_t *)v.base + 8192);
 	p[0] = 1;
 	/* unmapped: the hole is reserved again */
@@ -260,18 +260,21 @@ static void test_provider_mappings(void **state)
 	int vmas, fds;
 
 	(void)state;
-	/* segment 0's slots and live bitmap, ctl, procs: no reservation, no table of its own */
+	/*
+	 * segment 0's slots and live bitmap, procs with the control entry: no reservation, no
+	 * table of its own
+	 */
 	provider_costs(&vmas, &fds);
 	print_message("per set: %d mappings, %d fds\n", vmas, fds);
-	assert_true(vmas <= 4);
-	/* segment 0's index and the keys program; not info, ctl, procs, outer maps, data */
+	assert_true(vmas <= 3);
+	/* segment 0's index and the keys program; not info, procs, outer maps, data */
 	assert_true(fds <= 2);
 	/* with the region disabled, a reservation per set: one mapping more at most */
 	setenv("PERFLIB_VSPACE", "0", 1);
 	provider_costs(&vmas, &fds);
 	unsetenv("PERFLIB_VSPACE");
 	print_message("per set without the region: %d mappings, %d fds\n", vmas, fds);
-	assert_true(vmas <= 6 && vmas > 4);
+	assert_true(vmas <= 5 && vmas > 3);
 	assert_true(fds <= 2);
 }
 
