@@ -15,8 +15,11 @@
 /*
  * live slots a reading loop prefetches ahead of the one it reads: a slot costs about 10 ns
  * to read from cache and 100-150 ns to come from memory, so about ten are needed in flight
+ * (docs/SCALE.md measures 0, 4, 12 and 24; -DPERFLIB_PREFETCH_AHEAD=n to try others)
  */
+#ifndef PERFLIB_PREFETCH_AHEAD
 #define PERFLIB_PREFETCH_AHEAD 12
+#endif
 
 /* ---- the slot reader (reader.c) --------------------------------------------------------- */
 /*
