@@ -164,6 +164,17 @@ struct perflib_cset {
  */
 int perflib_cset_get(const GUID *guid, struct perflib_cset **ret_cs);
 void perflib_cset_put(struct perflib_cset *cs);
+/*
+ * The consumer's epoll instance (cset.c): perflib_cset_get waits on it once per call for
+ * root changes and provider exits. perflib_watch_exit_add puts a provider's pidfd @fd in it
+ * (one exit report), false when it could not; perflib_watch_exits: the exits it reported so
+ * far (*@ret_gen: the instance's generation, which a fork moves on: an fd added under
+ * another generation is not in it); perflib_watch_fresh: did this thread's last
+ * perflib_cset_get wait on it (then cleared: one read relies on it).
+ */
+bool perflib_watch_exit_add(int fd, uint32_t *ret_gen);
+uint64_t perflib_watch_exits(uint32_t *ret_gen);
+bool perflib_watch_fresh(void);
 /* template position of counter @id, -1 if the counter set has none */
 int perflib_cset_counter(const struct perflib_cset *cs, uint32_t id);
 static inline bool perflib_cset_multi(const struct perflib_cset *cs)
@@ -183,6 +194,7 @@ struct perflib_alive {
 	struct perflib_alive_entry last; /* most recent answer: one provider owns most slots */
 	struct perflib_alive_entry *tab; /* open addressing, power-of-two size */
 	size_t cap, nr;
+	bool fresh; /* the epoll instance was waited on for this read (perflib_watch_fresh) */
 };
 
 /*

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,6 +46,23 @@ static struct {
 		char root[PATH_MAX];
 	} w[WATCH_MAX];
 } watch = {.fd = -1};
+
+/*
+ * One epoll instance holds what the cached facts of every read depend on: the root watch's
+ * inotify fd (tag EV_ROOT) and the pidfd of each provider process liveness.c remembers
+ * (tag EV_EXIT, one-shot: each exit is reported once and counted). A call on a cached
+ * counter set waits on it once (perflib_cset_get), instead of a read() of the inotify fd
+ * and a poll() per provider process. Under cache_lock; replaced in a forked child.
+ */
+enum { EV_ROOT, EV_EXIT };
+static struct {
+	int fd;			/* epoll instance, -1 = none (yet) */
+	bool unavailable;	/* epoll_create1 failed: read and poll as before */
+	_Atomic uint32_t gen;	/* +1 each time the instance is replaced (fork) */
+	_Atomic uint64_t exits; /* provider exits it reported */
+} ev = {.fd = -1};
+static __thread bool ev_fresh; /* this thread's last perflib_cset_get waited on it */
+static void cache_atfork(void);
 
 static bool instance_type_known(uint32_t t)
 {
@@ -252,6 +270,89 @@ static void watch_drain(void)
 	}
 }
 
+/* no epoll instance from now on: read and poll as before (cache lock held) */
+static void ev_disable(void)
+{
+	if (ev.fd >= 0)
+		close(ev.fd);
+	ev.fd = -1;
+	ev.unavailable = true;
+	atomic_fetch_add(&ev.gen, 1);
+}
+
+/* add @fd to the epoll instance with @tag (cache lock held) */
+static bool ev_add(int fd, uint64_t tag)
+{
+	struct epoll_event e = {.events = EPOLLIN | (tag == EV_EXIT ? EPOLLONESHOT : 0),
+				.data.u64 = tag};
+
+	return ev.fd >= 0 && !epoll_ctl(ev.fd, EPOLL_CTL_ADD, fd, &e);
+}
+
+/* the epoll instance, made with the root watch's fd in it if need be (cache lock held) */
+static bool ev_ready(void)
+{
+	if (ev.fd >= 0 || ev.unavailable)
+		return ev.fd >= 0;
+	ev.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (ev.fd < 0 || (watch.fd >= 0 && !ev_add(watch.fd, EV_ROOT))) {
+		ev_disable();
+		return false;
+	}
+	return true;
+}
+
+/*
+ * what happened since the last call: one epoll_wait (root changes drained, exits counted);
+ * true when it ran, false when there is no epoll instance (cache lock held)
+ */
+static bool ev_poll(void)
+{
+	struct epoll_event e[8];
+	int n, i;
+
+	if (ev.fd < 0)
+		return false;
+	do {
+		n = epoll_wait(ev.fd, e, 8, 0);
+		if (n < 0)
+			return false;
+		for (i = 0; i < n; i++) {
+			if (e[i].data.u64 == EV_ROOT)
+				watch_drain();
+			else
+				atomic_fetch_add(&ev.exits, 1);
+		}
+	} while (n == 8);
+	return true;
+}
+
+bool perflib_watch_exit_add(int fd, uint32_t *ret_gen)
+{
+	bool ok;
+
+	pthread_once(&cache_once, cache_atfork);
+	pthread_mutex_lock(&cache_lock);
+	*ret_gen = atomic_load(&ev.gen);
+	ok = ev_ready() && ev_add(fd, EV_EXIT);
+	pthread_mutex_unlock(&cache_lock);
+	return ok;
+}
+
+uint64_t perflib_watch_exits(uint32_t *ret_gen)
+{
+	*ret_gen = atomic_load(&ev.gen);
+	return atomic_load(&ev.exits);
+}
+
+bool perflib_watch_fresh(void)
+{
+	bool fresh = ev_fresh;
+
+	ev_fresh = false;
+	return fresh;
+}
+
 /* is @root watched (watching it from now on if possible)? Cache lock held. */
 static bool watch_root(const char *root)
 {
@@ -271,6 +372,9 @@ static bool watch_root(const char *root)
 			watch.unavailable = true;
 			return false;
 		}
+		/* the epoll instance must report root changes too, or not be used */
+		if (ev.fd >= 0 && !ev_add(watch.fd, EV_ROOT))
+			ev_disable();
 	}
 	wd = inotify_add_watch(watch.fd, root,
 			       IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
@@ -307,6 +411,12 @@ static void cache_postfork_child(void)
 		close(watch.fd);
 	watch.fd = -1;
 	watch.nr = 0;
+	/* the parent's epoll instance is shared with it: the child makes its own */
+	if (ev.fd >= 0)
+		close(ev.fd);
+	ev.fd = -1;
+	atomic_fetch_add(&ev.gen, 1);
+	ev_fresh = false;
 	for (cs = cache; cs; cs = cs->next)
 		cs->checked = 0;
 	pthread_mutex_unlock(&cache_lock);
@@ -361,7 +471,9 @@ static struct perflib_cset *cache_fast(const GUID *guid, const char *root)
 
 	pthread_once(&cache_once, cache_atfork);
 	pthread_mutex_lock(&cache_lock);
-	watch_drain();
+	ev_fresh = ev_ready() && ev_poll();
+	if (!ev_fresh)
+		watch_drain();
 	watched = watch_root(root);
 	for (cs = cache; cs && !cache_is(cs, guid, root, root_len); cs = cs->next)
 		;

@@ -52,7 +52,10 @@ static uint64_t owners_clock;
 static struct owner {
 	uint64_t start;	   /* owner start time */
 	uint64_t last_use; /* for eviction */
+	uint64_t exits;	   /* perflib_watch_exits() before its pidfd last said "running" */
 	uint32_t pid;	   /* 0 = empty entry */
+	uint32_t ev_gen;   /* the epoll instance its pidfd is in (when watched) */
+	bool watched;	   /* its pidfd is in the consumer's epoll instance (cset.c) */
 	int fd;		   /* pidfd, -1 when dead */
 } owners[OWNERS_MAX];
 
@@ -78,10 +81,46 @@ static bool pidfd_exited(int fd)
 	return poll(&p, 1, 0) != 0; /* readable, an error or a hang-up: gone */
 }
 
-static bool owner_check(uint32_t pid, uint64_t start)
+/*
+ * the pidfd of @o said "running" when the exits counter was @exits: from now on its exit
+ * is reported by the consumer's epoll instance (owners lock held)
+ */
+static void owner_watch(struct owner *o, uint64_t exits, uint32_t gen)
+{
+	o->exits = exits;
+	if (!o->watched || o->ev_gen != gen)
+		o->watched = perflib_watch_exit_add(o->fd, &o->ev_gen);
+}
+
+/*
+ * Is the remembered owner @o still running? Without a system call when this read waited on
+ * the epoll instance (@fresh) that holds its pidfd and it reported no exit since the pidfd
+ * last said "running"; else one poll() of the pidfd.
+ */
+static bool owner_running(struct owner *o, bool fresh)
+{
+	uint32_t gen;
+	uint64_t exits = perflib_watch_exits(&gen);
+
+	if (o->fd < 0)
+		return false;
+	if (fresh && o->watched && o->ev_gen == gen && o->exits == exits)
+		return true;
+	if (pidfd_exited(o->fd)) {
+		close(o->fd);
+		o->fd = -1;
+		return false;
+	}
+	owner_watch(o, exits, gen);
+	return true;
+}
+
+static bool owner_check(uint32_t pid, uint64_t start, bool fresh)
 {
 	struct owner *o, *victim = &owners[0];
 	int fd, alive_int;
+	uint64_t exits;
+	uint32_t gen;
 	bool alive;
 
 	pthread_once(&owners_once, owners_atfork);
@@ -93,15 +132,13 @@ static bool owner_check(uint32_t pid, uint64_t start)
 			victim = o;
 	}
 	if (o < owners + OWNERS_MAX) {
-		if (o->fd >= 0 && pidfd_exited(o->fd)) {
-			close(o->fd);
-			o->fd = -1;
-		}
+		alive = owner_running(o, fresh);
 		o->last_use = ++owners_clock;
-		alive = o->fd >= 0;
 		pthread_mutex_unlock(&owners_lock);
 		return alive;
 	}
+	/* exits counted from before the pidfd is opened: an exit after it is seen */
+	exits = perflib_watch_exits(&gen);
 	/* first sight: a pidfd first, then the start time proves whose it is */
 	fd = perflib_proc_pidfd(pid, start, &alive_int);
 	alive = alive_int;
@@ -120,6 +157,9 @@ static bool owner_check(uint32_t pid, uint64_t start)
 	victim->pid = pid;
 	victim->start = start;
 	victim->fd = alive ? fd : -1;
+	victim->watched = false;
+	if (alive)
+		owner_watch(victim, exits, gen);
 	victim->last_use = ++owners_clock;
 	pthread_mutex_unlock(&owners_lock);
 	return alive;
@@ -148,7 +188,7 @@ bool perflib_alive_lookup(struct perflib_alive *ac, uint32_t pid, uint64_t start
 	}
 	/* start 0: the owner could not read its start time; the pid alone decides */
 	if (start)
-		e.alive = owner_check(pid, start);
+		e.alive = owner_check(pid, start, ac->fresh);
 	else
 		e.alive = perflib_proc_start_time((pid_t)pid, &now) == 0;
 	/* the first owner of a read needs no table: it is the last answer (most reads see one) */

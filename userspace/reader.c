@@ -95,6 +95,8 @@ int perflib_reader_init(struct perflib_reader *r, const struct perflib_cset *cs,
 	memset(r, 0, sizeof(*r));
 	r->cs = cs;
 	r->values = values;
+	/* the owners' exits this thread's perflib_cset_get just asked the epoll instance about */
+	r->alive.fresh = perflib_watch_fresh();
 	r->single = cs->instance_type == PERF_COUNTERSET_SINGLE_INSTANCE;
 	r->hides_total = cs->instance_type == PERF_COUNTERSET_MULTI_AGGREGATE ||
 			 cs->instance_type == PERF_COUNTERSET_INSTANCE_AGGREGATE;

@@ -688,6 +688,66 @@ static void test_read_slot_copies(void **state)
 	free(b);
 }
 
+/*
+ * a provider process dies between reads: the reads after it (in this process, whose epoll
+ * instance holds the provider's pidfd after the first read, and in a child forked after
+ * that, whose instance is its own) show none of its instances
+ */
+static void test_owner_exits_between_reads(void **state)
+{
+	struct prov p;
+	BYTE *buf;
+	DWORD len;
+	int up[2], status;
+	pid_t pid, reader;
+	char c;
+
+	(void)state;
+	p.set = prov_guid();
+	/* the provider: a child that registers the set, creates one instance and waits */
+	assert_int_equal(pipe(up), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		GUID pg = prov_provider_guid();
+		struct prov_tmpl t;
+		HANDLE h;
+
+		close(up[0]);
+		prov_tmpl_init(&t, p.set, PERF_COUNTERSET_MULTI_INSTANCES);
+		prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, 0);
+		if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t) ||
+		    !PerfCreateInstance(h, &p.set, cons_w("child"), 1))
+			_exit(1);
+		if (write(up[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(up[1]);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	close(up[0]);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(cons_enum(&p.set, &buf, &len), ERROR_SUCCESS);
+		assert_int_equal(cons_instances(buf, len, NULL, 0), 1);
+		free(buf);
+	}
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(tl_wait(pid, 10000), 128 + SIGKILL);
+	reader = fork();
+	assert_true(reader >= 0);
+	if (!reader) {
+		if (cons_enum(&p.set, &buf, &len) != ERROR_SUCCESS || len != 0)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(reader, &status, 0), reader);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(cons_enum(&p.set, &buf, &len), ERROR_SUCCESS);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -700,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_name_copy),
 		cmocka_unit_test(test_read_slot_changing),
 		cmocka_unit_test(test_read_slot_copies),
+		cmocka_unit_test(test_owner_exits_between_reads),
 	};
 
 	tl_require_bpf();
