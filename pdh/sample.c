@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ctrtype.h"
+#include "fmt_steady.h"
 #include "pdh_internal.h"
 
 void pdh_data_free(struct pdh_query *q)
@@ -786,75 +787,6 @@ static bool wide_names(struct pdh_data *pd)
 	return true;
 }
 
-/* a formatted item's CStatus (and the padding after it, as one word) and value */
-static inline void put_fmt(PDH_FMT_COUNTERVALUE *f, uint64_t st, double x)
-{
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-	st <<= 32;
-#endif
-	memcpy(f, &st, sizeof(st));
-	f->doubleValue = x;
-}
-
-/*
- * the steady state of fmt_fast, PDH_FMT_DOUBLE with nothing to scale or cap: every item of
- * a block whose instances are those of the sample before in the same order, names placed
- * by offset; one loop per kind, everything in registers
- */
-struct fmt_steady {
-	size_t nr;
-	char *names;		      /* where the block's names were copied */
-	unsigned int shift;	      /* 1 for W */
-	const uint32_t *rel;	      /* per item: its name's place among the block's names */
-	const uint64_t *vals, *ovals; /* the column, now and before, by item */
-	const uint8_t *sizes, *osizes;
-	double div;	/* cook_per_second_divisor, 0: none (no valid rate) */
-	bool same_time; /* the two samples have the same time stamp */
-};
-
-/*
- * One loop per kind (a raw count, a count per second). The loops copy what they read into
- * locals first: the stores into the items would otherwise make the compiler reload every
- * field of @s for each item.
- */
-static inline __attribute__((always_inline)) void
-fmt_steady(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items, bool rate)
-{
-	const uint64_t *const vals = s->vals, *const ovals = s->ovals;
-	const uint8_t *const sizes = s->sizes, *const osizes = s->osizes;
-	const uint32_t *const rel = s->rel;
-	char *const names = s->names;
-	const unsigned int shift = s->shift;
-	const size_t nr = s->nr;
-	const double div = s->div;
-	const bool same_time = s->same_time;
-	size_t i;
-
-	for (i = 0; !rate && i < nr; i++) {
-		uint64_t v = vals[i];
-		bool ok = sizes[i];
-
-		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
-		put_fmt(&items[i].FmtValue,
-			!ok			     ? (DWORD)PDH_CSTATUS_INVALID_DATA
-			: osizes[i] && ovals[i] == v ? (DWORD)PDH_CSTATUS_VALID_DATA
-						     : (DWORD)PDH_CSTATUS_NEW_DATA,
-			ok ? (double)v : 0);
-	}
-	for (i = 0; rate && i < nr; i++) {
-		uint64_t v = vals[i], ov = ovals[i];
-		/* one sample, or a clock or counter that went back: no value (cook_per_second) */
-		bool ok = sizes[i] && osizes[i] && div != 0 && ov <= v;
-
-		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
-		put_fmt(&items[i].FmtValue,
-			!ok		       ? (DWORD)PDH_CSTATUS_INVALID_DATA
-			: ov == v && same_time ? (DWORD)PDH_CSTATUS_VALID_DATA
-					       : (DWORD)PDH_CSTATUS_NEW_DATA,
-			ok ? (double)(v - ov) / div : 0);
-	}
-}
-
 /*
  * a formatted array of a counter whose raw sample is its value alone (no companion
  * counter), a raw count or a count per second, specialised: a load per item (two for a
@@ -925,10 +857,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 			.same_time = same_time,
 		};
 
-		if (rate)
-			fmt_steady(&st, items, true);
-		else
-			fmt_steady(&st, items, false);
+		pdh_fmt_steady(&st, items, rate, pdh_fmt_kernel());
 		return off;
 	}
 	/* each item written once, field by field (with its name's place when bulk) */
@@ -968,7 +897,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 			continue;
 		}
 	store:
-		put_fmt(f, st, x);
+		fmt_put(f, st, x);
 	}
 	return off;
 }
