@@ -77,8 +77,9 @@ static AVX512 void fmt_avx512(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_I
 		}
 		st = _mm512_mask_mov_epi64(_mm512_mask_mov_epi64(invalid, ok, fresh), same, valid);
 		xb = _mm512_castpd_si512(x);
-		_mm512_storeu_si512(dst, _mm512_mask_permutexvar_epi64(
-						 _mm512_permutex2var_epi64(p, ps0, st), 0x24, x0, xb));
+		_mm512_storeu_si512(
+			dst, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(p, ps0, st),
+							   0x24, x0, xb));
 		_mm512_storeu_si512(dst + 64,
 				    _mm512_mask_permutexvar_epi64(
 					    _mm512_permutex2var_epi64(p, ps1, st), 0x49, x1, xb));

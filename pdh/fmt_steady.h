@@ -42,9 +42,9 @@ static inline void fmt_put(PDH_FMT_COUNTERVALUE *f, uint64_t st, double x)
  * loops copy what they read into locals first: the stores into the items would otherwise
  * make the compiler reload every field of @s for each item.
  */
-static inline __attribute__((always_inline)) void
-fmt_steady_c(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items, bool rate,
-	     size_t from, size_t to)
+static inline __attribute__((always_inline)) void fmt_steady_c(const struct fmt_steady *s,
+							       PDH_FMT_COUNTERVALUE_ITEM_W *items,
+							       bool rate, size_t from, size_t to)
 {
 	const uint64_t *const vals = s->vals, *const ovals = s->ovals;
 	const uint8_t *const sizes = s->sizes, *const osizes = s->osizes;
@@ -92,8 +92,8 @@ __attribute__((visibility("hidden"))) enum fmt_kernel pdh_fmt_kernel(void);
  * pdh_fmt_steady - the @s->nr items of @s at @items with kernel @k (pdh_fmt_kernel(), or
  * FMT_KERNEL_C; another kernel than the CPU runs is FMT_KERNEL_C): the same bytes whichever
  */
-__attribute__((visibility("hidden"))) void
-pdh_fmt_steady(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items, bool rate,
-	       enum fmt_kernel k);
+__attribute__((visibility("hidden"))) void pdh_fmt_steady(const struct fmt_steady *s,
+							  PDH_FMT_COUNTERVALUE_ITEM_W *items,
+							  bool rate, enum fmt_kernel k);
 
 #endif /* FMT_STEADY_H */
