@@ -4,13 +4,16 @@
  * between them.
  *
  * Why a vector kernel: the arrays of a sample are written where the caller's buffers are,
- * megabytes that are not in the core's cache, and on the CPUs measured (bench_pdh) such a
- * stream of 8-byte stores costs three times a stream of 64-byte ones; the C loop also spends
- * a few instructions per item on each status. With AVX-512 (F: 64-bit lanes and masks, DQ:
- * unsigned 64-bit to double) 8 items are computed in registers and written as three
- * 64-byte stores. The library is built for baseline x86-64: the kernel is compiled for
- * AVX-512 alone (a target attribute) and chosen when the CPU and the kernel's saved state
- * support it. The conversions and the division are IEEE's, rounded as the C loop's.
+ * megabytes that are not in the core's cache. On the machine measured (AMD EPYC, Zen 4)
+ * writing 1.9 MB there takes 65 us in 8-byte stores, 42 in 16-byte, 20 in 64-byte ones,
+ * and the C loop also spends a few instructions per item on its status and value. With
+ * AVX-512 (F: 64-bit lanes and masks, DQ: unsigned 64-bit to double) 8 items are computed
+ * in registers and written as three 64-byte stores; the W arrays' ASCII names are widened
+ * 32 bytes into 64 (BW) from the sample's names, reading half the bytes that a copy of
+ * names widened once per sample reads. The library is built for baseline x86-64: the
+ * kernels are compiled for AVX-512 alone (a target attribute) and chosen when the CPU and
+ * the OS's saved state support F, DQ and BW (every AVX-512 CPU but the Xeon Phi). The
+ * conversions and the division are IEEE's, rounded as the C loop's: the same bytes.
  */
 #include "fmt_steady.h"
 
@@ -20,7 +23,7 @@
 #endif
 
 #ifdef HAVE_AVX512_KERNEL
-#define AVX512 __attribute__((target("avx512f,avx512dq")))
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw")))
 
 /* 8 flags (bytes) at @p as a mask: which are not 0 */
 static inline AVX512 __mmask8 nonzero8(const uint8_t *p)
@@ -88,6 +91,21 @@ static AVX512 void fmt_avx512(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_I
 					    _mm512_permutex2var_epi64(p, ps2, st), 0x92, x2, xb));
 	}
 }
+
+/* @n bytes at @src widened into @dst, 64 at a time (BW: bytes to 16-bit lanes) */
+static AVX512 size_t widen_avx512(uint16_t *dst, const uint8_t *src, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 64 <= n; i += 64) {
+		__m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+		__m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(src + i + 32));
+
+		_mm512_storeu_si512(dst + i, _mm512_cvtepu8_epi16(lo));
+		_mm512_storeu_si512(dst + i + 32, _mm512_cvtepu8_epi16(hi));
+	}
+	return i;
+}
 #endif /* HAVE_AVX512_KERNEL */
 
 enum fmt_kernel pdh_fmt_kernel(void)
@@ -101,7 +119,8 @@ enum fmt_kernel pdh_fmt_kernel(void)
 #ifdef HAVE_AVX512_KERNEL
 	/* libgcc's check includes the OS saving the AVX-512 registers (XCR0) */
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+	    __builtin_cpu_supports("avx512bw"))
 		k = FMT_KERNEL_AVX512;
 #endif
 	__atomic_store_n(&kernel, k, __ATOMIC_RELAXED);
@@ -141,4 +160,34 @@ void pdh_fmt_steady(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *ite
 	(void)head;
 	(void)body;
 #endif
+}
+
+void pdh_widen(uint16_t *dst, const uint8_t *src, size_t n, enum fmt_kernel k)
+{
+	size_t i = 0;
+
+#ifdef HAVE_AVX512_KERNEL
+	if (k == FMT_KERNEL_AVX512 && pdh_fmt_kernel() == FMT_KERNEL_AVX512)
+		i = widen_avx512(dst, src, n);
+#else
+	(void)k;
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, lo, hi;
+
+		memcpy(&x, src + i, sizeof(x));
+		/* bytes 0-3 and 4-7 into four 16-bit lanes each */
+		lo = x & 0xFFFFFFFFu;
+		hi = x >> 32;
+		lo = (lo | (lo << 16)) & 0x0000FFFF0000FFFFull;
+		hi = (hi | (hi << 16)) & 0x0000FFFF0000FFFFull;
+		lo = (lo | (lo << 8)) & 0x00FF00FF00FF00FFull;
+		hi = (hi | (hi << 8)) & 0x00FF00FF00FF00FFull;
+		memcpy(dst + i, &lo, sizeof(lo));
+		memcpy(dst + i + 4, &hi, sizeof(hi));
+	}
+#endif
+	for (; i < n; i++)
+		dst[i] = src[i];
 }

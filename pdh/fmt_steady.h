@@ -3,8 +3,9 @@
  * fmt_steady.h - the steady state of a formatted array (sample.c's fmt_fast): PDH_FMT_DOUBLE
  * with nothing to scale or cap, every item of a block whose instances are those of the
  * sample before in the same order, a raw count or a count per second, names placed by
- * offset. One kernel in C (here, inlined) and, on x86-64 CPUs with AVX-512, one that does 8
- * items at a time (fmt_steady.c); both write the same bytes.
+ * offset, and the widening of a block's ASCII names for the W arrays. One kernel in C (here,
+ * inlined) and, on x86-64 CPUs with AVX-512, one that does 8 items at a time
+ * (fmt_steady.c); both write the same bytes.
  */
 #ifndef FMT_STEADY_H
 #define FMT_STEADY_H
@@ -82,7 +83,7 @@ static inline __attribute__((always_inline)) void fmt_steady_c(const struct fmt_
 
 enum fmt_kernel {
 	FMT_KERNEL_C,	   /* fmt_steady_c */
-	FMT_KERNEL_AVX512, /* x86-64 with AVX-512 F and DQ: 8 items at a time */
+	FMT_KERNEL_AVX512, /* x86-64 with AVX-512 F, DQ and BW: 8 items, 32 name bytes at a time */
 };
 
 /* the fastest kernel this CPU runs */
@@ -95,5 +96,12 @@ __attribute__((visibility("hidden"))) enum fmt_kernel pdh_fmt_kernel(void);
 __attribute__((visibility("hidden"))) void pdh_fmt_steady(const struct fmt_steady *s,
 							  PDH_FMT_COUNTERVALUE_ITEM_W *items,
 							  bool rate, enum fmt_kernel k);
+
+/*
+ * pdh_widen - @n ASCII bytes at @src as UTF-16 units at @dst, with kernel @k as
+ * pdh_fmt_steady (the C one does eight at a time in a register)
+ */
+__attribute__((visibility("hidden"))) void pdh_widen(uint16_t *dst, const uint8_t *src, size_t n,
+						     enum fmt_kernel k);
 
 #endif /* FMT_STEADY_H */

@@ -689,31 +689,6 @@ static size_t put_name(const struct perfbuf_data *d, const struct perfbuf_item *
 	return 2 * ((size_t)it->len + 1);
 }
 
-/* @n ASCII bytes at @src as UTF-16 units at @dst: eight at a time (SWAR) */
-static void widen(uint16_t *dst, const uint8_t *src, size_t n)
-{
-	size_t i = 0;
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	for (; i + 8 <= n; i += 8) {
-		uint64_t x, lo, hi;
-
-		memcpy(&x, src + i, sizeof(x));
-		/* bytes 0-3 and 4-7 into four 16-bit lanes each */
-		lo = x & 0xFFFFFFFFu;
-		hi = x >> 32;
-		lo = (lo | (lo << 16)) & 0x0000FFFF0000FFFFull;
-		hi = (hi | (hi << 16)) & 0x0000FFFF0000FFFFull;
-		lo = (lo | (lo << 8)) & 0x00FF00FF00FF00FFull;
-		hi = (hi | (hi << 8)) & 0x00FF00FF00FF00FFull;
-		memcpy(dst + i, &lo, sizeof(lo));
-		memcpy(dst + i + 4, &hi, sizeof(hi));
-	}
-#endif
-	for (; i < n; i++)
-		dst[i] = src[i];
-}
-
 /*
  * the names of a real-time counter's items after its @nr items of @item_size at @buf (each
  * item's szName, its first member, set); a whole block's names in the A variant are one
@@ -746,7 +721,7 @@ static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_
 		const uint8_t *src = (const uint8_t *)d->names + it->name;
 		uint16_t *dst = (uint16_t *)(void *)(buf + off);
 
-		widen(dst, src, b->name_bytes);
+		pdh_widen(dst, src, b->name_bytes, FMT_KERNEL_C);
 		for (i = 0; i < nr; i++, it++) {
 			char *name = buf + off;
 
@@ -782,7 +757,7 @@ static bool wide_names(struct pdh_data *pd)
 		pd->wide = grown;
 		pd->cap_wide = d->names_len;
 	}
-	widen(pd->wide, (const uint8_t *)d->names, d->names_len);
+	pdh_widen(pd->wide, (const uint8_t *)d->names, d->names_len, FMT_KERNEL_C);
 	pd->wide_ok = true;
 	return true;
 }
@@ -818,14 +793,16 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	const uint32_t *rel = d->rel + b->first;
 	char *names = buf + off;
 	unsigned int shift = wide ? 1 : 0;
+	enum fmt_kernel kernel = pdh_fmt_kernel();
 	double div = 0, x;
 
 	if (bulk) {
-		if (wide && wide_names(q->data))
-			memcpy(names, q->data->wide + names0, 2 * b->name_bytes);
+		/* W: widened in one pass by a vector kernel, else a copy of the sample's */
+		if (wide && (kernel != FMT_KERNEL_C || !wide_names(q->data)))
+			pdh_widen((uint16_t *)(void *)names, (const uint8_t *)d->names + names0,
+				  b->name_bytes, kernel);
 		else if (wide)
-			widen((uint16_t *)(void *)names, (const uint8_t *)d->names + names0,
-			      b->name_bytes);
+			memcpy(names, q->data->wide + names0, 2 * b->name_bytes);
 		else
 			memcpy(names, d->names + names0, b->name_bytes);
 		off += b->name_bytes << shift;
@@ -857,7 +834,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 			.same_time = same_time,
 		};
 
-		pdh_fmt_steady(&st, items, rate, pdh_fmt_kernel());
+		pdh_fmt_steady(&st, items, rate, kernel);
 		return off;
 	}
 	/* each item written once, field by field (with its name's place when bulk) */

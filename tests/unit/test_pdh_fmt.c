@@ -6,7 +6,8 @@
  * same raw values as before, INVALID_DATA without a value or a second sample, or when the
  * counter went back), and the AVX-512 kernel, when this CPU has it, byte for byte against
  * the C kernel: every count of items around the 8-item steps, every 8-byte alignment of
- * the caller's buffer, values that need rounding or are above 2^63, both name widths.
+ * the caller's buffer, values that need rounding or are above 2^63, both name widths; the
+ * widening of names (pdh_widen) by both kernels.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -188,11 +189,38 @@ static void test_kernels_agree(void **state)
 	}
 }
 
+/* every byte value widened to its unit, each length around the 64-byte steps, each place */
+static void test_widen(void **state)
+{
+	static uint8_t src[300];
+	static uint16_t dst[300 + 40];
+	enum fmt_kernel kernels[2] = {FMT_KERNEL_C, pdh_fmt_kernel()};
+	size_t n, at, i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 37 + 11);
+	for (k = 0; k < 2; k++) {
+		for (n = 0; n <= 260; n += n < 70 ? 1 : 63) {
+			for (at = 0; at < 32; at += 3) {
+				memset(dst, 0xEE, sizeof(dst));
+				pdh_widen(dst + at, src + at % 7, n, kernels[k]);
+				for (i = 0; i < at; i++)
+					assert_int_equal(dst[i], 0xEEEE);
+				for (i = 0; i < n; i++)
+					assert_int_equal(dst[at + i], src[at % 7 + i]);
+				assert_int_equal(dst[at + n], 0xEEEE);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernels),
 		cmocka_unit_test(test_kernels_agree),
+		cmocka_unit_test(test_widen),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
