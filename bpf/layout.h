@@ -5,9 +5,12 @@
  *
  *   info   ARRAY, 1 entry, frozen: struct perflib_info (with its size classes), then
  *          nr_counters struct perflib_info_counter, then a UTF-16LE string pool.
- *   ctl    ARRAY, BPF_F_MMAPABLE, 1 entry: struct perflib_ctl (segments published so far).
- *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs entries of struct perflib_proc: the processes
- *          that provide into the counter set (liveness, callback sockets).
+ *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs + 1 entries of 64 bytes: entries 0..nr_procs-1
+ *          are struct perflib_proc, the processes that provide into the counter set
+ *          (liveness, callback sockets); entry nr_procs is struct perflib_ctl, the control
+ *          word (segments published so far, the exit id). One map for both: each mmapable
+ *          map costs a page of kernel header and one mapping in every provider, which
+ *          fork() walks (layout version 3 had ctl as a map of its own).
  *   keys   SYSCALL program (bpf/keys.bpf.c): which segments' indexes hold a key, in one
  *          BPF_PROG_RUN (struct perflib_keys_args); optional, an accelerator of creates
  *
@@ -19,7 +22,7 @@
  *   segs<c>   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its data map (for BPF)
  *   idxs<c>   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map
  *   lives<c>  ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its live bitmap
- *   [c<c>]s<k>/ one directory per segment k (0 <= k < ctl.nr_segs[c]), created as it grows:
+ *   [c<c>]s<k>/ one directory per segment k (0 <= k < perflib_ctl.nr_segs[c]), created as it grows:
  *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, seg0_slots << k slots of slot_size
  *            bytes; slot i of the class in segment k is entry i - perflib_seg_first(k)
  *     index  HASH, BPF_F_NO_PREALLOC, seg0_slots << k entries: the keys of the segment's
@@ -64,7 +67,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 3
+#define PERFLIB_LAYOUT_VERSION 4
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -79,7 +82,8 @@
 #define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
 #define PERFLIB_SEG0_MAX_BYTES 32768	    /* and slot sizes keep it at most this long */
 #define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
-#define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set */
+#define PERFLIB_PROCS_DEFAULT 63      /* provider processes per counter set: procs, with
+				      * its control entry, is one page */
 #define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */
 #define PERFLIB_STR_NONE 0xFFFFFFFFu  /* string offset: absent */
 
@@ -172,7 +176,7 @@ struct perflib_info {
 	struct perflib_info_class classes[PERFLIB_MAX_CLASSES]; /* by growing name_max */
 };
 
-/* the ctl map's one entry */
+/* the control entry of a counter set: entry nr_procs of its procs map */
 struct perflib_ctl {
 	__u32 magic;			     /* PERFLIB_CTL_MAGIC */
 	__u32 exit_id;			     /* the set's id in the machine's exit reaper, 0 = none */
@@ -431,7 +435,7 @@ static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *
  *   ids    HASH   exit id -> counter-set GUID (16 bytes): which ids are taken
  *   ctx    PERCPU_ARRAY, 1 entry: struct perflib_exit_ctx, handed down the tail calls
  *   link   the dispatcher's link (attached while pinned)
- * A counter set's exit id is in its ctl map (perflib_ctl.exit_id, 0 = none yet).
+ * A counter set's exit id is in its control entry (perflib_ctl.exit_id, 0 = none yet).
  */
 #define PERFLIB_EXIT_DIR "exit-reaper"
 #define PERFLIB_EXIT_IDS 4096 /* counter sets with a reaper program per root */
@@ -465,7 +469,7 @@ static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");
 static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot header size");
 static_assert(sizeof(struct perflib_index_key) == 16, "index key size");
 static_assert(sizeof(struct perflib_proc) == 64, "proc entry size");
-static_assert(sizeof(struct perflib_ctl) == 64, "ctl entry size");
+static_assert(sizeof(struct perflib_ctl) == sizeof(struct perflib_proc), "ctl is a procs entry");
 static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");
 static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");
 #endif

@@ -71,10 +71,7 @@ static __always_inline int start_matches(__u64 recorded, __u64 start)
 	return recorded == start;
 }
 
-/* procs entries checked in straight-line code before bpf_loop takes over (the default 64) */
-#define PROCS_INLINE PERFLIB_PROCS_DEFAULT
-
-/* the fast path: is procs entry @i the exiting process's? (then free it) */
+/* is procs entry @i the exiting process's? (then free it) */
 static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 {
 	struct perflib_proc *e = bpf_map_lookup_elem(&procs, &i);
@@ -97,7 +94,7 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 
 static long procs_cb(__u32 i, void *c)
 {
-	procs_check(c, PROCS_INLINE + i);
+	procs_check(c, i);
 	return 0;
 }
 
@@ -232,20 +229,18 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 {
 	struct perflib_exit_ctx *c;
 	struct reap_ctx r = {};
-	__u32 i, zero = 0;
+	__u32 zero = 0;
 
 	c = bpf_map_lookup_elem(&exit_ctx, &zero);
 	if (!c)
 		return 0;
 	r.tgid = c->tgid;
 	r.start = c->stamp;
-	for (i = 0; i < PROCS_INLINE; i++) {
-		if (i >= perflib_geo.nr_procs)
-			break;
-		procs_check(&r, i);
-	}
-	if (perflib_geo.nr_procs > PROCS_INLINE)
-		bpf_loop(perflib_geo.nr_procs - PROCS_INLINE, procs_cb, &r, 0);
+	/*
+	 * one loop the verifier checks once (straight-line code for the first 64 entries made
+	 * the program 24 KiB of kernel memory per counter set, this one 12 KiB)
+	 */
+	bpf_loop(perflib_geo.nr_procs, procs_cb, &r, 0);
 	/* the claimed and live slots of every segment of every class there is */
 	bpf_loop(PERFLIB_MAX_SEGS, seg_cb0, &r, 0);
 	if (nr_classes > 1)

@@ -139,16 +139,18 @@ struct perflib_store {
 	bool writable; /* opened read-write */
 	bool mapped;   /* slots mapped (perflib_class.data), else read by lookups */
 	struct perflib_vspace vs; /* the range of every class's slots, class 0 first */
-	int info_fd, ctl_fd, procs_fd;
+	int info_fd, procs_fd;
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
 	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none */
 	struct perflib_info *info; /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
-	struct perflib_ctl *ctl;		     /* mapping of ctl, NULL when unmapped */
+	struct perflib_ctl *ctl;		     /* the control entry in procs' mapping,
+						      * NULL when unmapped */
 	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
 						      * unmapped (lookups instead) */
-	size_t procs_len;			     /* nr_procs * sizeof(struct perflib_proc) */
+	size_t procs_len;			     /* (nr_procs + 1) * 64: with the control
+						      * entry */
 	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
 	struct perflib_class cls[PERFLIB_MAX_CLASSES];
@@ -256,6 +258,12 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 		    const struct perflib_pin_opts *opts);
 void perflib_seg_maps_close(struct perflib_seg_maps *m);
+/*
+ * perflib_ctl_read - the control entry of a counter set from its procs map @procs_fd (the
+ * last entry, layout.h), for a set not mapped. 0, or -errno (-EBADMSG: not a procs map of
+ * this layout, or no control entry's magic there)
+ */
+int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret);
 /* store helpers shared by store.c and segment.c */
 int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
 		      __u32 flags);
@@ -581,15 +589,15 @@ static inline bool perflib_ctrset_owns(const struct perflib_ctrset *set, const v
 /*
  * perflib_reaper_attach - make sure the machine's exit dispatcher (bpf/exit.bpf.c) runs
  * under the root, and load bpf/reaper.bpf.c for the counter set of @map (opened writable)
- * into its `progs` array under an exit id recorded in the set's ctl map, the program
+ * into its `progs` array under an exit id recorded in the set's control entry, the program
  * pinned at <root>/<guid>/reaper; nothing when the set has one. 0 when ready; -EPERM
  * without CAP_BPF+CAP_PERFMON (or CAP_SYS_ADMIN), -EOPNOTSUPP when PERFLIB_KERNEL_REAPER=0,
  * else -errno from libbpf. Callers ignore failures: the lazy reaping of instance.c still
  * frees dead providers' slots.
  */
 int perflib_reaper_attach(const struct perflib_store *map);
-/* drop the reaper program of the set whose ctl pin is @ctl_fd from the dispatcher */
-void perflib_reaper_forget(const GUID *guid, int ctl_fd);
+/* drop the reaper program of the set whose control entry is @ctl from the dispatcher */
+void perflib_reaper_forget(const GUID *guid, const struct perflib_ctl *ctl);
 /* a counter set is being unregistered: its program leaves the exit dispatcher */
 void perflib_reaper_set_removing(const GUID *guid);
 /* remove the root's exit dispatcher if no counter set is left under the root */

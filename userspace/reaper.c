@@ -182,7 +182,7 @@ static bool exit_id_held(uint32_t id, const GUID *guid)
 	return held;
 }
 
-/* the set's exit id from its ctl map, 0 if none (or garbage) */
+/* the set's exit id from its control entry, 0 if none (or garbage) */
 static uint32_t exit_id_of(const struct perflib_store *map)
 {
 	uint32_t id = __atomic_load_n(&map->ctl->exit_id, __ATOMIC_ACQUIRE);
@@ -322,18 +322,30 @@ out:
 void perflib_reaper_set_removing(const GUID *guid)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 8];
-	int fd;
+	struct perflib_ctl ctl;
+	__u32 key = 0;
+	int fd, err;
 
 	if (perflib_store_dir(guid, dir, sizeof(dir)))
 		return;
-	/* a set of any layout may have a ctl */
-	snprintf(path, sizeof(path), "%s/ctl", dir);
+	/* the control entry, last of procs; a set of layout 3 had it in a ctl map of its own */
+	snprintf(path, sizeof(path), "%s/procs", dir);
 	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return;
-	if (perflib_map_check(fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_ctl), 1, 0) >= 0)
-		perflib_reaper_forget(guid, fd);
-	close(fd);
+	err = fd < 0 ? -errno : perflib_ctl_read(fd, &ctl);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		snprintf(path, sizeof(path), "%s/ctl", dir);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			return;
+		err = perflib_map_check(fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(ctl), 1, 0) < 0 ||
+		      bpf_map_lookup_elem(fd, &key, &ctl);
+		close(fd);
+		if (err)
+			return;
+	}
+	perflib_reaper_forget(guid, &ctl);
 }
 
 void perflib_reaper_root_done(void)
@@ -352,17 +364,15 @@ out:
 	free(guids);
 }
 
-void perflib_reaper_forget(const GUID *guid, int ctl_fd)
+void perflib_reaper_forget(const GUID *guid, const struct perflib_ctl *ctl)
 {
-	struct perflib_ctl ctl;
 	uint8_t owner[16];
-	uint32_t id, key = 0;
+	uint32_t id;
 	int ids_fd, progs_fd;
 
-	if (bpf_map_lookup_elem(ctl_fd, &key, &ctl) || !ctl.exit_id ||
-	    ctl.exit_id >= PERFLIB_EXIT_IDS)
+	if (!ctl->exit_id || ctl->exit_id >= PERFLIB_EXIT_IDS)
 		return;
-	id = ctl.exit_id;
+	id = ctl->exit_id;
 	ids_fd = exit_pin_open("ids");
 	progs_fd = exit_pin_open("progs");
 	/* only if the id is still this set's */

@@ -104,8 +104,8 @@ int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
 	if (!counterset_guid)
 		return -EINVAL;
 	err = perflib_store_open(counterset_guid, true, &map);
-	if (err == -EBADMSG) {
-		/* a corrupt counter set can still be removed */
+	if (err == -EBADMSG || err == -EPROTO) {
+		/* a corrupt counter set, or one of another layout, can still be removed */
 		return force ? registry_remove(counterset_guid) : err;
 	}
 	if (err)

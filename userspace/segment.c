@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * segment.c - how a counter set grows: in each size class, segments of slots, each a data
- * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the ctl map
+ * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the control entry (procs' last)
  * and the class's outer maps, and mapped by every process at their fixed place in the
  * class's reservation (layout.h).
  *
@@ -238,17 +238,35 @@ int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
 	return fd;
 }
 
-/* segments of class @cls published in ctl */
+int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key;
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(procs_fd, &mi, &len))
+		return -errno;
+	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 ||
+	    mi.value_size != sizeof(struct perflib_ctl) || mi.max_entries < 2)
+		return -EBADMSG;
+	key = mi.max_entries - 1;
+	if (bpf_map_lookup_elem(procs_fd, &key, ret))
+		return -errno;
+	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+}
+
+/* segments of class @cls published in the control entry */
 static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr)
 {
 	struct perflib_ctl ctl;
-	__u32 key = 0;
+	int err;
 
 	if (map->ctl) {
 		*ret_nr = __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
 	} else {
-		if (bpf_map_lookup_elem(map->ctl_fd, &key, &ctl))
-			return -errno;
+		err = perflib_ctl_read(map->procs_fd, &ctl);
+		if (err)
+			return err;
 		*ret_nr = ctl.nr_segs[cls];
 	}
 	if (*ret_nr > map->cls[cls].max_segs)
@@ -329,13 +347,13 @@ out:
 	return err;
 }
 
-/* the pins' owner, group and mode: those of the set's ctl pin */
+/* the pins' owner, group and mode: those of the set's procs pin */
 static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 {
 	char path[PATH_MAX + 8];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/ctl", dir);
+	snprintf(path, sizeof(path), "%s/procs", dir);
 	if (stat(path, &st))
 		return -errno;
 	memset(opts, 0, sizeof(*opts));

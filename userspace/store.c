@@ -78,7 +78,7 @@ static int make_root(void)
 
 /* ---- create, pin, open ------------------------------------------------------------------ */
 
-static const char *const pin_names[] = {"info", "ctl", "procs"};
+static const char *const pin_names[] = {"info", "procs"};
 
 void perflib_store_close(struct perflib_store *map)
 {
@@ -99,12 +99,8 @@ void perflib_store_close(struct perflib_store *map)
 	perflib_vspace_put(&map->vs);
 	if (map->procs)
 		munmap(map->procs, map->procs_len);
-	if (map->ctl)
-		munmap(map->ctl, sizeof(struct perflib_ctl));
 	if (map->info_fd >= 0)
 		close(map->info_fd);
-	if (map->ctl_fd >= 0)
-		close(map->ctl_fd);
 	if (map->procs_fd >= 0)
 		close(map->procs_fd);
 	if (map->keys_fd >= 0)
@@ -123,7 +119,7 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
-	map->info_fd = map->ctl_fd = map->procs_fd = map->keys_fd = -1;
+	map->info_fd = map->procs_fd = map->keys_fd = -1;
 	map->proc_index = -1;
 	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
 		struct perflib_class *cl = &map->cls[c];
@@ -138,7 +134,7 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 }
 
 /*
- * Read the info value, map ctl and procs, reserve the address space of every slot the set
+ * Read the info value, map procs (with the control entry), reserve the address space of every slot the set
  * may ever hold, and open the published segments; fds are open. @unmapped: a reader whose
  * fds are read-only, which the kernel will not let mmap the maps (see perflib_store_open):
  * nothing is mapped, and readers use lookup syscalls.
@@ -166,7 +162,8 @@ static int map_read_info(struct perflib_store *map)
 		char g[37];
 
 		pr_warn("counter set %s was created by another perflib layout (version %u, this "
-			"library reads %u): remove it (unlodctr, or rm -r %s/%s) and register it "
+			"library reads %u): remove it (unlodctr --force, or rm -r %s/%s) and register "
+			"it "
 			"again\n",
 			perflib_guid_to_string(&map->guid, g), info->layout_version,
 			PERFLIB_LAYOUT_VERSION, perflib_root_path(), g);
@@ -200,14 +197,12 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 		cl->data_len = (size_t)perflib_seg_first(cl->max_segs, cl->seg0) * cl->slot_size;
 		len += cl->data_len;
 	}
+	/* the processes' entries and the control entry after them */
 	err = perflib_map_check(map->procs_fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc),
-				info->nr_procs, BPF_F_MMAPABLE);
-	if (err >= 0)
-		err = perflib_map_check(map->ctl_fd, BPF_MAP_TYPE_ARRAY, 4,
-					sizeof(struct perflib_ctl), 1, BPF_F_MMAPABLE);
+				info->nr_procs + 1, BPF_F_MMAPABLE);
 	if (err < 0)
 		return err;
-	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
+	map->procs_len = ((size_t)info->nr_procs + 1) * sizeof(struct perflib_proc);
 	if (!unmapped) {
 		/*
 		 * address space only, one range for every class (class regions are whole pages:
@@ -222,10 +217,9 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 		}
 		map->mapped = true;
 		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, false, map->procs_fd);
-		map->ctl = perflib_map_shared(NULL, sizeof(struct perflib_ctl), map->writable, false,
-					      map->ctl_fd);
-		if (!map->procs || !map->ctl)
+		if (!map->procs)
 			return -errno;
+		map->ctl = (struct perflib_ctl *)&map->procs[info->nr_procs];
 	}
 	return perflib_store_refresh(map);
 }
@@ -235,7 +229,7 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 	struct perflib_store *map;
 	char dir[PATH_MAX], name[32];
 	bool unmapped = false;
-	int *fds[3];
+	int *fds[2];
 	uint32_t c;
 	int err, i;
 
@@ -246,8 +240,7 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 	if (!map)
 		return -ENOMEM;
 	fds[0] = &map->info_fd;
-	fds[1] = &map->ctl_fd;
-	fds[2] = &map->procs_fd;
+	fds[1] = &map->procs_fd;
 	/*
 	 * The kernel checks the pin's file mode: read for readers, read-write for providers.
 	 * info is frozen: always opened read-only. The kernel cannot mmap a BPF_F_RDONLY fd
@@ -256,7 +249,7 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 	 * it and map them PROT_READ all the same; a reader with read permission only opens
 	 * them read-only and gets an unmapped set (map_attach).
 	 */
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {
 		/* the info first: a set of another layout is named as such, whatever it pins */
 		if (i == 1) {
 			err = map_read_info(map);
@@ -321,11 +314,10 @@ void perflib_store_trim(struct perflib_store *map)
 				close(fd);
 		}
 	}
-	/* the info is copied, ctl and procs are mapped: their fds serve no one */
+	/* the info is copied, procs (and the control entry) is mapped: their fds serve no one */
 	close(map->info_fd);
-	close(map->ctl_fd);
 	close(map->procs_fd);
-	map->info_fd = map->ctl_fd = map->procs_fd = -1;
+	map->info_fd = map->procs_fd = -1;
 }
 
 static int outer_create(const char *pin, int inner_fd)
@@ -389,10 +381,10 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
 	mopts.map_flags = BPF_F_MMAPABLE;
+	/* the processes' entries, then the control entry (layout.h) */
 	map->procs_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_procs", 4,
-				       sizeof(struct perflib_proc), info->nr_procs, &mopts);
-	map->ctl_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_ctl", 4, sizeof(ctl), 1, &mopts);
-	if (map->procs_fd < 0 || map->ctl_fd < 0) {
+				       sizeof(struct perflib_proc), info->nr_procs + 1, &mopts);
+	if (map->procs_fd < 0) {
 		err = -errno;
 		goto out;
 	}
@@ -419,7 +411,8 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 			goto out;
 	}
 	ctl.nr_segs[0] = 1;
-	if (bpf_map_update_elem(map->ctl_fd, &key, &ctl, BPF_ANY)) {
+	key = info->nr_procs;
+	if (bpf_map_update_elem(map->procs_fd, &key, &ctl, BPF_ANY)) {
 		err = -errno;
 		goto out;
 	}
@@ -431,8 +424,6 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 		goto out;
 	}
 	err = perflib_pin_one(map->info_fd, tmp, "info", opts);
-	if (!err)
-		err = perflib_pin_one(map->ctl_fd, tmp, "ctl", opts);
 	if (!err)
 		err = perflib_pin_one(map->procs_fd, tmp, "procs", opts);
 	for (c = 0; c < info->nr_classes; c++) {

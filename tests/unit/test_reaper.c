@@ -541,7 +541,7 @@ static void test_register_pins(void **state)
 	struct bpf_link_info li;
 	struct bpf_prog_info pi;
 	__u32 len = sizeof(li), plen = sizeof(pi), id, prog_id, key = 0;
-	struct perflib_ctl ctl;
+	struct perflib_ctl ctl, owner_ctl;
 	char dir[512], path[600];
 	uint8_t owner[16];
 	struct stat st;
@@ -560,11 +560,15 @@ static void test_register_pins(void **state)
 	assert_int_equal(pi.type, BPF_PROG_TYPE_TRACING);
 	prog_id = pi.id;
 	close(fd);
-	/* its exit id in ctl, the same program in the dispatcher's progs, the id taken */
-	snprintf(path, sizeof(path), "%s/ctl", dir);
+	/* its exit id in the control entry, the same program in the dispatcher's progs, the
+	 * id taken */
+	snprintf(path, sizeof(path), "%s/procs", dir);
 	fd = bpf_obj_get(path);
 	assert_true(fd >= 0);
-	assert_int_equal(bpf_map_lookup_elem(fd, &key, &ctl), 0);
+	assert_int_equal(perflib_ctl_read(fd, &ctl), 0);
+	key = PERFLIB_PROCS_DEFAULT;
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, &owner_ctl), 0);
+	assert_memory_equal(&owner_ctl, &ctl, sizeof(ctl));
 	close(fd);
 	id = ctl.exit_id;
 	assert_true(id > 0 && id < PERFLIB_EXIT_IDS);

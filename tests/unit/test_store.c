@@ -703,16 +703,19 @@ static void test_hand_made_pins(void **state)
 	hand_set(&hs, info);
 	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8, words + 1, BPF_F_MMAPABLE, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
-	/* procs and ctl of the wrong shapes */
+	/* procs of the wrong shapes: entries of another size, no control entry, not mmapable */
 	hand_set(&hs, info);
-	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 32, info->nr_procs, BPF_F_MMAPABLE, NULL);
+	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 32, info->nr_procs + 1, BPF_F_MMAPABLE, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	hand_set(&hs, info);
-	hand_pin(&hs, "ctl", BPF_MAP_TYPE_ARRAY, 4, 64, 2, BPF_F_MMAPABLE, NULL);
+	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 64, info->nr_procs, BPF_F_MMAPABLE, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
+	hand_set(&hs, info);
+	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 64, info->nr_procs + 1, 0, NULL);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	/* a pin missing */
 	hand_set(&hs, info);
-	hand_unpin(&hs, "ctl");
+	hand_unpin(&hs, "procs");
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);
 	hand_set(&hs, info);
 	hand_unpin(&hs, "s0/index");

@@ -4,7 +4,7 @@
  * perflib's region (never overlapping, given back and merged, never mapped over someone
  * else's mapping), reservations when the region is disabled, the process-wide tables
  * mapping (zeroed tables, reused, one mapping for all), a fork() child making its own; and
- * what that buys a provider: a set keeps 4 mappings and 2 file descriptors (fork() walks
+ * what that buys a provider: a set keeps 3 mappings and 2 file descriptors (fork() walks
  * both), with and without the region.
  */
 #include <setjmp.h>
@@ -260,18 +260,21 @@ static void test_provider_mappings(void **state)
 	int vmas, fds;
 
 	(void)state;
-	/* segment 0's slots and live bitmap, ctl, procs: no reservation, no table of its own */
+	/*
+	 * segment 0's slots and live bitmap, procs with the control entry: no reservation, no
+	 * table of its own
+	 */
 	provider_costs(&vmas, &fds);
 	print_message("per set: %d mappings, %d fds\n", vmas, fds);
-	assert_true(vmas <= 4);
-	/* segment 0's index and the keys program; not info, ctl, procs, outer maps, data */
+	assert_true(vmas <= 3);
+	/* segment 0's index and the keys program; not info, procs, outer maps, data */
 	assert_true(fds <= 2);
 	/* with the region disabled, a reservation per set: one mapping more at most */
 	setenv("PERFLIB_VSPACE", "0", 1);
 	provider_costs(&vmas, &fds);
 	unsetenv("PERFLIB_VSPACE");
 	print_message("per set without the region: %d mappings, %d fds\n", vmas, fds);
-	assert_true(vmas <= 6 && vmas > 4);
+	assert_true(vmas <= 5 && vmas > 3);
 	assert_true(fds <= 2);
 }
 

@@ -32,9 +32,10 @@ static const char usage[] =
 	"  -h, --help, /?            show this help\n"
 	"\n"
 	"A counter set with live instances is refused without --force (error 170,\n"
-	"ERROR_BUSY). Errors print 'Error: ...' and the exit status is the Win32 error\n"
-	"code (1 if it does not fit in an exit status). Needs write access to the pin\n"
-	"directory (root).\n";
+	"ERROR_BUSY), and so is one registered by another perflib layout, which this\n"
+	"library cannot read (--force removes it). Errors print 'Error: ...' and the\n"
+	"exit status is the Win32 error code (1 if it does not fit in an exit status).\n"
+	"Needs write access to the pin directory (root).\n";
 
 /* remove one counter set; returns the Win32 code */
 static ULONG remove_set(const GUID *guid, const char *name, bool force)
@@ -50,6 +51,13 @@ static ULONG remove_set(const GUID *guid, const char *name, bool force)
 			"use --force\n",
 			gs, name ? name : "");
 		return ERROR_BUSY;
+	}
+	if (err == -EPROTO) {
+		fprintf(stderr,
+			"Error: counter set {%s} (%s) was registered by another perflib layout; "
+			"remove it with --force and register it again\n",
+			gs, name ? name : "");
+		return perflib_win32_error(err);
 	}
 	if (err == -ENOENT) {
 		printf("Info: counter set {%s} (%s) is not registered\n", gs, name ? name : "");
