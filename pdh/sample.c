@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ctrtype.h"
+#include "fmt_steady.h"
 #include "pdh_internal.h"
 
 void pdh_data_free(struct pdh_query *q)
@@ -688,31 +689,6 @@ static size_t put_name(const struct perfbuf_data *d, const struct perfbuf_item *
 	return 2 * ((size_t)it->len + 1);
 }
 
-/* @n ASCII bytes at @src as UTF-16 units at @dst: eight at a time (SWAR) */
-static void widen(uint16_t *dst, const uint8_t *src, size_t n)
-{
-	size_t i = 0;
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	for (; i + 8 <= n; i += 8) {
-		uint64_t x, lo, hi;
-
-		memcpy(&x, src + i, sizeof(x));
-		/* bytes 0-3 and 4-7 into four 16-bit lanes each */
-		lo = x & 0xFFFFFFFFu;
-		hi = x >> 32;
-		lo = (lo | (lo << 16)) & 0x0000FFFF0000FFFFull;
-		hi = (hi | (hi << 16)) & 0x0000FFFF0000FFFFull;
-		lo = (lo | (lo << 8)) & 0x00FF00FF00FF00FFull;
-		hi = (hi | (hi << 8)) & 0x00FF00FF00FF00FFull;
-		memcpy(dst + i, &lo, sizeof(lo));
-		memcpy(dst + i + 4, &hi, sizeof(hi));
-	}
-#endif
-	for (; i < n; i++)
-		dst[i] = src[i];
-}
-
 /*
  * the names of a real-time counter's items after its @nr items of @item_size at @buf (each
  * item's szName, its first member, set); a whole block's names in the A variant are one
@@ -745,7 +721,7 @@ static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_
 		const uint8_t *src = (const uint8_t *)d->names + it->name;
 		uint16_t *dst = (uint16_t *)(void *)(buf + off);
 
-		widen(dst, src, b->name_bytes);
+		pdh_widen(dst, src, b->name_bytes, FMT_KERNEL_C);
 		for (i = 0; i < nr; i++, it++) {
 			char *name = buf + off;
 
@@ -781,78 +757,9 @@ static bool wide_names(struct pdh_data *pd)
 		pd->wide = grown;
 		pd->cap_wide = d->names_len;
 	}
-	widen(pd->wide, (const uint8_t *)d->names, d->names_len);
+	pdh_widen(pd->wide, (const uint8_t *)d->names, d->names_len, FMT_KERNEL_C);
 	pd->wide_ok = true;
 	return true;
-}
-
-/* a formatted item's CStatus (and the padding after it, as one word) and value */
-static inline void put_fmt(PDH_FMT_COUNTERVALUE *f, uint64_t st, double x)
-{
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-	st <<= 32;
-#endif
-	memcpy(f, &st, sizeof(st));
-	f->doubleValue = x;
-}
-
-/*
- * the steady state of fmt_fast, PDH_FMT_DOUBLE with nothing to scale or cap: every item of
- * a block whose instances are those of the sample before in the same order, names placed
- * by offset; one loop per kind, everything in registers
- */
-struct fmt_steady {
-	size_t nr;
-	char *names;		      /* where the block's names were copied */
-	unsigned int shift;	      /* 1 for W */
-	const uint32_t *rel;	      /* per item: its name's place among the block's names */
-	const uint64_t *vals, *ovals; /* the column, now and before, by item */
-	const uint8_t *sizes, *osizes;
-	double div;	/* cook_per_second_divisor, 0: none (no valid rate) */
-	bool same_time; /* the two samples have the same time stamp */
-};
-
-/*
- * One loop per kind (a raw count, a count per second). The loops copy what they read into
- * locals first: the stores into the items would otherwise make the compiler reload every
- * field of @s for each item.
- */
-static inline __attribute__((always_inline)) void
-fmt_steady(const struct fmt_steady *s, PDH_FMT_COUNTERVALUE_ITEM_W *items, bool rate)
-{
-	const uint64_t *const vals = s->vals, *const ovals = s->ovals;
-	const uint8_t *const sizes = s->sizes, *const osizes = s->osizes;
-	const uint32_t *const rel = s->rel;
-	char *const names = s->names;
-	const unsigned int shift = s->shift;
-	const size_t nr = s->nr;
-	const double div = s->div;
-	const bool same_time = s->same_time;
-	size_t i;
-
-	for (i = 0; !rate && i < nr; i++) {
-		uint64_t v = vals[i];
-		bool ok = sizes[i];
-
-		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
-		put_fmt(&items[i].FmtValue,
-			!ok			     ? (DWORD)PDH_CSTATUS_INVALID_DATA
-			: osizes[i] && ovals[i] == v ? (DWORD)PDH_CSTATUS_VALID_DATA
-						     : (DWORD)PDH_CSTATUS_NEW_DATA,
-			ok ? (double)v : 0);
-	}
-	for (i = 0; rate && i < nr; i++) {
-		uint64_t v = vals[i], ov = ovals[i];
-		/* one sample, or a clock or counter that went back: no value (cook_per_second) */
-		bool ok = sizes[i] && osizes[i] && div != 0 && ov <= v;
-
-		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));
-		put_fmt(&items[i].FmtValue,
-			!ok		       ? (DWORD)PDH_CSTATUS_INVALID_DATA
-			: ov == v && same_time ? (DWORD)PDH_CSTATUS_VALID_DATA
-					       : (DWORD)PDH_CSTATUS_NEW_DATA,
-			ok ? (double)(v - ov) / div : 0);
-	}
 }
 
 /*
@@ -886,14 +793,16 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	const uint32_t *rel = d->rel + b->first;
 	char *names = buf + off;
 	unsigned int shift = wide ? 1 : 0;
+	enum fmt_kernel kernel = pdh_fmt_kernel();
 	double div = 0, x;
 
 	if (bulk) {
-		if (wide && wide_names(q->data))
-			memcpy(names, q->data->wide + names0, 2 * b->name_bytes);
+		/* W: widened in one pass by a vector kernel, else a copy of the sample's */
+		if (wide && (kernel != FMT_KERNEL_C || !wide_names(q->data)))
+			pdh_widen((uint16_t *)(void *)names, (const uint8_t *)d->names + names0,
+				  b->name_bytes, kernel);
 		else if (wide)
-			widen((uint16_t *)(void *)names, (const uint8_t *)d->names + names0,
-			      b->name_bytes);
+			memcpy(names, q->data->wide + names0, 2 * b->name_bytes);
 		else
 			memcpy(names, d->names + names0, b->name_bytes);
 		off += b->name_bytes << shift;
@@ -925,10 +834,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 			.same_time = same_time,
 		};
 
-		if (rate)
-			fmt_steady(&st, items, true);
-		else
-			fmt_steady(&st, items, false);
+		pdh_fmt_steady(&st, items, rate, kernel);
 		return off;
 	}
 	/* each item written once, field by field (with its name's place when bulk) */
@@ -968,7 +874,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 			continue;
 		}
 	store:
-		put_fmt(f, st, x);
+		fmt_put(f, st, x);
 	}
 	return off;
 }

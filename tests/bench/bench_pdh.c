@@ -4,17 +4,20 @@
  * instances x 8 counters read as a monitoring agent reads it,
  *
  *   pdh    PdhCollectQueryData on a query of the 8 counters "\PDH Bench(*)\Counter k",
- *          then PdhGetFormattedCounterArray (PDH_FMT_DOUBLE) of each counter, into
- *          buffers sized once beforehand (the A and the W variants, each measured);
+ *          then PdhGetFormattedCounterArray (PDH_FMT_DOUBLE) of each counter as the
+ *          Windows samples call it: the size asked with a 0-byte buffer, then the array
+ *          into the caller's buffer (kept from one sample to the next, grown when
+ *          PDH_MORE_DATA says so); the A and the W variants, each measured;
  *   perf   PerfQueryCounterData alone with one wildcard specification (every counter, "*")
  *          over the same counter set, which is what the PDH query asks perflib for,
  *
  * in one run, alternating, ROUNDS rounds of TARGET_NS each; the per-call minimum and the
  * median of the rounds' averages are printed with the ratio of the minima. Goal: ratio
  * <= 1.5. A third line measures the floor any PDH has here: the same PerfQueryCounterData,
- * one read of its buffer and writing the eight A arrays' bytes, nothing decoded or computed. PDH_BENCH_SECTIONS=1 also prints where the PDH call spends its time (clock_gettime
- * around the calls: collect vs the eight arrays). Runs as root (creates BPF maps) under a
- * private pin root that it removes afterwards.
+ * one read of its buffer and writing the eight A arrays' bytes, nothing decoded or computed.
+ * PDH_BENCH_SECTIONS=1 also prints where the PDH samples (A and W) spend their time
+ * (clock_gettime around the calls: collect vs the eight arrays, averages of 50). Runs as
+ * root (creates BPF maps) under a private pin root that it removes afterwards.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -199,6 +202,21 @@ static void pdh_sample(struct pdh_side *s, bool sections)
 		die("PdhCollectQueryData", st);
 	t1 = sections ? now_ns() : 0;
 	for (k = 0; k < NR_COUNTERS; k++) {
+		/* the size first (pdh.md 5.4.2), then the array */
+		size = 0;
+		st = s->wide ? PdhGetFormattedCounterArrayW(s->c[k], PDH_FMT_DOUBLE, &size, &items,
+							    NULL)
+			     : PdhGetFormattedCounterArrayA(s->c[k], PDH_FMT_DOUBLE, &size, &items,
+							    NULL);
+		if (st != PDH_MORE_DATA)
+			die("sizing PdhGetFormattedCounterArray", st);
+		if (size > s->size[k]) {
+			free(s->buf[k]);
+			s->buf[k] = malloc(size);
+			if (!s->buf[k])
+				die("malloc", size);
+			s->size[k] = size;
+		}
 		size = s->size[k];
 		if (s->wide) {
 			PDH_FMT_COUNTERVALUE_ITEM_W *it = s->buf[k];
@@ -346,10 +364,14 @@ int main(void)
 	printf("%-36s %12.1f %12.1f %8.2f (read the buffer once, write the A arrays' bytes)\n",
 	       "floor: query + output size", fmin / 1e3, median(f_ns, ROUNDS) / 1e3, fmin / pmin);
 	if (sections) {
-		for (calls = 0; calls < 50; calls++)
+		for (calls = 0; calls < 50; calls++) {
 			pdh_sample(&pa, true);
+			pdh_sample(&pw, true);
+		}
 		printf("sections (A, %lu samples): collect %.1f us, 8 arrays %.1f us per sample\n",
 		       calls, pa.collect_ns / 1e3 / calls, pa.array_ns / 1e3 / calls);
+		printf("sections (W, %lu samples): collect %.1f us, 8 arrays %.1f us per sample\n",
+		       calls, pw.collect_ns / 1e3 / calls, pw.array_ns / 1e3 / calls);
 	}
 	for (k = 0; k < NR_COUNTERS; k++) {
 		free(pa.buf[k]);

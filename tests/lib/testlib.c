@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "layout.h"
 #include "testlib.h"
 
 static char root[256];
@@ -260,4 +261,80 @@ int tl_poke_slot(const GUID *set, uint32_t i, const void *slot)
 out:
 	close(fd);
 	return err;
+}
+
+int tl_published_segs(const GUID *set, uint32_t cls)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], g[40];
+	struct perflib_ctl ctl;
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key;
+	int fd, n = -1;
+
+	if (perflib_get_pin_root(dir, sizeof(dir)) < 0 || cls >= PERFLIB_MAX_CLASSES)
+		return -1;
+	/* the control entry: the last of procs (layout.h) */
+	snprintf(path, sizeof(path), "%s/%s/procs", dir, perflib_guid_to_string(set, g));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -1;
+	memset(&mi, 0, sizeof(mi));
+	if (!bpf_obj_get_info_by_fd(fd, &mi, &len) && mi.value_size == sizeof(ctl) &&
+	    mi.max_entries > 1) {
+		key = mi.max_entries - 1;
+		if (!bpf_map_lookup_elem(fd, &key, &ctl) && ctl.magic == PERFLIB_CTL_MAGIC)
+			n = (int)ctl.nr_segs[cls];
+	}
+	close(fd);
+	return n;
+}
+
+/* the kernel's memory of BPF map or program @fd (fdinfo "memlock:"); *@is_prog: a program */
+static unsigned long long memlock(int fd, bool *is_prog)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	*is_prog = false;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "memlock: %llu", &v);
+		if (!strncmp(line, "prog_type:", 10))
+			*is_prog = true;
+	}
+	fclose(f);
+	return v;
+}
+
+void tl_dir_memlock(const char *dir, unsigned long long *maps, unsigned long long *progs)
+{
+	char path[PATH_MAX + 300];
+	unsigned long long v;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	bool is_prog;
+	int fd;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR) {
+			tl_dir_memlock(path, maps, progs);
+			continue;
+		}
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		v = memlock(fd, &is_prog);
+		*(is_prog ? progs : maps) += v;
+		close(fd);
+	}
+	closedir(d);
 }

@@ -59,5 +59,12 @@ int tl_pins_chmod(const char *dir, mode_t mode, uid_t uid, gid_t gid);
  * value size) and set its live bit, as a forger with root would. 0 or -1.
  */
 int tl_poke_slot(const GUID *set, uint32_t i, const void *slot);
+/* segments of size class @cls of counter set @set its control entry publishes (-1: none) */
+int tl_published_segs(const GUID *set, uint32_t cls);
+/*
+ * the kernel's memory ("memlock:" of fdinfo) of every map and program pinned under @dir,
+ * its subdirectories included, added to *@maps and *@progs
+ */
+void tl_dir_memlock(const char *dir, unsigned long long *maps, unsigned long long *progs);
 
 #endif /* PERFLIB_TESTLIB_H */

@@ -369,18 +369,6 @@ static void test_reserve(void **state)
 	assert_all_free(&set);
 }
 
-/* segments of class 0 published (ctl) */
-static uint32_t published(const GUID *set)
-{
-	struct perflib_store *m;
-	uint32_t n;
-
-	assert_int_equal(perflib_store_open(set, false, &m), 0);
-	n = m->ctl->nr_segs[0];
-	perflib_store_close(m);
-	return n;
-}
-
 /*
  * Segments given back, then grown again: a program loaded before sees only the segments
  * there are (-ENOSPC past them) and creates and updates an instance in the new map of the
@@ -411,10 +399,10 @@ static void test_after_shrink(void **state)
 		u[i] = PerfCreateInstance(h, &set, prov_wname(wname, 16, "u%u", i), 0);
 		assert_non_null(u[i]);
 	}
-	assert_int_equal(published(&set), 2);
+	assert_int_equal(tl_published_segs(&set, 0), 2);
 	for (i = 0; i < 3 * seg0; i++)
 		assert_int_equal(PerfDeleteInstance(h, u[i]), ERROR_SUCCESS);
-	assert_int_equal(published(&set), 1);
+	assert_int_equal(tl_published_segs(&set, 0), 1);
 	/* the program fills segment 0 and finds no more */
 	for (i = 0; i < seg0; i++) {
 		snprintf(name, sizeof(name), "k%u", i);
@@ -423,7 +411,7 @@ static void test_after_shrink(void **state)
 	assert_int_equal(create_ascii(skel, "more", 1, 0), E_NOSPC);
 	/* a user-space create grows segment 1 anew: the program creates there */
 	assert_non_null(PerfCreateInstance(h, &set, u"grow", 0));
-	assert_int_equal(published(&set), 2);
+	assert_int_equal(tl_published_segs(&set, 0), 2);
 	s = create_ascii(skel, "more", 1, 0);
 	assert_true(s >= (int64_t)seg0);
 	memset(&ctx, 0, sizeof(ctx));

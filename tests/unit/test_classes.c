@@ -227,55 +227,6 @@ static void test_sigkill_every_class(void **state)
 	close(k.ready[1]);
 }
 
-/* the kernel's memory accounting of a map or program ("memlock:" of its fdinfo) */
-static unsigned long long memlock(int fd, bool *is_prog)
-{
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	*is_prog = false;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "memlock: %llu", &v);
-		if (!strncmp(line, "prog_type:", 10))
-			*is_prog = true;
-	}
-	fclose(f);
-	return v;
-}
-
-/* every map and program pinned under @dir (segment directories included), summed */
-static void dir_memlock(const char *dir, unsigned long long *maps, unsigned long long *progs)
-{
-	char path[PATH_MAX + 300];
-	unsigned long long v;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	bool is_prog;
-	int fd;
-
-	assert_non_null(d);
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (de->d_type == DT_DIR) {
-			dir_memlock(path, maps, progs);
-			continue;
-		}
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		v = memlock(fd, &is_prog);
-		*(is_prog ? progs : maps) += v;
-		close(fd);
-	}
-	closedir(d);
-}
-
 /*
  * the maps of a registered set with no instance within 64 KiB (issue 8); its programs (the
  * exit reaper, the keys program) are counted apart: about 24 KiB more
@@ -290,7 +241,7 @@ static void test_empty_set_memory(void **state)
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
 	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
-	dir_memlock(dir, &maps, &progs);
+	tl_dir_memlock(dir, &maps, &progs);
 	print_message("registered set, no instance: %llu bytes of maps, %llu of programs\n", maps,
 		      progs);
 	assert_true(maps > 0);

@@ -563,6 +563,8 @@ static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev
 			 PDH_RAW_COUNTER_ITEM_A **ret_raw, DWORD *ret_n)
 {
 	DWORD fbytes = 0, rbytes = 0, wbytes = 0, n = 0, rn = 0, wn = 0, i, k;
+	static size_t at;
+	char *fmem, *wmem;
 	PDH_FMT_COUNTERVALUE_ITEM_W *w;
 	PDH_FMT_COUNTERVALUE_ITEM_A *f;
 	PDH_RAW_COUNTER_ITEM_A *r;
@@ -570,17 +572,21 @@ static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev
 	assert_int_equal(PdhGetFormattedCounterArrayA(c, fmt, &fbytes, &n, NULL), PDH_MORE_DATA);
 	assert_int_equal(PdhGetRawCounterArrayA(c, &rbytes, &rn, NULL), PDH_MORE_DATA);
 	assert_int_equal(n, rn);
-	f = malloc(fbytes);
+	/* the formatted arrays at each 8-byte place in a cache line in turn */
+	at = (at + 8) % 64;
+	fmem = aligned_alloc(64, (fbytes + 64 + 63) / 64 * 64);
+	f = (void *)(fmem + at);
 	r = malloc(rbytes);
-	assert_non_null(f);
+	assert_non_null(fmem);
 	assert_non_null(r);
 	assert_int_equal(PdhGetFormattedCounterArrayA(c, fmt, &fbytes, &n, f), 0);
 	assert_int_equal(PdhGetRawCounterArrayA(c, &rbytes, &rn, r), 0);
 	/* the W array: the same items, names widened */
 	assert_int_equal(PdhGetFormattedCounterArrayW(c, fmt, &wbytes, &wn, NULL), PDH_MORE_DATA);
 	assert_int_equal(wn, n);
-	w = malloc(wbytes);
-	assert_non_null(w);
+	wmem = aligned_alloc(64, (wbytes + 64 + 63) / 64 * 64);
+	assert_non_null(wmem);
+	w = (void *)(wmem + (at + 24) % 64);
 	assert_int_equal(PdhGetFormattedCounterArrayW(c, fmt, &wbytes, &wn, w), 0);
 	for (i = 0; i < n; i++) {
 		for (k = 0; f[i].szName[k]; k++)
@@ -589,7 +595,7 @@ static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev
 		assert_int_equal(w[i].FmtValue.CStatus, f[i].FmtValue.CStatus);
 		assert_memory_equal(&w[i].FmtValue, &f[i].FmtValue, sizeof(f[i].FmtValue));
 	}
-	free(w);
+	free(wmem);
 	for (i = 0; i < n; i++) {
 		PDH_RAW_COUNTER *old = NULL;
 		PDH_FMT_COUNTERVALUE want;
@@ -609,11 +615,17 @@ static void arrays_agree(PDH_HCOUNTER c, DWORD fmt, PDH_RAW_COUNTER_ITEM_A *prev
 		else
 			assert_true(f[i].FmtValue.doubleValue == want.doubleValue);
 	}
-	free(f);
+	free(fmem);
 	*ret_raw = r;
 	*ret_n = rn;
 }
 
+/*
+ * the arrays of every kind against the raw ones across rounds: one sample, values changed
+ * (up and, for the rate, back), unchanged, instances going and coming; 30 more instances
+ * than the others make the block long enough for the 8-item kernels (fmt_steady.c)
+ */
+#define NR_MANY 30
 static void test_fast_arrays_agree(void **state)
 {
 	static const char *const paths[] = {"\\PDH Test(*)\\Items", "\\PDH Test(*)\\Ops/sec",
@@ -621,22 +633,42 @@ static void test_fast_arrays_agree(void **state)
 	static const DWORD fmts[] = {PDH_FMT_DOUBLE, PDH_FMT_LONG | PDH_FMT_1000,
 				     PDH_FMT_DOUBLE | PDH_FMT_NOSCALE};
 	PDH_RAW_COUNTER_ITEM_A *prev[3] = {0};
-	PPERF_COUNTERSET_INSTANCE x, y, z = NULL;
+	PPERF_COUNTERSET_INSTANCE x, y, z = NULL, many[NR_MANY];
 	PDH_HQUERY q = open_query();
 	PDH_HCOUNTER c[3];
 	DWORD nprev[3] = {0};
-	unsigned int round, k;
+	unsigned int round, k, i;
+	WCHAR name[8];
 
 	(void)state;
 	x = make_inst(u"x", 20, 5);
 	y = make_inst(u"y", 21, 6);
+	for (i = 0; i < NR_MANY; i++) {
+		/* names of 2 to 4 characters, so that their places do not follow a pattern */
+		name[0] = u'm';
+		name[1] = (WCHAR)(u'a' + i % 26);
+		name[2] = i % 3 ? (WCHAR)(u'0' + i % 10) : 0;
+		name[3] = i % 3 == 2 ? u'z' : 0;
+		name[4] = 0;
+		many[i] = make_inst(name, 100 + i, i * 7);
+		assert_int_equal(PerfSetULongCounterValue(prov, many[i], 2, 1000 + i), 0);
+	}
 	for (k = 0; k < 3; k++)
 		c[k] = add(q, paths[k]);
 	/* one sample, changed values, unchanged values, then instances going and coming */
-	for (round = 0; round < 5; round++) {
-		if (round == 1 || round == 3) {
+	for (round = 0; round < 8; round++) {
+		if (round == 1 || round == 3 || round == 5 || round == 6) {
 			assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 100 * round), 0);
 			assert_int_equal(PerfSetULongCounterValue(prov, x, 1, round), 0);
+			/* some go up, some stay, some go back (a rate without value) */
+			for (i = round % 3; i < NR_MANY; i += 3) {
+				ULONG ops = i % 2 ? 1000 + i + 10 * round : 1000 + i - round;
+
+				assert_int_equal(PerfSetULongCounterValue(prov, many[i], 2, ops),
+						 0);
+				assert_int_equal(
+					PerfSetULongCounterValue(prov, many[i], 1, round * i), 0);
+			}
 		}
 		if (round == 3) {
 			assert_int_equal(PerfDeleteInstance(prov, y), 0);
@@ -650,6 +682,7 @@ static void test_fast_arrays_agree(void **state)
 
 			arrays_agree(c[k], fmts[round % 3], round ? prev[k] : NULL, nprev[k], &raw,
 				     &n);
+			assert_true(n >= NR_MANY + 3);
 			free(prev[k]);
 			prev[k] = raw;
 			nprev[k] = n;
@@ -660,6 +693,8 @@ static void test_fast_arrays_agree(void **state)
 	assert_int_equal(PdhCloseQuery(q), 0);
 	assert_int_equal(PerfDeleteInstance(prov, x), 0);
 	assert_int_equal(PerfDeleteInstance(prov, z), 0);
+	for (i = 0; i < NR_MANY; i++)
+		assert_int_equal(PerfDeleteInstance(prov, many[i]), 0);
 }
 
 static void test_rates_across_churn(void **state)

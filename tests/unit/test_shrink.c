@@ -75,43 +75,13 @@ static size_t listed(const GUID *set, const char *prefix, size_t *ret_prefixed)
 	return n;
 }
 
-/* the kernel's memory of every map pinned under @dir (fdinfo "memlock:") */
+/* the kernel's memory of every map pinned under @dir (its programs not counted) */
 static unsigned long long pinned_memlock(const char *dir)
 {
-	char path[PATH_MAX + 300], line[256];
-	unsigned long long sum = 0, v;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	FILE *f;
-	int fd;
+	unsigned long long maps = 0, progs = 0;
 
-	assert_non_null(d);
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (de->d_type == DT_DIR) {
-			sum += pinned_memlock(path);
-			continue;
-		}
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-		f = fopen(path, "r");
-		assert_non_null(f);
-		v = 0;
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "memlock: %llu", &v) == 1)
-				break;
-		}
-		fclose(f);
-		close(fd);
-		if (!strstr(de->d_name, "reaper") && strcmp(de->d_name, "keys"))
-			sum += v;
-	}
-	closedir(d);
-	return sum;
+	tl_dir_memlock(dir, &maps, &progs);
+	return maps;
 }
 
 /* the kernel's id of the data map of segment @k (class 0) of @set, 0 if not pinned */
@@ -149,15 +119,9 @@ static bool map_freed(uint32_t id)
 	return false;
 }
 
-static uint32_t ctl_segs(const GUID *set)
+static int ctl_segs(const GUID *set)
 {
-	struct perflib_store *m;
-	uint32_t n;
-
-	assert_int_equal(perflib_store_open(set, false, &m), 0);
-	n = m->ctl->nr_segs[0];
-	perflib_store_close(m);
-	return n;
+	return tl_published_segs(set, 0);
 }
 
 /* a consumer process: on each byte from @cmd_fd, list the set and answer the count */
