@@ -173,6 +173,11 @@ void perflib_cset_put(struct perflib_cset *cs);
  * perflib_cset_get wait on it (then cleared: one read relies on it).
  */
 bool perflib_watch_exit_add(int fd, uint32_t *ret_gen);
+/*
+ * its fork handlers registered (a caller that holds a lock of its own while it calls these
+ * registers its handlers after: at fork, its lock is taken first, as at run time)
+ */
+void perflib_watch_init(void);
 uint64_t perflib_watch_exits(uint32_t *ret_gen);
 bool perflib_watch_fresh(void);
 /* template position of counter @id, -1 if the counter set has none */

@@ -339,6 +339,11 @@ bool perflib_watch_exit_add(int fd, uint32_t *ret_gen)
 	return ok;
 }
 
+void perflib_watch_init(void)
+{
+	pthread_once(&cache_once, cache_atfork);
+}
+
 uint64_t perflib_watch_exits(uint32_t *ret_gen)
 {
 	*ret_gen = atomic_load(&ev.gen);

@@ -71,6 +71,11 @@ static void owners_postfork(void)
 
 static void owners_atfork(void)
 {
+	/*
+	 * owner_check calls cset.c under owners_lock: cset.c's handlers first, so that fork's
+	 * prepare step (last registered, first run) takes owners_lock before cache_lock
+	 */
+	perflib_watch_init();
 	pthread_atfork(owners_prefork, owners_postfork, owners_postfork);
 }
 
