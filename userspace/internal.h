@@ -145,9 +145,9 @@ struct perflib_class {
 };
 
 struct perflib_store {
-	GUID guid;     /* counter set */
-	bool writable; /* opened read-write */
-	bool mapped;   /* slots mapped (perflib_class.data), else read by lookups */
+	GUID guid;		  /* counter set */
+	bool writable;		  /* opened read-write */
+	bool mapped;		  /* slots mapped (perflib_class.data), else read by lookups */
 	struct perflib_vspace vs; /* the range of every class's slots, class 0 first */
 	int info_fd, procs_fd;
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
@@ -188,8 +188,8 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 			 const struct perflib_pin_opts *opts, struct perflib_store **ret_map);
 void perflib_store_close(struct perflib_store *map);
 /*
- * perflib_store_trim - close the fds a mapped set no longer needs (info, ctl, procs, the
- * outer maps): every fd is copied by each fork() (about 60 ns per fd and fork, with the exit).
+ * perflib_store_trim - close the fds a mapped set no longer needs (info, procs, the outer
+ * maps): every fd is copied by each fork() (about 60 ns per fd and fork, with the exit).
  * Call it after the loaders that take the set's fds (the reaper, the keys program).
  */
 void perflib_store_trim(struct perflib_store *map);

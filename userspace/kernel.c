@@ -78,9 +78,9 @@ int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid, ULONG n
 		uint8_t keep = __atomic_load_n(&set->map->ctl->keep[0], __ATOMIC_RELAXED);
 		uint32_t nr = perflib_store_nr_segs(set->map, 0);
 
-		while (keep < nr && !__atomic_compare_exchange_n(&set->map->ctl->keep[0], &keep,
-								 (uint8_t)nr, false,
-								 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		while (keep < nr &&
+		       !__atomic_compare_exchange_n(&set->map->ctl->keep[0], &keep, (uint8_t)nr,
+						    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 		err = (int)perflib_ctrset_slots(set, 0);
 	}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * segment.c - how a counter set grows: in each size class, segments of slots, each a data
- * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the control entry (procs' last)
- * and the class's outer maps, and mapped by every process at their fixed place in the
- * class's reservation (layout.h).
+ * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the control
+ * entry (procs' last) and the class's outer maps, and mapped by every process at their
+ * fixed place in the class's reservation (layout.h); the empty ones at the top given back.
  *
  * Growing: the process that finds no free slot creates segment k's maps, pins them in a
  * private directory and renames it to s<k>; a loser of that race removes its copy. Then
@@ -181,6 +181,36 @@ static void fd_install(int *slot, int fd)
 	*slot = fd;
 }
 
+/*
+ * Retired segment @k of class @cls in this process: zero pages where its slots and live
+ * bitmap were (a reader walking them meanwhile sees no live slot, never a fault), its index
+ * fd a placeholder (/dev/null: a lookup through it finds nothing). The maps' memory goes
+ * with the last process to do so. A reader that cannot map (read permission only) keeps
+ * its fds until the segment is opened again or the set closed. seg_lock held.
+ */
+static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	struct perflib_class *c = &map->cls[cls];
+	struct perflib_seg *s = &c->segs[k];
+	int nul;
+
+	if (!map->mapped)
+		return;
+	/* (again when an open over them failed: a failed MAP_FIXED may leave a hole) */
+	if (s->data_mapped || s->blank)
+		perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k),
+				  perflib_seg_slots(k, c->seg0) * c->slot_size, map->writable);
+	if (s->live)
+		perflib_map_blank(s->live, s->live_len, map->writable);
+	if (s->index_fd >= 0) {
+		nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nul >= 0)
+			fd_install(&s->index_fd, nul);
+	}
+	s->data_mapped = false;
+	s->blank = true;
+}
+
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c = &map->cls[cls];
@@ -246,47 +276,12 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	return 0;
 fail:
 	perflib_seg_maps_close(&m);
-	if (blank) {
-		/* readers may be walking it: zero pages again, never a hole */
-		if (s->data_mapped)
-			perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k),
-					  slots * c->slot_size, map->writable);
-		s->data_mapped = false;
-		if (s->live)
-			perflib_map_blank(s->live, s->live_len, map->writable);
-		return err;
-	}
-	perflib_seg_close(map, cls, k);
+	/* over zero pages: readers may be walking them, so zero pages again, never a hole */
+	if (blank)
+		seg_blank(map, cls, k);
+	else
+		perflib_seg_close(map, cls, k);
 	return err;
-}
-
-/*
- * Retired segment @k of class @cls in this process: zero pages where its slots and live
- * bitmap were (a reader walking them meanwhile sees no live slot, never a fault), its index
- * fd a placeholder (/dev/null: a lookup through it finds nothing). The maps' memory goes
- * with the last process to do so. A reader that cannot map (read permission only) keeps
- * its fds until the segment is opened again or the set closed. seg_lock held.
- */
-static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	struct perflib_class *c = &map->cls[cls];
-	struct perflib_seg *s = &c->segs[k];
-	int nul;
-
-	if (!map->mapped)
-		return;
-	if (s->data_mapped)
-		perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k),
-				  perflib_seg_slots(k, c->seg0) * c->slot_size, map->writable);
-	if (s->live)
-		perflib_map_blank(s->live, s->live_len, map->writable);
-	if (s->index_fd >= 0) {
-		nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (nul >= 0)
-			fd_install(&s->index_fd, nul);
-	}
-	s->data_mapped = false;
-	s->blank = true;
 }
 
 /* is segment @k of class @cls still the map this process opened? */
@@ -675,7 +670,6 @@ static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
  */
 static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
-	struct perflib_class *c = &map->cls[cls];
 	char dir[PATH_MAX], sdir[PATH_MAX + 48], tmp[PATH_MAX + 64];
 	static _Atomic unsigned int seq;
 	uint32_t cur = k + 1;
@@ -709,13 +703,7 @@ static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
 		else
 			perflib_remove_dir(sdir);
 	}
-	pthread_mutex_lock(&map->seg_lock);
-	if (perflib_store_nr_segs(map, cls) == k + 1) {
-		atomic_store_explicit(&c->nr_segs, k, memory_order_release);
-		seg_blank(map, cls, k);
-	}
-	c->epoch = __atomic_load_n(&map->ctl->epoch[cls], __ATOMIC_ACQUIRE);
-	pthread_mutex_unlock(&map->seg_lock);
+	/* this process drops it as every other does: at its next refresh (the epoch moved) */
 	return 1;
 }
 
@@ -728,7 +716,8 @@ int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 	lock = set_lock(map);
 	if (lock < 0)
 		return lock;
-	/* from the top down, as long as the top is empty and the rest has room */
+	/* from the top down, as long as the top is empty and the rest has room (the refresh
+	 * drops what the last turn retired) */
 	for (;;) {
 		err = perflib_store_refresh(map);
 		if (err || !perflib_store_shrinkable(map, cls))

@@ -134,8 +134,8 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 }
 
 /*
- * Read the info value, map procs (with the control entry), reserve the address space of every slot the set
- * may ever hold, and open the published segments; fds are open. @unmapped: a reader whose
+ * Read the info value, map procs (with the control entry), reserve the address space of
+ * every slot the set may ever hold, and open the published segments; fds are open. @unmapped: a reader whose
  * fds are read-only, which the kernel will not let mmap the maps (see perflib_store_open):
  * nothing is mapped, and readers use lookup syscalls.
  */
@@ -162,9 +162,8 @@ static int map_read_info(struct perflib_store *map)
 		char g[37];
 
 		pr_warn("counter set %s was created by another perflib layout (version %u, this "
-			"library reads %u): remove it (unlodctr --force, or rm -r %s/%s) and register "
-			"it "
-			"again\n",
+			"library reads %u): remove it (unlodctr --force, or rm -r %s/%s) and "
+			"register it again\n",
 			perflib_guid_to_string(&map->guid, g), info->layout_version,
 			PERFLIB_LAYOUT_VERSION, perflib_root_path(), g);
 	}
@@ -216,7 +215,8 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 			len += map->cls[c].data_len;
 		}
 		map->mapped = true;
-		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, false, map->procs_fd);
+		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, false,
+						map->procs_fd);
 		if (!map->procs)
 			return -errno;
 		map->ctl = (struct perflib_ctl *)&map->procs[info->nr_procs];
@@ -296,8 +296,6 @@ out:
 	return err;
 }
 
-/* an ARRAY_OF_MAPS of PERFLIB_MAX_SEGS entries whose inner maps look like @inner_fd */
-/* the outer map @pin ("segs", ...: kernel name "pl_<pin>") with @inner_fd as template */
 void perflib_store_trim(struct perflib_store *map)
 {
 	uint32_t c;
@@ -307,8 +305,8 @@ void perflib_store_trim(struct perflib_store *map)
 		return;
 	for (c = 0; c < map->nr_classes; c++) {
 		for (j = 0; j < PERFLIB_SEG_NR; j++) {
-			int fd = __atomic_exchange_n(&map->cls[c].outer_fd[j], -1,
-						     __ATOMIC_ACQ_REL);
+			int fd =
+				__atomic_exchange_n(&map->cls[c].outer_fd[j], -1, __ATOMIC_ACQ_REL);
 
 			if (fd >= 0)
 				close(fd);
@@ -320,6 +318,10 @@ void perflib_store_trim(struct perflib_store *map)
 	map->info_fd = map->procs_fd = -1;
 }
 
+/*
+ * the outer map @pin ("segs", ...: kernel name "pl_<pin>"), an ARRAY_OF_MAPS of
+ * PERFLIB_MAX_SEGS entries whose inner maps look like @inner_fd
+ */
 static int outer_create(const char *pin, int inner_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);

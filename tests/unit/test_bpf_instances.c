@@ -867,16 +867,11 @@ static void test_xdp(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_delete),
-		cmocka_unit_test(test_full),
-		cmocka_unit_test(test_reserve),
-		cmocka_unit_test(test_after_shrink),
-		cmocka_unit_test(test_tracing),
-		cmocka_unit_test(test_cycles),
-		cmocka_unit_test(test_lsm),
-		cmocka_unit_test(test_cgroup),
-		cmocka_unit_test(test_socket_filter),
-		cmocka_unit_test(test_tc),
+		cmocka_unit_test(test_create_delete), cmocka_unit_test(test_full),
+		cmocka_unit_test(test_reserve),	      cmocka_unit_test(test_after_shrink),
+		cmocka_unit_test(test_tracing),	      cmocka_unit_test(test_cycles),
+		cmocka_unit_test(test_lsm),	      cmocka_unit_test(test_cgroup),
+		cmocka_unit_test(test_socket_filter), cmocka_unit_test(test_tc),
 		cmocka_unit_test(test_xdp),
 	};
 
