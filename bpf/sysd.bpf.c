@@ -789,6 +789,7 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	__u64 time, user, priv, rd, wr, rops, wops;
 	__u32 tgid = p->tgid, ppid, handles;
 	void *slot = ps_slot_of(tgid);
+	struct ps_task *pt;
 	__s64 s;
 
 	if (!slot)
@@ -817,6 +818,15 @@ int BPF_PROG(sd_exec, struct task_struct *p)
 	/* the handles as last counted: a switch-out during the exec (after close-on-exec) may
 	 * have counted them into the old instance, and ps_gauges recounts only a changed table */
 	perflib_gcounter_set32(slot, &geo_ps, PS_HANDLES, handles);
+	/*
+	 * close-on-exec changed the table: recount it now. A switch-out inside the closes (they
+	 * reschedule between bitmap words) may have recorded next_fd and max_fds as they are now
+	 * with only part of the closes counted; left to the period, a process that sleeps from
+	 * here on would keep that count (seen: 304 handles published for 105 open).
+	 */
+	pt = bpf_task_storage_get(&ps_task, p, NULL, 0);
+	if (pt)
+		pt->fd_ts = 0;
 	ps_gauges(p); /* the handles exec closed (close-on-exec) */
 	return 0;
 }

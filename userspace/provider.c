@@ -395,6 +395,14 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	perflib_reaper_attach(set->map);
 	/* the kernel frees this process's slots of the set when it exits */
 	perflib_exit_join(set->map);
+	/*
+	 * segments that the exit reaper emptied (providers that died: their slots freed in the
+	 * kernel, where nothing is given back) are given back by the set's next provider
+	 */
+	for (i = 0; i < set->map->nr_classes; i++) {
+		if (perflib_store_shrinkable(set->map, i))
+			perflib_store_shrink(set->map, i);
+	}
 	/* what stays open is what creates and deletes use: indexes and the keys program */
 	perflib_store_trim(set->map);
 	set->nr_classes = set->map->nr_classes;

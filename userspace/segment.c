@@ -11,6 +11,7 @@
  * grower that dies after the rename only delays the next one. Readers open the segments
  * below ctl.nr_segs[c] (perflib_store_refresh), so they see new storage without reopening.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -490,6 +491,30 @@ static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 }
 
 /*
+ * Remove the private directories (tmp-*) of growers and retirers that died holding the lock:
+ * every one is made and removed under it, so with the lock held, any there is a dead one's
+ * (a grower killed between pinning and renaming, a retirer between renaming and removing).
+ * Their maps were never published or no longer are; the kernel frees them with the pins.
+ */
+static void sweep_leftovers(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "tmp-", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		pr_debug("removing %s, left by a grower or retirer that died\n", path);
+		perflib_remove_dir(path);
+	}
+	closedir(d);
+}
+
+/*
  * The set's structure lock: segments are grown and retired by one process at a time. An
  * flock on the set's directory, so the kernel releases it with a holder that dies. The
  * directory's fd (the lock's), or -errno.
@@ -512,6 +537,7 @@ static int set_lock(const struct perflib_store *map)
 			return err;
 		}
 	}
+	sweep_leftovers(dir);
 	return fd;
 }
 

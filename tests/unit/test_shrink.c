@@ -6,7 +6,9 @@
  * the set before sees it shrink and grow again without reopening; the top segment stays
  * while the rest is nearly full; claims racing retirements from two processes never create
  * an instance consumers cannot see; a retirer killed midway (its lock, its half-done
- * retirement) stops nothing; the room a BPF loader reserved is kept.
+ * retirement, its private directories) stops nothing; segments a killed provider's instances
+ * filled (freed by the exit reaper) are given back by the set's next provider; the room a BPF
+ * loader reserved is kept.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -407,17 +409,38 @@ static int lock_holder(void *p)
 	return 0;
 }
 
+/* pin a one-page array map as @dir/@sub/data (@sub made); its id */
+static uint32_t plant_leftover(const char *dir, const char *sub)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	assert_int_equal(mkdir(path, 0755), 0);
+	strcat(path, "/data");
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4096, 1, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	memset(&mi, 0, sizeof(mi));
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &mi, &len), 0);
+	close(fd);
+	return mi.id;
+}
+
 /*
  * A retirer killed midway: its lock goes with it, and a retirement left half done (the
  * count lowered, the outer maps emptied, the directory still there) is finished by the next
- * grower, which publishes that directory again.
+ * grower, which publishes that directory again. The private directories of a grower killed
+ * before its rename and of a retirer killed before its removal go with the next lock.
  */
 static void test_retirer_killed(void **state)
 {
 	struct perflib_store *rw;
-	char dir[PATH_MAX], path[PATH_MAX + 16];
+	char dir[PATH_MAX], path[PATH_MAX + 64];
 	const char *outer[] = {"segs", "idxs", "lives"};
-	uint32_t cur = 3, id2, key = 2;
+	uint32_t cur = 3, id2, key = 2, left[2];
 	WCHAR name[32];
 	size_t pre;
 	HANDLE h;
@@ -457,14 +480,106 @@ static void test_retirer_killed(void **state)
 	usleep(100000);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	left[0] = plant_leftover(dir, "tmp-c0s3-99999-0");
+	left[1] = plant_leftover(dir, "tmp-gone-c0s1-99999-1");
 	/* the next grower takes the lock and publishes the segment that is there */
 	for (i = 0; i < Y; i++)
 		assert_non_null(PerfCreateInstance(h, &set, prov_wname(name, 32, "y%d", i), 0));
 	assert_int_equal(ctl_segs(&set), 3);
+	/* and removed what the dead left */
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 i ? "tmp-gone-c0s1-99999-1" : "tmp-c0s3-99999-0");
+		assert_int_equal(access(path, F_OK), -1);
+		assert_true(map_freed(left[i]));
+	}
 	assert_int_equal(seg_data_id(&set, 2), id2);
 	assert_int_equal(listed(&set, "y", &pre), (size_t)(N + Y));
 	assert_int_equal(pre, (size_t)Y);
 	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
+}
+
+/* a provider of @a->set that creates 10 x segment 0 instances, says so, and waits */
+struct crasher_arg {
+	GUID set;
+	int ready_fd, other_fd;
+};
+
+static int crasher(void *p)
+{
+	struct crasher_arg *a = p;
+	GUID pg = prov_provider_guid();
+	struct prov_tmpl t;
+	WCHAR name[32];
+	HANDLE h;
+	int i, n;
+
+	close(a->other_fd);
+	prov_tmpl_std(&t, a->set, PERF_COUNTERSET_MULTI_INSTANCES);
+	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+		return 2;
+	n = 10 * seg0_of(&a->set);
+	for (i = 0; i < n; i++) {
+		if (!PerfCreateInstance(h, &a->set, prov_wname(name, 32, "c%d", i), (ULONG)i))
+			return 3;
+	}
+	tl_signal(a->ready_fd);
+	pause();
+	return 0;
+}
+
+/*
+ * A provider killed with its instances in four segments: the exit reaper frees its slots
+ * (in the kernel, where nothing is given back) and the set's next provider gives the empty
+ * segments back when it starts.
+ */
+static void test_crash_reaped(void **state)
+{
+	struct crasher_arg ca;
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	GUID pg = prov_provider_guid();
+	struct prov_tmpl t;
+	int ready[2], i;
+	size_t pre;
+	HANDLE h;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(perflib_set_capacity(0, NAME_MAX_UNITS), 0);
+	/* the exit reaper (testlib leaves it off) */
+	setenv("PERFLIB_KERNEL_REAPER", "1", 1);
+	ca.set = prov_guid();
+	assert_int_equal(tl_pipe(ready), 0);
+	ca.ready_fd = ready[1];
+	ca.other_fd = ready[0];
+	pid = tl_fork(crasher, &ca);
+	assert_true(pid > 0);
+	close(ready[1]);
+	assert_int_equal(tl_await(ready[0], 20000), 0);
+	close(ready[0]);
+	assert_int_equal(ctl_segs(&ca.set), 4);
+	assert_int_equal(listed(&ca.set, "c", &pre), (size_t)(10 * seg0_of(&ca.set)));
+	kill(pid, SIGKILL);
+	assert_int_equal(tl_wait(pid, 10000), 128 + SIGKILL);
+	/* reaped by the kernel before the wait returned; still four segments */
+	assert_int_equal(listed(&ca.set, "c", &pre), 0);
+	assert_int_equal(ctl_segs(&ca.set), 4);
+	/* the next provider gives them back */
+	prov_tmpl_std(&t, ca.set, PERF_COUNTERSET_MULTI_INSTANCES);
+	assert_int_equal(PerfStartProvider(&pg, NULL, &h), 0);
+	assert_int_equal(prov_tmpl_register(h, &t), 0);
+	assert_int_equal(ctl_segs(&ca.set), 1);
+	assert_int_equal(perflib_store_dir(&ca.set, dir, sizeof(dir)), 0);
+	for (i = 1; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/s%d", dir, i);
+		assert_int_equal(access(path, F_OK), -1);
+	}
+	/* and it grows again as usual */
+	create_n(h, &ca.set, inst, 2 * seg0_of(&ca.set));
+	assert_int_equal(ctl_segs(&ca.set), 2);
+	assert_int_equal(PerfStopProvider(h), 0);
+	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
 	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
 }
 
@@ -498,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_claims_race_retirements),
 		cmocka_unit_test(test_retirer_killed),
+		cmocka_unit_test(test_crash_reaped),
 		cmocka_unit_test(test_reserved_kept),
 	};
 
