@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -63,7 +64,9 @@ static const char usage[] =
 	"          records. Target: ratio <= 1.5.\n"
 	"  fork    fork + _exit + waitpid, from a provider process with 50 registered sets of\n"
 	"          4 instances against the same program with none (two processes forked\n"
-	"          from the same parent). Target: ratio <= 1.1.\n"
+	"          from the same parent). Target: ratio <= 1.1. Then the floor of any\n"
+	"          storage that maps each set's BPF map once: a process holding 50 one-page\n"
+	"          maps mapped as a segment is (shared, MADV_DONTFORK) and nothing else.\n"
 	"  exit    fork + _exit + waitpid of a process that provides nothing, with 1 and with\n"
 	"          --sets counter sets registered on the machine (from a helper process that\n"
 	"          stays alive; registration loads the kernel exit reaper as lodctr does);\n"
@@ -877,29 +880,56 @@ static void fork_provider_setup(void)
 	/* the handle stays open: the process stays a provider until it ends */
 }
 
+/*
+ * The floor of any storage where a provider writes its counters through a mapping of each
+ * set's BPF map: FORK_SETS one-page mmapable array maps, each mapped once as the library
+ * maps a segment (shared, MADV_DONTFORK), and nothing else.
+ */
+static void fork_floor_setup(void)
+{
+	for (unsigned int s = 0; s < FORK_SETS; s++) {
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+		int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 512, &o);
+		void *p;
+
+		if (fd < 0)
+			die("bpf_map_create (fork floor)", errno);
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED || madvise(p, 4096, MADV_DONTFORK))
+			die("mmap (fork floor)", errno);
+		close(fd);
+	}
+}
+
 static void section_fork(void)
 {
 	unsigned int iters = opt.quick ? 100 : 300, r;
-	double with[64], without[64];
-	struct worker a, b;
+	double with[64], without[64], floor[64];
+	struct worker a, b, f;
 
 	worker_start(&a, fork_provider_setup);
 	worker_start(&b, NULL);
-	worker_run(&a, iters / 10); /* warm up both */
+	worker_start(&f, fork_floor_setup);
+	worker_run(&a, iters / 10); /* warm up all */
 	worker_run(&b, iters / 10);
+	worker_run(&f, iters / 10);
 	for (r = 0; r < opt.rounds; r++) {
 		if (r % 2) {
 			with[r] = worker_run(&a, iters);
+			floor[r] = worker_run(&f, iters);
 			without[r] = worker_run(&b, iters);
 		} else {
 			without[r] = worker_run(&b, iters);
+			floor[r] = worker_run(&f, iters);
 			with[r] = worker_run(&a, iters);
 		}
 		with[r] /= 1000;
 		without[r] /= 1000;
+		floor[r] /= 1000;
 	}
 	worker_stop(&a);
 	worker_stop(&b);
+	worker_stop(&f);
 	for (unsigned int s = 0; s < FORK_SETS; s++) {
 		GUID set = set_guid(4, s);
 
@@ -907,6 +937,8 @@ static void section_fork(void)
 	}
 	row("fork", "fork+_exit+wait, 50 sets", FORK_SETS, "us/fork", with, without, opt.rounds,
 	    1.1);
+	row("fork", "floor: 50 maps mapped once", FORK_SETS, "us/fork", floor, without, opt.rounds,
+	    0);
 }
 
 /* ---- exit --------------------------------------------------------------------------------- */
