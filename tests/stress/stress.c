@@ -15,14 +15,21 @@
  *                  while many processes reap it, then SIGKILLs: instances overwritten by
  *                  another process, reaps beyond the dead slots there were (one slot freed
  *                  twice), index keys left behind (a name that cannot be created again),
- *                  slots not free after the last reap, crashes.
+ *                  slots not free after the last reap, crashes;
+ *   growth soak    providers that grow a set to several segments and delete everything (so
+ *                  that segments are grown and retired all the time), two at once,
+ *                  SIGKILLed at random moments (mid-grow, mid-retire, holding the set's
+ *                  lock); then what they left, and one more provider that grows the set,
+ *                  lists its instances and deletes them: no private directory of the dead
+ *                  left, the set back to segment 0.
  *
  * Uses only the public API (perflib.h, perflib-linux.h) and reads the pins the layout
  * describes (bpf/layout.h) to count what is left, so it keeps working whatever the
  * library does inside. Runs as root (it pins maps and attaches the exit reaper) in a
  * private pin root under /sys/fs/bpf, removed at the end.
  *
- *   stress [--kills N] [--corrupt N] [--race N] [--strict] [--tools DIR] [--bpftool PATH]
+ *   stress [--kills N] [--corrupt N] [--race N] [--grow N] [--strict] [--tools DIR]
+ *          [--bpftool PATH]
  *
  * Crashes are deaths by a signal the soak did not send; in sanitizer builds the children
  * abort on a report (ASAN_OPTIONS / UBSAN_OPTIONS abort_on_error=1), so a report counts.
@@ -400,6 +407,173 @@ static void kill_soak(unsigned int kills, bool reaper, unsigned int n, struct so
 	count_left(&set, &s->reaped);
 	perflib_unregister_counterset(&set, true);
 	unsetenv("PERFLIB_KERNEL_REAPER");
+}
+
+/* ---- growth soak ------------------------------------------------------------------------- */
+
+#define GROW_INSTANCES 1000 /* per life: segments 0..2 or more of the soak's set */
+#define GROW_PAIR 2	    /* processes living at once: growers and retirers race */
+
+/* private directories (tmp-*) in the set's directory: growers and retirers killed midway */
+static unsigned int tmp_dirs(const GUID *set)
+{
+	char dir[PATH_MAX + 64], g[37];
+	unsigned int n = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/%s", root, perflib_guid_to_string(set, g));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, "tmp-", 4);
+	closedir(d);
+	return n;
+}
+
+/* segments of class 0 whose directories are pinned (s<k>/) */
+static unsigned int seg_dirs(const GUID *set)
+{
+	char name[32];
+	unsigned int k;
+	int fd;
+
+	for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
+		snprintf(name, sizeof(name), "s%u/data", k);
+		fd = pin_open(set, name);
+		if (fd < 0)
+			break;
+		close(fd);
+	}
+	return k;
+}
+
+/* a provider's life, over and over: start, grow the set by many creates, delete them all
+ * (the set gives segments back), stop */
+static void grow_churn(const GUID *set, unsigned int k)
+{
+	static PPERF_COUNTERSET_INSTANCE inst[GROW_INSTANCES];
+	unsigned int round, j, n;
+	WCHAR name[40];
+	HANDLE h;
+
+	for (round = 0;; round++) {
+		h = provider(set);
+		if (!h)
+			continue;
+		n = GROW_INSTANCES / 2 + rnd() % (GROW_INSTANCES / 2);
+		for (j = 0; j < n; j++) {
+			wname(name, 40, "g%u-%u", k, j);
+			inst[j] = PerfCreateInstance(h, set, name, round);
+			if (inst[j])
+				PerfSetULongLongCounterValue(h, inst[j], 2, k);
+		}
+		for (j = 0; j < n; j++) {
+			if (inst[j])
+				PerfDeleteInstance(h, inst[j]);
+		}
+		PerfStopProvider(h);
+	}
+}
+
+struct grow {
+	struct left gone; /* after the kills */
+	unsigned int kills, crashes, errors;
+	unsigned int segs_gone;	 /* segments published once the last killed provider was gone */
+	unsigned int tmp_seen;	 /* private directories seen right after a kill, in all */
+	unsigned int tmp_gone;	 /* private directories then */
+	unsigned int tmp_after;	 /* and after one more provider grew and emptied the set */
+	unsigned int segs_after; /* segments published then (1: all given back) */
+	unsigned int wrong_list; /* that provider's instances a consumer did not list right */
+};
+
+/*
+ * Providers that grow the set to several segments and delete everything (so that segments
+ * are grown and retired all the time), GROW_PAIR at once, SIGKILLed at random moments
+ * (mid-grow, mid-retire: each holds the set's lock for tens of ms), the kernel's exit reaper
+ * on. Then: what they left; and one more provider that grows the set, checks that a
+ * consumer lists exactly its instances, deletes them all: no private directory left, the
+ * set back to segment 0.
+ */
+static void grow_soak(unsigned int kills, unsigned int n, struct grow *g)
+{
+	GUID set = set_guid(n);
+	pid_t pids[GROW_PAIR] = {0};
+	unsigned int k, j, i;
+	WCHAR name[40];
+	HANDLE h;
+	bool hung;
+	int st;
+
+	memset(g, 0, sizeof(*g));
+	g->kills = kills;
+	unsetenv("PERFLIB_KERNEL_REAPER");
+	if (register_set(&set, "Stress Grow", 1u << 20)) {
+		g->errors++;
+		return;
+	}
+	for (k = 0; k < kills; k++) {
+		j = k % GROW_PAIR;
+		if (pids[j]) {
+			kill(pids[j], SIGKILL);
+			st = wait_child(pids[j], TIMEOUT_MS, &hung);
+			if (crashed(st, SIGKILL) || hung)
+				g->crashes++;
+			/* killed holding the lock with a directory of its own: the window is hit */
+			g->tmp_seen += tmp_dirs(&set);
+		}
+		pids[j] = fork();
+		if (pids[j] < 0) {
+			pids[j] = 0;
+			g->errors++;
+			break;
+		}
+		if (!pids[j]) {
+			seed ^= (unsigned int)getpid();
+			grow_churn(&set, k);
+			_exit(0);
+		}
+		/* 0 to 400 ms: creates, growths, deletes, retirements and stops all get hit */
+		usleep(rnd() % 400000);
+	}
+	for (j = 0; j < GROW_PAIR; j++) {
+		if (!pids[j])
+			continue;
+		kill(pids[j], SIGKILL);
+		st = wait_child(pids[j], TIMEOUT_MS, &hung);
+		if (crashed(st, SIGKILL) || hung)
+			g->crashes++;
+	}
+	count_left(&set, &g->gone);
+	g->segs_gone = seg_dirs(&set);
+	g->tmp_gone = tmp_dirs(&set);
+	/* one more life, watched: its start gives back what the reaper emptied */
+	h = provider(&set);
+	if (!h) {
+		g->errors++;
+	} else {
+		static PPERF_COUNTERSET_INSTANCE inst[GROW_INSTANCES];
+
+		for (i = 0; i < GROW_INSTANCES; i++) {
+			wname(name, 40, "final-%u-%u", i, 0);
+			inst[i] = PerfCreateInstance(h, &set, name, i);
+			if (!inst[i])
+				g->errors++;
+		}
+		if (listed(&set) != GROW_INSTANCES)
+			g->wrong_list++;
+		for (i = 0; i < GROW_INSTANCES; i++) {
+			if (inst[i] && PerfDeleteInstance(h, inst[i]))
+				g->errors++;
+		}
+		if (listed(&set))
+			g->wrong_list++;
+		PerfStopProvider(h);
+	}
+	g->tmp_after = tmp_dirs(&set);
+	g->segs_after = seg_dirs(&set);
+	perflib_unregister_counterset(&set, true);
 }
 
 /* ---- corruption -------------------------------------------------------------------------- */
@@ -846,9 +1020,8 @@ static void sanitizer_aborts(const char *var, const char *opts)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: stress [--kills N] [--corrupt N] [--race N] [--strict] [--tools DIR] "
-		"[--bpftool PATH]\n");
+	fprintf(stderr, "usage: stress [--kills N] [--corrupt N] [--race N] [--grow N] [--strict] "
+			"[--tools DIR] [--bpftool PATH]\n");
 	exit(2);
 }
 
@@ -861,8 +1034,10 @@ static void print_left(const char *what, const struct left *l)
 
 int main(int argc, char **argv)
 {
-	unsigned int kills = 1000, corrupt_rounds = 200, race_rounds = 40, gate = 0, known = 0;
+	unsigned int kills = 1000, corrupt_rounds = 200, race_rounds = 40, grow_kills = 60;
+	unsigned int gate = 0, known = 0;
 	struct soak on, off;
+	struct grow gr;
 	struct corrupt c;
 	struct race r;
 	bool strict = false;
@@ -884,6 +1059,8 @@ int main(int argc, char **argv)
 			corrupt_rounds = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--race") && i + 1 < argc)
 			race_rounds = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--grow") && i + 1 < argc)
+			grow_kills = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--tools") && i + 1 < argc)
 			snprintf(tools, sizeof(tools), "%s", argv[++i]);
 		else if (!strcmp(argv[i], "--bpftool") && i + 1 < argc)
@@ -908,15 +1085,16 @@ int main(int argc, char **argv)
 	sanitizer_aborts("ASAN_OPTIONS", "abort_on_error=1");
 	sanitizer_aborts("UBSAN_OPTIONS", "halt_on_error=1:abort_on_error=1");
 	atexit(rm_root);
-	printf("stress: %u kills per reaper mode, %u corruption rounds, %u claim/reap rounds "
-	       "(seed %u)\n",
-	       kills, corrupt_rounds, race_rounds, seed);
+	printf("stress: %u kills per reaper mode, %u corruption rounds, %u claim/reap rounds, "
+	       "%u growth kills (seed %u)\n",
+	       kills, corrupt_rounds, race_rounds, grow_kills, seed);
 	fflush(stdout);
 
 	kill_soak(kills, true, 1, &on);
 	kill_soak(kills, false, 2, &off);
 	corruption(corrupt_rounds, 3, &c);
 	race(race_rounds, 4, &r);
+	grow_soak(grow_kills, 5, &gr);
 
 	printf("\n== stress summary\n");
 	printf("  kill soak, kernel reaper on (%u SIGKILLs): crashes %u, errors %u\n", kills,
@@ -938,11 +1116,23 @@ int main(int argc, char **argv)
 	       r.rounds, RACE_PROVIDERS, RACE_REAPERS, r.overwritten, r.double_reaps, r.stale_keys,
 	       r.keys_left, r.not_free, r.crashes, r.errors);
 
+	printf("  growth soak (%u SIGKILLs of %d providers growing to %d instances and deleting "
+	       "them all, kernel reaper on): crashes %u, errors %u\n",
+	       gr.kills, GROW_PAIR, GROW_INSTANCES, gr.crashes, gr.errors);
+	print_left("providers gone:", &gr.gone);
+	printf("    private directories of the killed seen %u; at the end: segments published %u, "
+	       "private directories %u; after one more provider grew and emptied it: segments "
+	       "%u, private directories %u, wrong listings %u\n",
+	       gr.tmp_seen, gr.segs_gone, gr.tmp_gone, gr.segs_after, gr.tmp_after, gr.wrong_list);
+
 	/* always: no crash, no hang, no ghost once reaped, nothing left after a lazy reap */
 	gate = on.crashes + off.crashes + c.crashes + c.hangs + r.crashes + on.errors + off.errors +
 	       c.errors + r.errors + on.gone.ghosts + off.gone.ghosts + on.reaped.live +
 	       on.reaped.claimed + off.reaped.live + off.reaped.claimed + on.reaped.keys +
 	       off.reaped.keys;
+	/* the growth soak: storage given back, whatever was killed when */
+	gate += gr.crashes + gr.errors + gr.gone.ghosts + gr.tmp_after + gr.wrong_list +
+		(grow_kills && gr.segs_after != 1);
 	/* the slot protocol (issue 13 items 3 and 6) */
 	known = on.gone.live + on.gone.claimed + on.gone.keys + r.overwritten + r.double_reaps +
 		r.stale_keys + r.keys_left + r.not_free;
