@@ -171,8 +171,9 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *iseg, __u6
 	/* readers stop visiting it before anyone can claim it again */
 	__sync_fetch_and_and(lw, ~r->sbit);
 	/* a full barrier, like the user-space release store: the zeroes are visible first */
-	__sync_val_compare_and_swap((__u64 *)slot, claimed,
-				    perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));
+	__sync_val_compare_and_swap(
+		(__u64 *)slot, claimed,
+		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));
 	r->reaped++;
 	return 0;
 }
@@ -183,7 +184,7 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *iseg, __u6
  * its maps looked up here, the rest in reap_slot) and seg_cb##n (walk segment k's live
  * bitmap), with their helpers.
  */
-#define REAPER_CLASS(n, _slots, _idx, _live, _geo)                                                \
+#define REAPER_CLASS(n, _slots, _idx, _live, _geo)                                                 \
 	static long slot_cb##n(__u32 i, void *c)                                                   \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
@@ -214,19 +215,18 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *iseg, __u6
 		return reap_slot(r, slot, perflib_segment(&_idx, k), lw, &_geo);                   \
 	}                                                                                          \
                                                                                                    \
-	/* bit @b of the live word being walked: reap that slot if it is set */                   \
+	/* bit @b of the live word being walked: reap that slot if it is set */                    \
 	static long bit_cb##n(__u32 b, void *c)                                                    \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
                                                                                                    \
 		if (b >= 64 || !(r->bits & (1ULL << b)))                                           \
 			return 0;                                                                  \
-		return slot_cb##n((__u32)perflib_seg_first(r->seg, _geo.seg0_slots) +             \
-					  64 * r->word + b,                                        \
-				  r);                                                              \
+		return slot_cb##n(                                                                 \
+			(__u32)perflib_seg_first(r->seg, _geo.seg0_slots) + 64 * r->word + b, r);  \
 	}                                                                                          \
                                                                                                    \
-	/* word @j of the live bitmap of segment r->seg: its set bits' slots */                   \
+	/* word @j of the live bitmap of segment r->seg: its set bits' slots */                    \
 	static long word_cb##n(__u32 j, void *c)                                                   \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
@@ -246,7 +246,7 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *iseg, __u6
 		return 0;                                                                          \
 	}                                                                                          \
                                                                                                    \
-	/* segment @k: its live bitmap, word by word */                                           \
+	/* segment @k: its live bitmap, word by word */                                            \
 	static long seg_cb##n(__u32 k, void *c)                                                    \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
