@@ -832,13 +832,15 @@ static void require_reaper(void)
 	const char *req = getenv("PERFLIB_REQUIRE_BPF");
 	struct perflib_store *map;
 	GUID set = prov_guid();
+	bool started;
 	HANDLE h;
 	int err;
 
 	if (!tl_root_create())
 		exit(1);
 	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
-	err = prov_std_start(&h, &set) == ERROR_SUCCESS ? 0 : -EIO;
+	started = prov_std_start(&h, &set) == ERROR_SUCCESS;
+	err = started ? 0 : -EIO;
 	setenv("PERFLIB_KERNEL_REAPER", "1", 1);
 	if (!err)
 		err = perflib_store_open(&set, true, &map);
@@ -846,7 +848,8 @@ static void require_reaper(void)
 		err = perflib_reaper_attach(map);
 		perflib_store_close(map);
 	}
-	if (!err)
+	/* stopped whatever happened: the skip below leaves nothing pinned */
+	if (started)
 		PerfStopProvider(h);
 	tl_root_remove();
 	if (!err)
