@@ -57,9 +57,8 @@ struct reap_ctx {
 	__u32 word;    /* word of its live bitmap being walked */
 	__u64 bits;    /* that word */
 	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
-	__u64 sw;      /* reap_slot's slot word, */
-	__u64 sbit;    /* its live bit in its live word, */
-	__u32 si;      /* its slot index in the class */
+	__u64 sw;      /* reap_slot's slot word */
+	__u32 si;      /* and its slot index in the class */
 };
 
 /*
@@ -103,94 +102,42 @@ static long procs_cb(__u32 i, void *c)
 
 /*
  * Free slot @slot of the exiting process (slot r->si of a class of geometry @g, its word
- * r->sw): taken by CAS to CLAIMED(gen + 1, pid), its index key deleted from @iseg (its
- * segment's index) if it points to the slot, the slot zeroed from the Windows block on, its
- * live bit (r->sbit of word @lw) cleared, and stored FREE(gen + 2, 0), as user space does.
- * One copy for every class: the verifier checks it for each caller's maps, the kernel keeps
- * it once (four inlined copies made the program 24 KiB of kernel memory per counter set, 16
- * KiB with one).
+ * r->sw) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its index key deleted
+ * from @index_map (the class's idxs) if it points to the slot, then given back (zeroed from
+ * the Windows block on, its bit in @live_map cleared, FREE(gen + 2, 0)). One copy for every
+ * class: the verifier checks it for each caller's maps, the kernel keeps it once (four
+ * inlined copies made the program 24 KiB of kernel memory per counter set, 16 KiB with one).
  */
-/*
- * perflib_gslot_key() with an open-coded iterator over the name: the verifier checks the
- * loop's body once (a bounded loop of up to 1,025 units is walked unit by unit, for every
- * class and caller, past the verifier's limit)
- */
-static __always_inline void reap_key(const void *slot,
-				     const volatile struct perflib_bpf_geometry *g, __u32 pid,
-				     struct perflib_index_key *key)
-{
-	__u64 scope = perflib_key_scope(g->instance_type, pid);
-	struct perflib_hash_state st;
-	struct bpf_iter_num it;
-	__u32 len = 0;
-	int *k;
-
-	__builtin_memset(key, 0, sizeof(*key));
-	if (perflib_key_singleton(g->instance_type)) {
-		perflib_singleton_key(scope, key);
-		return;
-	}
-	perflib_hash_init(&st, scope);
-	perflib__for(it, k, g->name_max)
-	{
-		__u64 off = g->name_offset + 2 * (__u64)(__u32)*k;
-		__u16 unit;
-
-		if (off + 2 > g->slot_size)
-			break;
-		unit = *(const __u16 *)(slot + off);
-		if (!unit)
-			break;
-		perflib_hash_step(&st, unit);
-		len++;
-	}
-	bpf_iter_num_destroy(&it);
-	perflib_hash_final(&st, perflib_slot_id(slot), len, key);
-}
-
-static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *iseg, __u64 *lw,
+static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map, void *live_map,
 				const volatile struct perflib_bpf_geometry *g)
 {
 	struct perflib_index_key key;
-	struct perflib_index_val *v;
 	__u64 w = r->sw, claimed;
-	__u32 gen = perflib_word_gen(w), i = r->si;
+	__u32 i = r->si;
 
-	if (!slot || !iseg || !lw)
-		return 0;
 	/* take it as the user-space reaper does: the dead owner's pid stays in the word */
-	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(gen, 1), r->tgid);
+	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
+				    r->tgid);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, claimed) != w)
 		return 0;
-	reap_key(slot, g, r->tgid, &key);
-	v = bpf_map_lookup_elem(iseg, &key);
-	if (v && v->slot == i)
-		bpf_map_delete_elem(iseg, &key);
-	perflib__gzero(slot, g, PERFLIB_BLOCK_OFFSET);
-	((struct perflib_slot_hdr *)slot)->owner_start = 0;
-	/* readers stop visiting it before anyone can claim it again */
-	__sync_fetch_and_and(lw, ~r->sbit);
-	/* a full barrier, like the user-space release store: the zeroes are visible first */
-	__sync_val_compare_and_swap(
-		(__u64 *)slot, claimed,
-		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(gen, 2), 0));
+	perflib__gslot_key(slot, g, r->tgid, &key);
+	perflib__gunindex(index_map, g, i, &key);
+	perflib__grelease(slot, live_map, g, i, claimed);
 	r->reaped++;
 	return 0;
 }
 
 /*
  * The walk of one size class, the same code for each: REAPER_CLASS(n, data, index, live,
- * geometry) defines slot_cb##n (free slot i of the class if the exiting process holds it:
- * its maps looked up here, the rest in reap_slot) and seg_cb##n (walk segment k's live
- * bitmap), with their helpers.
+ * geometry) defines slot_cb##n (free slot i of the class if the exiting process holds it,
+ * with reap_slot) and seg_cb##n (walk segment k's live bitmap), with their helpers.
  */
 #define REAPER_CLASS(n, _slots, _idx, _live, _geo)                                                 \
 	static long slot_cb##n(__u32 i, void *c)                                                   \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
-		__u32 seg0 = _geo.seg0_slots, k, off, word;                                        \
-		void *slot, *lseg;                                                                 \
-		__u64 w, *lw;                                                                      \
+		void *slot;                                                                        \
+		__u64 w;                                                                           \
                                                                                                    \
 		slot = perflib_gslot(&_slots, &_geo, i);                                           \
 		if (!slot)                                                                         \
@@ -200,19 +147,9 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *iseg, __u6
 			return 0;                                                                  \
 		if (!start_matches(((struct perflib_slot_hdr *)slot)->owner_start, r->start))      \
 			return 0;                                                                  \
-		k = perflib_seg_of(i, seg0);                                                       \
-		if (k >= PERFLIB_MAX_SEGS)                                                         \
-			return 0;                                                                  \
-		lseg = perflib_segment(&_live, k);                                                 \
-		if (!lseg)                                                                         \
-			return 0;                                                                  \
-		off = i - (__u32)perflib_seg_first(k, seg0);                                       \
-		word = off / 64;                                                                   \
-		lw = bpf_map_lookup_elem(lseg, &word);                                             \
 		r->sw = w;                                                                         \
 		r->si = i;                                                                         \
-		r->sbit = 1ULL << (off % 64);                                                      \
-		return reap_slot(r, slot, perflib_segment(&_idx, k), lw, &_geo);                   \
+		return reap_slot(r, slot, &_idx, &_live, &_geo);                                   \
 	}                                                                                          \
                                                                                                    \
 	/* bit @b of the live word being walked: reap that slot if it is set */                    \

@@ -764,7 +764,12 @@ static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
 	return found;
 }
 
-/* give claimed slot @idx (word @w) back: zero what the claim wrote, clear its bit, then FREE */
+/*
+ * give claimed slot @idx (word @w) back: zero what the claim wrote, clear its bit, then FREE
+ * by CAS from @w (a full barrier, like the user-space release store: the zeroes are visible
+ * first; and a word that changed, a user-space reaper's takeover of a dead owner's claim, is
+ * left to that reaper)
+ */
 static __always_inline void perflib__grelease(void *slot, void *live_map,
 					      const volatile struct perflib_bpf_geometry *g,
 					      __u32 idx, __u64 w)
@@ -774,9 +779,9 @@ static __always_inline void perflib__grelease(void *slot, void *live_map,
 	perflib__gzero(slot, g, PERFLIB_BLOCK_OFFSET);
 	h->owner_start = 0;
 	perflib_glive_set(live_map, g, idx, 0);
-	__sync_lock_test_and_set((__u64 *)slot,
-				 perflib_make_word(PERFLIB_SLOT_FREE,
-						   perflib_gen_add(perflib_word_gen(w), 1), 0));
+	__sync_val_compare_and_swap(
+		(__u64 *)slot, w,
+		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(perflib_word_gen(w), 1), 0));
 }
 
 /* does an index value of claim generation @gen still describe the slot with word @w? */
@@ -965,33 +970,58 @@ static __always_inline __s64 perflib_instance_create_ascii(
 				       hint);
 }
 
-/* the index key of the kernel-owned instance stored in @slot: its name and id, pid 0 */
+/*
+ * perflib__gslot_key - perflib_gslot_key() (the key of the instance in @slot as its owner,
+ * of pid @pid, inserted it; 0 for a kernel-owned one) with an open-coded iterator over the
+ * name: the verifier checks the body once, where the bounded loop of perflib_gslot_key() is
+ * walked unit by unit (up to 1,025 units, at every call site)
+ */
 static __always_inline void perflib__gslot_key(const void *slot,
 					       const volatile struct perflib_bpf_geometry *g,
-					       struct perflib_index_key *key)
+					       __u32 pid, struct perflib_index_key *key)
 {
-	__u16 units[PERFLIB_BPF_KEY_MAX] = {};
+	__u64 scope = perflib_key_scope(g->instance_type, pid);
+	struct perflib_hash_state st;
 	struct bpf_iter_num it;
 	__u32 len = 0;
-	int *kp;
+	int *k;
 
-	perflib__for(it, kp, PERFLIB_BPF_CREATE_NAME_MAX)
+	__builtin_memset(key, 0, sizeof(*key));
+	if (perflib_key_singleton(g->instance_type)) {
+		perflib_singleton_key(scope, key);
+		return;
+	}
+	perflib_hash_init(&st, scope);
+	perflib__for(it, k, g->name_max)
 	{
-		__u32 k = (__u32)*kp;
-		__u64 off = g->name_offset + 2 * (__u64)k;
-		__u16 c;
+		__u64 off = g->name_offset + 2 * (__u64)(__u32)*k;
+		__u16 unit;
 
-		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || k + 1 >= g->name_max ||
-		    off + 2 > g->slot_size)
+		if (off + 2 > g->slot_size)
 			break;
-		c = *(const __u16 *)(slot + off);
-		if (!c)
+		unit = *(const __u16 *)(slot + off);
+		if (!unit)
 			break;
-		units[k] = c;
-		len = k + 1;
+		perflib_hash_step(&st, unit);
+		len++;
 	}
 	bpf_iter_num_destroy(&it);
-	perflib__gkey(g, units, len, perflib_slot_id(slot), key);
+	perflib_hash_final(&st, perflib_slot_id(slot), len, key);
+}
+
+/* delete @key from the index of slot @idx's segment if it points to @idx */
+static __always_inline void perflib__gunindex(void *index_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 idx, const struct perflib_index_key *key)
+{
+	struct perflib_index_val *cur;
+	void *iseg = perflib_segment(index_map, perflib_seg_of(idx, g->seg0_slots));
+
+	if (!iseg)
+		return;
+	cur = bpf_map_lookup_elem(iseg, key);
+	if (cur && cur->slot == idx)
+		bpf_map_delete_elem(iseg, key);
 }
 
 /*
@@ -1005,10 +1035,9 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 						   const volatile struct perflib_bpf_geometry *g,
 						   __u32 idx)
 {
-	struct perflib_index_val *cur;
 	struct perflib_index_key key;
 	struct perflib_slot_hdr *h;
-	void *slot = perflib_gslot(data_map, g, idx), *iseg;
+	void *slot = perflib_gslot(data_map, g, idx);
 	__u64 w, nw;
 
 	if (!slot)
@@ -1023,13 +1052,8 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) != w)
 		return -16;
 	/* the key as the creator inserted it: the name read back from the slot, pid 0 */
-	perflib__gslot_key(slot, g, &key);
-	iseg = perflib_segment(index_map, perflib_seg_of(idx, g->seg0_slots));
-	if (iseg) {
-		cur = bpf_map_lookup_elem(iseg, &key);
-		if (cur && cur->slot == idx)
-			bpf_map_delete_elem(iseg, &key);
-	}
+	perflib__gslot_key(slot, g, 0, &key);
+	perflib__gunindex(index_map, g, idx, &key);
 	perflib__grelease(slot, live_map, g, idx, nw);
 	return 0;
 }
