@@ -293,12 +293,14 @@ check:
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
-# a bench links the library, tools/common and the tools' private modules
-$(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) | skeletons
+# a bench links the library, tools/common, the tools' private modules and tests/lib
+$(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) $(TESTLIB_OBJS) \
+		| skeletons
 	$(call msg,BENCH,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace $(TOOL_INCLUDES) $(XML_CFLAGS) $(ALL_LDFLAGS) $< \
-		$(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) $(LIB_LIBS) $(XML_LIBS) -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -Itests/lib $(TOOL_INCLUDES) $(XML_CFLAGS) \
+		$(ALL_LDFLAGS) $< $(TESTLIB_OBJS) $(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) \
+		$(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
 bench: lib $(BENCH_BINS) $(OUTPUT)tools/perflib-sysd
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

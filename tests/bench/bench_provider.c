@@ -25,6 +25,7 @@
 
 #include "bench_util.h"
 #include "internal.h"
+#include "testlib.h"
 
 #define NR_COUNTERS 8
 #define HOT_ID 3	    /* counter incremented by the hot loops */
@@ -148,25 +149,6 @@ struct cd_result {
 	uint32_t capacity;
 };
 
-/* the kernel's memlock accounting of a map fd (/proc/self/fdinfo), 0 if unknown */
-static unsigned long long fd_memlock(int fd)
-{
-	char path[64], line[128];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	}
-	fclose(f);
-	return v;
-}
-
 static int bench_instances(const GUID *set, unsigned int name_max, struct cd_result *res)
 {
 	GUID pg = {0xbe4c0000, 1, 2, {3, 4, 5, 6, 7, 8, 9, 10}};
@@ -176,6 +158,8 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 	struct perflib_store *m;
 	struct tmpl t;
 	WCHAR name[40];
+	char dir[PATH_MAX];
+	unsigned long long maps, progs = 0;
 	double t0, best = 1e30, best_c = 1e30, best_d = 1e30;
 	HANDLE h;
 	int r, i;
@@ -186,6 +170,8 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 		return -1;
 	perflib_set_capacity(0, PERFLIB_NAME_MAX_DEFAULT);
 	wname(name, NAME32);
+	if (perflib_store_dir(set, dir, sizeof(dir)))
+		return -1;
 	for (r = 0; r < CD_ROUNDS; r++) {
 		t0 = now_ns();
 		for (i = 0; i < CD_OPS; i++) {
@@ -202,6 +188,10 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 				return -1;
 		}
 		best_c = min_d(best_c, (now_ns() - t0) / LIVE);
+		/* every map of the set (segments included) while they live, per instance */
+		maps = 0;
+		tl_dir_memlock(dir, &maps, &progs);
+		res->memlock = (double)maps / LIVE;
 		t0 = now_ns();
 		for (i = 0; i < LIVE; i++) {
 			if (PerfDeleteInstance(h, live[i]))
@@ -216,18 +206,6 @@ static int bench_instances(const GUID *set, unsigned int name_max, struct cd_res
 	res->del = best_d;
 	res->slot_size = m->info->slot_size;
 	res->capacity = m->info->capacity;
-	{
-		/* every map of the set (segments included), per instance it held at once */
-		double total = (double)(fd_memlock(m->info_fd) + fd_memlock(m->ctl_fd) +
-					fd_memlock(m->procs_fd));
-		uint32_t k;
-
-		for (k = 0; k < perflib_store_nr_segs(m, 0); k++)
-			total += (double)(fd_memlock(m->cls[0].segs[k].data_fd) +
-					  fd_memlock(m->cls[0].segs[k].index_fd) +
-					  fd_memlock(m->cls[0].segs[k].live_fd));
-		res->memlock = total / LIVE;
-	}
 	PerfStopProvider(h);
 	return 0;
 }
@@ -348,13 +326,13 @@ int main(void)
 	       cd33.slot_size);
 	printf("  %-56s %10u\n", "perflib slot (data map value), default capacity 1025 units",
 	       cddef.slot_size);
-	printf("  %-56s %10.0f\n", "all four maps, kernel memlock / slots (capacity 33 units)",
+	printf("  %-56s %10.0f\n", "every map of the set, kernel memlock / live (33 units)",
 	       cd33.memlock);
-	printf("  %-56s %10.0f\n", "all four maps, kernel memlock / slots (capacity 1025 units)",
+	printf("  %-56s %10.0f\n", "every map of the set, kernel memlock / live (1025 units)",
 	       cddef.memlock);
-	printf("  (%u slots per counter set; the slot holds a 32-byte perflib header, the Windows\n"
-	       "   block, an ASCII copy of the name for bpftool, and starts a 64-byte line)\n",
-	       cd33.capacity);
+	printf("  (%d live instances, a limit of %u per counter set; a slot holds a 16-byte\n"
+	       "   perflib header, the Windows block and an ASCII copy of the name for bpftool)\n",
+	       LIVE, cd33.capacity);
 out:
 	for (i = 0; i < 4; i++)
 		perflib_unregister_counterset(&sets[i], true);

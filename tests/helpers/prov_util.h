@@ -109,15 +109,14 @@ static inline void prov_tmpl_std(struct prov_tmpl *t, GUID set, ULONG instance_t
 	prov_tmpl_add(t, PROV_STD_DWORD2, PERF_COUNTER_RAWCOUNT, 0);
 }
 
-/* start a provider and register a fresh standard multi-instance set; 0 or a Win32 code */
-static inline ULONG prov_std_start(HANDLE *ret_h, GUID *ret_set)
+/* start a provider of the standard multi-instance set @set; 0 or a Win32 code */
+static inline ULONG prov_std_provide(const GUID *set, HANDLE *ret_h)
 {
 	GUID pg = prov_provider_guid();
 	struct prov_tmpl t;
 	ULONG st;
 
-	*ret_set = prov_guid();
-	prov_tmpl_std(&t, *ret_set, PERF_COUNTERSET_MULTI_INSTANCES);
+	prov_tmpl_std(&t, *set, PERF_COUNTERSET_MULTI_INSTANCES);
 	st = PerfStartProvider(&pg, NULL, ret_h);
 	if (st)
 		return st;
@@ -125,6 +124,13 @@ static inline ULONG prov_std_start(HANDLE *ret_h, GUID *ret_set)
 	if (st)
 		PerfStopProvider(*ret_h);
 	return st;
+}
+
+/* start a provider and register a fresh standard multi-instance set; 0 or a Win32 code */
+static inline ULONG prov_std_start(HANDLE *ret_h, GUID *ret_set)
+{
+	*ret_set = prov_guid();
+	return prov_std_provide(ret_set, ret_h);
 }
 
 /* an ASCII printf into a UTF-16 buffer of @units units */

@@ -302,14 +302,11 @@ struct race_arg {
 static int churner(void *p)
 {
 	struct race_arg *a = p;
-	GUID pg = prov_provider_guid();
-	struct prov_tmpl t;
 	WCHAR name[32];
 	HANDLE h;
 	int r, i, n;
 
-	prov_tmpl_std(&t, a->set, PERF_COUNTERSET_MULTI_INSTANCES);
-	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+	if (prov_std_provide(&a->set, &h))
 		return 2;
 	n = 6 * a->seg0; /* segments 0..2 */
 	if (tl_await(a->go_fd, 10000))
@@ -336,16 +333,13 @@ static int churner(void *p)
 static int claimer(void *p)
 {
 	struct race_arg *a = p;
-	GUID pg = prov_provider_guid();
 	PPERF_COUNTERSET_INSTANCE mine[40];
-	struct prov_tmpl t;
 	WCHAR name[32];
 	size_t pre;
 	HANDLE h;
 	int r, i;
 
-	prov_tmpl_std(&t, a->set, PERF_COUNTERSET_MULTI_INSTANCES);
-	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+	if (prov_std_provide(&a->set, &h))
 		return 2;
 	if (tl_await(a->go_fd, 10000))
 		return 3;
@@ -440,6 +434,8 @@ static void test_retirer_killed(void **state)
 	struct perflib_store *rw;
 	char dir[PATH_MAX], path[PATH_MAX + 64];
 	const char *outer[] = {"segs", "idxs", "lives"};
+	/* a grower's before its rename, a retirer's before its removal */
+	const char *leftovers[2] = {"tmp-c0s3-99999-0", "tmp-gone-c0s1-99999-1"};
 	uint32_t cur = 3, id2, key = 2, left[2];
 	WCHAR name[32];
 	size_t pre;
@@ -480,16 +476,15 @@ static void test_retirer_killed(void **state)
 	usleep(100000);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	left[0] = plant_leftover(dir, "tmp-c0s3-99999-0");
-	left[1] = plant_leftover(dir, "tmp-gone-c0s1-99999-1");
+	for (i = 0; i < 2; i++)
+		left[i] = plant_leftover(dir, leftovers[i]);
 	/* the next grower takes the lock and publishes the segment that is there */
 	for (i = 0; i < Y; i++)
 		assert_non_null(PerfCreateInstance(h, &set, prov_wname(name, 32, "y%d", i), 0));
 	assert_int_equal(ctl_segs(&set), 3);
 	/* and removed what the dead left */
 	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir,
-			 i ? "tmp-gone-c0s1-99999-1" : "tmp-c0s3-99999-0");
+		snprintf(path, sizeof(path), "%s/%s", dir, leftovers[i]);
 		assert_int_equal(access(path, F_OK), -1);
 		assert_true(map_freed(left[i]));
 	}
@@ -509,15 +504,12 @@ struct crasher_arg {
 static int crasher(void *p)
 {
 	struct crasher_arg *a = p;
-	GUID pg = prov_provider_guid();
-	struct prov_tmpl t;
 	WCHAR name[32];
 	HANDLE h;
 	int i, n;
 
 	close(a->other_fd);
-	prov_tmpl_std(&t, a->set, PERF_COUNTERSET_MULTI_INSTANCES);
-	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+	if (prov_std_provide(&a->set, &h))
 		return 2;
 	n = 10 * seg0_of(&a->set);
 	for (i = 0; i < n; i++) {
@@ -538,8 +530,6 @@ static void test_crash_reaped(void **state)
 {
 	struct crasher_arg ca;
 	char dir[PATH_MAX], path[PATH_MAX + 16];
-	GUID pg = prov_provider_guid();
-	struct prov_tmpl t;
 	int ready[2], i;
 	size_t pre;
 	HANDLE h;
@@ -566,9 +556,7 @@ static void test_crash_reaped(void **state)
 	assert_int_equal(listed(&ca.set, "c", &pre), 0);
 	assert_int_equal(ctl_segs(&ca.set), 4);
 	/* the next provider gives them back */
-	prov_tmpl_std(&t, ca.set, PERF_COUNTERSET_MULTI_INSTANCES);
-	assert_int_equal(PerfStartProvider(&pg, NULL, &h), 0);
-	assert_int_equal(prov_tmpl_register(h, &t), 0);
+	assert_int_equal(prov_std_provide(&ca.set, &h), 0);
 	assert_int_equal(ctl_segs(&ca.set), 1);
 	assert_int_equal(perflib_store_dir(&ca.set, dir, sizeof(dir)), 0);
 	for (i = 1; i < 4; i++) {
