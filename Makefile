@@ -277,7 +277,8 @@ $(OUTPUT)stress/%: tests/stress/%.c $(A) | skeletons
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(A) $(LIB_LIBS) -lm -o $@
 
-tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS) $(STRESS_BINS)
+# the benches are built too (not run): a bench that no longer compiles fails the check
+tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS) $(STRESS_BINS) $(BENCH_BINS)
 
 # the reliability soak at full count (1,000 kills per reaper mode, 200 corruption rounds,
 # 40 claim/reap rounds, 60 growth kills); `make check` runs a short one (tests/tools/test_stress.sh)
