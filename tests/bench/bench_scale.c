@@ -616,6 +616,13 @@ static size_t plain_build(PPERF_COUNTERSET_INSTANCE const *blk, unsigned int n, 
 		(result) = t_ / (double)reps_;                                                     \
 	} while (0)
 
+/* the counter values of churn instance @i (the enum and export rows read them back) */
+static void churn_values(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, unsigned long long i)
+{
+	for (unsigned int k = 0; k < NR_COUNTERS; k++)
+		PerfSetULongLongCounterValue(h, inst, k + 1, i * 16 + k);
+}
+
 /* exporter scrapes of @n live instances at most (1M x 8 counters is 0.6 GB of text) */
 #define EXPORT_MAX 100000
 
@@ -669,8 +676,7 @@ static void exporter_rows(HANDLE h, const GUID *set, PPERF_COUNTERSET_INSTANCE *
 		all[i] = PerfCreateInstance(h, set, name, (ULONG)i);
 		if (!all[i])
 			die("PerfCreateInstance (export)", (long)GetLastError());
-		for (unsigned int k = 0; k < NR_COUNTERS; k++)
-			PerfSetULongLongCounterValue(h, all[i], k + 1, i * 16 + k);
+		churn_values(h, all[i], i);
 	}
 	scrape_rounds(col, &out, n, compact);
 	row("export", "exporter scrape, churned/new", n, "ns/instance", churned, compact,
@@ -731,8 +737,7 @@ static void churn_one(unsigned int n)
 	/* keep every tenth: the live instances are spread over everything ever allocated */
 	for (i = 0; i < total; i++) {
 		if (i % 10 == 0) {
-			for (unsigned int k = 0; k < NR_COUNTERS; k++)
-				PerfSetULongLongCounterValue(h, all[i], k + 1, i * 16 + k);
+			churn_values(h, all[i], i);
 		} else if ((st = PerfDeleteInstance(h, all[i]))) {
 			die("PerfDeleteInstance (churn)", (long)st);
 		}
@@ -975,7 +980,7 @@ static void fork_floor_setup(void)
 static void section_fork(void)
 {
 	unsigned int iters = opt.quick ? 100 : 300, r;
-	double with[64], without[64], floor[64];
+	double with[64], without[64], bare[64];
 	struct worker a, b, f;
 
 	worker_start(&a, fork_provider_setup);
@@ -987,16 +992,16 @@ static void section_fork(void)
 	for (r = 0; r < opt.rounds; r++) {
 		if (r % 2) {
 			with[r] = worker_run(&a, iters);
-			floor[r] = worker_run(&f, iters);
+			bare[r] = worker_run(&f, iters);
 			without[r] = worker_run(&b, iters);
 		} else {
 			without[r] = worker_run(&b, iters);
-			floor[r] = worker_run(&f, iters);
+			bare[r] = worker_run(&f, iters);
 			with[r] = worker_run(&a, iters);
 		}
 		with[r] /= 1000;
 		without[r] /= 1000;
-		floor[r] /= 1000;
+		bare[r] /= 1000;
 	}
 	worker_stop(&a);
 	worker_stop(&b);
@@ -1008,7 +1013,7 @@ static void section_fork(void)
 	}
 	row("fork", "fork+_exit+wait, 50 sets", FORK_SETS, "us/fork", with, without, opt.rounds,
 	    1.1);
-	row("fork", "floor: 50 maps mapped once", FORK_SETS, "us/fork", floor, without, opt.rounds,
+	row("fork", "floor: 50 maps mapped once", FORK_SETS, "us/fork", bare, without, opt.rounds,
 	    0);
 }
 
