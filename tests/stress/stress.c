@@ -169,6 +169,7 @@ struct left {
 	unsigned int claimed; /* slots CLAIMED */
 	unsigned int keys;    /* index entries */
 	unsigned int procs;   /* procs entries LIVE */
+	unsigned int segs;    /* segments pinned, every size class */
 };
 
 static int pin_open(const GUID *set, const char *name)
@@ -294,6 +295,7 @@ static int count_left(const GUID *set, struct left *l)
 		    ((struct perflib_proc *)val)->state == PERFLIB_PROC_LIVE)
 			l->procs++;
 	}
+	l->segs = segs;
 	err = segs ? 0 : -1;
 out:
 	free(val);
@@ -432,23 +434,6 @@ static unsigned int tmp_dirs(const GUID *set)
 	return n;
 }
 
-/* segments of class 0 whose directories are pinned (s<k>/) */
-static unsigned int seg_dirs(const GUID *set)
-{
-	char name[32];
-	unsigned int k;
-	int fd;
-
-	for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
-		snprintf(name, sizeof(name), "s%u/data", k);
-		fd = pin_open(set, name);
-		if (fd < 0)
-			break;
-		close(fd);
-	}
-	return k;
-}
-
 /* a provider's life, over and over: start, grow the set by many creates, delete them all
  * (the set gives segments back), stop */
 static void grow_churn(const GUID *set, unsigned int k)
@@ -478,13 +463,12 @@ static void grow_churn(const GUID *set, unsigned int k)
 }
 
 struct grow {
-	struct left gone; /* after the kills */
+	struct left gone;  /* after the kills */
+	struct left after; /* after one more provider grew and emptied the set */
 	unsigned int kills, crashes, errors;
-	unsigned int segs_gone;	 /* segments published once the last killed provider was gone */
 	unsigned int tmp_seen;	 /* private directories seen right after a kill, in all */
 	unsigned int tmp_gone;	 /* private directories then */
 	unsigned int tmp_after;	 /* and after one more provider grew and emptied the set */
-	unsigned int segs_after; /* segments published then (1: all given back) */
 	unsigned int wrong_list; /* that provider's instances a consumer did not list right */
 };
 
@@ -546,7 +530,6 @@ static void grow_soak(unsigned int kills, unsigned int n, struct grow *g)
 			g->crashes++;
 	}
 	count_left(&set, &g->gone);
-	g->segs_gone = seg_dirs(&set);
 	g->tmp_gone = tmp_dirs(&set);
 	/* one more life, watched: its start gives back what the reaper emptied */
 	h = provider(&set);
@@ -572,7 +555,7 @@ static void grow_soak(unsigned int kills, unsigned int n, struct grow *g)
 		PerfStopProvider(h);
 	}
 	g->tmp_after = tmp_dirs(&set);
-	g->segs_after = seg_dirs(&set);
+	count_left(&set, &g->after);
 	perflib_unregister_counterset(&set, true);
 }
 
@@ -1120,10 +1103,10 @@ int main(int argc, char **argv)
 	       "them all, kernel reaper on): crashes %u, errors %u\n",
 	       gr.kills, GROW_PAIR, GROW_INSTANCES, gr.crashes, gr.errors);
 	print_left("providers gone:", &gr.gone);
-	printf("    private directories of the killed seen %u; at the end: segments published %u, "
+	printf("    private directories of the killed seen %u; at the end: segments %u, "
 	       "private directories %u; after one more provider grew and emptied it: segments "
 	       "%u, private directories %u, wrong listings %u\n",
-	       gr.tmp_seen, gr.segs_gone, gr.tmp_gone, gr.segs_after, gr.tmp_after, gr.wrong_list);
+	       gr.tmp_seen, gr.gone.segs, gr.tmp_gone, gr.after.segs, gr.tmp_after, gr.wrong_list);
 
 	/* always: no crash, no hang, no ghost once reaped, nothing left after a lazy reap */
 	gate = on.crashes + off.crashes + c.crashes + c.hangs + r.crashes + on.errors + off.errors +
@@ -1132,7 +1115,7 @@ int main(int argc, char **argv)
 	       off.reaped.keys;
 	/* the growth soak: storage given back, whatever was killed when */
 	gate += gr.crashes + gr.errors + gr.gone.ghosts + gr.tmp_after + gr.wrong_list +
-		(grow_kills && gr.segs_after != 1);
+		(grow_kills && gr.after.segs != 1);
 	/* the slot protocol (issue 13 items 3 and 6) */
 	known = on.gone.live + on.gone.claimed + on.gone.keys + r.overwritten + r.double_reaps +
 		r.stale_keys + r.keys_left + r.not_free;
