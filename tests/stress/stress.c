@@ -336,6 +336,18 @@ static bool crashed(int st, int sent)
 	return WIFSIGNALED(st) && WTERMSIG(st) != sent;
 }
 
+/* SIGKILL @pid and reap it: a death by another signal, or none in time, counts in *@crashes */
+static void kill_reap(pid_t pid, unsigned int *crashes)
+{
+	bool hung;
+	int st;
+
+	kill(pid, SIGKILL);
+	st = wait_child(pid, TIMEOUT_MS, &hung);
+	if (crashed(st, SIGKILL) || hung)
+		(*crashes)++;
+}
+
 /* ---- kill soak --------------------------------------------------------------------------- */
 
 /* a provider's life, over and over: start, create, set, delete, stop */
@@ -373,8 +385,6 @@ static void kill_soak(unsigned int kills, bool reaper, unsigned int n, struct so
 {
 	GUID set = set_guid(n);
 	unsigned int k;
-	bool hung;
-	int st;
 
 	memset(s, 0, sizeof(*s));
 	if (reaper)
@@ -399,10 +409,7 @@ static void kill_soak(unsigned int kills, bool reaper, unsigned int n, struct so
 		}
 		/* 0 to 6 ms: start, creates, deletes and stop all get hit */
 		usleep(rnd() % 6000);
-		kill(pid, SIGKILL);
-		st = wait_child(pid, TIMEOUT_MS, &hung);
-		if (crashed(st, SIGKILL))
-			s->crashes++;
+		kill_reap(pid, &s->crashes);
 	}
 	count_left(&set, &s->gone);
 	perflib_reap_counterset(&set);
@@ -487,8 +494,6 @@ static void grow_soak(unsigned int kills, unsigned int n, struct grow *g)
 	unsigned int k, j, i;
 	WCHAR name[40];
 	HANDLE h;
-	bool hung;
-	int st;
 
 	memset(g, 0, sizeof(*g));
 	g->kills = kills;
@@ -500,10 +505,7 @@ static void grow_soak(unsigned int kills, unsigned int n, struct grow *g)
 	for (k = 0; k < kills; k++) {
 		j = k % GROW_PAIR;
 		if (pids[j]) {
-			kill(pids[j], SIGKILL);
-			st = wait_child(pids[j], TIMEOUT_MS, &hung);
-			if (crashed(st, SIGKILL) || hung)
-				g->crashes++;
+			kill_reap(pids[j], &g->crashes);
 			/* killed holding the lock with a directory of its own: the window is hit */
 			g->tmp_seen += tmp_dirs(&set);
 		}
@@ -522,12 +524,8 @@ static void grow_soak(unsigned int kills, unsigned int n, struct grow *g)
 		usleep(rnd() % 400000);
 	}
 	for (j = 0; j < GROW_PAIR; j++) {
-		if (!pids[j])
-			continue;
-		kill(pids[j], SIGKILL);
-		st = wait_child(pids[j], TIMEOUT_MS, &hung);
-		if (crashed(st, SIGKILL) || hung)
-			g->crashes++;
+		if (pids[j])
+			kill_reap(pids[j], &g->crashes);
 	}
 	count_left(&set, &g->gone);
 	g->tmp_gone = tmp_dirs(&set);
