@@ -106,7 +106,7 @@ static long procs_cb(__u32 i, void *c)
  * from @index_map (the class's idxs) if it points to the slot, then given back (zeroed from
  * the Windows block on, its bit in @live_map cleared, FREE(gen + 2, 0)). One copy for every
  * class: the verifier checks it for each caller's maps, the kernel keeps it once (four
- * inlined copies made the program 24 KiB of kernel memory per counter set, 16 KiB with one).
+ * inlined copies made the program 24 KiB of kernel memory per counter set, 12 KiB with one).
  */
 static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map, void *live_map,
 				const volatile struct perflib_bpf_geometry *g)
