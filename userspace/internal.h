@@ -156,9 +156,12 @@ struct perflib_store {
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
 	struct perflib_ctl *ctl;		     /* the control entry in procs' mapping,
-						      * NULL when unmapped */
+						      * NULL when procs is not mapped */
 	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
-						      * unmapped (lookups instead) */
+						      * unmapped (lookups instead) or a
+						      * provider's (perflib_store_procs_unmap) */
+	struct perflib_proc proc_self;		     /* a provider's own procs entry, as it
+						      * wrote it (procs not mapped) */
 	size_t procs_len;			     /* (nr_procs + 1) * 64: with the control
 						      * entry */
 	uint32_t nr_classes;			     /* info->nr_classes */
@@ -188,11 +191,37 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 			 const struct perflib_pin_opts *opts, struct perflib_store **ret_map);
 void perflib_store_close(struct perflib_store *map);
 /*
- * perflib_store_trim - close the fds a mapped set no longer needs (info, procs, the outer
- * maps): every fd is copied by each fork() (about 60 ns per fd and fork, with the exit).
- * Call it after the loaders that take the set's fds (the reaper, the keys program).
+ * perflib_store_trim - close the fds a mapped set no longer needs (info, the outer maps, and
+ * a reader's procs, which it maps; a provider keeps procs' fd, perflib_store_procs_unmap):
+ * every fd is copied by each fork() (about 60 ns per fd and fork, with the exit). Call it
+ * after the loaders that take the set's fds (the reaper, the keys program).
  */
 void perflib_store_trim(struct perflib_store *map);
+/*
+ * perflib_store_procs_unmap - a provider keeps no mapping of procs (each mapping costs every
+ * fork() of the process, docs/ARCHITECTURE.md "fork()"): its own entry is kept as written
+ * (proc_self) and rewritten with map updates (perflib_proc_pending), the control entry read
+ * with lookups (perflib_store_ctl_read) and changed through perflib_store_ctl_hold. Call it
+ * once this process's procs entry is claimed.
+ */
+void perflib_store_procs_unmap(struct perflib_store *map);
+/*
+ * perflib_store_ctl_read - the control entry now: from procs' mapping, or one lookup. Its
+ * fields are read one by one (nr_segs and epoch with acquire). 0 or -errno
+ */
+int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret);
+/*
+ * perflib_store_ctl_nr_segs - ctl.nr_segs[@cls] now (acquire), read as
+ * perflib_store_ctl_read reads it; 0 when it cannot be read
+ */
+uint32_t perflib_store_ctl_nr_segs(const struct perflib_store *map, uint32_t cls);
+/*
+ * perflib_store_ctl_hold - the control entry, writable, for a compare-and-swap: in procs'
+ * mapping, or in a mapping made for the moment (a provider's), which perflib_store_ctl_drop
+ * removes. NULL with errno set when procs cannot be mapped (a reader's set).
+ */
+struct perflib_ctl *perflib_store_ctl_hold(const struct perflib_store *map);
+void perflib_store_ctl_drop(const struct perflib_store *map, struct perflib_ctl *ctl);
 /* outer map @j of class @cls (writers), reopened from its pin after a trim; -errno */
 int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j);
 int perflib_store_remove(const GUID *guid);
@@ -373,8 +402,12 @@ bool perflib_slot_to_kernel(uint8_t *slot, uint64_t w);
 bool perflib_slot_from_kernel(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp);
 /*
  * procs entries: claim one (free, or left by a dead process) for this process with @flags
- * and socket @token (its index, or -ENOSPC); release entry @i if still this process's;
- * name slot @id as being freed by this process (@on) or no slot (!@on)
+ * and socket @token (its index, or -ENOSPC; procs mapped); release entry @i if still this
+ * process's; name slot @id as being freed by this process (@on) or no slot (!@on). Once a
+ * provider unmapped procs (perflib_store_procs_unmap), release and pending rewrite its entry
+ * through the fd, and pending is never cleared (one map update per delete, none when the
+ * slot is named already): the exit reaper frees a pending slot only if its word still
+ * names the dead process.
  */
 int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token);
 void perflib_proc_release(struct perflib_store *map, int i);

@@ -424,6 +424,8 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	for (i = 0; i < n; i++)
 		c[i].Offset = 8 * i;
 	perflib_cb_ctrset_added(set);
+	/* procs read and written through its fd from here on: no mapping for fork() to walk */
+	perflib_store_procs_unmap(set->map);
 	set->next = atomic_load(&prov->sets);
 	atomic_store_explicit(&prov->sets, set, memory_order_release);
 	pthread_mutex_unlock(&prov->lock);

@@ -185,9 +185,11 @@ static bool exit_id_held(uint32_t id, const GUID *guid)
 /* the set's exit id from its control entry, 0 if none (or garbage) */
 static uint32_t exit_id_of(const struct perflib_store *map)
 {
-	uint32_t id = __atomic_load_n(&map->ctl->exit_id, __ATOMIC_ACQUIRE);
+	struct perflib_ctl ctl;
 
-	return id < PERFLIB_EXIT_IDS ? id : 0;
+	if (perflib_store_ctl_read(map, &ctl))
+		return 0;
+	return ctl.exit_id < PERFLIB_EXIT_IDS ? ctl.exit_id : 0;
 }
 
 /* the reaper's maps of class @cls: the class's outer maps (class 0's if none) */
@@ -212,12 +214,14 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	libbpf_print_fn_t old_print;
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	int ids_fd = -1, progs_fd = -1, ctx_fd = -1, provs_fd = -1, prog_fd, id = -1, err;
+	struct perflib_ctl *ctl;
 	uint32_t none;
+	bool taken;
 	long tck;
 
 	if (!reaper_enabled())
 		return -EOPNOTSUPP;
-	if (!map->writable || !map->ctl)
+	if (!map->writable || !map->mapped)
 		return -EBADF;
 	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
 	if (err)
@@ -285,8 +289,15 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	 * seen above, 0 or one the root's dispatcher no longer knows, after it was removed
 	 * with the root's last counter set)
 	 */
-	if (!__atomic_compare_exchange_n(&map->ctl->exit_id, &none, (uint32_t)id, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	ctl = perflib_store_ctl_hold(map); /* for the CAS */
+	if (!ctl) {
+		err = -errno;
+		goto out;
+	}
+	taken = __atomic_compare_exchange_n(&ctl->exit_id, &none, (uint32_t)id, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	perflib_store_ctl_drop(map, ctl);
+	if (!taken)
 		goto out;
 	prog_fd = bpf_program__fd(skel->progs.perflib_reaper);
 	if (bpf_map_update_elem(progs_fd, &id, &prog_fd, BPF_ANY)) {
@@ -436,13 +447,13 @@ static void exit_entry(uint32_t id, bool join)
 
 void perflib_exit_join(const struct perflib_store *map)
 {
-	if (map->ctl)
+	if (map->writable)
 		exit_entry(exit_id_of(map), true);
 }
 
 void perflib_exit_leave(const struct perflib_store *map)
 {
-	if (map->ctl)
+	if (map->writable)
 		exit_entry(exit_id_of(map), false);
 }
 

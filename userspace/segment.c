@@ -348,33 +348,92 @@ int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret)
 	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
 }
 
-/* segments of class @cls published in the control entry, and its retirements (epoch) */
-static int ctl_state(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr,
-		     uint32_t *ret_epoch)
+/* ---- the control entry, for providers that do not map procs ------------------------ */
+
+void perflib_store_procs_unmap(struct perflib_store *map)
+{
+	if (!map->writable || !map->procs || map->procs_fd < 0)
+		return;
+	if (map->proc_index >= 0)
+		memcpy(&map->proc_self, &map->procs[map->proc_index], sizeof(map->proc_self));
+	munmap(map->procs, map->procs_len);
+	map->procs = NULL;
+	map->ctl = NULL;
+}
+
+int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret)
+{
+	const struct perflib_ctl *c = map->ctl;
+	__u32 key = map->info->nr_procs;
+	uint32_t i;
+
+	if (!c) {
+		if (map->procs_fd < 0)
+			return -EBADF;
+		if (bpf_map_lookup_elem(map->procs_fd, &key, ret))
+			return -errno;
+		return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+	}
+	memset(ret, 0, sizeof(*ret));
+	ret->magic = __atomic_load_n(&c->magic, __ATOMIC_RELAXED);
+	ret->exit_id = __atomic_load_n(&c->exit_id, __ATOMIC_ACQUIRE);
+	for (i = 0; i < PERFLIB_MAX_CLASSES; i++) {
+		ret->epoch[i] = __atomic_load_n(&c->epoch[i], __ATOMIC_ACQUIRE);
+		ret->nr_segs[i] = __atomic_load_n(&c->nr_segs[i], __ATOMIC_ACQUIRE);
+		ret->keep[i] = __atomic_load_n(&c->keep[i], __ATOMIC_RELAXED);
+	}
+	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+}
+
+uint32_t perflib_store_ctl_nr_segs(const struct perflib_store *map, uint32_t cls)
 {
 	struct perflib_ctl ctl;
-	int err;
 
-	if (map->ctl) {
-		*ret_epoch = __atomic_load_n(&map->ctl->epoch[cls], __ATOMIC_ACQUIRE);
-		*ret_nr = __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
-	} else {
-		err = perflib_ctl_read(map->procs_fd, &ctl);
-		if (err)
-			return err;
-		*ret_epoch = ctl.epoch[cls];
-		*ret_nr = ctl.nr_segs[cls];
+	if (map->ctl)
+		return __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
+	return perflib_store_ctl_read(map, &ctl) ? 0 : ctl.nr_segs[cls];
+}
+
+struct perflib_ctl *perflib_store_ctl_hold(const struct perflib_store *map)
+{
+	struct perflib_proc *procs;
+
+	if (map->ctl)
+		return map->ctl;
+	if (!map->writable || map->procs_fd < 0) {
+		errno = EBADF;
+		return NULL;
 	}
+	procs = perflib_map_shared(NULL, map->procs_len, true, false, map->procs_fd);
+	return procs ? (struct perflib_ctl *)&procs[map->info->nr_procs] : NULL;
+}
+
+void perflib_store_ctl_drop(const struct perflib_store *map, struct perflib_ctl *ctl)
+{
+	if (ctl && ctl != map->ctl)
+		munmap((struct perflib_proc *)ctl - map->info->nr_procs, map->procs_len);
+}
+
+/* segments of class @cls published in the control entry @ctl, and its retirements */
+static void ctl_state(const struct perflib_store *map, const struct perflib_ctl *ctl, uint32_t cls,
+		      uint32_t *ret_nr, uint32_t *ret_epoch)
+{
+	*ret_epoch = ctl->epoch[cls];
+	*ret_nr = ctl->nr_segs[cls];
 	if (*ret_nr > map->cls[cls].max_segs)
 		*ret_nr = map->cls[cls].max_segs; /* garbage in ctl: the info bounds it */
-	return 0;
 }
 
 static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr)
 {
+	struct perflib_ctl ctl;
 	uint32_t epoch;
+	int err;
 
-	return ctl_state(map, cls, ret_nr, &epoch);
+	err = perflib_store_ctl_read(map, &ctl);
+	if (!err)
+		ctl_state(map, &ctl, cls, ret_nr, &epoch);
+	return err;
 }
 
 /*
@@ -397,15 +456,15 @@ static void class_retired(struct perflib_store *map, uint32_t cls, uint32_t want
 		seg_blank(map, cls, k);
 }
 
-static int class_refresh(struct perflib_store *map, uint32_t cls)
+static int class_refresh(struct perflib_store *map, const struct perflib_ctl *ctl, uint32_t cls)
 {
 	struct perflib_class *c = &map->cls[cls];
 	uint32_t want, epoch, k;
-	int err;
+	int err = 0;
 
-	err = ctl_state(map, cls, &want, &epoch);
-	if (err || (want <= perflib_store_nr_segs(map, cls) && epoch == c->epoch))
-		return err;
+	ctl_state(map, ctl, cls, &want, &epoch);
+	if (want <= perflib_store_nr_segs(map, cls) && epoch == c->epoch)
+		return 0;
 	pthread_mutex_lock(&map->seg_lock);
 	if (epoch != c->epoch) {
 		class_retired(map, cls, want);
@@ -424,11 +483,16 @@ static int class_refresh(struct perflib_store *map, uint32_t cls)
 
 int perflib_store_refresh(struct perflib_store *map)
 {
+	struct perflib_ctl ctl;
 	uint32_t c;
-	int err = 0, e;
+	int err, e;
 
+	/* one read of the control entry for every class (a lookup when procs is not mapped) */
+	err = perflib_store_ctl_read(map, &ctl);
+	if (err)
+		return err;
 	for (c = 0; c < map->nr_classes; c++) {
-		e = class_refresh(map, c);
+		e = class_refresh(map, &ctl, c);
 		if (e && !err)
 			err = e;
 	}
@@ -447,6 +511,7 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	char sdir[PATH_MAX + 48];
+	struct perflib_ctl *ctl;
 	uint32_t cur = k;
 	__u32 key = k;
 	int err, outer, j;
@@ -467,8 +532,14 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 		}
 	}
 	/* from k to k + 1 only: a later segment may already be there */
-	__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k + 1, false, __ATOMIC_RELEASE,
+	ctl = perflib_store_ctl_hold(map);
+	if (!ctl) {
+		err = -errno;
+		goto out;
+	}
+	__atomic_compare_exchange_n(&ctl->nr_segs[cls], &cur, k + 1, false, __ATOMIC_RELEASE,
 				    __ATOMIC_RELAXED);
+	perflib_store_ctl_drop(map, ctl);
 out:
 	perflib_seg_maps_close(&m);
 	return err;
@@ -608,7 +679,7 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 	uint32_t nr;
 	int err, lock;
 
-	if (!map->writable || !map->ctl)
+	if (!map->writable || !map->mapped)
 		return -EBADF;
 	err = ctl_nr_segs(map, cls, &nr);
 	if (err)
@@ -661,14 +732,16 @@ static bool below_roomy(const struct perflib_store *map, uint32_t cls, uint32_t 
 bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls)
 {
 	uint32_t nr = perflib_store_nr_segs(map, cls), k = nr - 1;
+	struct perflib_ctl ctl;
 
-	if (!map->writable || !map->mapped || !map->ctl || nr < 2)
+	if (!map->writable || !map->mapped || nr < 2)
 		return false;
-	if (k < __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED))
+	/* the bits first: a set in use is not asked for its control entry (a lookup) */
+	if (!seg_empty(map, cls, k) || !below_roomy(map, cls, k))
 		return false;
-	if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) != nr)
+	if (perflib_store_ctl_read(map, &ctl))
 		return false;
-	return seg_empty(map, cls, k) && below_roomy(map, cls, k);
+	return k >= ctl.keep[cls] && ctl.nr_segs[cls] == nr;
 }
 
 /* take segment @k of class @cls out of the outer maps (each update waits for the programs) */
@@ -694,14 +767,14 @@ static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
  * after: one of the two sees the other. Programs claim in the segments the outer maps hold:
  * once the segment is out of them (the kernel waits for the programs running), none does.
  */
-static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
+static int seg_retire(struct perflib_store *map, struct perflib_ctl *ctl, uint32_t cls, uint32_t k)
 {
 	char dir[PATH_MAX], sdir[PATH_MAX + 48], tmp[PATH_MAX + 64];
 	static _Atomic unsigned int seq;
 	uint32_t cur = k + 1;
 	int err;
 
-	if (!__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k, false, __ATOMIC_SEQ_CST,
+	if (!__atomic_compare_exchange_n(&ctl->nr_segs[cls], &cur, k, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_RELAXED))
 		return 0;
 	err = seg_unpublish(map, cls, k);
@@ -716,7 +789,7 @@ static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
 	 * pins go, so that a segment k made anew later (after a retirer killed past this point)
 	 * always comes with an epoch its users have not seen.
 	 */
-	__atomic_fetch_add(&map->ctl->epoch[cls], 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&ctl->epoch[cls], 1, __ATOMIC_SEQ_CST);
 	/* unpinned in one step (a retirer killed here leaves a whole directory, or none) */
 	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
 	if (!err)
@@ -735,24 +808,33 @@ static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
 
 int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 {
+	struct perflib_ctl *ctl;
 	int lock, err = 0, n = 0;
 
-	if (!map->writable || !map->mapped || !map->ctl)
+	if (!map->writable || !map->mapped)
 		return -EBADF;
 	lock = set_lock(map);
 	if (lock < 0)
 		return lock;
+	/* a provider's for the moment: retiring is rare and takes RCU waits anyway */
+	ctl = perflib_store_ctl_hold(map);
+	if (!ctl) {
+		err = -errno;
+		set_unlock(lock);
+		return err;
+	}
 	/* from the top down, as long as the top is empty and the rest has room (the refresh
 	 * drops what the last turn retired) */
 	for (;;) {
 		err = perflib_store_refresh(map);
 		if (err || !perflib_store_shrinkable(map, cls))
 			break;
-		err = seg_retire(map, cls, perflib_store_nr_segs(map, cls) - 1);
+		err = seg_retire(map, ctl, cls, perflib_store_nr_segs(map, cls) - 1);
 		if (err <= 0)
 			break;
 		n++;
 	}
+	perflib_store_ctl_drop(map, ctl);
 	set_unlock(lock);
 	return err < 0 ? err : n;
 }

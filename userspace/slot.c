@@ -15,6 +15,10 @@
  * holder's stamp.
  * A procs entry: FREE(g) -> FREE(g+1) while its identity is written -> LIVE(g+2) -> FREE(g+3).
  */
+#include <string.h>
+
+#include <bpf/bpf.h>
+
 #include "internal.h"
 
 bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
@@ -49,11 +53,10 @@ bool perflib_slot_take(uint8_t *slot, uint64_t old, uint64_t new, uint64_t stamp
 #endif
 }
 
-bool perflib_slot_claim(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp,
-			uint64_t *ret_word)
+bool perflib_slot_claim(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp, uint64_t *ret_word)
 {
-	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
-					pid);
+	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
+					perflib_gen_add(perflib_word_gen(w), 1), pid);
 
 	if (perflib_word_state(w) != PERFLIB_SLOT_FREE || !perflib_slot_take(slot, w, nw, stamp))
 		return false;
@@ -72,8 +75,8 @@ bool perflib_slot_publish(uint8_t *slot, uint64_t w)
 
 bool perflib_slot_hide(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t *ret_word)
 {
-	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
-					pid);
+	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
+					perflib_gen_add(perflib_word_gen(w), 1), pid);
 
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != pid ||
 	    !perflib_slot_cas(slot, w, nw))
@@ -94,10 +97,11 @@ bool perflib_slot_free(uint8_t *slot, uint64_t w)
 bool perflib_slot_take_dead(uint8_t *slot, uint64_t w, uint32_t self, uint64_t self_stamp,
 			    uint64_t *ret_word)
 {
-	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
-					self);
+	uint64_t nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
+					perflib_gen_add(perflib_word_gen(w), 1), self);
 
-	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || !perflib_slot_take(slot, w, nw, self_stamp))
+	if (perflib_word_state(w) == PERFLIB_SLOT_FREE ||
+	    !perflib_slot_take(slot, w, nw, self_stamp))
 		return false;
 	*ret_word = nw;
 	return true;
@@ -174,16 +178,45 @@ int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token
 	return -ENOSPC;
 }
 
+/*
+ * A provider's own entry, procs not mapped (perflib_store_procs_unmap): rewritten whole from
+ * what it wrote (proc_self). Nobody else writes a LIVE entry while its process lives, and
+ * every field but the one changed is written with the value it holds.
+ */
+static void proc_self_write(struct perflib_store *map)
+{
+	__u32 key = (__u32)map->proc_index;
+
+	if (bpf_map_update_elem(map->procs_fd, &key, &map->proc_self, BPF_ANY))
+		pr_debug("procs entry %u not written: %s\n", key, strerror(errno));
+}
+
 void perflib_proc_release(struct perflib_store *map, int i)
 {
-	struct perflib_proc *e;
+	struct perflib_proc *e, now;
 	uint64_t start, w;
 	uint32_t pid;
+	__u32 key;
 
 	if (i < 0 || (uint32_t)i >= map->info->nr_procs)
 		return;
-	e = &map->procs[i];
 	perflib_self(&pid, &start);
+	if (!map->procs) {
+		/* still this process's, as it wrote it: FREE with the next generation */
+		key = (__u32)i;
+		if (i != map->proc_index || map->procs_fd < 0 ||
+		    bpf_map_lookup_elem(map->procs_fd, &key, &now))
+			return;
+		memcpy(&w, &now, sizeof(w)); /* the word {state, gen} */
+		if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE || now.pid != pid ||
+		    now.start != start)
+			return;
+		w = perflib_proc_word_next(w, PERFLIB_PROC_FREE);
+		memcpy(&map->proc_self, &w, sizeof(w));
+		proc_self_write(map);
+		return;
+	}
+	e = &map->procs[i];
 	w = __atomic_load_n((uint64_t *)e, __ATOMIC_ACQUIRE);
 	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE ||
 	    __atomic_load_n(&e->pid, __ATOMIC_RELAXED) != pid ||
@@ -196,7 +229,22 @@ void perflib_proc_release(struct perflib_store *map, int i)
 
 void perflib_proc_pending(struct perflib_store *map, uint32_t id, bool on)
 {
-	if (map->proc_index >= 0 && map->procs)
-		__atomic_store_n(&map->procs[map->proc_index].pending, on ? (uint64_t)id + 1 : 0,
-				 __ATOMIC_RELEASE);
+	uint64_t v = on ? (uint64_t)id + 1 : 0;
+
+	if (map->proc_index < 0)
+		return;
+	if (map->procs) {
+		__atomic_store_n(&map->procs[map->proc_index].pending, v, __ATOMIC_RELEASE);
+		return;
+	}
+	/*
+	 * One map update, and none to clear it: the exit reaper frees the slot pending names
+	 * only if its word still names the dead process, so a slot named after it was freed
+	 * (and perhaps taken by another) is left alone.
+	 */
+	if (!on || map->procs_fd < 0 ||
+	    __atomic_load_n(&map->proc_self.pending, __ATOMIC_RELAXED) == v)
+		return;
+	__atomic_store_n(&map->proc_self.pending, v, __ATOMIC_RELAXED);
+	proc_self_write(map);
 }

@@ -312,10 +312,14 @@ void perflib_store_trim(struct perflib_store *map)
 				close(fd);
 		}
 	}
-	/* the info is copied, procs (and the control entry) is mapped: their fds serve no one */
+	/* the info is copied: its fd serves no one */
 	close(map->info_fd);
-	close(map->procs_fd);
-	map->info_fd = map->procs_fd = -1;
+	map->info_fd = -1;
+	/* a reader maps procs (and the control entry); a provider reads it through its fd */
+	if (!map->writable) {
+		close(map->procs_fd);
+		map->procs_fd = -1;
+	}
 }
 
 /*

@@ -239,9 +239,11 @@ static void test_index_key(void **state)
 
 static void test_procs_entry(void **state)
 {
+	PPERF_COUNTERSET_INSTANCE inst;
 	struct perflib_store *ro;
 	struct perflib_ctrset *cs;
 	struct perflib_proc *e;
+	uint32_t gen;
 	int idx;
 	GUID set;
 	HANDLE h;
@@ -251,15 +253,30 @@ static void test_procs_entry(void **state)
 	cs = ctrset_of(h, &set);
 	idx = cs->proc_index;
 	assert_true(idx >= 0);
-	e = &cs->map->procs[idx];
+	/* the provider keeps no mapping of procs (fork() walks every mapping): a reader's view */
+	assert_null(cs->map->procs);
+	assert_null(cs->map->ctl);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	assert_non_null(ro->procs);
+	e = &ro->procs[idx];
 	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
 	assert_int_equal(e->pid, getpid());
 	/* the standard set has a by-reference counter; no ControlCallback here */
 	assert_int_equal(e->flags, PERFLIB_PROC_BYREF);
+	assert_int_equal(e->pending, 0);
+	/* a delete names the slot it frees, through the fd; every other field as it was */
+	inst = PerfCreateInstance(h, &set, u"pending", 1);
+	assert_non_null(inst);
+	assert_int_equal(PerfDeleteInstance(h, inst), ERROR_SUCCESS);
+	assert_int_not_equal(e->pending, 0);
+	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
+	assert_int_equal(e->pid, getpid());
+	assert_int_equal(e->flags, PERFLIB_PROC_BYREF);
+	gen = e->gen;
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
-	/* released on stop */
-	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
-	assert_int_equal(ro->procs[idx].state, PERFLIB_PROC_FREE);
+	/* released on stop, with the next generation */
+	assert_int_equal(e->state, PERFLIB_PROC_FREE);
+	assert_int_equal(e->gen, gen + 1);
 	perflib_store_close(ro);
 }
 
@@ -274,6 +291,7 @@ static ULONG CALLBACK noop_callback(ULONG code, PVOID buf, ULONG size)
 static void test_procs_callback_flag(void **state)
 {
 	GUID set = prov_guid(), g = prov_provider_guid();
+	struct perflib_store *ro;
 	struct perflib_ctrset *cs;
 	struct prov_tmpl t;
 	HANDLE h;
@@ -285,7 +303,9 @@ static void test_procs_callback_flag(void **state)
 	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
 	cs = ctrset_of(h, &set);
 	assert_true(cs->proc_index >= 0);
-	assert_int_equal(cs->map->procs[cs->proc_index].flags, PERFLIB_PROC_CALLBACK);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	assert_int_equal(ro->procs[cs->proc_index].flags, PERFLIB_PROC_CALLBACK);
+	perflib_store_close(ro);
 	assert_false(cs->has_byref);
 	assert_null(cs->cls[0].refs);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
