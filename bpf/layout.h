@@ -5,12 +5,10 @@
  *
  *   info   ARRAY, 1 entry, frozen: struct perflib_info (with its size classes), then
  *          nr_counters struct perflib_info_counter, then a UTF-16LE string pool.
- *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs + 1 entries of 64 bytes: entries 0..nr_procs-1
- *          are struct perflib_proc, the processes that provide into the counter set
- *          (liveness, callback sockets); entry nr_procs is struct perflib_ctl, the control
- *          word (segments published so far, the exit id). One map for both: each mmapable
- *          map costs a page of kernel header and one mapping in every provider, which
- *          fork() walks (layout version 3 had ctl as a map of its own).
+ *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs entries of 64 bytes: struct perflib_proc, the
+ *          processes that provide into the counter set (liveness, callback sockets).
+ *          Providers map it only while they claim their entry: each mapping costs every
+ *          fork() of the process.
  *   keys   SYSCALL program (bpf/keys.bpf.c): which segments' indexes hold a key, in one
  *          BPF_PROG_RUN (struct perflib_keys_args); optional, an accelerator of creates
  *
@@ -28,7 +26,16 @@
  *     index  HASH, BPF_F_NO_PREALLOC, seg0_slots << k entries: the keys of the segment's
  *            slots (key struct perflib_index_key -> struct perflib_index_val)
  *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
- *            not FREE (claimed or live); readers visit only the slots whose bit is set
+ *            not FREE (claimed or live); readers visit only the slots whose bit is set.
+ *            Class 0's segment 0 (s0/live, never retired, mapped by every process that
+ *            maps the set) has more words after its bitmap (perflib_live0_words):
+ *              nr_procs words: pending[i], slot id + 1 that the process of procs entry i
+ *                              is freeing right now, 0 = none
+ *              8 words:        struct perflib_ctl, the control word (segments published
+ *                              per class, retirements, the exit id), its last 8 words
+ *            so that a provider maps two maps per set (s0/data, s0/live) and reads the
+ *            control word and writes pending with loads and stores (layout version 4 had
+ *            them in procs, which every provider mapped: a third mapping)
  * A (name, id) key can only be held in the class its name length selects: uniqueness is
  * a matter of one class. A slot is named across classes by its slot id: class << 28 | the
  * slot's index in its class (perflib_slot_id_make); class 0's ids are its indexes, which
@@ -67,7 +74,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 4
+#define PERFLIB_LAYOUT_VERSION 5
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -82,8 +89,9 @@
 #define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
 #define PERFLIB_SEG0_MAX_BYTES 32768	    /* and slot sizes keep it at most this long */
 #define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
-#define PERFLIB_PROCS_DEFAULT 63      /* provider processes per counter set: procs, with
-				      * its control entry, is one page */
+#define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set: procs is one
+				      * page */
+#define PERFLIB_CTL_WORDS 8	      /* words of struct perflib_ctl at the end of s0/live */
 #define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */
 #define PERFLIB_STR_NONE 0xFFFFFFFFu  /* string offset: absent */
 
@@ -176,7 +184,7 @@ struct perflib_info {
 	struct perflib_info_class classes[PERFLIB_MAX_CLASSES]; /* by growing name_max */
 };
 
-/* the control entry of a counter set: entry nr_procs of its procs map */
+/* the control word of a counter set: the last PERFLIB_CTL_WORDS words of class 0's s0/live */
 struct perflib_ctl {
 	__u32 magic;			     /* PERFLIB_CTL_MAGIC */
 	__u32 exit_id;			     /* the set's id in the machine's exit reaper, 0 = none */
@@ -248,8 +256,7 @@ struct perflib_proc {
 	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
 	__u64 start;	   /* process stamp (start time, pid namespace, above) */
 	__u64 token;	   /* random socket name component */
-	__u64 pending;	   /* slot id + 1 the process is freeing right now, 0 = none */
-	__u64 reserved[3]; /* 0 */
+	__u64 reserved[4]; /* 0 (layout version 4 had pending here: now in s0/live) */
 };
 
 /*
@@ -324,6 +331,24 @@ static inline __u64 perflib_seg_slots(__u32 k, __u32 seg0)
 static inline __u64 perflib_seg_words(__u32 k, __u32 seg0)
 {
 	return (perflib_seg_slots(k, seg0) + 63) / 64;
+}
+
+/* class 0's s0/live: the word of procs entry @proc's pending slot (after the bitmap) */
+static inline __u32 perflib_pending_word(__u32 seg0, __u32 proc)
+{
+	return (__u32)perflib_seg_words(0, seg0) + proc;
+}
+
+/* class 0's s0/live: its first control word (after the pending words) */
+static inline __u32 perflib_ctl_word(__u32 seg0, __u32 nr_procs)
+{
+	return (__u32)perflib_seg_words(0, seg0) + nr_procs;
+}
+
+/* class 0's s0/live: its words (bitmap, pending words, control word) */
+static inline __u32 perflib_live0_words(__u32 seg0, __u32 nr_procs)
+{
+	return perflib_ctl_word(seg0, nr_procs) + PERFLIB_CTL_WORDS;
 }
 
 /* floor(log2(@q)) for 0 < q < 2^32, without branches (a BPF program verifies it once) */
@@ -475,7 +500,7 @@ static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");
 static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot header size");
 static_assert(sizeof(struct perflib_index_key) == 16, "index key size");
 static_assert(sizeof(struct perflib_proc) == 64, "proc entry size");
-static_assert(sizeof(struct perflib_ctl) == sizeof(struct perflib_proc), "ctl is a procs entry");
+static_assert(sizeof(struct perflib_ctl) == 8 * PERFLIB_CTL_WORDS, "ctl is 8 live words");
 static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");
 static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");
 #endif

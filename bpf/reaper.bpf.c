@@ -77,7 +77,9 @@ static __always_inline int start_matches(__u64 recorded, __u64 start)
 static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 {
 	struct perflib_proc *e = bpf_map_lookup_elem(&procs, &i);
-	__u64 w;
+	__u64 w, *p;
+	void *seg;
+	__u32 pw;
 
 	if (!e)
 		return;
@@ -89,8 +91,17 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 	if (e->pid != r->tgid || !start_matches(e->start, r->start))
 		return;
 	r->found = 1;
-	/* a slot it was freeing when it died: its live bit may already be clear */
-	r->pending = e->pending;
+	/*
+	 * a slot it was freeing when it died (its live bit may already be clear): its pending
+	 * word, after the bitmap of class 0's segment 0 (layout.h)
+	 */
+	pw = perflib_pending_word(perflib_geo.seg0_slots, i);
+	seg = perflib_segment(&live, 0);
+	if (seg) {
+		p = bpf_map_lookup_elem(seg, &pw);
+		if (p)
+			r->pending = *(volatile __u64 *)p;
+	}
 	__sync_val_compare_and_swap((__u64 *)e, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 }
 

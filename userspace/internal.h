@@ -106,11 +106,21 @@ void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len
 void *perflib_table_alloc(size_t size);
 void perflib_table_free(void *p, size_t size);
 
+/* words of segment @k's live map of class @cls: class 0's segment 0 holds more (layout.h) */
+static inline uint32_t perflib_live_words(const struct perflib_info *info, uint32_t cls, uint32_t k)
+{
+	uint32_t seg0 = info->classes[cls].seg0_slots;
+
+	return cls || k ? (uint32_t)perflib_seg_words(k, seg0)
+			: perflib_live0_words(seg0, info->nr_procs);
+}
+
 struct perflib_seg {
 	int data_fd, index_fd, live_fd;
-	uint64_t *live; /* mapping of the live bitmap, NULL for an unmapped reader; zero pages
+	uint64_t *live;	  /* mapping of the live bitmap, NULL for an unmapped reader; zero pages
 			 * in its place once the segment is retired (the address stays) */
-	size_t live_len;
+	size_t live_len;  /* bytes of the bitmap */
+	size_t live_map;  /* bytes mapped: class 0's segment 0 holds more after its bitmap */
 	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
 			   * another id) */
 	bool data_mapped; /* the segment's slots are mapped in the class's range */
@@ -155,15 +165,15 @@ struct perflib_store {
 	struct perflib_info *info; /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
-	struct perflib_ctl *ctl;		     /* the control entry in procs' mapping,
-						      * NULL when procs is not mapped */
+	struct perflib_ctl *ctl;		     /* the control word in class 0's s0/live
+						      * mapping, NULL when unmapped */
+	uint64_t *pending;			     /* its pending words (nr_procs), too */
 	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
 						      * unmapped (lookups instead) or a
 						      * provider's (perflib_store_procs_unmap) */
 	struct perflib_proc proc_self;		     /* a provider's own procs entry, as it
 						      * wrote it (procs not mapped) */
-	size_t procs_len;			     /* (nr_procs + 1) * 64: with the control
-						      * entry */
+	size_t procs_len;			     /* nr_procs * 64 */
 	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
 	struct perflib_class cls[PERFLIB_MAX_CLASSES];
@@ -200,14 +210,13 @@ void perflib_store_trim(struct perflib_store *map);
 /*
  * perflib_store_procs_unmap - a provider keeps no mapping of procs (each mapping costs every
  * fork() of the process, docs/ARCHITECTURE.md "fork()"): its own entry is kept as written
- * (proc_self) and rewritten with map updates (perflib_proc_pending), the control entry read
- * with lookups (perflib_store_ctl_read) and changed through perflib_store_ctl_hold. Call it
- * once this process's procs entry is claimed.
+ * (proc_self) and released through the fd (perflib_proc_release). Its control word and
+ * pending word are in s0/live, which it maps. Call it once its procs entry is claimed.
  */
 void perflib_store_procs_unmap(struct perflib_store *map);
 /*
- * perflib_store_ctl_read - the control entry now: from procs' mapping, or one lookup. Its
- * fields are read one by one (nr_segs and epoch with acquire). 0 or -errno
+ * perflib_store_ctl_read - the control word now: from s0/live's mapping (fields read one by
+ * one, nr_segs and epoch with acquire), or with lookups (an unmapped reader). 0 or -errno
  */
 int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret);
 /*
@@ -215,13 +224,6 @@ int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *
  * perflib_store_ctl_read reads it; 0 when it cannot be read
  */
 uint32_t perflib_store_ctl_nr_segs(const struct perflib_store *map, uint32_t cls);
-/*
- * perflib_store_ctl_hold - the control entry, writable, for a compare-and-swap: in procs'
- * mapping, or in a mapping made for the moment (a provider's), which perflib_store_ctl_drop
- * removes. NULL with errno set when procs cannot be mapped (a reader's set).
- */
-struct perflib_ctl *perflib_store_ctl_hold(const struct perflib_store *map);
-void perflib_store_ctl_drop(const struct perflib_store *map, struct perflib_ctl *ctl);
 /* outer map @j of class @cls (writers), reopened from its pin after a trim; -errno */
 int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j);
 int perflib_store_remove(const GUID *guid);
@@ -311,11 +313,11 @@ int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 		    const struct perflib_pin_opts *opts);
 void perflib_seg_maps_close(struct perflib_seg_maps *m);
 /*
- * perflib_ctl_read - the control entry of a counter set from its procs map @procs_fd (the
- * last entry, layout.h), for a set not mapped. 0, or -errno (-EBADMSG: not a procs map of
- * this layout, or no control entry's magic there)
+ * perflib_ctl_read - the control word of a counter set from its s0/live map @live_fd (its
+ * last words, layout.h), for a set not opened. 0, or -errno (-EBADMSG: not a live map of
+ * this layout, or no control word's magic there)
  */
-int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret);
+int perflib_ctl_read(int live_fd, struct perflib_ctl *ret);
 /* store helpers shared by store.c and segment.c */
 int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
 		      __u32 flags);
@@ -403,11 +405,8 @@ bool perflib_slot_from_kernel(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t 
 /*
  * procs entries: claim one (free, or left by a dead process) for this process with @flags
  * and socket @token (its index, or -ENOSPC; procs mapped); release entry @i if still this
- * process's; name slot @id as being freed by this process (@on) or no slot (!@on). Once a
- * provider unmapped procs (perflib_store_procs_unmap), release and pending rewrite its entry
- * through the fd, and pending is never cleared (one map update per delete, none when the
- * slot is named already): the exit reaper frees a pending slot only if its word still
- * names the dead process.
+ * process's (through the fd once perflib_store_procs_unmap dropped the mapping); name slot
+ * @id as being freed by this process (@on) or no slot (!@on), in its pending word of s0/live
  */
 int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token);
 void perflib_proc_release(struct perflib_store *map, int i);

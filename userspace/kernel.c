@@ -75,21 +75,14 @@ int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid, ULONG n
 		err = perflib_store_grow(set->map, 0, perflib_store_nr_segs(set->map, 0));
 	if (!err) {
 		/* room kept: never retired when the user-space instances in it are deleted */
-		struct perflib_ctl *ctl = perflib_store_ctl_hold(set->map);
+		uint8_t keep = __atomic_load_n(&set->map->ctl->keep[0], __ATOMIC_RELAXED);
 		uint32_t nr = perflib_store_nr_segs(set->map, 0);
-		uint8_t keep;
 
-		if (!ctl) {
-			err = -errno;
-		} else {
-			keep = __atomic_load_n(&ctl->keep[0], __ATOMIC_RELAXED);
-			while (keep < nr && !__atomic_compare_exchange_n(
-						    &ctl->keep[0], &keep, (uint8_t)nr, false,
-						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-				;
-			perflib_store_ctl_drop(set->map, ctl);
-			err = (int)perflib_ctrset_slots(set, 0);
-		}
+		while (keep < nr &&
+		       !__atomic_compare_exchange_n(&set->map->ctl->keep[0], &keep, (uint8_t)nr,
+						    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+		err = (int)perflib_ctrset_slots(set, 0);
 	}
 	pthread_mutex_unlock(&prov->lock);
 	return err == -ENOSPC ? -ENOMEM : err;

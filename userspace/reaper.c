@@ -182,7 +182,7 @@ static bool exit_id_held(uint32_t id, const GUID *guid)
 	return held;
 }
 
-/* the set's exit id from its control entry, 0 if none (or garbage) */
+/* the set's exit id from its control word, 0 if none (or garbage) */
 static uint32_t exit_id_of(const struct perflib_store *map)
 {
 	struct perflib_ctl ctl;
@@ -214,14 +214,12 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	libbpf_print_fn_t old_print;
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	int ids_fd = -1, progs_fd = -1, ctx_fd = -1, provs_fd = -1, prog_fd, id = -1, err;
-	struct perflib_ctl *ctl;
 	uint32_t none;
-	bool taken;
 	long tck;
 
 	if (!reaper_enabled())
 		return -EOPNOTSUPP;
-	if (!map->writable || !map->mapped)
+	if (!map->writable || !map->ctl)
 		return -EBADF;
 	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
 	if (err)
@@ -289,15 +287,8 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	 * seen above, 0 or one the root's dispatcher no longer knows, after it was removed
 	 * with the root's last counter set)
 	 */
-	ctl = perflib_store_ctl_hold(map); /* for the CAS */
-	if (!ctl) {
-		err = -errno;
-		goto out;
-	}
-	taken = __atomic_compare_exchange_n(&ctl->exit_id, &none, (uint32_t)id, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-	perflib_store_ctl_drop(map, ctl);
-	if (!taken)
+	if (!__atomic_compare_exchange_n(&map->ctl->exit_id, &none, (uint32_t)id, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		goto out;
 	prog_fd = bpf_program__fd(skel->progs.perflib_reaper);
 	if (bpf_map_update_elem(progs_fd, &id, &prog_fd, BPF_ANY)) {
@@ -330,28 +321,55 @@ out:
 	return err;
 }
 
+/* the control word of a set of layout 4 (the last entry of procs, @last) or 3 (a ctl map) */
+static int old_ctl_read(int fd, struct perflib_ctl *ret, bool last)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key = 0;
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
+		return -errno;
+	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 || mi.value_size != sizeof(*ret) ||
+	    mi.max_entries < (last ? 2u : 1u))
+		return -EBADMSG;
+	if (last)
+		key = mi.max_entries - 1;
+	if (bpf_map_lookup_elem(fd, &key, ret))
+		return -errno;
+	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+}
+
 void perflib_reaper_set_removing(const GUID *guid)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8];
+	char dir[PATH_MAX], path[PATH_MAX + 24];
 	struct perflib_ctl ctl;
-	__u32 key = 0;
 	int fd, err;
 
 	if (perflib_store_dir(guid, dir, sizeof(dir)))
 		return;
-	/* the control entry, last of procs; a set of layout 3 had it in a ctl map of its own */
-	snprintf(path, sizeof(path), "%s/procs", dir);
+	/*
+	 * the control word, last of s0/live; layout 4 had it as the last entry of procs, layout
+	 * 3 in a ctl map of its own (a set of another layout is removed with its exit id too)
+	 */
+	snprintf(path, sizeof(path), "%s/s0/live", dir);
 	fd = bpf_obj_get(path);
 	err = fd < 0 ? -errno : perflib_ctl_read(fd, &ctl);
 	if (fd >= 0)
 		close(fd);
 	if (err) {
+		snprintf(path, sizeof(path), "%s/procs", dir);
+		fd = bpf_obj_get(path);
+		err = fd < 0 ? -errno : old_ctl_read(fd, &ctl, true);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (err) {
 		snprintf(path, sizeof(path), "%s/ctl", dir);
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			return;
-		err = perflib_map_check(fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(ctl), 1, 0) < 0 ||
-		      bpf_map_lookup_elem(fd, &key, &ctl);
+		err = old_ctl_read(fd, &ctl, false);
 		close(fd);
 		if (err)
 			return;

@@ -100,9 +100,8 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
 			       sizeof(struct perflib_index_val), slots, &mopts);
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
-	m.fd[PERFLIB_SEG_LIVE] =
-		bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
-			       (uint32_t)perflib_seg_words(k, ic->seg0_slots), &mopts);
+	m.fd[PERFLIB_SEG_LIVE] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
+						perflib_live_words(info, cls, k), &mopts);
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
 		if (m.fd[j] < 0) {
 			err = -errno;
@@ -151,8 +150,10 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 				     perflib_seg_slots(k, c->seg0) * c->slot_size);
 	s->data_mapped = s->blank = false;
 	if (s->live)
-		munmap(s->live, s->live_len);
+		munmap(s->live, s->live_map);
 	s->live = NULL;
+	if (!cls && !k)
+		map->ctl = NULL, map->pending = NULL;
 	perflib_seg_maps_close(&m);
 	s->data_fd = s->index_fd = s->live_fd = -1;
 }
@@ -202,7 +203,7 @@ static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 		perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k),
 				  perflib_seg_slots(k, c->seg0) * c->slot_size, map->writable);
 	if (s->live)
-		perflib_map_blank(s->live, s->live_len, map->writable);
+		perflib_map_blank(s->live, s->live_map, map->writable);
 	if (s->index_fd >= 0) {
 		nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (nul >= 0)
@@ -216,7 +217,8 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c = &map->cls[cls];
 	struct perflib_seg *s = &c->segs[k];
-	uint64_t slots = perflib_seg_slots(k, c->seg0), words = perflib_seg_words(k, c->seg0);
+	uint64_t slots = perflib_seg_slots(k, c->seg0),
+		 words = perflib_live_words(map->info, cls, k);
 	bool rdonly = !map->writable && !map->mapped, blank = s->blank;
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	char sdir[PATH_MAX + 48];
@@ -268,7 +270,14 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 		goto fail;
 	}
 	s->live = live;
-	s->live_len = words * 8;
+	s->live_len = perflib_seg_words(k, c->seg0) * 8;
+	s->live_map = words * 8;
+	if (!cls && !k) {
+		/* the pending words and the control word, after the bitmap (layout.h) */
+		map->pending = live + perflib_pending_word(c->seg0, 0);
+		map->ctl = (struct perflib_ctl *)(live +
+						  perflib_ctl_word(c->seg0, map->info->nr_procs));
+	}
 	fd_install(&s->index_fd, m.fd[PERFLIB_SEG_INDEX]);
 	m.fd[PERFLIB_SEG_INDEX] = -1;
 	s->blank = false;
@@ -331,24 +340,27 @@ int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
 	return fd;
 }
 
-int perflib_ctl_read(int procs_fd, struct perflib_ctl *ret)
+int perflib_ctl_read(int live_fd, struct perflib_ctl *ret)
 {
 	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key;
+	__u32 len = sizeof(mi), key, i;
+	__u64 *w = (__u64 *)ret;
 
 	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(procs_fd, &mi, &len))
+	if (bpf_obj_get_info_by_fd(live_fd, &mi, &len))
 		return -errno;
-	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 ||
-	    mi.value_size != sizeof(struct perflib_ctl) || mi.max_entries < 2)
+	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 || mi.value_size != 8 ||
+	    mi.max_entries <= PERFLIB_CTL_WORDS)
 		return -EBADMSG;
-	key = mi.max_entries - 1;
-	if (bpf_map_lookup_elem(procs_fd, &key, ret))
-		return -errno;
+	key = mi.max_entries - PERFLIB_CTL_WORDS;
+	for (i = 0; i < PERFLIB_CTL_WORDS; i++, key++) {
+		if (bpf_map_lookup_elem(live_fd, &key, &w[i]))
+			return -errno;
+	}
 	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
 }
 
-/* ---- the control entry, for providers that do not map procs ------------------------ */
+/* ---- the control word (in class 0's s0/live), procs not mapped by providers ---------- */
 
 void perflib_store_procs_unmap(struct perflib_store *map)
 {
@@ -358,20 +370,24 @@ void perflib_store_procs_unmap(struct perflib_store *map)
 		memcpy(&map->proc_self, &map->procs[map->proc_index], sizeof(map->proc_self));
 	munmap(map->procs, map->procs_len);
 	map->procs = NULL;
-	map->ctl = NULL;
 }
 
 int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret)
 {
 	const struct perflib_ctl *c = map->ctl;
-	__u32 key = map->info->nr_procs;
-	uint32_t i;
+	const struct perflib_seg *s0 = &map->cls[0].segs[0];
+	__u32 key, i;
+	__u64 *w = (__u64 *)ret;
 
 	if (!c) {
-		if (map->procs_fd < 0)
+		/* an unmapped reader: the last words of class 0's s0/live */
+		if (s0->live_fd < 0)
 			return -EBADF;
-		if (bpf_map_lookup_elem(map->procs_fd, &key, ret))
-			return -errno;
+		key = perflib_ctl_word(map->cls[0].seg0, map->info->nr_procs);
+		for (i = 0; i < PERFLIB_CTL_WORDS; i++, key++) {
+			if (bpf_map_lookup_elem(s0->live_fd, &key, &w[i]))
+				return -errno;
+		}
 		return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
 	}
 	memset(ret, 0, sizeof(*ret));
@@ -394,27 +410,7 @@ uint32_t perflib_store_ctl_nr_segs(const struct perflib_store *map, uint32_t cls
 	return perflib_store_ctl_read(map, &ctl) ? 0 : ctl.nr_segs[cls];
 }
 
-struct perflib_ctl *perflib_store_ctl_hold(const struct perflib_store *map)
-{
-	struct perflib_proc *procs;
-
-	if (map->ctl)
-		return map->ctl;
-	if (!map->writable || map->procs_fd < 0) {
-		errno = EBADF;
-		return NULL;
-	}
-	procs = perflib_map_shared(NULL, map->procs_len, true, false, map->procs_fd);
-	return procs ? (struct perflib_ctl *)&procs[map->info->nr_procs] : NULL;
-}
-
-void perflib_store_ctl_drop(const struct perflib_store *map, struct perflib_ctl *ctl)
-{
-	if (ctl && ctl != map->ctl)
-		munmap((struct perflib_proc *)ctl - map->info->nr_procs, map->procs_len);
-}
-
-/* segments of class @cls published in the control entry @ctl, and its retirements */
+/* segments of class @cls published in the control word @ctl, and its retirements */
 static void ctl_state(const struct perflib_store *map, const struct perflib_ctl *ctl, uint32_t cls,
 		      uint32_t *ret_nr, uint32_t *ret_epoch)
 {
@@ -487,7 +483,7 @@ int perflib_store_refresh(struct perflib_store *map)
 	uint32_t c;
 	int err, e;
 
-	/* one read of the control entry for every class (a lookup when procs is not mapped) */
+	/* one read of the control word for every class (lookups for an unmapped reader) */
 	err = perflib_store_ctl_read(map, &ctl);
 	if (err)
 		return err;
@@ -511,7 +507,6 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	char sdir[PATH_MAX + 48];
-	struct perflib_ctl *ctl;
 	uint32_t cur = k;
 	__u32 key = k;
 	int err, outer, j;
@@ -532,14 +527,8 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 		}
 	}
 	/* from k to k + 1 only: a later segment may already be there */
-	ctl = perflib_store_ctl_hold(map);
-	if (!ctl) {
-		err = -errno;
-		goto out;
-	}
-	__atomic_compare_exchange_n(&ctl->nr_segs[cls], &cur, k + 1, false, __ATOMIC_RELEASE,
+	__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k + 1, false, __ATOMIC_RELEASE,
 				    __ATOMIC_RELAXED);
-	perflib_store_ctl_drop(map, ctl);
 out:
 	perflib_seg_maps_close(&m);
 	return err;
@@ -679,7 +668,7 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 	uint32_t nr;
 	int err, lock;
 
-	if (!map->writable || !map->mapped)
+	if (!map->writable || !map->ctl)
 		return -EBADF;
 	err = ctl_nr_segs(map, cls, &nr);
 	if (err)
@@ -734,14 +723,11 @@ bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls)
 	uint32_t nr = perflib_store_nr_segs(map, cls), k = nr - 1;
 	struct perflib_ctl ctl;
 
-	if (!map->writable || !map->mapped || nr < 2)
+	if (!map->writable || !map->ctl || nr < 2)
 		return false;
-	/* the bits first: a set in use is not asked for its control entry (a lookup) */
-	if (!seg_empty(map, cls, k) || !below_roomy(map, cls, k))
+	if (perflib_store_ctl_read(map, &ctl) || k < ctl.keep[cls] || ctl.nr_segs[cls] != nr)
 		return false;
-	if (perflib_store_ctl_read(map, &ctl))
-		return false;
-	return k >= ctl.keep[cls] && ctl.nr_segs[cls] == nr;
+	return seg_empty(map, cls, k) && below_roomy(map, cls, k);
 }
 
 /* take segment @k of class @cls out of the outer maps (each update waits for the programs) */
@@ -767,8 +753,9 @@ static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
  * after: one of the two sees the other. Programs claim in the segments the outer maps hold:
  * once the segment is out of them (the kernel waits for the programs running), none does.
  */
-static int seg_retire(struct perflib_store *map, struct perflib_ctl *ctl, uint32_t cls, uint32_t k)
+static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
+	struct perflib_ctl *ctl = map->ctl;
 	char dir[PATH_MAX], sdir[PATH_MAX + 48], tmp[PATH_MAX + 64];
 	static _Atomic unsigned int seq;
 	uint32_t cur = k + 1;
@@ -808,33 +795,24 @@ static int seg_retire(struct perflib_store *map, struct perflib_ctl *ctl, uint32
 
 int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 {
-	struct perflib_ctl *ctl;
 	int lock, err = 0, n = 0;
 
-	if (!map->writable || !map->mapped)
+	if (!map->writable || !map->ctl)
 		return -EBADF;
 	lock = set_lock(map);
 	if (lock < 0)
 		return lock;
-	/* a provider's for the moment: retiring is rare and takes RCU waits anyway */
-	ctl = perflib_store_ctl_hold(map);
-	if (!ctl) {
-		err = -errno;
-		set_unlock(lock);
-		return err;
-	}
 	/* from the top down, as long as the top is empty and the rest has room (the refresh
 	 * drops what the last turn retired) */
 	for (;;) {
 		err = perflib_store_refresh(map);
 		if (err || !perflib_store_shrinkable(map, cls))
 			break;
-		err = seg_retire(map, ctl, cls, perflib_store_nr_segs(map, cls) - 1);
+		err = seg_retire(map, cls, perflib_store_nr_segs(map, cls) - 1);
 		if (err <= 0)
 			break;
 		n++;
 	}
-	perflib_store_ctl_drop(map, ctl);
 	set_unlock(lock);
 	return err < 0 ? err : n;
 }

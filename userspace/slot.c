@@ -169,7 +169,8 @@ int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token
 		__atomic_store_n(&e->start, start, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->flags, flags, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->token, token, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->pending, 0, __ATOMIC_RELAXED);
+		if (map->pending) /* a slot a dead holder of the entry was freeing: not ours */
+			__atomic_store_n(&map->pending[i], 0, __ATOMIC_RELAXED);
 		__atomic_store_n((uint64_t *)e, perflib_proc_word_next(nw, PERFLIB_PROC_LIVE),
 				 __ATOMIC_RELEASE);
 		return (int)i;
@@ -180,8 +181,7 @@ int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token
 
 /*
  * A provider's own entry, procs not mapped (perflib_store_procs_unmap): rewritten whole from
- * what it wrote (proc_self). Nobody else writes a LIVE entry while its process lives, and
- * every field but the one changed is written with the value it holds.
+ * what it wrote (proc_self). Nobody else writes a LIVE entry while its process lives.
  */
 static void proc_self_write(struct perflib_store *map)
 {
@@ -229,22 +229,8 @@ void perflib_proc_release(struct perflib_store *map, int i)
 
 void perflib_proc_pending(struct perflib_store *map, uint32_t id, bool on)
 {
-	uint64_t v = on ? (uint64_t)id + 1 : 0;
-
-	if (map->proc_index < 0)
-		return;
-	if (map->procs) {
-		__atomic_store_n(&map->procs[map->proc_index].pending, v, __ATOMIC_RELEASE);
-		return;
-	}
-	/*
-	 * One map update, and none to clear it: the exit reaper frees the slot pending names
-	 * only if its word still names the dead process, so a slot named after it was freed
-	 * (and perhaps taken by another) is left alone.
-	 */
-	if (!on || map->procs_fd < 0 ||
-	    __atomic_load_n(&map->proc_self.pending, __ATOMIC_RELAXED) == v)
-		return;
-	__atomic_store_n(&map->proc_self.pending, v, __ATOMIC_RELAXED);
-	proc_self_write(map);
+	/* the process's pending word, in s0/live after the bitmap (layout.h) */
+	if (map->proc_index >= 0 && map->pending)
+		__atomic_store_n(&map->pending[map->proc_index], on ? (uint64_t)id + 1 : 0,
+				 __ATOMIC_RELEASE);
 }

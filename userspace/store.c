@@ -134,8 +134,9 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 }
 
 /*
- * Read the info value, map procs (with the control entry), reserve the address space of
- * every slot the set may ever hold, and open the published segments; fds are open. @unmapped: a reader whose
+ * Read the info value, map procs, reserve the address space of every slot the set may ever
+ * hold, open class 0's segment 0 (its live map holds the control word) and the published
+ * segments; fds are open. @unmapped: a reader whose
  * fds are read-only, which the kernel will not let mmap the maps (see perflib_store_open):
  * nothing is mapped, and readers use lookup syscalls.
  */
@@ -196,12 +197,12 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 		cl->data_len = (size_t)perflib_seg_first(cl->max_segs, cl->seg0) * cl->slot_size;
 		len += cl->data_len;
 	}
-	/* the processes' entries and the control entry after them */
+	/* the processes' entries (the control word is in s0/live) */
 	err = perflib_map_check(map->procs_fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc),
-				info->nr_procs + 1, BPF_F_MMAPABLE);
+				info->nr_procs, BPF_F_MMAPABLE);
 	if (err < 0)
 		return err;
-	map->procs_len = ((size_t)info->nr_procs + 1) * sizeof(struct perflib_proc);
+	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
 	if (!unmapped) {
 		/*
 		 * address space only, one range for every class (class regions are whole pages:
@@ -219,8 +220,12 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 						map->procs_fd);
 		if (!map->procs)
 			return -errno;
-		map->ctl = (struct perflib_ctl *)&map->procs[info->nr_procs];
 	}
+	/* class 0's segment 0, never retired, holds the control word the refresh reads */
+	err = perflib_seg_open(map, 0, 0);
+	if (err)
+		return err;
+	atomic_store_explicit(&map->cls[0].nr_segs, 1, memory_order_release);
 	return perflib_store_refresh(map);
 }
 
@@ -315,7 +320,7 @@ void perflib_store_trim(struct perflib_store *map)
 	/* the info is copied: its fd serves no one */
 	close(map->info_fd);
 	map->info_fd = -1;
-	/* a reader maps procs (and the control entry); a provider reads it through its fd */
+	/* a reader maps procs; a provider releases its entry through the fd */
 	if (!map->writable) {
 		close(map->procs_fd);
 		map->procs_fd = -1;
@@ -387,9 +392,9 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
 	mopts.map_flags = BPF_F_MMAPABLE;
-	/* the processes' entries, then the control entry (layout.h) */
+	/* the processes' entries (layout.h) */
 	map->procs_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_procs", 4,
-				       sizeof(struct perflib_proc), info->nr_procs + 1, &mopts);
+				       sizeof(struct perflib_proc), info->nr_procs, &mopts);
 	if (map->procs_fd < 0) {
 		err = -errno;
 		goto out;
@@ -416,11 +421,17 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 		if (err)
 			goto out;
 	}
+	/* the control word: the last words of class 0's s0/live, after the pending words */
 	ctl.nr_segs[0] = 1;
-	key = info->nr_procs;
-	if (bpf_map_update_elem(map->procs_fd, &key, &ctl, BPF_ANY)) {
-		err = -errno;
-		goto out;
+	key = perflib_ctl_word(info->classes[0].seg0_slots, info->nr_procs);
+	for (j = 0; j < PERFLIB_CTL_WORDS; j++, key++) {
+		__u64 w;
+
+		memcpy(&w, (const char *)&ctl + 8 * j, sizeof(w));
+		if (bpf_map_update_elem(seg0.fd[PERFLIB_SEG_LIVE], &key, &w, BPF_ANY)) {
+			err = -errno;
+			goto out;
+		}
 	}
 
 	/* pin into a private directory, then publish it with one rename */

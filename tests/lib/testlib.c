@@ -268,21 +268,25 @@ int tl_published_segs(const GUID *set, uint32_t cls)
 	char dir[PATH_MAX], path[PATH_MAX + 64], g[40];
 	struct perflib_ctl ctl;
 	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key;
+	__u32 len = sizeof(mi), key, i;
 	int fd, n = -1;
 
 	if (perflib_get_pin_root(dir, sizeof(dir)) < 0 || cls >= PERFLIB_MAX_CLASSES)
 		return -1;
-	/* the control entry: the last of procs (layout.h) */
-	snprintf(path, sizeof(path), "%s/%s/procs", dir, perflib_guid_to_string(set, g));
+	/* the control word: the last words of class 0's s0/live (layout.h) */
+	snprintf(path, sizeof(path), "%s/%s/s0/live", dir, perflib_guid_to_string(set, g));
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -1;
 	memset(&mi, 0, sizeof(mi));
-	if (!bpf_obj_get_info_by_fd(fd, &mi, &len) && mi.value_size == sizeof(ctl) &&
-	    mi.max_entries > 1) {
-		key = mi.max_entries - 1;
-		if (!bpf_map_lookup_elem(fd, &key, &ctl) && ctl.magic == PERFLIB_CTL_MAGIC)
+	if (!bpf_obj_get_info_by_fd(fd, &mi, &len) && mi.value_size == 8 &&
+	    mi.max_entries > PERFLIB_CTL_WORDS) {
+		for (i = 0; i < PERFLIB_CTL_WORDS; i++) {
+			key = mi.max_entries - PERFLIB_CTL_WORDS + i;
+			if (bpf_map_lookup_elem(fd, &key, (__u64 *)&ctl + i))
+				break;
+		}
+		if (i == PERFLIB_CTL_WORDS && ctl.magic == PERFLIB_CTL_MAGIC)
 			n = (int)ctl.nr_segs[cls];
 	}
 	close(fd);

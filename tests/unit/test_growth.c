@@ -284,8 +284,10 @@ static void pin_array(const char *dir, const char *name, __u32 value_size, __u32
 
 /*
  * sets pinned by earlier layouts are refused, never misread: version 1 (data and index
- * beside info) and version 3 (the control word in a ctl map of its own, procs of 64
- * process entries: its last entry read as a control entry would be garbage)
+ * beside info), version 3 (the control word in a ctl map of its own, procs of 64
+ * process entries: its last entry read as a control entry would be garbage) and version 4
+ * (the control word the last of 64 procs entries, s0/live a bitmap only: its last words
+ * read as a control word would be bitmap words)
  */
 static void test_old_layout_refused(void **state)
 {
@@ -295,14 +297,15 @@ static void test_old_layout_refused(void **state)
 					0xFFFFFFFF, 0xFFFFFFFF,
 					0xFFFFFFFF, 0,
 					"c",	    NULL};
-	static const __u32 versions[] = {1, 3};
+	static const __u32 versions[] = {1, 3, 4};
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC, .nr_segs = {1}};
 	struct perflib_proc proc = {0};
 	struct perflib_counterset_reg reg;
 	struct perflib_pin_opts opts;
 	struct perflib_store *map;
 	struct perflib_info *info;
-	char dir[PATH_MAX], want[64];
+	char dir[PATH_MAX], sdir[PATH_MAX + 8], want[64];
+	__u64 bits = ~0ULL;
 	size_t size, v;
 	/* not prov_guid(): a forked child of an earlier test counted through the same GUIDs */
 	GUID set = tl_guid(0x01D1A7);
@@ -325,6 +328,12 @@ static void test_old_layout_refused(void **state)
 		if (versions[v] == 3) {
 			pin_array(dir, "ctl", sizeof(ctl), 1, BPF_F_MMAPABLE, 0, &ctl);
 			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, &proc);
+		}
+		if (versions[v] == 4) {
+			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
+			assert_int_equal(mkdir(sdir, 0755), 0);
+			pin_array(dir, "procs", sizeof(ctl), 64, BPF_F_MMAPABLE, 63, &ctl);
+			pin_array(sdir, "live", 8, 2, BPF_F_MMAPABLE, 1, &bits);
 		}
 		warned[0] = 0;
 		perflib_set_print(capture);

@@ -253,9 +253,16 @@ static void test_procs_entry(void **state)
 	cs = ctrset_of(h, &set);
 	idx = cs->proc_index;
 	assert_true(idx >= 0);
-	/* the provider keeps no mapping of procs (fork() walks every mapping): a reader's view */
+	/*
+	 * the provider keeps no mapping of procs (fork() walks every mapping): its control
+	 * word and pending words are in class 0's s0/live, after the bitmap; a reader's view
+	 */
 	assert_null(cs->map->procs);
-	assert_null(cs->map->ctl);
+	assert_non_null(cs->map->ctl);
+	assert_ptr_equal(cs->map->pending,
+			 cs->map->cls[0].segs[0].live + perflib_seg_words(0, cs->map->cls[0].seg0));
+	assert_ptr_equal(cs->map->ctl, cs->map->pending + cs->map->info->nr_procs);
+	assert_int_equal(cs->map->ctl->magic, PERFLIB_CTL_MAGIC);
 	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	assert_non_null(ro->procs);
 	e = &ro->procs[idx];
@@ -263,15 +270,15 @@ static void test_procs_entry(void **state)
 	assert_int_equal(e->pid, getpid());
 	/* the standard set has a by-reference counter; no ControlCallback here */
 	assert_int_equal(e->flags, PERFLIB_PROC_BYREF);
-	assert_int_equal(e->pending, 0);
-	/* a delete names the slot it frees, through the fd; every other field as it was */
+	assert_int_equal(ro->pending[idx], 0);
+	/* a delete names the slot it frees in its pending word, then clears it */
 	inst = PerfCreateInstance(h, &set, u"pending", 1);
 	assert_non_null(inst);
+	cs->map->pending[idx] = 0x77; /* as a provider killed mid-delete leaves it */
+	assert_int_equal(ro->pending[idx], 0x77);
 	assert_int_equal(PerfDeleteInstance(h, inst), ERROR_SUCCESS);
-	assert_int_not_equal(e->pending, 0);
+	assert_int_equal(ro->pending[idx], 0);
 	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
-	assert_int_equal(e->pid, getpid());
-	assert_int_equal(e->flags, PERFLIB_PROC_BYREF);
 	gen = e->gen;
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 	/* released on stop, with the next generation */

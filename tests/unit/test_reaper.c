@@ -542,6 +542,7 @@ static void test_register_pins(void **state)
 	struct bpf_prog_info pi;
 	__u32 len = sizeof(li), plen = sizeof(pi), id, prog_id, key = 0;
 	struct perflib_ctl ctl, owner_ctl;
+	struct perflib_store *ro;
 	char dir[512], path[600];
 	uint8_t owner[16];
 	struct stat st;
@@ -562,13 +563,29 @@ static void test_register_pins(void **state)
 	close(fd);
 	/* its exit id in the control entry, the same program in the dispatcher's progs, the
 	 * id taken */
-	snprintf(path, sizeof(path), "%s/procs", dir);
+	snprintf(path, sizeof(path), "%s/s0/live", dir);
 	fd = bpf_obj_get(path);
 	assert_true(fd >= 0);
 	assert_int_equal(perflib_ctl_read(fd, &ctl), 0);
-	key = PERFLIB_PROCS_DEFAULT;
-	assert_int_equal(bpf_map_lookup_elem(fd, &key, &owner_ctl), 0);
+	/* the last 8 words of class 0's s0/live, after its bitmap and pending words */
+	assert_int_equal(perflib_store_open(&reg.counterset_guid, false, &ro), 0);
+	assert_int_equal(ro->info->nr_procs, PERFLIB_PROCS_DEFAULT);
+	memset(&owner_ctl, 0xAA, sizeof(owner_ctl));
+	for (key = 0; key < PERFLIB_CTL_WORDS; key++) {
+		__u32 k = perflib_ctl_word(ro->cls[0].seg0, ro->info->nr_procs) + key;
+
+		assert_int_equal(bpf_map_lookup_elem(fd, &k, (__u64 *)&owner_ctl + key), 0);
+	}
 	assert_memory_equal(&owner_ctl, &ctl, sizeof(ctl));
+	/* the same words a reader maps */
+	assert_memory_equal(ro->ctl, &ctl, sizeof(ctl));
+	perflib_store_close(ro);
+	close(fd);
+	/* not a live map: refused */
+	snprintf(path, sizeof(path), "%s/procs", dir);
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	assert_int_equal(perflib_ctl_read(fd, &owner_ctl), -EBADMSG);
 	close(fd);
 	id = ctl.exit_id;
 	assert_true(id > 0 && id < PERFLIB_EXIT_IDS);

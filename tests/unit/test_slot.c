@@ -137,6 +137,7 @@ static void test_procs(void **state)
 	struct perflib_proc procs[3];
 	struct perflib_info info = {.nr_procs = 3};
 	struct perflib_store map = {.info = &info, .procs = procs, .proc_index = -1};
+	uint64_t pending[3] = {0};
 	uint64_t start;
 	uint32_t pid;
 	int a, b;
@@ -171,12 +172,18 @@ static void test_procs(void **state)
 	assert_int_equal(procs[0].gen, 3);
 	perflib_proc_release(&map, -1);
 	perflib_proc_release(&map, 3);
-	/* the slot being freed, named by this process's entry */
+	/* the slot being freed, named by this process's pending word (in s0/live) */
 	map.proc_index = 2;
+	map.pending = pending;
 	perflib_proc_pending(&map, perflib_slot_id_make(1, 5), true);
-	assert_int_equal(procs[2].pending, perflib_slot_id_make(1, 5) + 1ULL);
+	assert_int_equal(pending[2], perflib_slot_id_make(1, 5) + 1ULL);
+	assert_int_equal(pending[1], 0);
 	perflib_proc_pending(&map, 0, false);
-	assert_int_equal(procs[2].pending, 0);
+	assert_int_equal(pending[2], 0);
+	/* no pending words (an unmapped reader's set): nothing written */
+	map.pending = NULL;
+	perflib_proc_pending(&map, 7, true);
+	assert_int_equal(pending[2], 0);
 }
 
 int main(void)
