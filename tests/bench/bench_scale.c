@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -877,6 +878,21 @@ struct worker {
 	int cmd, res;
 };
 
+/*
+ * Fork loops run on one CPU, the last: the child runs where its parent waits for it, and
+ * neither is moved between CPUs mid-loop. On the 2-vCPU machine this took the spread of the
+ * plain loop's minima across runs from about 1.6x (190-310 us) to about 1.2x.
+ */
+static void pin_last_cpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(n > 0 ? (int)n - 1 : 0, &set);
+	sched_setaffinity(0, sizeof(set), &set); /* a loop on any CPU if refused */
+}
+
 static void worker_start(struct worker *w, void (*setup)(void))
 {
 	int c[2], r[2];
@@ -892,6 +908,7 @@ static void worker_start(struct worker *w, void (*setup)(void))
 	if (!w->pid) {
 		close(c[1]);
 		close(r[0]);
+		pin_last_cpu();
 		if (setup)
 			setup();
 		ns = 0;
