@@ -215,16 +215,22 @@ static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
-	struct perflib_class *c = &map->cls[cls];
-	struct perflib_seg *s = &c->segs[k];
-	uint64_t slots = perflib_seg_slots(k, c->seg0),
-		 words = perflib_live_words(map->info, cls, k);
-	bool rdonly = !map->writable && !map->mapped, blank = s->blank;
+	struct perflib_class *c;
+	struct perflib_seg *s;
+	uint64_t slots, words;
+	bool rdonly = !map->writable && !map->mapped, blank;
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	char sdir[PATH_MAX + 48];
 	uint64_t *live;
 	int err;
 
+	if (cls >= PERFLIB_MAX_CLASSES || k >= PERFLIB_MAX_SEGS)
+		return -EINVAL;
+	c = &map->cls[cls];
+	s = &c->segs[k];
+	slots = perflib_seg_slots(k, c->seg0);
+	words = perflib_live_words(map->info, cls, k);
+	blank = s->blank;
 	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
