@@ -191,11 +191,10 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		perflib_live_set(map, id, true);
 		/*
 		 * a segment being retired (perflib_store_shrink): our bit, then its count; the
-		 * retirer lowers the count, then looks at the bits. One sees the other. Segment
-		 * 0 is never retired (a provider reads the count with a lookup: none for it).
+		 * retirer lowers the count, then looks at the bits. One sees the other.
 		 */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (k && k >= perflib_store_ctl_nr_segs(map, cls)) {
+		if (k >= __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE)) {
 			perflib_live_set(map, id, false);
 			return -EAGAIN;
 		}
@@ -276,7 +275,7 @@ static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 			err = perflib_store_refresh(map);
 			if (err)
 				return err;
-			k = perflib_store_ctl_nr_segs(map, cls);
+			k = __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
 			if (k < perflib_store_nr_segs(map, cls))
 				perflib_store_grow(map, cls, k);
 			tries--;

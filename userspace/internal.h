@@ -170,9 +170,8 @@ struct perflib_store {
 	uint64_t *pending;			     /* its pending words (nr_procs), too */
 	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
 						      * unmapped (lookups instead) or a
-						      * provider's (perflib_store_procs_unmap) */
-	struct perflib_proc proc_self;		     /* a provider's own procs entry, as it
-						      * wrote it (procs not mapped) */
+						      * provider's between claiming and
+						      * releasing its entry */
 	size_t procs_len;			     /* nr_procs * 64 */
 	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
@@ -208,22 +207,19 @@ void perflib_store_close(struct perflib_store *map);
  */
 void perflib_store_trim(struct perflib_store *map);
 /*
- * perflib_store_procs_unmap - a provider keeps no mapping of procs (each mapping costs every
- * fork() of the process, docs/ARCHITECTURE.md "fork()"): its own entry is kept as written
- * (proc_self) and released through the fd (perflib_proc_release). Its control word and
- * pending word are in s0/live, which it maps. Call it once its procs entry is claimed.
+ * perflib_store_procs_unmap, _map - a provider keeps no mapping of procs between claiming
+ * its entry and releasing it (each mapping costs every fork() of the process,
+ * docs/ARCHITECTURE.md "fork()"); its control word and pending word are in s0/live, which it
+ * maps. _map maps procs again (writable) for the release; 0 or -errno.
  */
 void perflib_store_procs_unmap(struct perflib_store *map);
+int perflib_store_procs_map(struct perflib_store *map);
 /*
  * perflib_store_ctl_read - the control word now: from s0/live's mapping (fields read one by
- * one, nr_segs and epoch with acquire), or with lookups (an unmapped reader). 0 or -errno
+ * one, nr_segs and epoch with acquire), or with one batch lookup (an unmapped reader).
+ * 0 or -errno
  */
 int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret);
-/*
- * perflib_store_ctl_nr_segs - ctl.nr_segs[@cls] now (acquire), read as
- * perflib_store_ctl_read reads it; 0 when it cannot be read
- */
-uint32_t perflib_store_ctl_nr_segs(const struct perflib_store *map, uint32_t cls);
 /* outer map @j of class @cls (writers), reopened from its pin after a trim; -errno */
 int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j);
 int perflib_store_remove(const GUID *guid);
@@ -323,6 +319,11 @@ int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u3
 		      __u32 flags);
 void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd);
 /*
+ * copy entries [@first, @first + @n) of array map @fd (@value_size bytes each) into @buf: one
+ * batch lookup, one lookup each where batches are refused. 0 or -errno
+ */
+int perflib_array_copy(int fd, uint32_t first, uint32_t n, uint32_t value_size, uint8_t *buf);
+/*
  * put zero pages (no memory until written) in place of the shared mapping at @addr, in one
  * step: a thread reading it meanwhile sees the old bytes or zeroes, never a fault.
  * @writable: as perflib_map_shared's (not inherited by fork). 0 or -errno
@@ -403,10 +404,10 @@ bool perflib_slot_take_dead(uint8_t *slot, uint64_t w, uint32_t self, uint64_t s
 bool perflib_slot_to_kernel(uint8_t *slot, uint64_t w);
 bool perflib_slot_from_kernel(uint8_t *slot, uint64_t w, uint32_t pid, uint64_t stamp);
 /*
- * procs entries: claim one (free, or left by a dead process) for this process with @flags
- * and socket @token (its index, or -ENOSPC; procs mapped); release entry @i if still this
- * process's (through the fd once perflib_store_procs_unmap dropped the mapping); name slot
- * @id as being freed by this process (@on) or no slot (!@on), in its pending word of s0/live
+ * procs entries (procs mapped): claim one (free, or left by a dead process) for this process
+ * with @flags and socket @token (its index, or -ENOSPC); release entry @i if still this
+ * process's; name slot @id as being freed by this process (@on) or no slot (!@on), in its
+ * pending word of s0/live
  */
 int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token);
 void perflib_proc_release(struct perflib_store *map, int i);

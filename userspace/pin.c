@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * pin.c - bpffs and libbpf at their lowest: pin and open one object, check a map's shape,
- * map a map shared, remove a directory of pins, libbpf's messages. Below every file that
+ * map a map shared, copy entries of an array, remove a directory of pins, libbpf's messages. Below every file that
  * keeps counter sets (store.c, segment.c, keys.c, reaper.c).
  */
 #include <dirent.h>
@@ -39,6 +39,38 @@ int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u3
  * @addr NULL: anywhere; else exactly there, over what is there (@replace: MAP_FIXED, a
  * reservation's own range) or never over anything (MAP_FIXED_NOREPLACE: EEXIST).
  */
+int perflib_array_copy(int fd, uint32_t first, uint32_t n, uint32_t value_size, uint8_t *buf)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t prev = first - 1, out = 0, count = n, k;
+	uint32_t *keys = malloc((n ? n : 1) * sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	/* defined bytes whatever the kernel copies (valgrind does not know batch lookups) */
+	memset(keys, 0, (n ? n : 1) * sizeof(*keys));
+	memset(buf, 0, (size_t)n * value_size);
+	/* a batch continues after the key it is given: the entry before the first one */
+	if (!bpf_map_lookup_batch(fd, first ? &prev : NULL, &out, keys, buf, &count, &opts) ||
+	    errno == ENOENT) {
+		for (k = 0; k < count && keys[k] == first + k; k++)
+			;
+		if (k == n) {
+			free(keys);
+			return 0;
+		}
+	}
+	free(keys);
+	/* no batch support, or not the entries asked for: one lookup each */
+	for (k = 0; k < n; k++) {
+		uint32_t key = first + k;
+
+		if (bpf_map_lookup_elem(fd, &key, buf + (size_t)k * value_size))
+			return -errno;
+	}
+	return 0;
+}
+
 void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd)
 {
 	int prot = PROT_READ | (writable ? PROT_WRITE : 0);

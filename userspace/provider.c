@@ -152,6 +152,12 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 		}
 	}
 	pthread_mutex_unlock(&prov->lock);
+	/* procs mapped again for the release (a CAS on each entry), as it was for the claim */
+	for (set = atomic_load(&prov->sets); set; set = set->next) {
+		if (perflib_store_procs_map(set->map))
+			pr_warn("cannot map a counter set's procs: its entry for this process is "
+				"freed when the process exits\n");
+	}
 	perflib_cb_provider_stopping(prov);
 	for (set = atomic_load(&prov->sets); set; set = set->next)
 		perflib_exit_leave(set->map);
@@ -424,7 +430,7 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	for (i = 0; i < n; i++)
 		c[i].Offset = 8 * i;
 	perflib_cb_ctrset_added(set);
-	/* procs read and written through its fd from here on: no mapping for fork() to walk */
+	/* no mapping of procs until the release: one mapping fewer for every fork() to walk */
 	perflib_store_procs_unmap(set->map);
 	set->next = atomic_load(&prov->sets);
 	atomic_store_explicit(&prov->sets, set, memory_order_release);

@@ -38,39 +38,6 @@ bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len)
 	       len == PERFLIB_TOTAL_LEN && !memcmp(name, PERFLIB_TOTAL_NAME, PERFLIB_TOTAL_LEN * 2);
 }
 
-/* copy entries [first, first + n) of array map @fd (@value_size bytes each) into @buf */
-static int copy_entries(int fd, uint32_t first, uint32_t n, uint32_t value_size, uint8_t *buf)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint32_t prev = first - 1, out = 0, count = n, k;
-	uint32_t *keys = malloc((n ? n : 1) * sizeof(*keys));
-
-	if (!keys)
-		return -ENOMEM;
-	/* defined bytes whatever the kernel copies (valgrind does not know batch lookups) */
-	memset(keys, 0, (n ? n : 1) * sizeof(*keys));
-	memset(buf, 0, (size_t)n * value_size);
-	/* a batch continues after the key it is given: the entry before the first one */
-	if (!bpf_map_lookup_batch(fd, first ? &prev : NULL, &out, keys, buf, &count, &opts) ||
-	    errno == ENOENT) {
-		for (k = 0; k < count && keys[k] == first + k; k++)
-			;
-		if (k == n) {
-			free(keys);
-			return 0;
-		}
-	}
-	free(keys);
-	/* no batch support, or not the entries asked for: one lookup each */
-	for (k = 0; k < n; k++) {
-		uint32_t key = first + k;
-
-		if (bpf_map_lookup_elem(fd, &key, buf + (size_t)k * value_size))
-			return -errno;
-	}
-	return 0;
-}
-
 /* ---- where the next slots come from ----------------------------------------------------- */
 
 /* start size class @cls (false past the last) */
@@ -174,10 +141,10 @@ struct perflib_span perflib_reader_span(struct perflib_reader *r)
 		} else {
 			/* a chunk of the segment, copied twice */
 			n = end - r->next < PERFLIB_COPY_CHUNK ? end - r->next : PERFLIB_COPY_CHUNK;
-			r->err = copy_entries(c->segs[k].data_fd, r->next - first, n, c->slot_size,
+			r->err = perflib_array_copy(c->segs[k].data_fd, r->next - first, n, c->slot_size,
 					      r->copy[0]);
 			if (!r->err)
-				r->err = copy_entries(c->segs[k].data_fd, r->next - first, n,
+				r->err = perflib_array_copy(c->segs[k].data_fd, r->next - first, n,
 						      c->slot_size, r->copy[1]);
 			if (r->err)
 				break;

@@ -185,11 +185,9 @@ static bool exit_id_held(uint32_t id, const GUID *guid)
 /* the set's exit id from its control word, 0 if none (or garbage) */
 static uint32_t exit_id_of(const struct perflib_store *map)
 {
-	struct perflib_ctl ctl;
+	uint32_t id = __atomic_load_n(&map->ctl->exit_id, __ATOMIC_ACQUIRE);
 
-	if (perflib_store_ctl_read(map, &ctl))
-		return 0;
-	return ctl.exit_id < PERFLIB_EXIT_IDS ? ctl.exit_id : 0;
+	return id < PERFLIB_EXIT_IDS ? id : 0;
 }
 
 /* the reaper's maps of class @cls: the class's outer maps (class 0's if none) */
@@ -465,13 +463,13 @@ static void exit_entry(uint32_t id, bool join)
 
 void perflib_exit_join(const struct perflib_store *map)
 {
-	if (map->writable)
+	if (map->ctl)
 		exit_entry(exit_id_of(map), true);
 }
 
 void perflib_exit_leave(const struct perflib_store *map)
 {
-	if (map->writable)
+	if (map->ctl)
 		exit_entry(exit_id_of(map), false);
 }
 

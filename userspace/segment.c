@@ -152,8 +152,10 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (s->live)
 		munmap(s->live, s->live_map);
 	s->live = NULL;
-	if (!cls && !k)
-		map->ctl = NULL, map->pending = NULL;
+	if (!cls && !k) {
+		map->ctl = NULL;
+		map->pending = NULL;
+	}
 	perflib_seg_maps_close(&m);
 	s->data_fd = s->index_fd = s->live_fd = -1;
 }
@@ -346,11 +348,20 @@ int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
 	return fd;
 }
 
+/* the control word at word @key of s0/live map @fd: one batch lookup */
+static int ctl_copy(int fd, __u32 key, struct perflib_ctl *ret)
+{
+	int err = perflib_array_copy(fd, key, PERFLIB_CTL_WORDS, 8, (uint8_t *)ret);
+
+	if (err)
+		return err;
+	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+}
+
 int perflib_ctl_read(int live_fd, struct perflib_ctl *ret)
 {
 	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key, i;
-	__u64 *w = (__u64 *)ret;
+	__u32 len = sizeof(mi);
 
 	memset(&mi, 0, sizeof(mi));
 	if (bpf_obj_get_info_by_fd(live_fd, &mi, &len))
@@ -358,43 +369,40 @@ int perflib_ctl_read(int live_fd, struct perflib_ctl *ret)
 	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 || mi.value_size != 8 ||
 	    mi.max_entries <= PERFLIB_CTL_WORDS)
 		return -EBADMSG;
-	key = mi.max_entries - PERFLIB_CTL_WORDS;
-	for (i = 0; i < PERFLIB_CTL_WORDS; i++, key++) {
-		if (bpf_map_lookup_elem(live_fd, &key, &w[i]))
-			return -errno;
-	}
-	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+	return ctl_copy(live_fd, mi.max_entries - PERFLIB_CTL_WORDS, ret);
 }
 
-/* ---- the control word (in class 0's s0/live), procs not mapped by providers ---------- */
+/* ---- procs, which a provider maps only to claim and release its entry ------------------ */
 
 void perflib_store_procs_unmap(struct perflib_store *map)
 {
 	if (!map->writable || !map->procs || map->procs_fd < 0)
 		return;
-	if (map->proc_index >= 0)
-		memcpy(&map->proc_self, &map->procs[map->proc_index], sizeof(map->proc_self));
 	munmap(map->procs, map->procs_len);
 	map->procs = NULL;
+}
+
+int perflib_store_procs_map(struct perflib_store *map)
+{
+	if (map->procs)
+		return 0;
+	if (!map->writable || map->procs_fd < 0)
+		return -EBADF;
+	map->procs = perflib_map_shared(NULL, map->procs_len, true, false, map->procs_fd);
+	return map->procs ? 0 : -errno;
 }
 
 int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret)
 {
 	const struct perflib_ctl *c = map->ctl;
-	const struct perflib_seg *s0 = &map->cls[0].segs[0];
-	__u32 key, i;
-	__u64 *w = (__u64 *)ret;
+	uint32_t i;
 
 	if (!c) {
 		/* an unmapped reader: the last words of class 0's s0/live */
-		if (s0->live_fd < 0)
+		if (map->cls[0].segs[0].live_fd < 0)
 			return -EBADF;
-		key = perflib_ctl_word(map->cls[0].seg0, map->info->nr_procs);
-		for (i = 0; i < PERFLIB_CTL_WORDS; i++, key++) {
-			if (bpf_map_lookup_elem(s0->live_fd, &key, &w[i]))
-				return -errno;
-		}
-		return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
+		return ctl_copy(map->cls[0].segs[0].live_fd,
+				perflib_ctl_word(map->cls[0].seg0, map->info->nr_procs), ret);
 	}
 	memset(ret, 0, sizeof(*ret));
 	ret->magic = __atomic_load_n(&c->magic, __ATOMIC_RELAXED);
@@ -405,15 +413,6 @@ int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *
 		ret->keep[i] = __atomic_load_n(&c->keep[i], __ATOMIC_RELAXED);
 	}
 	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
-}
-
-uint32_t perflib_store_ctl_nr_segs(const struct perflib_store *map, uint32_t cls)
-{
-	struct perflib_ctl ctl;
-
-	if (map->ctl)
-		return __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
-	return perflib_store_ctl_read(map, &ctl) ? 0 : ctl.nr_segs[cls];
 }
 
 /* segments of class @cls published in the control word @ctl, and its retirements */
@@ -727,11 +726,12 @@ static bool below_roomy(const struct perflib_store *map, uint32_t cls, uint32_t 
 bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls)
 {
 	uint32_t nr = perflib_store_nr_segs(map, cls), k = nr - 1;
-	struct perflib_ctl ctl;
 
-	if (!map->writable || !map->ctl || nr < 2)
+	if (!map->writable || !map->mapped || !map->ctl || nr < 2)
 		return false;
-	if (perflib_store_ctl_read(map, &ctl) || k < ctl.keep[cls] || ctl.nr_segs[cls] != nr)
+	if (k < __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED))
+		return false;
+	if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) != nr)
 		return false;
 	return seg_empty(map, cls, k) && below_roomy(map, cls, k);
 }
@@ -761,13 +761,12 @@ static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
  */
 static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
-	struct perflib_ctl *ctl = map->ctl;
 	char dir[PATH_MAX], sdir[PATH_MAX + 48], tmp[PATH_MAX + 64];
 	static _Atomic unsigned int seq;
 	uint32_t cur = k + 1;
 	int err;
 
-	if (!__atomic_compare_exchange_n(&ctl->nr_segs[cls], &cur, k, false, __ATOMIC_SEQ_CST,
+	if (!__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_RELAXED))
 		return 0;
 	err = seg_unpublish(map, cls, k);
@@ -782,7 +781,7 @@ static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
 	 * pins go, so that a segment k made anew later (after a retirer killed past this point)
 	 * always comes with an epoch its users have not seen.
 	 */
-	__atomic_fetch_add(&ctl->epoch[cls], 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&map->ctl->epoch[cls], 1, __ATOMIC_SEQ_CST);
 	/* unpinned in one step (a retirer killed here leaves a whole directory, or none) */
 	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
 	if (!err)
@@ -803,7 +802,7 @@ int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 {
 	int lock, err = 0, n = 0;
 
-	if (!map->writable || !map->ctl)
+	if (!map->writable || !map->mapped || !map->ctl)
 		return -EBADF;
 	lock = set_lock(map);
 	if (lock < 0)

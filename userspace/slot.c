@@ -15,10 +15,6 @@
  * holder's stamp.
  * A procs entry: FREE(g) -> FREE(g+1) while its identity is written -> LIVE(g+2) -> FREE(g+3).
  */
-#include <string.h>
-
-#include <bpf/bpf.h>
-
 #include "internal.h"
 
 bool perflib_slot_cas(uint8_t *slot, uint64_t old, uint64_t new)
@@ -179,44 +175,16 @@ int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token
 	return -ENOSPC;
 }
 
-/*
- * A provider's own entry, procs not mapped (perflib_store_procs_unmap): rewritten whole from
- * what it wrote (proc_self). Nobody else writes a LIVE entry while its process lives.
- */
-static void proc_self_write(struct perflib_store *map)
-{
-	__u32 key = (__u32)map->proc_index;
-
-	if (bpf_map_update_elem(map->procs_fd, &key, &map->proc_self, BPF_ANY))
-		pr_debug("procs entry %u not written: %s\n", key, strerror(errno));
-}
-
 void perflib_proc_release(struct perflib_store *map, int i)
 {
-	struct perflib_proc *e, now;
+	struct perflib_proc *e;
 	uint64_t start, w;
 	uint32_t pid;
-	__u32 key;
 
-	if (i < 0 || (uint32_t)i >= map->info->nr_procs)
+	if (i < 0 || (uint32_t)i >= map->info->nr_procs || !map->procs)
 		return;
-	perflib_self(&pid, &start);
-	if (!map->procs) {
-		/* still this process's, as it wrote it: FREE with the next generation */
-		key = (__u32)i;
-		if (i != map->proc_index || map->procs_fd < 0 ||
-		    bpf_map_lookup_elem(map->procs_fd, &key, &now))
-			return;
-		memcpy(&w, &now, sizeof(w)); /* the word {state, gen} */
-		if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE || now.pid != pid ||
-		    now.start != start)
-			return;
-		w = perflib_proc_word_next(w, PERFLIB_PROC_FREE);
-		memcpy(&map->proc_self, &w, sizeof(w));
-		proc_self_write(map);
-		return;
-	}
 	e = &map->procs[i];
+	perflib_self(&pid, &start);
 	w = __atomic_load_n((uint64_t *)e, __ATOMIC_ACQUIRE);
 	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE ||
 	    __atomic_load_n(&e->pid, __ATOMIC_RELAXED) != pid ||
