@@ -27,8 +27,16 @@
  *            slots (key struct perflib_index_key -> struct perflib_index_val)
  *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
  *            not FREE (claimed or live); readers visit only the slots whose bit is set.
+ *            After the bitmap (perflib_seg_words), the owner summaries: for each procs
+ *            entry p, perflib_seg_sum_words words (perflib_sum_word), bit g set = the
+ *            process of entry p may hold slots among the segment's slots 64g..64g+63
+ *            (bitmap word g). Its process sets the bit before it claims a slot there
+ *            and clears it when it gives back its last slot there; a bit left set by
+ *            a dead process costs a look, never a miss. The exit reaper walks the
+ *            summary of the exiting process, so a provider's exit costs what it held,
+ *            not what the set holds (layout version 5 walked every live slot).
  *            Class 0's segment 0 (s0/live, never retired, mapped by every process that
- *            maps the set) has more words after its bitmap (perflib_live0_words):
+ *            maps the set) has more words after its summaries (perflib_live0_words):
  *              nr_procs words: pending[i], slot id + 1 that the process of procs entry i
  *                              is freeing right now, 0 = none
  *              8 words:        struct perflib_ctl, the control word (segments published
@@ -74,7 +82,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 5
+#define PERFLIB_LAYOUT_VERSION 6
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -333,16 +341,37 @@ static inline __u64 perflib_seg_words(__u32 k, __u32 seg0)
 	return (perflib_seg_slots(k, seg0) + 63) / 64;
 }
 
-/* class 0's s0/live: the word of procs entry @proc's pending slot (after the bitmap) */
-static inline __u32 perflib_pending_word(__u32 seg0, __u32 proc)
+/* owner-summary words per procs entry in segment k's live map: a bit per bitmap word */
+static inline __u64 perflib_seg_sum_words(__u32 k, __u32 seg0)
 {
-	return (__u32)perflib_seg_words(0, seg0) + proc;
+	return (perflib_seg_words(k, seg0) + 63) / 64;
+}
+
+/*
+ * segment k's live map: word @j of procs entry @proc's owner summary (bit g of summary word
+ * j stands for bitmap word 64j + g)
+ */
+static inline __u64 perflib_sum_word(__u32 k, __u32 seg0, __u32 proc, __u32 j)
+{
+	return perflib_seg_words(k, seg0) + (__u64)proc * perflib_seg_sum_words(k, seg0) + j;
+}
+
+/* segment k's live map: its words, bitmap and owner summaries (class 0's s0/live: more) */
+static inline __u64 perflib_seg_live_words(__u32 k, __u32 seg0, __u32 nr_procs)
+{
+	return perflib_seg_words(k, seg0) + (__u64)nr_procs * perflib_seg_sum_words(k, seg0);
+}
+
+/* class 0's s0/live: the word of procs entry @proc's pending slot (after the summaries) */
+static inline __u32 perflib_pending_word(__u32 seg0, __u32 nr_procs, __u32 proc)
+{
+	return (__u32)perflib_seg_live_words(0, seg0, nr_procs) + proc;
 }
 
 /* class 0's s0/live: its first control word (after the pending words) */
 static inline __u32 perflib_ctl_word(__u32 seg0, __u32 nr_procs)
 {
-	return (__u32)perflib_seg_words(0, seg0) + nr_procs;
+	return (__u32)perflib_seg_live_words(0, seg0, nr_procs) + nr_procs;
 }
 
 /* class 0's s0/live: its words (bitmap, pending words, control word) */

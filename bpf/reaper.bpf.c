@@ -7,9 +7,10 @@
  * Not attached itself: the machine's exit dispatcher (exit.bpf.c) tail-calls it through the
  * `progs` array when the exiting process's entry names this set, with the process's
  * identity (its tgid in its own pid namespace and its owner stamp, layout.h) in the per-CPU
- * `exit_ctx`. It releases the process's procs entry, walks the live bitmaps of the set's
- * size classes (only the slots that are claimed or live: the cost follows the instances,
- * not the capacity) and tail-calls the next set.
+ * `exit_ctx`. It finds the process's procs entry, walks the bitmap words its owner
+ * summaries name in every segment of the set's size classes (layout.h: the cost follows
+ * the instances the process held, not the set's), releases the entry and tail-calls the
+ * next set.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -49,16 +50,20 @@ __u64 nr_reaped = 0;
 
 struct reap_ctx {
 	__u32 tgid;    /* exiting process, in its own pid namespace */
-	__u32 nr_live; /* LIVE procs entries seen */
 	__u64 start;   /* its stamp: start time in clock ticks since boot, namespace tag */
-	__u32 found;   /* it has a procs entry */
+	__u32 found;   /* procs entries it holds */
 	__u32 reaped;  /* slots freed */
+	__u32 ent[2];  /* the first two of them */
+	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
 	__u32 seg;     /* segment being walked */
+	__u32 sj;      /* word of the owner summaries being walked */
 	__u32 word;    /* word of its live bitmap being walked */
-	__u64 bits;    /* that word */
+	__u64 sbits;   /* that word: which bitmap words to walk */
+	__u64 bits;    /* the bitmap word */
 	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
 	__u64 sw;      /* reap_slot's slot word */
 	__u32 si;      /* and its slot index in the class */
+	__u32 release; /* the second procs pass: free its entries */
 };
 
 /*
@@ -73,7 +78,11 @@ static __always_inline int start_matches(__u64 recorded, __u64 start)
 	return recorded == start;
 }
 
-/* is procs entry @i the exiting process's? (then free it) */
+/*
+ * procs entry @i: first pass, is it the exiting process's (then note it, and the slot it
+ * was freeing); second pass (r->release), free it. The entry stays LIVE while its owner
+ * summaries are walked: a claimer clears the summaries of a FREE entry only.
+ */
 static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 {
 	struct perflib_proc *e = bpf_map_lookup_elem(&procs, &i);
@@ -87,22 +96,27 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 	w = *(volatile __u64 *)e;
 	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE)
 		return;
-	r->nr_live++;
 	if (e->pid != r->tgid || !start_matches(e->start, r->start))
 		return;
-	r->found = 1;
+	if (r->release) {
+		__sync_val_compare_and_swap((__u64 *)e, w,
+					    perflib_proc_word_next(w, PERFLIB_PROC_FREE));
+		return;
+	}
+	if (r->found < 2)
+		r->ent[r->found & 1] = i;
+	r->found++;
 	/*
 	 * a slot it was freeing when it died (its live bit may already be clear): its pending
-	 * word, after the bitmap of class 0's segment 0 (layout.h)
+	 * word, after the owner summaries of class 0's segment 0 (layout.h)
 	 */
-	pw = perflib_pending_word(perflib_geo.seg0_slots, i);
+	pw = perflib_pending_word(perflib_geo.seg0_slots, perflib_geo.nr_procs, i);
 	seg = perflib_segment(&live, 0);
 	if (seg) {
 		p = bpf_map_lookup_elem(seg, &pw);
 		if (p)
 			r->pending = *(volatile __u64 *)p;
 	}
-	__sync_val_compare_and_swap((__u64 *)e, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 }
 
 static long procs_cb(__u32 i, void *c)
@@ -141,7 +155,8 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 /*
  * The walk of one size class, the same code for each: REAPER_CLASS(n, data, index, live,
  * geometry) defines slot_cb##n (free slot i of the class if the exiting process holds it,
- * with reap_slot) and seg_cb##n (walk segment k's live bitmap), with their helpers.
+ * with reap_slot) and seg_cb##n (walk segment k: the bitmap words its owner summaries name,
+ * or every word), with their helpers.
  */
 #define REAPER_CLASS(n, _slots, _idx, _live, _geo)                                                 \
 	static long slot_cb##n(__u32 i, void *c)                                                   \
@@ -174,27 +189,53 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 			(__u32)perflib_seg_first(r->seg, _geo.seg0_slots) + 64 * r->word + b, r);  \
 	}                                                                                          \
                                                                                                    \
-	/* word @j of the live bitmap of segment r->seg: its set bits' slots */                    \
-	static long word_cb##n(__u32 j, void *c)                                                   \
+	/* bit @b of the summary word: bitmap word 64 sj + b of segment r->seg, its slots */       \
+	static long group_cb##n(__u32 b, void *c)                                                  \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
-		void *seg = perflib_segment(&_live, r->seg);                                       \
+		__u32 j = 64 * r->sj + b;                                                          \
+		void *seg;                                                                         \
 		__u64 *w;                                                                          \
                                                                                                    \
-		if (!seg)                                                                          \
+		if (b >= 64 || !(r->sbits & (1ULL << b)))                                          \
+			return 0;                                                                  \
+		seg = perflib_segment(&_live, r->seg);                                             \
+		if (!seg || j >= perflib_seg_words(r->seg, _geo.seg0_slots))                       \
 			return 1;                                                                  \
 		w = bpf_map_lookup_elem(seg, &j);                                                  \
 		if (!w)                                                                            \
 			return 1;                                                                  \
-		if (!*w)                                                                           \
-			return 0;                                                                  \
 		r->word = j;                                                                       \
 		r->bits = *w;                                                                      \
-		bpf_loop(64, bit_cb##n, r, 0);                                                     \
+		if (r->bits)                                                                       \
+			bpf_loop(64, bit_cb##n, r, 0);                                             \
 		return 0;                                                                          \
 	}                                                                                          \
                                                                                                    \
-	/* segment @k: its live bitmap, word by word */                                            \
+	/* word @j of the owner summaries of segment r->seg: the bitmap words to walk */           \
+	static long sum_cb##n(__u32 j, void *c)                                                    \
+	{                                                                                          \
+		struct reap_ctx *r = c;                                                            \
+		void *seg = perflib_segment(&_live, r->seg);                                       \
+		__u32 q0, q1;                                                                      \
+		__u64 *w0, *w1;                                                                    \
+                                                                                                   \
+		if (!seg)                                                                          \
+			return 1;                                                                  \
+		q0 = (__u32)perflib_sum_word(r->seg, _geo.seg0_slots, r->ent[0], j);               \
+		q1 = (__u32)perflib_sum_word(r->seg, _geo.seg0_slots, r->ent[1], j);               \
+		w0 = bpf_map_lookup_elem(seg, &q0);                                                \
+		w1 = bpf_map_lookup_elem(seg, &q1);                                                \
+		r->sbits = r->all | (w0 ? *(volatile __u64 *)w0 : 0) |                             \
+			   (w1 ? *(volatile __u64 *)w1 : 0);                                       \
+		if (!r->sbits)                                                                     \
+			return 0;                                                                  \
+		r->sj = j;                                                                         \
+		bpf_loop(64, group_cb##n, r, 0);                                                   \
+		return 0;                                                                          \
+	}                                                                                          \
+                                                                                                   \
+	/* segment @k: the bitmap words its owner summaries name (or all), word by word */         \
 	static long seg_cb##n(__u32 k, void *c)                                                    \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
@@ -202,7 +243,7 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 		if (!perflib_segment(&_live, k))                                                   \
 			return 1;                                                                  \
 		r->seg = k;                                                                        \
-		bpf_loop((__u32)perflib_seg_words(k, _geo.seg0_slots), word_cb##n, r, 0);          \
+		bpf_loop((__u32)perflib_seg_sum_words(k, _geo.seg0_slots), sum_cb##n, r, 0);       \
 		return 0;                                                                          \
 	}
 
@@ -228,7 +269,14 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	 * the program 4 KiB larger)
 	 */
 	bpf_loop(perflib_geo.nr_procs, procs_cb, &r, 0);
-	/* the claimed and live slots of every segment of every class there is */
+	/*
+	 * the slots its owner summaries name (what it held: the cost follows its instances,
+	 * not the set's); every claimed and live slot when it has no procs entry (the set's
+	 * procs was full) or more than two (as many providers of the set in one process)
+	 */
+	r.all = r.found == 0 || r.found > 2 ? ~0ULL : 0;
+	if (r.found == 1)
+		r.ent[1] = r.ent[0];
 	bpf_loop(PERFLIB_MAX_SEGS, seg_cb0, &r, 0);
 	if (nr_classes > 1)
 		bpf_loop(PERFLIB_MAX_SEGS, seg_cb1, &r, 0);
@@ -254,6 +302,11 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 			slot_cb3(i, &r);
 			break;
 		}
+	}
+	/* its procs entries last: a claimer of a FREE entry clears its summaries */
+	if (r.found) {
+		r.release = 1;
+		bpf_loop(perflib_geo.nr_procs, procs_cb, &r, 0);
 	}
 	if (r.reaped)
 		__sync_fetch_and_add(&nr_reaped, r.reaped);

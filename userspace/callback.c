@@ -267,6 +267,8 @@ void perflib_cb_provider_stopping(struct perflib_provider *prov)
 
 	/* consumers stop finding this provider first */
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
+		/* its instances are gone: so go the owner summaries the exit reaper would walk */
+		perflib_owner_clear_all(set->map, set->proc_index);
 		perflib_proc_release(set->map, set->proc_index);
 		set->proc_index = -1;
 		set->map->proc_index = -1;

@@ -184,10 +184,12 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
 		/*
-		 * The live bit first (a kill right after the claim leaves a slot the exit reaper
-		 * walks to; if the claim fails the bit stays on a FREE slot until slot_scrub),
-		 * then word and stamp at once: the slot is never ours without our stamp.
+		 * Our owner summary's bit, then the live bit (a kill right after the claim
+		 * leaves a slot the exit reaper walks to; if the claim fails the bit stays on a
+		 * FREE slot until slot_scrub), then word and stamp at once: the slot is never
+		 * ours without our stamp.
 		 */
+		perflib_owner_mark(map, id, true);
 		perflib_live_set(map, id, true);
 		/*
 		 * a segment being retired (perflib_store_shrink): our bit, then its count; the
@@ -319,6 +321,29 @@ static void slot_release(struct perflib_store *map, uint32_t i, uint64_t w)
 	if (!perflib_slot_free(slot, w))
 		pr_warn("slot %#x changed while being freed\n", i);
 	perflib_proc_pending(map, i, false);
+}
+
+/*
+ * Slot @id was given back: if this provider holds no other slot of its bitmap word, clear
+ * the word's bit in its owner summary (the exit reaper then skips the 64 slots).
+ */
+static void owner_unmark(struct perflib_ctrset *set, uint32_t id)
+{
+	const struct perflib_class *c = &set->map->cls[perflib_slot_id_class(id)];
+	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
+	uint32_t first = (uint32_t)perflib_seg_first(k, c->seg0);
+	uint32_t g = first + (i - first) / 64 * 64, end = g + 64, n;
+
+	n = perflib_ctrset_slots(set, perflib_slot_id_class(id));
+	if (end > n)
+		end = n;
+	for (; g < end; g++) {
+		if (g != i && atomic_load_explicit(perflib_ctrset_owned(set, perflib_slot_id_make(
+							   perflib_slot_id_class(id), g)),
+						   memory_order_relaxed))
+			return;
+	}
+	perflib_owner_mark(set->map, id, false);
 }
 
 /* fill the Windows block and the perflib fields of a claimed slot */
@@ -533,6 +558,7 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 	err = slot_index(set, idx, w, &key);
 	if (err) {
 		slot_release(set->map, idx, w);
+		owner_unmark(set, idx);
 		/* a second instance of a single-instance set is a bad parameter, as for .NET */
 		if (err == -EEXIST && perflib_key_singleton(set->instance_type))
 			err = -EINVAL;
@@ -591,6 +617,7 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 	}
 	slot_unindex(set->map, idx, pid);
 	slot_release(set->map, idx, cw);
+	owner_unmark(set, idx);
 	/*
 	 * a live word emptied, or 64 more deletes: the class's top segments may be given back
 	 * (a look at the live bitmaps; rarely more)

@@ -111,7 +111,7 @@ static inline uint32_t perflib_live_words(const struct perflib_info *info, uint3
 {
 	uint32_t seg0 = info->classes[cls].seg0_slots;
 
-	return cls || k ? (uint32_t)perflib_seg_words(k, seg0)
+	return cls || k ? (uint32_t)perflib_seg_live_words(k, seg0, info->nr_procs)
 			: perflib_live0_words(seg0, info->nr_procs);
 }
 
@@ -342,6 +342,14 @@ uint32_t perflib_info_segs(const struct perflib_info *info, uint32_t cls);
 uint32_t perflib_info_class_of(const struct perflib_info *info, size_t units);
 /* live bit of slot @id: set when claimed, cleared before the slot is freed */
 void perflib_live_set(struct perflib_store *map, uint32_t id, bool on);
+/*
+ * perflib_owner_mark - the owner summary of this process's procs entry (layout.h), for
+ * slot @id: set its bit before a claim there (@on), clear it once the process holds no slot
+ * of its bitmap word. Nothing without a procs entry (the exit reaper then walks every slot).
+ */
+void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on);
+/* perflib_owner_clear_all - clear entry @proc's owner summaries in the segments mapped */
+void perflib_owner_clear_all(struct perflib_store *map, int proc);
 /*
  * look @key up in the index of every opened segment of class @cls: 0 and *ret_val (its slot
  * an index in the class), or -ENOENT

@@ -508,7 +508,7 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	struct perflib_provider *prov = perflib_provider_lookup(provider);
 	struct perflib_ctrset *set;
 	uint8_t *slot;
-	uint64_t start;
+	uint64_t start, w;
 	uint32_t pid, i, c, id;
 	int n = 0;
 
@@ -521,7 +521,12 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 		for (i = 0; i < perflib_ctrset_slots(set, c); i++) {
 			id = perflib_slot_id_make(c, i);
 			slot = perflib_slot(set->map, id);
-			if (!perflib_slot_from_kernel(slot, perflib_slot_word(slot), pid, start))
+			w = perflib_slot_word(slot);
+			if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w))
+				continue;
+			/* in our owner summary before it is ours (the exit reaper walks it) */
+			perflib_owner_mark(set->map, id, true);
+			if (!perflib_slot_from_kernel(slot, w, pid, start))
 				continue;
 			atomic_store_explicit(perflib_ctrset_owned(set, id), 1,
 					      memory_order_release);

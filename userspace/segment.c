@@ -282,7 +282,7 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	s->live_map = words * 8;
 	if (!cls && !k) {
 		/* the pending words and the control word, after the bitmap (layout.h) */
-		map->pending = live + perflib_pending_word(c->seg0, 0);
+		map->pending = live + perflib_pending_word(c->seg0, map->info->nr_procs, 0);
 		map->ctl = (struct perflib_ctl *)(live +
 						  perflib_ctl_word(c->seg0, map->info->nr_procs));
 	}

@@ -167,6 +167,14 @@ int perflib_proc_claim(struct perflib_store *map, uint32_t flags, uint64_t token
 		__atomic_store_n(&e->token, token, __ATOMIC_RELAXED);
 		if (map->pending) /* a slot a dead holder of the entry was freeing: not ours */
 			__atomic_store_n(&map->pending[i], 0, __ATOMIC_RELAXED);
+		/*
+		 * the owner summaries of the entry's last holder: gone with a FREE entry (its
+		 * holder, or the exit reaper after its walk, released it). A LIVE entry of a dead
+		 * holder keeps them: an exit reaper may be walking them right now; bits left
+		 * set cost its next walk a look, never a miss.
+		 */
+		if (perflib_proc_word_state(w) == PERFLIB_PROC_FREE)
+			perflib_owner_clear_all(map, (int)i);
 		__atomic_store_n((uint64_t *)e, perflib_proc_word_next(nw, PERFLIB_PROC_LIVE),
 				 __ATOMIC_RELEASE);
 		return (int)i;
@@ -193,6 +201,57 @@ void perflib_proc_release(struct perflib_store *map, int i)
 	/* CAS: never free an entry that changed hands meanwhile */
 	__atomic_compare_exchange_n((uint64_t *)e, &w, perflib_proc_word_next(w, PERFLIB_PROC_FREE),
 				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* the owner-summary word of procs entry @proc for slot @id, and its bit */
+static uint64_t *owner_word(const struct perflib_store *map, int proc, uint32_t id,
+			    uint64_t *ret_bit)
+{
+	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
+	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
+	uint64_t g = (i - perflib_seg_first(k, c->seg0)) / 64; /* its bitmap word */
+
+	*ret_bit = 1ULL << (g % 64);
+	return &c->segs[k].live[perflib_sum_word(k, c->seg0, (uint32_t)proc, (uint32_t)(g / 64))];
+}
+
+void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on)
+{
+	uint64_t bit, *w;
+
+	if (map->proc_index < 0 || (uint32_t)map->proc_index >= map->info->nr_procs)
+		return;
+	w = owner_word(map, map->proc_index, id, &bit);
+	/* only this process writes its words: a load spares the store when nothing changes */
+	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit) == !on)
+		return;
+	if (on)
+		__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
+}
+
+void perflib_owner_clear_all(struct perflib_store *map, int proc)
+{
+	uint32_t c, k, n, j, words;
+	struct perflib_class *cl;
+
+	if (proc < 0 || (uint32_t)proc >= map->info->nr_procs || !map->writable)
+		return;
+	for (c = 0; c < map->nr_classes; c++) {
+		cl = &map->cls[c];
+		n = perflib_store_nr_segs(map, c);
+		for (k = 0; k < n; k++) {
+			if (!cl->segs[k].live)
+				continue;
+			words = (uint32_t)perflib_seg_sum_words(k, cl->seg0);
+			for (j = 0; j < words; j++)
+				__atomic_store_n(&cl->segs[k].live[perflib_sum_word(k, cl->seg0,
+										    (uint32_t)proc,
+										    j)],
+						 0, __ATOMIC_RELAXED);
+		}
+	}
 }
 
 void perflib_proc_pending(struct perflib_store *map, uint32_t id, bool on)

@@ -36,7 +36,7 @@
 #define MAX_SIZES 8
 #define FORK_SETS 50	     /* registered sets of the fork row's provider */
 #define FORK_INSTANCES 4     /* instances in each of them */
-#define EXIT_CAPACITY 100000 /* the set of the provider-exit row */
+#define EXIT_CAPACITY_BIG 1100000 /* the provider-exit rows' set: room for a holder's 1M */
 #define EXIT_FEW 10
 #define EXIT_MANY 10000
 
@@ -79,7 +79,10 @@ static const char usage[] =
 	"          --sets counter sets registered on the machine (from a helper process that\n"
 	"          stays alive; registration loads the kernel exit reaper as lodctr does);\n"
 	"          and a provider's own exit (exit to waitpid) owning 10 against 10,000\n"
-	"          instances in a set of capacity 100,000.\n"
+	"          instances; then owning 10 while another provider holds N instances of\n"
+	"          the same set (each size N), against the same exit once that provider\n"
+	"          is gone. Target: ratio <= 1.3 (the cost follows what the exiting\n"
+	"          process owned).\n"
 	"\n"
 	"Options:\n"
 	"  --quick        sizes 1000,10000, 3 rounds, 200 registered sets: a short run\n"
@@ -1154,6 +1157,50 @@ static double provider_exit(const GUID *set, unsigned int n, unsigned int idx)
 	return t0;
 }
 
+/*
+ * a provider holding @n instances of @set (ids from @first on) until told to go: *ret_go
+ * gets the pipe end to close for that; the pid is returned
+ */
+static pid_t holder_start(const GUID *set, unsigned int n, unsigned int first, int *ret_go)
+{
+	int ready[2], go[2];
+	WCHAR name[NAME_CHARS + 1];
+	struct tmpl t;
+	pid_t pid;
+	HANDLE h;
+	char b = 0;
+
+	if (pipe(ready) || pipe(go))
+		die("pipe", errno);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (!pid) {
+		close(go[1]);
+		make_tmpl(&t, set);
+		if (PerfStartProvider(&provider_guid, NULL, &h) ||
+		    PerfSetCounterSetInfo(h, &t.info, sizeof(t)))
+			die("provider (holder)", 0);
+		for (unsigned int i = 0; i < n; i++) {
+			inst_name(name, first + i);
+			if (!PerfCreateInstance(h, set, name, first + i))
+				die("PerfCreateInstance (holder)", (long)GetLastError());
+		}
+		xwrite(ready[1], &b, 1);
+		/* until the bench closes its end; then the kernel reaper frees the n */
+		while (read(go[0], &b, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	xread(ready[0], &b, 1);
+	close(ready[0]);
+	*ret_go = go[1];
+	return pid;
+}
+
 static void section_exit(void)
 {
 	unsigned int iters = opt.quick ? 200 : 500, r, j, each = 5;
@@ -1195,11 +1242,11 @@ static void section_exit(void)
 	row("exit", "(unregister a set)", opt.sets, "ms/set", unreg_ns, NULL, nr_unreg, 0);
 	row("exit", "memory of the registered sets", opt.sets, "KiB", mem, NULL, opt.rounds, 0);
 
-	/* a provider's own exit: 10 against 10,000 instances, in a set of capacity 100,000 */
+	/* a provider's own exit: 10 against 10,000 instances */
 	fflush(NULL);
 	pid = fork();
 	if (!pid) {
-		po.capacity = EXIT_CAPACITY;
+		po.capacity = EXIT_CAPACITY_BIG;
 		po.name_max = NAME_CHARS + 1;
 		make_reg(&reg, c, &set);
 		err = perflib_register_counterset(&reg, &po);
@@ -1207,7 +1254,7 @@ static void section_exit(void)
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status)) {
-		row_note("exit", "provider exit", EXIT_MANY, "refused: a set of capacity 100000");
+		row_note("exit", "provider exit", EXIT_MANY, "refused: a set of capacity 1100000");
 		return;
 	}
 	for (r = 0; r < opt.rounds; r++) {
@@ -1227,6 +1274,38 @@ static void section_exit(void)
 	row("exit", "provider exit, 10 instances", EXIT_FEW, "us/exit", few, NULL, opt.rounds, 0);
 	row("exit", "provider exit, 10000 instances", EXIT_MANY, "us/exit", lots, few, opt.rounds,
 	    0);
+	/*
+	 * the same exit of a provider owning 10, while another provider holds N instances of
+	 * the set: what the exit costs must follow what the exiting process owned
+	 */
+	for (unsigned int i = 0; i < opt.nr_sizes; i++) {
+		unsigned int n = opt.sizes[i];
+		double beside[64], alone[64];
+		int go_fd, st;
+		pid_t holder;
+
+		if (n + 2 * EXIT_MANY > EXIT_CAPACITY_BIG)
+			continue;
+		holder = holder_start(&set, n, 100 * EXIT_MANY, &go_fd);
+		for (r = 0; r < opt.rounds; r++) {
+			beside[r] = 0;
+			for (j = 0; j < each; j++)
+				beside[r] += provider_exit(&set, EXIT_FEW, 2 * j + 1);
+			beside[r] /= 1000.0 * each;
+		}
+		close(go_fd);
+		if (waitpid(holder, &st, 0) != holder || !WIFEXITED(st) || WEXITSTATUS(st))
+			die("holder", st);
+		/* and alone again, right after, for the ratio */
+		for (r = 0; r < opt.rounds; r++) {
+			alone[r] = 0;
+			for (j = 0; j < each; j++)
+				alone[r] += provider_exit(&set, EXIT_FEW, 2 * j + 1);
+			alone[r] /= 1000.0 * each;
+		}
+		snprintf(what, sizeof(what), "provider exit, 10 beside N");
+		row("exit", what, n, "us/exit", beside, alone, opt.rounds, 1.3);
+	}
 	/* what the exits left behind (the kernel reaper frees a dead provider's instances) */
 	if (PerfEnumerateCounterSetInstances(NULL, &set, NULL, 0, &size) == ERROR_NOT_ENOUGH_MEMORY)
 		printf("#   note: instances of exited providers still listed (%lu bytes of "

@@ -297,7 +297,7 @@ static void test_old_layout_refused(void **state)
 					0xFFFFFFFF, 0xFFFFFFFF,
 					0xFFFFFFFF, 0,
 					"c",	    NULL};
-	static const __u32 versions[] = {1, 3, 4};
+	static const __u32 versions[] = {1, 3, 4, 5};
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC, .nr_segs = {1}};
 	struct perflib_proc proc = {0};
 	struct perflib_counterset_reg reg;
@@ -334,6 +334,13 @@ static void test_old_layout_refused(void **state)
 			assert_int_equal(mkdir(sdir, 0755), 0);
 			pin_array(dir, "procs", sizeof(ctl), 64, BPF_F_MMAPABLE, 63, &ctl);
 			pin_array(sdir, "live", 8, 2, BPF_F_MMAPABLE, 1, &bits);
+		}
+		if (versions[v] == 5) {
+			/* s0/live: bitmap, 64 pending words, the control word (no owner summaries) */
+			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
+			assert_int_equal(mkdir(sdir, 0755), 0);
+			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, &proc);
+			pin_array(sdir, "live", 8, 2 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1, &bits);
 		}
 		warned[0] = 0;
 		perflib_set_print(capture);

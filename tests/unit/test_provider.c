@@ -237,6 +237,39 @@ static void test_index_key(void **state)
 	assert_memory_equal(&a, &b, sizeof(a));
 }
 
+/*
+ * the owner summary of procs entry @p (layout.h): a create marks its slot's bitmap word, a
+ * delete clears the mark once the provider holds nothing else there
+ */
+static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store *ro, uint32_t p)
+{
+	PPERF_COUNTERSET_INSTANCE a, b;
+	struct perflib_ctrset *cs = ctrset_of(h, set);
+	uint32_t ia, ib, seg0 = ro->cls[0].seg0;
+	uint64_t *sum = ro->cls[0].segs[0].live + perflib_sum_word(0, seg0, p, 0);
+
+	assert_int_equal(perflib_seg_sum_words(0, seg0), (perflib_seg_words(0, seg0) + 63) / 64);
+	assert_int_equal(*sum, 0); /* nothing held */
+	a = PerfCreateInstance(h, set, u"sum-a", 1);
+	b = PerfCreateInstance(h, set, u"sum-b", 2);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(perflib_instance_lookup(cs->prov, a, &ia));
+	assert_non_null(perflib_instance_lookup(cs->prov, b, &ib));
+	assert_int_equal(ia / 64, ib / 64); /* one bitmap word, in segment 0 */
+	assert_int_equal(*sum, 1ULL << (ia / 64));
+	/* another entry's summary is not ours */
+	if (p + 1 < ro->info->nr_procs)
+		assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_word(0, seg0, p + 1, 0)], 0);
+	assert_int_equal(PerfDeleteInstance(h, a), ERROR_SUCCESS);
+	assert_int_equal(*sum, 1ULL << (ib / 64)); /* b is still there */
+	assert_int_equal(PerfDeleteInstance(h, b), ERROR_SUCCESS);
+	assert_int_equal(*sum, 0);
+	/* a bit left by a dead holder of the entry goes with the stop (and a FREE claim) */
+	*(uint64_t *)(cs->map->cls[0].segs[0].live + perflib_sum_word(0, seg0, p, 0)) = 0x5;
+	assert_int_equal(*sum, 0x5);
+}
+
 static void test_procs_entry(void **state)
 {
 	PPERF_COUNTERSET_INSTANCE inst;
@@ -260,7 +293,9 @@ static void test_procs_entry(void **state)
 	assert_null(cs->map->procs);
 	assert_non_null(cs->map->ctl);
 	assert_ptr_equal(cs->map->pending,
-			 cs->map->cls[0].segs[0].live + perflib_seg_words(0, cs->map->cls[0].seg0));
+			 cs->map->cls[0].segs[0].live +
+				 perflib_seg_live_words(0, cs->map->cls[0].seg0,
+							cs->map->info->nr_procs));
 	assert_ptr_equal(cs->map->ctl, cs->map->pending + cs->map->info->nr_procs);
 	assert_int_equal(cs->map->ctl->magic, PERFLIB_CTL_MAGIC);
 	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
@@ -278,12 +313,16 @@ static void test_procs_entry(void **state)
 	assert_int_equal(ro->pending[idx], 0x77);
 	assert_int_equal(PerfDeleteInstance(h, inst), ERROR_SUCCESS);
 	assert_int_equal(ro->pending[idx], 0);
+	owner_summary_marks(h, &set, ro, (uint32_t)idx);
 	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
 	gen = e->gen;
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
-	/* released on stop, with the next generation */
+	/* released on stop, with the next generation, its summaries cleared */
 	assert_int_equal(e->state, PERFLIB_PROC_FREE);
 	assert_int_equal(e->gen, gen + 1);
+	assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_word(0, ro->cls[0].seg0, (uint32_t)idx,
+								   0)],
+			 0);
 	perflib_store_close(ro);
 }
 

@@ -332,6 +332,78 @@ static void test_exit_reaped(void **state)
 	child_close(&c);
 }
 
+/*
+ * A provider's exit frees what it held and walks only that (its owner summaries, layout.h):
+ * beside another provider of the same set holding more, across segments, after deletes.
+ */
+static void test_reaped_beside_others(void **state)
+{
+	struct child a = {.set = prov_guid(),
+			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
+			  .prefix = "held",
+			  .nr = 300},
+		     b = {.type = PERF_COUNTERSET_MULTI_INSTANCES, .prefix = "gone", .nr = 200};
+	struct perflib_store *ro;
+	uint32_t k, j, p, words;
+	uint64_t w, *sum;
+	int found = 0;
+
+	(void)state;
+	b.set = a.set;
+	child_start(&a);
+	child_start(&b);
+	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 300);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), 200);
+	/* more than one segment, and b's slots past a's */
+	assert_true(perflib_store_nr_segs(ro, 0) >= 3);
+	/* b's procs entry's owner summaries name the bitmap words of b's slots, none of a's only */
+	for (p = 0; p < ro->info->nr_procs; p++) {
+		if (ro->procs[p].state == PERFLIB_PROC_LIVE && ro->procs[p].pid == (uint32_t)b.pid)
+			break;
+	}
+	assert_true(p < ro->info->nr_procs);
+	for (k = 0; k < perflib_store_nr_segs(ro, 0); k++) {
+		words = (uint32_t)perflib_seg_words(k, ro->cls[0].seg0);
+		sum = ro->cls[0].segs[k].live + perflib_sum_word(k, ro->cls[0].seg0, p, 0);
+		for (j = 0; j < words; j++) {
+			bool marked = sum[j / 64] >> (j % 64) & 1;
+			uint32_t i, first = (uint32_t)perflib_seg_first(k, ro->cls[0].seg0) + 64 * j;
+			bool holds = false;
+
+			for (i = first; i < first + 64 && i < perflib_store_slots(ro, 0); i++) {
+				w = perflib_slot_word(perflib_slot(ro, i));
+				holds |= perflib_word_state(w) == PERFLIB_SLOT_LIVE &&
+					 perflib_word_pid(w) == (uint32_t)b.pid;
+			}
+			/* a word of b's slots is marked (b deleted nothing, so no stale bit) */
+			assert_int_equal(marked, holds);
+			found += marked;
+		}
+	}
+	assert_true(found >= 4); /* 200 slots: at least four bitmap words */
+
+	assert_int_equal(kill(b.pid, SIGKILL), 0);
+	assert_int_equal(tl_wait(b.pid, WAIT_MS), 128 + SIGKILL);
+	/* nothing ran since waitpid: the BPF program freed b's, and left a's */
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_CLAIMED, (uint32_t)b.pid), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 300);
+	assert_int_equal(count_keys(ro), 300);
+	assert_int_equal(count_live_procs(ro, (uint32_t)b.pid), 0);
+	/* its entry is FREE: the next claimer of it clears its summaries */
+	assert_int_equal(ro->procs[p].state, PERFLIB_PROC_FREE);
+	perflib_store_close(ro);
+	child_close(&b);
+	assert_int_equal(tl_signal(a.go[1]), 0);
+	assert_int_equal(tl_wait(a.pid, WAIT_MS), 0);
+	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 0);
+	assert_int_equal(count_keys(ro), 0);
+	perflib_store_close(ro);
+	child_close(&a);
+}
+
 /* state letter of /proc/<pid>/stat */
 static char proc_state(pid_t pid)
 {
@@ -889,6 +961,7 @@ int main(void)
 		cmocka_unit_test(test_sigkill_instance_aggregate),
 		cmocka_unit_test(test_sigkill_multi_aggregate),
 		cmocka_unit_test(test_exit_reaped),
+		cmocka_unit_test(test_reaped_beside_others),
 		cmocka_unit_test(test_last_thread),
 		cmocka_unit_test(test_register_pins),
 		cmocka_unit_test(test_many_sets),

@@ -708,6 +708,12 @@ static void test_hand_made_pins(void **state)
 	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8, words, BPF_F_MMAPABLE, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
+	/* layout 5's s0/live: bitmap, pending and control words, no owner summaries */
+	hand_set(&hs, info);
+	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8, words + info->nr_procs + 8,
+		 BPF_F_MMAPABLE | BPF_F_INNER_MAP, NULL);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
 	/* the right length, no control word in it (its magic): refused, never misread */
 	hand_set(&hs, info);
 	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8,
