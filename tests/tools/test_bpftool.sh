@@ -107,7 +107,8 @@ fi
 
 # the info map shows the registration header by name
 "$BPFTOOL" -j map dump pinned "$root/$guid/info" >"$tmp/info.json" || fail "bpftool info dump"
-for want in '"magic":1112294992' '"nr_counters":3' '"capacity":1048576' '"layout_version":5' '"seg0_slots":'; do
+version=$(sed -n 's/^#define PERFLIB_LAYOUT_VERSION \([0-9]*\).*/\1/p' bpf/layout.h)
+for want in '"magic":1112294992' '"nr_counters":3' '"capacity":1048576' "\"layout_version\":$version" '"seg0_slots":'; do
 	grep -qF "$want" "$tmp/info.json" || fail "info dump has no $want"
 done
 
