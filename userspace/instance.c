@@ -114,6 +114,8 @@ int perflib_slot_reap(struct perflib_store *map, uint32_t i)
 	 * live owner, never the dead one, and leaves it.
 	 */
 	perflib_self(&self, &self_start);
+	/* a provider holds it for a moment: in its owner summary first (a bit left costs a look) */
+	perflib_owner_mark(map, i, true);
 	if (!perflib_slot_take_dead(slot, w, self, self_start, &cw))
 		return 0;
 	/* the key was inserted under the dead owner's pid (its scope for aggregate sets) */
@@ -220,6 +222,9 @@ static int slot_scrub(struct perflib_store *map, uint32_t i, uint32_t pid, uint6
 	uint8_t *slot = perflib_slot(map, i);
 	uint64_t w = perflib_slot_word(slot), cw;
 
+	if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
+		return 0;
+	perflib_owner_mark(map, i, true); /* as any claim: a bit left costs a look */
 	if (!perflib_slot_claim(slot, w, pid, start, &cw))
 		return 0;
 	perflib_live_set(map, i, false);
