@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -401,6 +402,136 @@ static void test_reaped_beside_others(void **state)
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 0);
 	assert_int_equal(count_keys(ro), 0);
 	perflib_store_close(ro);
+	child_close(&a);
+}
+
+/* the procs map of @set, opened from its pin for writing (the test is root) */
+static int procs_fd(const GUID *set)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	int fd;
+
+	assert_int_equal(perflib_store_dir(set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/procs", dir);
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/*
+ * A provider that got no procs entry (every one held) has no owner summary: its exit has
+ * every live slot of the set walked, as before summaries, and still frees only its own.
+ */
+static void test_reaped_without_entry(void **state)
+{
+	struct child a = {.set = prov_guid(),
+			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
+			  .prefix = "held",
+			  .nr = 128},
+		     b = {.type = PERF_COUNTERSET_MULTI_INSTANCES, .prefix = "noentry", .nr = 7};
+	struct perflib_proc e, mine = {.state = PERFLIB_PROC_LIVE};
+	bool faked[PERFLIB_PROCS_DEFAULT] = {false};
+	struct perflib_store *ro;
+	uint32_t i, p;
+	int fd;
+
+	(void)state;
+	b.set = a.set;
+	/* a fills two bitmap words: b's slots are in words no summary of a's names */
+	child_start(&a);
+	/* every free entry taken by this (live) process */
+	{
+		uint64_t st;
+
+		perflib_self(&mine.pid, &st);
+		mine.start = st;
+	}
+	fd = procs_fd(&a.set);
+	for (i = 0; i < PERFLIB_PROCS_DEFAULT; i++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &i, &e), 0);
+		if (e.state == PERFLIB_PROC_LIVE)
+			continue;
+		mine.gen = e.gen + 1;
+		assert_int_equal(bpf_map_update_elem(fd, &i, &mine, BPF_ANY), 0);
+		faked[i] = true;
+	}
+	child_start(&b);
+	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	assert_int_equal(count_live_procs(ro, (uint32_t)b.pid), 0); /* it has none */
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), 7);
+	assert_int_equal(kill(b.pid, SIGKILL), 0);
+	assert_int_equal(tl_wait(b.pid, WAIT_MS), 128 + SIGKILL);
+	/* nothing ran since waitpid: the BPF program walked the whole set */
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_CLAIMED, (uint32_t)b.pid), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 128);
+	assert_int_equal(count_keys(ro), 128);
+	/* the entries back */
+	for (p = 0; p < PERFLIB_PROCS_DEFAULT; p++) {
+		if (!faked[p])
+			continue;
+		assert_int_equal(bpf_map_lookup_elem(fd, &p, &e), 0);
+		memset(&e, 0, sizeof(e));
+		e.state = PERFLIB_PROC_FREE;
+		assert_int_equal(bpf_map_update_elem(fd, &p, &e, BPF_ANY), 0);
+	}
+	close(fd);
+	perflib_store_close(ro);
+	child_close(&b);
+	assert_int_equal(tl_signal(a.go[1]), 0);
+	assert_int_equal(tl_wait(a.pid, WAIT_MS), 0);
+	child_close(&a);
+}
+
+/*
+ * Owner summaries are only a guide: set to garbage (every bit, past the bitmap too), the
+ * exit reaper walks more, stays within the bitmap and frees only the dead process's slots.
+ */
+static void test_reaped_garbage_summary(void **state)
+{
+	struct child a = {.set = prov_guid(),
+			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
+			  .prefix = "held",
+			  .nr = 150},
+		     b = {.type = PERF_COUNTERSET_MULTI_INSTANCES, .prefix = "junk", .nr = 9};
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct perflib_store *ro;
+	uint32_t p, k, j, q, words;
+	__u64 ones = ~0ULL;
+	int fd;
+
+	(void)state;
+	b.set = a.set;
+	child_start(&a);
+	child_start(&b);
+	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	for (p = 0; p < ro->info->nr_procs; p++) {
+		if (ro->procs[p].state == PERFLIB_PROC_LIVE && ro->procs[p].pid == (uint32_t)b.pid)
+			break;
+	}
+	assert_true(p < ro->info->nr_procs);
+	/* every summary word of b's entry, in every segment, all ones */
+	assert_int_equal(perflib_store_dir(&a.set, dir, sizeof(dir)), 0);
+	for (k = 0; k < perflib_store_nr_segs(ro, 0); k++) {
+		snprintf(path, sizeof(path), "%s/s%u/live", dir, k);
+		fd = bpf_obj_get(path);
+		assert_true(fd >= 0);
+		words = (uint32_t)perflib_seg_sum_words(k, ro->cls[0].seg0);
+		for (j = 0; j < words; j++) {
+			q = (uint32_t)perflib_sum_word(k, ro->cls[0].seg0, p, j);
+			assert_int_equal(bpf_map_update_elem(fd, &q, &ones, BPF_ANY), 0);
+		}
+		close(fd);
+	}
+	assert_int_equal(kill(b.pid, SIGKILL), 0);
+	assert_int_equal(tl_wait(b.pid, WAIT_MS), 128 + SIGKILL);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 150);
+	assert_int_equal(count_keys(ro), 150);
+	perflib_store_close(ro);
+	child_close(&b);
+	assert_int_equal(tl_signal(a.go[1]), 0);
+	assert_int_equal(tl_wait(a.pid, WAIT_MS), 0);
 	child_close(&a);
 }
 
@@ -962,6 +1093,8 @@ int main(void)
 		cmocka_unit_test(test_sigkill_multi_aggregate),
 		cmocka_unit_test(test_exit_reaped),
 		cmocka_unit_test(test_reaped_beside_others),
+		cmocka_unit_test(test_reaped_without_entry),
+		cmocka_unit_test(test_reaped_garbage_summary),
 		cmocka_unit_test(test_last_thread),
 		cmocka_unit_test(test_register_pins),
 		cmocka_unit_test(test_many_sets),
