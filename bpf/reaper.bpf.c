@@ -226,8 +226,9 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 		q1 = (__u32)perflib_sum_word(r->seg, _geo.seg0_slots, r->ent[1], j);               \
 		w0 = bpf_map_lookup_elem(seg, &q0);                                                \
 		w1 = bpf_map_lookup_elem(seg, &q1);                                                \
-		r->sbits = r->all | (w0 ? *(volatile __u64 *)w0 : 0) |                             \
-			   (w1 ? *(volatile __u64 *)w1 : 0);                                       \
+		if (!w0 || !w1)                                                                    \
+			return 1;                                                                  \
+		r->sbits = r->all | *(volatile __u64 *)w0 | *(volatile __u64 *)w1;                 \
 		if (!r->sbits)                                                                     \
 			return 0;                                                                  \
 		r->sj = j;                                                                         \

@@ -102,10 +102,12 @@ static void slot_unindex(struct perflib_store *map, uint32_t id, uint32_t pid)
 
 int perflib_slot_reap(struct perflib_store *map, uint32_t i)
 {
-	uint8_t *slot = perflib_slot(map, i);
+	uint8_t *slot = perflib_slot_map(map, i);
 	uint64_t w, cw, self_start;
 	uint32_t self;
 
+	if (!slot)
+		return 0;
 	w = perflib_slot_word(slot);
 	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || slot_owner_alive(slot, w))
 		return 0;
@@ -182,6 +184,9 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		left -= c - i + 1;
 		i = c + 1 >= n_slots ? 0 : c + 1;
 		id = perflib_slot_id_make(cls, c);
+		/* a provider maps the chunks it claims in when it first claims there */
+		if (!perflib_slot_map(map, id))
+			return -ENOMEM;
 		w = perflib_slot_word(perflib_slot(map, id));
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
@@ -219,8 +224,12 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
  */
 static int slot_scrub(struct perflib_store *map, uint32_t i, uint32_t pid, uint64_t start)
 {
-	uint8_t *slot = perflib_slot(map, i);
-	uint64_t w = perflib_slot_word(slot), cw;
+	uint8_t *slot = perflib_slot_map(map, i);
+	uint64_t w, cw;
+
+	if (!slot)
+		return 0;
+	w = perflib_slot_word(slot);
 
 	if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 		return 0;
@@ -424,6 +433,8 @@ static int key_elsewhere(struct perflib_store *map, uint32_t k, uint32_t id,
 	if (bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, &cur) ||
 	    !index_val_ok(map, cls, &cur, k, &other))
 		return 0;
+	if (!perflib_slot_map(map, other))
+		return -ENOMEM;
 	ow = perflib_slot_word(perflib_slot(map, other));
 	if (!key_current(ow, cur.gen))
 		return 0; /* changing hands: its owner deletes the key shortly */
@@ -499,6 +510,8 @@ static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 			continue; /* deleted meanwhile: insert again */
 		if (!index_val_ok(map, cls, &cur, k, &other))
 			return -EBADMSG;
+		if (!perflib_slot_map(map, other))
+			return -ENOMEM;
 		ow = perflib_slot_word(perflib_slot(map, other));
 		if (key_current(ow, cur.gen)) {
 			if (slot_owner_alive(perflib_slot(map, other), ow))

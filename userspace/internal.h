@@ -96,11 +96,11 @@ int perflib_vspace_get(size_t len, bool dontfork, struct perflib_vspace *ret);
 /* give the range back (its segments unmapped first) */
 void perflib_vspace_put(struct perflib_vspace *v);
 /*
- * map @len bytes of map @fd at @off of the range: never over another mapping, or (@over_blank)
- * over the zero pages perflib_map_blank() left there; NULL+errno
+ * map @len bytes of map @fd, from its byte @foff on, at @off of the range: never over another
+ * mapping, or (@over_blank) over the zero pages perflib_map_blank() left there; NULL+errno
  */
 void *perflib_vspace_map(const struct perflib_vspace *v, size_t off, size_t len, bool writable,
-			 bool over_blank, int fd);
+			 bool over_blank, int fd, size_t foff);
 void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len);
 /* a zeroed per-slot table of a provider (one process-wide mapping holds them all); NULL */
 void *perflib_table_alloc(size_t size);
@@ -123,7 +123,12 @@ struct perflib_seg {
 	size_t live_map;  /* bytes mapped: class 0's segment 0 holds more after its bitmap */
 	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
 			   * another id) */
-	bool data_mapped; /* the segment's slots are mapped in the class's range */
+	bool data_mapped; /* the segment's slots are mapped in the class's range (a
+			   * provider's: some of its chunks, the chunks bitmap says which) */
+	uint64_t *chunks; /* a provider's: which PERFLIB_CHUNK_BYTES chunks of the segment's
+			   * slots are mapped (perflib_slot_map maps them when first needed);
+			   * NULL when the segment is mapped whole */
+	uint32_t nr_chunks;
 	bool blank;	  /* retired: zero pages where its slots and live bitmap were mapped,
 			   * its index fd a placeholder; opened again over them */
 };
@@ -230,8 +235,21 @@ int perflib_store_remove(const GUID *guid);
 int perflib_info_check(const void *buf, size_t size);
 /* string at pool offset @off of @info, or NULL; @ret_units gets the length without NUL */
 const WCHAR *perflib_info_string(const struct perflib_info *info, uint32_t off, size_t *ret_units);
+/*
+ * A provider maps a segment's slots by chunks of this many bytes, those that hold its slots
+ * or that it reads (perflib_slot_map): the kernel fills an array map's page tables when it
+ * is mapped and empties them at exit, so mapping all of a set of 1M instances costs every
+ * provider 224 MB of mappings (57,000 page-table entries) whatever it holds
+ */
+#define PERFLIB_CHUNK_BYTES (2u << 20)
+/*
+ * perflib_slot_map - slot @id of a mapped counter set, its chunk mapped first if it is not
+ * yet (a provider's: the others are mapped whole); NULL+errno when it cannot be
+ */
+uint8_t *perflib_slot_map(struct perflib_store *map, uint32_t id);
 /* slot @id (class << 28 | index) of a mapped counter set (no bounds check: callers check
- * the index < perflib_store_slots of its class) */
+ * the index < perflib_store_slots of its class); a provider's: of a chunk it mapped (its
+ * own slots, or perflib_slot_map before) */
 static inline uint8_t *perflib_slot(const struct perflib_store *map, uint32_t id)
 {
 	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
@@ -318,6 +336,9 @@ int perflib_ctl_read(int live_fd, struct perflib_ctl *ret);
 int perflib_map_check(int fd, __u32 type, __u32 key_size, __u32 value_size, __u32 entries,
 		      __u32 flags);
 void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd);
+/* the same, of the map's bytes from @off (a multiple of the page size) on */
+void *perflib_map_shared_at(void *addr, size_t len, bool writable, bool replace, int fd,
+			    size_t off);
 /*
  * copy entries [@first, @first + @n) of array map @fd (@value_size bytes each) into @buf: one
  * batch lookup, one lookup each where batches are refused. 0 or -errno

@@ -73,9 +73,15 @@ int perflib_array_copy(int fd, uint32_t first, uint32_t n, uint32_t value_size, 
 
 void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, int fd)
 {
+	return perflib_map_shared_at(addr, len, writable, replace, fd, 0);
+}
+
+void *perflib_map_shared_at(void *addr, size_t len, bool writable, bool replace, int fd,
+			    size_t off)
+{
 	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
 	int place = !addr ? 0 : replace ? MAP_FIXED : MAP_FIXED_NOREPLACE;
-	void *p = mmap(addr, len, prot, MAP_SHARED | place, fd, 0);
+	void *p = mmap(addr, len, prot, MAP_SHARED | place, fd, (off_t)off);
 
 	if (p == MAP_FAILED)
 		return NULL;

@@ -520,7 +520,9 @@ int perflib_kernel_instances_take(HANDLE provider, const GUID *counterset_guid)
 	for (c = 0; set && c < set->nr_classes; c++) {
 		for (i = 0; i < perflib_ctrset_slots(set, c); i++) {
 			id = perflib_slot_id_make(c, i);
-			slot = perflib_slot(set->map, id);
+			slot = perflib_slot_map(set->map, id);
+			if (!slot)
+				continue;
 			w = perflib_slot_word(slot);
 			if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w))
 				continue;

@@ -114,6 +114,10 @@ int perflib_unregister_counterset(const GUID *counterset_guid, bool force)
 		for (i = 0; i < perflib_store_slots(map, c); i++) {
 			uint32_t id = perflib_slot_id_make(c, i);
 
+			if (!perflib_slot_map(map, id)) {
+				live++; /* cannot be read: not known to be free */
+				continue;
+			}
 			w = perflib_slot_word(perflib_slot(map, id));
 			if (perflib_word_state(w) == PERFLIB_SLOT_FREE)
 				continue;

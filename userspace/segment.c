@@ -137,6 +137,100 @@ static size_t seg_offset(const struct perflib_store *map, uint32_t cls, uint32_t
 	       perflib_seg_first(k, c->seg0) * c->slot_size;
 }
 
+/* bytes of segment @k's slots of class @cls */
+static size_t seg_bytes(const struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	const struct perflib_class *c = &map->cls[cls];
+
+	return perflib_seg_slots(k, c->seg0) * c->slot_size;
+}
+
+static bool chunk_mapped(const struct perflib_seg *s, uint32_t j)
+{
+	return __atomic_load_n(&s->chunks[j / 64], __ATOMIC_ACQUIRE) >> (j % 64) & 1;
+}
+
+/* chunk @j of segment @k and its length (the last one may be shorter) */
+static size_t chunk_len(const struct perflib_store *map, uint32_t cls, uint32_t k, uint32_t j)
+{
+	size_t all = seg_bytes(map, cls, k), at = (size_t)j * PERFLIB_CHUNK_BYTES;
+
+	return all - at < PERFLIB_CHUNK_BYTES ? all - at : PERFLIB_CHUNK_BYTES;
+}
+
+static void chunk_unmap(struct perflib_store *map, uint32_t cls, uint32_t k, uint32_t j)
+{
+	perflib_vspace_unmap(&map->vs, seg_offset(map, cls, k) + (size_t)j * PERFLIB_CHUNK_BYTES,
+			     chunk_len(map, cls, k, j));
+}
+
+static void chunk_blank(struct perflib_store *map, uint32_t cls, uint32_t k, uint32_t j)
+{
+	perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k) +
+				  (size_t)j * PERFLIB_CHUNK_BYTES,
+			  chunk_len(map, cls, k, j), map->writable);
+}
+
+/* @fn on every mapped chunk of a provider's segment @k */
+static void chunks_each(struct perflib_store *map, uint32_t cls, uint32_t k,
+			void (*fn)(struct perflib_store *, uint32_t, uint32_t, uint32_t))
+{
+	const struct perflib_seg *s = &map->cls[cls].segs[k];
+	uint32_t j;
+
+	for (j = 0; j < s->nr_chunks; j++) {
+		if (chunk_mapped(s, j))
+			fn(map, cls, k, j);
+	}
+}
+
+uint8_t *perflib_slot_map(struct perflib_store *map, uint32_t id)
+{
+	struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
+	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0), j, last;
+	struct perflib_seg *s = &c->segs[k];
+	size_t off = (i - perflib_seg_first(k, c->seg0)) * c->slot_size;
+	int err = 0;
+
+	j = (uint32_t)(off / PERFLIB_CHUNK_BYTES);
+	last = (uint32_t)((off + c->slot_size - 1) / PERFLIB_CHUNK_BYTES);
+	if (!s->chunks || (chunk_mapped(s, j) && chunk_mapped(s, last)))
+		return perflib_slot(map, id);
+	pthread_mutex_lock(&map->seg_lock);
+	for (; s->chunks && j <= last && !err; j++) {
+		if (chunk_mapped(s, j))
+			continue;
+		if (!perflib_vspace_map(&map->vs,
+					seg_offset(map, perflib_slot_id_class(id), k) +
+						(size_t)j * PERFLIB_CHUNK_BYTES,
+					chunk_len(map, perflib_slot_id_class(id), k, j), true,
+					false, s->data_fd, (size_t)j * PERFLIB_CHUNK_BYTES)) {
+			err = errno;
+			if (err == EEXIST)
+				pr_warn("cannot map a segment of a counter set: its address is "
+					"taken\n");
+			break;
+		}
+		__atomic_fetch_or(&s->chunks[j / 64], 1ULL << (j % 64), __ATOMIC_RELEASE);
+		s->data_mapped = true;
+	}
+	/* all of it mapped: the mappings hold the map (fork() copies every fd kept) */
+	if (s->chunks && s->data_fd >= 0) {
+		for (j = 0; j < s->nr_chunks && chunk_mapped(s, j); j++)
+			;
+		if (j == s->nr_chunks) {
+			close(s->data_fd);
+			s->data_fd = -1;
+		}
+	}
+	pthread_mutex_unlock(&map->seg_lock);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return perflib_slot(map, id);
+}
+
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg *s = &map->cls[cls].segs[k];
@@ -145,9 +239,14 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 	const struct perflib_class *c = &map->cls[cls];
 
 	/* its slots, or the zero pages a retirement left in their place */
-	if (s->data_mapped || (s->blank && map->mapped))
+	if (s->chunks)
+		chunks_each(map, cls, k, chunk_unmap); /* a provider's chunks, or their blanks */
+	else if (s->data_mapped || (s->blank && map->mapped))
 		perflib_vspace_unmap(&map->vs, seg_offset(map, cls, k),
 				     perflib_seg_slots(k, c->seg0) * c->slot_size);
+	free(s->chunks);
+	s->chunks = NULL;
+	s->nr_chunks = 0;
 	s->data_mapped = s->blank = false;
 	if (s->live)
 		munmap(s->live, s->live_map);
@@ -201,7 +300,10 @@ static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (!map->mapped)
 		return;
 	/* (again when an open over them failed: a failed MAP_FIXED may leave a hole) */
-	if (s->data_mapped || s->blank)
+	if (s->chunks) {
+		if (!s->blank)
+			chunks_each(map, cls, k, chunk_blank); /* a provider's: what it mapped */
+	} else if (s->data_mapped || s->blank)
 		perflib_map_blank((uint8_t *)map->vs.base + seg_offset(map, cls, k),
 				  perflib_seg_slots(k, c->seg0) * c->slot_size, map->writable);
 	if (s->live)
@@ -261,15 +363,39 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 		s->blank = false;
 		return 0;
 	}
-	/* the segment's slots at their fixed place in the class's range (over its zero pages) */
-	if (!perflib_vspace_map(&map->vs, seg_offset(map, cls, k), slots * c->slot_size,
-				map->writable, blank, m.fd[PERFLIB_SEG_DATA])) {
-		err = -errno;
-		if (err == -EEXIST)
-			pr_warn("cannot map a segment of a counter set: its address is taken\n");
-		goto fail;
+	if (map->writable) {
+		/*
+		 * A provider's: by chunks, when it first needs one (perflib_slot_map); the zero
+		 * pages of a retired segment it had go first (nothing of its own is there)
+		 */
+		if (s->chunks) {
+			chunks_each(map, cls, k, chunk_unmap);
+			free(s->chunks);
+			s->chunks = NULL;
+		}
+		s->nr_chunks = (uint32_t)((slots * c->slot_size + PERFLIB_CHUNK_BYTES - 1) /
+					  PERFLIB_CHUNK_BYTES);
+		s->chunks = calloc((s->nr_chunks + 63) / 64, sizeof(*s->chunks));
+		if (!s->chunks) {
+			s->nr_chunks = 0;
+			err = -ENOMEM;
+			goto fail;
+		}
+		fd_install(&s->data_fd, m.fd[PERFLIB_SEG_DATA]);
+		m.fd[PERFLIB_SEG_DATA] = -1;
+		s->data_mapped = false;
+	} else {
+		/* its slots at their fixed place in the class's range (over its zero pages) */
+		if (!perflib_vspace_map(&map->vs, seg_offset(map, cls, k), slots * c->slot_size,
+					false, blank, m.fd[PERFLIB_SEG_DATA], 0)) {
+			err = -errno;
+			if (err == -EEXIST)
+				pr_warn("cannot map a segment of a counter set: its address is "
+					"taken\n");
+			goto fail;
+		}
+		s->data_mapped = true;
 	}
-	s->data_mapped = true;
 	/* the live bitmap where its zero pages are: a reader may hold the address */
 	live = perflib_map_shared(blank ? s->live : NULL, words * 8, map->writable, blank,
 				  m.fd[PERFLIB_SEG_LIVE]);

@@ -224,14 +224,14 @@ void perflib_vspace_put(struct perflib_vspace *v)
 }
 
 void *perflib_vspace_map(const struct perflib_vspace *v, size_t off, size_t len, bool writable,
-			 bool over_blank, int fd)
+			 bool over_blank, int fd, size_t foff)
 {
 	if (off > v->len || len > v->len - off) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return perflib_map_shared((uint8_t *)v->base + off, len, writable,
-				  v->reserved || over_blank, fd);
+	return perflib_map_shared_at((uint8_t *)v->base + off, len, writable,
+				     v->reserved || over_blank, fd, foff);
 }
 
 void perflib_vspace_unmap(const struct perflib_vspace *v, size_t off, size_t len)

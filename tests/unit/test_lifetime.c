@@ -280,7 +280,7 @@ static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start
 	uint64_t w;
 
 	assert_int_equal(perflib_store_open(set, true, &rw), 0);
-	slot = perflib_slot(rw, i);
+	slot = perflib_slot_map(rw, i);
 	hdr = (void *)slot;
 	w = perflib_slot_word(slot);
 	assert_int_equal(perflib_word_state(w), PERFLIB_SLOT_FREE);
@@ -452,12 +452,12 @@ static void test_generation_wrap(void **state)
 	h = parent_provider(set);
 	assert_int_equal(perflib_store_open(&set, true, &rw), 0);
 	for (i = 0; i < perflib_store_slots(rw, 0); i++)
-		__atomic_store_n((uint64_t *)perflib_slot(rw, i),
+		__atomic_store_n((uint64_t *)perflib_slot_map(rw, i),
 				 perflib_make_word(PERFLIB_SLOT_FREE, PERFLIB_GEN_MASK, 0),
 				 __ATOMIC_RELEASE);
 	child_start(&c, set, "wrap", 2, HOLD);
 	/* claimed at generation 0, published at 1 */
-	assert_int_equal(perflib_word_gen(perflib_slot_word(perflib_slot(rw, 0))), 1);
+	assert_int_equal(perflib_word_gen(perflib_slot_word(perflib_slot_map(rw, 0))), 1);
 	SetLastError(0);
 	assert_null(PerfCreateInstance(h, &set, u"wrap1", 1));
 	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);

@@ -796,6 +796,9 @@ static void test_set_create(void **state)
 	/* a second creator finds it published and opens that one */
 	assert_int_equal(perflib_store_create(info, size, &small_opts, &b), 1);
 	assert_ptr_not_equal(a->cls[0].data, b->cls[0].data);
+	/* a provider maps a segment's slots by chunks, as it first needs them */
+	assert_non_null(perflib_slot_map(a, 0));
+	assert_non_null(perflib_slot_map(b, 0));
 	a->cls[0].data[100] = 42;
 	assert_int_equal(b->cls[0].data[100], 42);
 	a->cls[0].data[100] = 0;

@@ -121,7 +121,7 @@ static void test_map_never_replaces(void **state)
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "tvspace", 4, 8, 1024, &o); /* 2 pages */
 	assert_true(fd >= 0);
 	assert_int_equal(perflib_vspace_get(1 * MiB, true, &v), 0);
-	p = perflib_vspace_map(&v, 4096, 8192, true, false, fd);
+	p = perflib_vspace_map(&v, 4096, 8192, true, false, fd, 0);
 	assert_ptr_equal(p, (uint8_t *)v.base + 4096);
 	p[5] = 42;
 	assert_string_equal(prot_at(p), "rw-s");
@@ -131,14 +131,14 @@ static void test_map_never_replaces(void **state)
 	assert_ptr_equal(foreign, (uint8_t *)v.base + 65536);
 	foreign[0] = 7;
 	errno = 0;
-	assert_null(perflib_vspace_map(&v, 65536 - 4096, 8192, true, false, fd));
+	assert_null(perflib_vspace_map(&v, 65536 - 4096, 8192, true, false, fd, 0));
 	assert_int_equal(errno, EEXIST);
 	assert_int_equal(foreign[0], 7);
 	/* outside the range: refused */
 	errno = 0;
-	assert_null(perflib_vspace_map(&v, v.len - 4096, 8192, true, false, fd));
+	assert_null(perflib_vspace_map(&v, v.len - 4096, 8192, true, false, fd, 0));
 	assert_int_equal(errno, EINVAL);
-	assert_null(perflib_vspace_map(&v, v.len + 4096, 4096, true, false, fd));
+	assert_null(perflib_vspace_map(&v, v.len + 4096, 4096, true, false, fd, 0));
 	/* unmapped: the address is free again */
 	perflib_vspace_unmap(&v, 4096, 8192);
 	assert_string_equal(prot_at((uint8_t *)v.base + 4096), "");
@@ -162,7 +162,7 @@ static void test_reservation_when_disabled(void **state)
 	unsetenv("PERFLIB_VSPACE");
 	assert_true(v.reserved);
 	assert_string_equal(prot_at(v.base), "---p");
-	p = perflib_vspace_map(&v, 8192, 4096, true, false, fd);
+	p = perflib_vspace_map(&v, 8192, 4096, true, false, fd, 0);
 	assert_ptr_equal(p, (uint8_t *)v.base + 8192);
 	p[0] = 1;
 	/* unmapped: the hole is reserved again */
