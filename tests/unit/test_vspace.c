@@ -230,6 +230,102 @@ static void test_tables_after_fork(void **state)
 	perflib_table_free(t, MiB);
 }
 
+struct holder {
+	GUID set;
+	int n;
+	int ready[2], go[2];
+};
+
+/* a provider holding h->n instances of h->set until told to go */
+static int holder_main(void *p)
+{
+	struct holder *h = p;
+	WCHAR name[32];
+	HANDLE ph;
+	int i;
+
+	if (prov_std_provide(&h->set, &ph))
+		return 2;
+	for (i = 0; i < h->n; i++) {
+		if (!PerfCreateInstance(ph, &h->set, prov_wname(name, 32, "held%d", i), (ULONG)i))
+			return 3;
+	}
+	tl_signal(h->ready[1]);
+	tl_await(h->go[0], 60000);
+	return 0;
+}
+
+/* the chunks of its class 0 segments a provider has mapped, and all there are */
+static void chunks_of(const struct perflib_store *map, uint32_t *ret_mapped, uint32_t *ret_all)
+{
+	uint32_t k, j;
+
+	*ret_mapped = *ret_all = 0;
+	for (k = 0; k < perflib_store_nr_segs(map, 0); k++) {
+		const struct perflib_seg *s = &map->cls[0].segs[k];
+
+		assert_non_null(s->chunks);
+		*ret_all += s->nr_chunks;
+		for (j = 0; j < s->nr_chunks; j++)
+			*ret_mapped += (uint32_t)(s->chunks[j / 64] >> (j % 64) & 1);
+	}
+}
+
+/*
+ * A provider maps the chunks of a set's slots it claims in or reads, not the whole set:
+ * beside another provider's 60,000 instances, one instance of its own maps one chunk or two
+ */
+static void test_provider_maps_chunks(void **state)
+{
+	struct holder h = {.set = prov_guid(), .n = 60000};
+	struct perflib_provider *prov;
+	struct perflib_ctrset *cs;
+	PPERF_COUNTERSET_INSTANCE inst;
+	uint32_t mapped, all, before;
+	HANDLE ph;
+	pid_t pid;
+	int vmas;
+
+	(void)state;
+	assert_int_equal(tl_pipe(h.ready), 0);
+	assert_int_equal(tl_pipe(h.go), 0);
+	pid = tl_fork(holder_main, &h);
+	assert_true(pid > 0);
+	assert_int_equal(tl_await(h.ready[0], 120000), 0);
+	assert_int_equal(prov_std_provide(&h.set, &ph), 0);
+	prov = perflib_provider_get(ph);
+	assert_non_null(prov);
+	cs = perflib_ctrset_find(prov, &h.set);
+	assert_non_null(cs);
+	/* nothing of it mapped yet but the live bitmaps */
+	chunks_of(cs->map, &mapped, &all);
+	assert_true(all >= 6); /* 60,000 slots: several MB */
+	assert_int_equal(mapped, 0);
+	vmas = nr_vmas();
+	inst = PerfCreateInstance(ph, &h.set, u"mine", 1);
+	assert_non_null(inst);
+	chunks_of(cs->map, &mapped, &all);
+	assert_true(mapped >= 1 && mapped <= 2);
+	assert_true(nr_vmas() - vmas <= 2);
+	/* its block is there to write */
+	*(ULONGLONG *)prov_slot(inst, 0) = 77;
+	assert_int_equal(*(ULONGLONG *)prov_slot(inst, 0), 77);
+	/* a name the other provider holds: its slot is read (mapped), the create refused */
+	before = mapped;
+	assert_null(PerfCreateInstance(ph, &h.set, u"held7", 7));
+	chunks_of(cs->map, &mapped, &all);
+	assert_true(mapped >= before && mapped <= before + 2);
+	assert_true(mapped < all);
+	assert_int_equal(PerfDeleteInstance(ph, inst), ERROR_SUCCESS);
+	assert_int_equal(PerfStopProvider(ph), ERROR_SUCCESS);
+	assert_int_equal(tl_signal(h.go[1]), 0);
+	assert_int_equal(tl_wait(pid, 60000), 0);
+	close(h.ready[0]);
+	close(h.ready[1]);
+	close(h.go[0]);
+	close(h.go[1]);
+}
+
 /* mappings and fds a provider keeps per counter set: what every fork() walks */
 static void provider_costs(int *ret_vmas, int *ret_fds)
 {
@@ -287,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_tables_after_fork),
 		cmocka_unit_test(test_provider_mappings),
+		cmocka_unit_test(test_provider_maps_chunks),
 	};
 
 	tl_require_bpf();
