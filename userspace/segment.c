@@ -2,8 +2,9 @@
 /*
  * segment.c - how a counter set grows: in each size class, segments of slots, each a data
  * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the control
- * entry (procs' last) and the class's outer maps, and mapped by every process at their
- * fixed place in the class's reservation (layout.h); the empty ones at the top given back.
+ * word (class 0's s0/live) and the class's outer maps, and mapped at their fixed place in
+ * the class's range (layout.h): by readers whole, by providers by chunks as they need them
+ * (perflib_slot_map); the empty ones at the top given back.
  *
  * Growing: the process that finds no free slot creates segment k's maps, pins them in a
  * private directory and renames it to s<k>; a loser of that race removes its copy. Then
