@@ -1152,13 +1152,15 @@ static double prog_run_ns(int fd)
 static double exit_prog_ns;
 static int exit_prog = -1;
 
-/* a provider owning @n instances of @set: ns from its _exit to waitpid's return */
-static double provider_exit(const GUID *set, unsigned int n, unsigned int idx)
+/*
+ * Fork a provider holding @n instances of @set (ids from @first on): it says so on @ready
+ * and exits when @go gives it a byte or is closed. Pipes made here; the pid is returned.
+ */
+static pid_t provider_fork(const GUID *set, unsigned int n, unsigned int first, int ready[2],
+			   int go[2])
 {
-	int ready[2], go[2], status;
 	WCHAR name[NAME_CHARS + 1];
 	struct tmpl t;
-	double t0;
 	pid_t pid;
 	HANDLE h;
 	char b = 0;
@@ -1169,20 +1171,33 @@ static double provider_exit(const GUID *set, unsigned int n, unsigned int idx)
 	pid = fork();
 	if (pid < 0)
 		die("fork", errno);
-	if (!pid) {
-		make_tmpl(&t, set);
-		if (PerfStartProvider(&provider_guid, NULL, &h) ||
-		    PerfSetCounterSetInfo(h, &t.info, sizeof(t)))
-			die("provider (exit)", 0);
-		for (unsigned int i = 0; i < n; i++) {
-			inst_name(name, idx * EXIT_MANY + i);
-			if (!PerfCreateInstance(h, set, name, idx * EXIT_MANY + i))
-				die("PerfCreateInstance (exit)", (long)GetLastError());
-		}
-		xwrite(ready[1], &b, 1);
-		xread(go[0], &b, 1);
-		_exit(0);
+	if (pid)
+		return pid;
+	close(go[1]);
+	make_tmpl(&t, set);
+	if (PerfStartProvider(&provider_guid, NULL, &h) ||
+	    PerfSetCounterSetInfo(h, &t.info, sizeof(t)))
+		die("provider (exit)", 0);
+	for (unsigned int i = 0; i < n; i++) {
+		inst_name(name, first + i);
+		if (!PerfCreateInstance(h, set, name, first + i))
+			die("PerfCreateInstance (exit)", (long)GetLastError());
 	}
+	xwrite(ready[1], &b, 1);
+	while (read(go[0], &b, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* a provider owning @n instances of @set: ns from its _exit to waitpid's return */
+static double provider_exit(const GUID *set, unsigned int n, unsigned int idx)
+{
+	int ready[2], go[2], status;
+	double t0;
+	pid_t pid;
+	char b = 0;
+
+	pid = provider_fork(set, n, idx * EXIT_MANY, ready, go);
 	xread(ready[0], &b, 1);
 	exit_prog_ns = prog_run_ns(exit_prog);
 	t0 = now_ns();
@@ -1205,35 +1220,10 @@ static double provider_exit(const GUID *set, unsigned int n, unsigned int idx)
 static pid_t holder_start(const GUID *set, unsigned int n, unsigned int first, int *ret_go)
 {
 	int ready[2], go[2];
-	WCHAR name[NAME_CHARS + 1];
-	struct tmpl t;
 	pid_t pid;
-	HANDLE h;
 	char b = 0;
 
-	if (pipe(ready) || pipe(go))
-		die("pipe", errno);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("fork", errno);
-	if (!pid) {
-		close(go[1]);
-		make_tmpl(&t, set);
-		if (PerfStartProvider(&provider_guid, NULL, &h) ||
-		    PerfSetCounterSetInfo(h, &t.info, sizeof(t)))
-			die("provider (holder)", 0);
-		for (unsigned int i = 0; i < n; i++) {
-			inst_name(name, first + i);
-			if (!PerfCreateInstance(h, set, name, first + i))
-				die("PerfCreateInstance (holder)", (long)GetLastError());
-		}
-		xwrite(ready[1], &b, 1);
-		/* until the bench closes its end; then the kernel reaper frees the n */
-		while (read(go[0], &b, 1) < 0 && errno == EINTR)
-			;
-		_exit(0);
-	}
+	pid = provider_fork(set, n, first, ready, go);
 	close(go[0]);
 	close(ready[1]);
 	xread(ready[0], &b, 1);
