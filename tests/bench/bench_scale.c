@@ -82,9 +82,11 @@ static const char usage[] =
 	"          instances; then owning 10 while another provider holds N instances of\n"
 	"          the same set (each size N), against the same exit once that provider\n"
 	"          is gone, and the kernel's time in the exit program for those exits\n"
-	"          (BPF_ENABLE_STATS: the machine's dispatcher and the set's reaper).\n"
-	"          Target: that ratio <= 1.3 (the reaper's cost follows what the exiting\n"
-	"          process owned; the exit also unmaps the set's mapped pages).\n"
+	"          (BPF_ENABLE_STATS: the machine's dispatcher and the set's reaper),\n"
+	"          and its start (PerfStartProvider + PerfSetCounterSetInfo).\n"
+	"          Target: the exit program's ratio <= 1.3 (the reaper's cost follows\n"
+	"          what the exiting process owned; a provider maps the chunks of the set's\n"
+	"          slots it uses, so its start and exit follow that too).\n"
 	"\n"
 	"Options:\n"
 	"  --quick        sizes 1000,10000, 3 rounds, 200 registered sets: a short run\n"
@@ -1148,18 +1150,23 @@ static double prog_run_ns(int fd)
 	return (double)pi.run_time_ns;
 }
 
-/* the exit program's ns in the last provider_exit() (its run time moved by that much) */
-static double exit_prog_ns;
+/*
+ * the exit program's ns in the last provider_exit() (its run time moved by that much), and
+ * that provider's start (PerfStartProvider + PerfSetCounterSetInfo)
+ */
+static double exit_prog_ns, provider_start_ns;
 static int exit_prog = -1;
 
 /*
  * Fork a provider holding @n instances of @set (ids from @first on): it says so on @ready
- * and exits when @go gives it a byte or is closed. Pipes made here; the pid is returned.
+ * (the ns its PerfStartProvider and PerfSetCounterSetInfo took, a double) and exits when @go
+ * gives it a byte or is closed. Pipes made here; the pid is returned.
  */
 static pid_t provider_fork(const GUID *set, unsigned int n, unsigned int first, int ready[2],
 			   int go[2])
 {
 	WCHAR name[NAME_CHARS + 1];
+	double start_ns;
 	struct tmpl t;
 	pid_t pid;
 	HANDLE h;
@@ -1175,15 +1182,18 @@ static pid_t provider_fork(const GUID *set, unsigned int n, unsigned int first, 
 		return pid;
 	close(go[1]);
 	make_tmpl(&t, set);
+	start_ns = now_ns();
 	if (PerfStartProvider(&provider_guid, NULL, &h) ||
 	    PerfSetCounterSetInfo(h, &t.info, sizeof(t)))
 		die("provider (exit)", 0);
+	start_ns = now_ns() - start_ns;
 	for (unsigned int i = 0; i < n; i++) {
 		inst_name(name, first + i);
 		if (!PerfCreateInstance(h, set, name, first + i))
 			die("PerfCreateInstance (exit)", (long)GetLastError());
 	}
-	xwrite(ready[1], &b, 1);
+	/* ready, with what its start took */
+	xwrite(ready[1], &start_ns, sizeof(start_ns));
 	while (read(go[0], &b, 1) < 0 && errno == EINTR)
 		;
 	_exit(0);
@@ -1198,7 +1208,7 @@ static double provider_exit(const GUID *set, unsigned int n, unsigned int idx)
 	char b = 0;
 
 	pid = provider_fork(set, n, idx * EXIT_MANY, ready, go);
-	xread(ready[0], &b, 1);
+	xread(ready[0], &provider_start_ns, sizeof(provider_start_ns));
 	exit_prog_ns = prog_run_ns(exit_prog);
 	t0 = now_ns();
 	xwrite(go[1], &b, 1);
@@ -1220,13 +1230,13 @@ static double provider_exit(const GUID *set, unsigned int n, unsigned int idx)
 static pid_t holder_start(const GUID *set, unsigned int n, unsigned int first, int *ret_go)
 {
 	int ready[2], go[2];
+	double start_ns;
 	pid_t pid;
-	char b = 0;
 
 	pid = provider_fork(set, n, first, ready, go);
 	close(go[0]);
 	close(ready[1]);
-	xread(ready[0], &b, 1);
+	xread(ready[0], &start_ns, sizeof(start_ns));
 	close(ready[0]);
 	*ret_go = go[1];
 	return pid;
@@ -1315,7 +1325,7 @@ static void section_exit(void)
 	exit_prog = stats_fd < 0 ? -1 : exit_prog_fd();
 	for (unsigned int i = 0; i < opt.nr_sizes; i++) {
 		unsigned int n = opt.sizes[i];
-		double beside[64], alone[64], kbeside[64], kalone[64];
+		double beside[64], alone[64], kbeside[64], kalone[64], sbeside[64], salone[64];
 		int go_fd, st;
 		pid_t holder;
 
@@ -1323,32 +1333,37 @@ static void section_exit(void)
 			continue;
 		holder = holder_start(&set, n, 100 * EXIT_MANY, &go_fd);
 		for (r = 0; r < opt.rounds; r++) {
-			beside[r] = kbeside[r] = 0;
+			beside[r] = kbeside[r] = sbeside[r] = 0;
 			for (j = 0; j < each; j++) {
 				beside[r] += provider_exit(&set, EXIT_FEW, 2 * j + 1);
 				kbeside[r] += exit_prog_ns;
+				sbeside[r] += provider_start_ns;
 			}
 			beside[r] /= 1000.0 * each;
 			kbeside[r] /= 1000.0 * each;
+			sbeside[r] /= 1000.0 * each;
 		}
 		close(go_fd);
 		if (waitpid(holder, &st, 0) != holder || !WIFEXITED(st) || WEXITSTATUS(st))
 			die("holder", st);
 		/* and alone again, right after, for the ratio */
 		for (r = 0; r < opt.rounds; r++) {
-			alone[r] = kalone[r] = 0;
+			alone[r] = kalone[r] = salone[r] = 0;
 			for (j = 0; j < each; j++) {
 				alone[r] += provider_exit(&set, EXIT_FEW, 2 * j + 1);
 				kalone[r] += exit_prog_ns;
+				salone[r] += provider_start_ns;
 			}
 			alone[r] /= 1000.0 * each;
 			kalone[r] /= 1000.0 * each;
+			salone[r] /= 1000.0 * each;
 		}
 		row("exit", "provider exit, 10 beside N", n, "us/exit", beside, alone, opt.rounds,
 		    0);
 		if (exit_prog >= 0)
 			row("exit", "its exit program, 10 beside N", n, "us/exit", kbeside, kalone,
 			    opt.rounds, 1.3);
+		row("exit", "its start, beside N", n, "us/start", sbeside, salone, opt.rounds, 0);
 	}
 	if (exit_prog >= 0)
 		close(exit_prog);
