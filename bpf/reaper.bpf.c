@@ -54,6 +54,7 @@ struct reap_ctx {
 	__u32 found;   /* procs entries it holds */
 	__u32 reaped;  /* slots freed */
 	__u32 ent[2];  /* the first two of them */
+	__u64 ew[2];   /* and their words {state, gen} when found */
 	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
 	__u32 seg;     /* segment being walked */
 	__u32 sj;      /* word of the owner summaries being walked */
@@ -63,7 +64,7 @@ struct reap_ctx {
 	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
 	__u64 sw;      /* reap_slot's slot word */
 	__u32 si;      /* and its slot index in the class */
-	__u32 release; /* the second procs pass: free its entries */
+	__u32 release; /* a second procs pass frees its entries (more than two) */
 };
 
 /*
@@ -80,8 +81,9 @@ static __always_inline int start_matches(__u64 recorded, __u64 start)
 
 /*
  * procs entry @i: first pass, is it the exiting process's (then note it, and the slot it
- * was freeing); second pass (r->release), free it. The entry stays LIVE while its owner
- * summaries are walked: a claimer clears the summaries of a FREE entry only.
+ * was freeing); second pass (r->release, more than two entries), free it. The entry stays
+ * LIVE while its owner summaries are walked: a claimer clears the summaries of a FREE
+ * entry only.
  */
 static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 {
@@ -103,8 +105,10 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 					    perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 		return;
 	}
-	if (r->found < 2)
+	if (r->found < 2) {
 		r->ent[r->found & 1] = i;
+		r->ew[r->found & 1] = w;
+	}
 	r->found++;
 	/*
 	 * a slot it was freeing when it died (its live bit may already be clear): its pending
@@ -117,6 +121,16 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 		if (p)
 			r->pending = *(volatile __u64 *)p;
 	}
+}
+
+/* free procs entry @i if its word is still @w */
+static __noinline void release_entry(__u32 i, __u64 w)
+{
+	struct perflib_proc *e = bpf_map_lookup_elem(&procs, &i);
+
+	if (e)
+		__sync_val_compare_and_swap((__u64 *)e, w,
+					    perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 }
 
 static long procs_cb(__u32 i, void *c)
@@ -276,8 +290,10 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	 * procs was full) or more than two (as many providers of the set in one process)
 	 */
 	r.all = r.found == 0 || r.found > 2 ? ~0ULL : 0;
-	if (r.found == 1)
+	if (r.found == 1) {
 		r.ent[1] = r.ent[0];
+		r.ew[1] = r.ew[0];
+	}
 	bpf_loop(PERFLIB_MAX_SEGS, seg_cb0, &r, 0);
 	if (nr_classes > 1)
 		bpf_loop(PERFLIB_MAX_SEGS, seg_cb1, &r, 0);
@@ -304,10 +320,18 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 			break;
 		}
 	}
-	/* its procs entries last: a claimer of a FREE entry clears its summaries */
-	if (r.found) {
+	/*
+	 * its procs entries last (a claimer of a FREE entry clears its summaries): the one or
+	 * two noted, from the word seen (a CAS: an entry taken meanwhile has moved on), else
+	 * every entry that is still its
+	 */
+	if (r.found > 2) {
 		r.release = 1;
 		bpf_loop(perflib_geo.nr_procs, procs_cb, &r, 0);
+	} else if (r.found) {
+		release_entry(r.ent[0], r.ew[0]);
+		if (r.ent[1] != r.ent[0])
+			release_entry(r.ent[1], r.ew[1]);
 	}
 	if (r.reaped)
 		__sync_fetch_and_add(&nr_reaped, r.reaped);

@@ -159,6 +159,7 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 	struct perflib_class *cl = &map->cls[cls];
 	struct perflib_ctrset_class *cc = &set->cls[cls];
 	uint32_t i = cc->alloc_hint < n_slots ? cc->alloc_hint : 0, left = n_slots, id;
+	uint8_t *slot;
 
 	while (left) {
 		uint32_t k = perflib_seg_of(i, cl->seg0);
@@ -185,9 +186,10 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		i = c + 1 >= n_slots ? 0 : c + 1;
 		id = perflib_slot_id_make(cls, c);
 		/* a provider maps the chunks it claims in when it first claims there */
-		if (!perflib_slot_map(map, id))
+		slot = perflib_slot_map(map, id);
+		if (!slot)
 			return -ENOMEM;
-		w = perflib_slot_word(perflib_slot(map, id));
+		w = perflib_slot_word(slot);
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
 		/*
@@ -207,7 +209,7 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 			perflib_live_set(map, id, false);
 			return -EAGAIN;
 		}
-		if (!perflib_slot_claim(perflib_slot(map, id), w, pid, start, &nw))
+		if (!perflib_slot_claim(slot, w, pid, start, &nw))
 			continue;
 		cc->alloc_hint = i;
 		*ret_id = id;
@@ -428,17 +430,19 @@ static int key_elsewhere(struct perflib_store *map, uint32_t k, uint32_t id,
 {
 	uint32_t cls = perflib_slot_id_class(id), other;
 	struct perflib_index_val cur;
+	uint8_t *os;
 	uint64_t ow;
 
 	if (bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, &cur) ||
 	    !index_val_ok(map, cls, &cur, k, &other))
 		return 0;
-	if (!perflib_slot_map(map, other))
+	os = perflib_slot_map(map, other);
+	if (!os)
 		return -ENOMEM;
-	ow = perflib_slot_word(perflib_slot(map, other));
+	ow = perflib_slot_word(os);
 	if (!key_current(ow, cur.gen))
 		return 0; /* changing hands: its owner deletes the key shortly */
-	if (!slot_owner_alive(perflib_slot(map, other), ow)) {
+	if (!slot_owner_alive(os, ow)) {
 		perflib_slot_reap(map, other);
 		return 0;
 	}
@@ -492,6 +496,7 @@ static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 				 cur;
 	uint32_t cls = perflib_slot_id_class(id), k = perflib_slot_seg(map, id), other;
 	int fd = map->cls[cls].segs[k].index_fd;
+	uint8_t *os;
 	uint64_t ow;
 	int tries, err;
 
@@ -510,11 +515,12 @@ static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 			continue; /* deleted meanwhile: insert again */
 		if (!index_val_ok(map, cls, &cur, k, &other))
 			return -EBADMSG;
-		if (!perflib_slot_map(map, other))
+		os = perflib_slot_map(map, other);
+		if (!os)
 			return -ENOMEM;
-		ow = perflib_slot_word(perflib_slot(map, other));
+		ow = perflib_slot_word(os);
 		if (key_current(ow, cur.gen)) {
-			if (slot_owner_alive(perflib_slot(map, other), ow))
+			if (slot_owner_alive(os, ow))
 				return -EEXIST;
 			perflib_slot_reap(map, other);
 			continue;

@@ -123,8 +123,8 @@ struct perflib_seg {
 	size_t live_map;  /* bytes mapped: class 0's segment 0 holds more after its bitmap */
 	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
 			   * another id) */
-	bool data_mapped; /* the segment's slots are mapped in the class's range (a
-			   * provider's: some of its chunks, the chunks bitmap says which) */
+	bool data_mapped; /* the segment's slots are mapped whole in the class's range (a
+			   * reader's; a provider's chunks say what it mapped) */
 	uint64_t *chunks; /* a provider's: which PERFLIB_CHUNK_BYTES chunks of the segment's
 			   * slots are mapped (perflib_slot_map maps them when first needed);
 			   * NULL when the segment is mapped whole */

@@ -213,7 +213,6 @@ uint8_t *perflib_slot_map(struct perflib_store *map, uint32_t id)
 			break;
 		}
 		__atomic_fetch_or(&s->chunks[j / 64], 1ULL << (j % 64), __ATOMIC_RELEASE);
-		s->data_mapped = true;
 	}
 	/* all of it mapped: the mappings hold the map (fork() copies every fd kept) */
 	if (s->chunks && s->data_fd >= 0) {
@@ -384,7 +383,6 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 		}
 		fd_install(&s->data_fd, m.fd[PERFLIB_SEG_DATA]);
 		m.fd[PERFLIB_SEG_DATA] = -1;
-		s->data_mapped = false;
 	} else {
 		/* its slots at their fixed place in the class's range (over its zero pages) */
 		if (!perflib_vspace_map(&map->vs, seg_offset(map, cls, k), slots * c->slot_size,

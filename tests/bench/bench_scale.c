@@ -1242,6 +1242,26 @@ static pid_t holder_start(const GUID *set, unsigned int n, unsigned int first, i
 	return pid;
 }
 
+/*
+ * opt.rounds rounds of @each exits of a provider owning 10 instances of @set: µs per exit in
+ * whole[r], of them in the exit program in prog[r], and of its start in start[r]
+ */
+static void few_exits(const GUID *set, unsigned int each, double *whole, double *prog,
+		      double *start)
+{
+	for (unsigned int r = 0; r < opt.rounds; r++) {
+		whole[r] = prog[r] = start[r] = 0;
+		for (unsigned int j = 0; j < each; j++) {
+			whole[r] += provider_exit(set, EXIT_FEW, 2 * j + 1);
+			prog[r] += exit_prog_ns;
+			start[r] += provider_start_ns;
+		}
+		whole[r] /= 1000.0 * each;
+		prog[r] /= 1000.0 * each;
+		start[r] /= 1000.0 * each;
+	}
+}
+
 static void section_exit(void)
 {
 	unsigned int iters = opt.quick ? 200 : 500, r, j, each = 5;
@@ -1332,32 +1352,12 @@ static void section_exit(void)
 		if (n + 2 * EXIT_MANY > EXIT_CAPACITY_BIG)
 			continue;
 		holder = holder_start(&set, n, 100 * EXIT_MANY, &go_fd);
-		for (r = 0; r < opt.rounds; r++) {
-			beside[r] = kbeside[r] = sbeside[r] = 0;
-			for (j = 0; j < each; j++) {
-				beside[r] += provider_exit(&set, EXIT_FEW, 2 * j + 1);
-				kbeside[r] += exit_prog_ns;
-				sbeside[r] += provider_start_ns;
-			}
-			beside[r] /= 1000.0 * each;
-			kbeside[r] /= 1000.0 * each;
-			sbeside[r] /= 1000.0 * each;
-		}
+		few_exits(&set, each, beside, kbeside, sbeside);
 		close(go_fd);
 		if (waitpid(holder, &st, 0) != holder || !WIFEXITED(st) || WEXITSTATUS(st))
 			die("holder", st);
 		/* and alone again, right after, for the ratio */
-		for (r = 0; r < opt.rounds; r++) {
-			alone[r] = kalone[r] = salone[r] = 0;
-			for (j = 0; j < each; j++) {
-				alone[r] += provider_exit(&set, EXIT_FEW, 2 * j + 1);
-				kalone[r] += exit_prog_ns;
-				salone[r] += provider_start_ns;
-			}
-			alone[r] /= 1000.0 * each;
-			kalone[r] /= 1000.0 * each;
-			salone[r] /= 1000.0 * each;
-		}
+		few_exits(&set, each, alone, kalone, salone);
 		row("exit", "provider exit, 10 beside N", n, "us/exit", beside, alone, opt.rounds,
 		    0);
 		if (exit_prog >= 0)
