@@ -35,8 +35,14 @@
  *            a dead process costs a look, never a miss. The exit reaper walks the
  *            summary of the exiting process, so a provider's exit costs what it held,
  *            not what the set holds (layout version 5 walked every live slot).
+ *            After the summaries, one summary head per procs entry (perflib_sum_head):
+ *            bit b set = entry p's summary words [b * span, (b + 1) * span) may have
+ *            bits (span = perflib_sum_head_span, 1 or 2 up to 1M slots). Set before the
+ *            summary bit, cleared after the last summary word of its span is: the exit
+ *            reaper skips a segment whose head is 0 and the summary words of clear head
+ *            bits (layout version 6 read every summary word: 256 at 1M slots).
  *            Class 0's segment 0 (s0/live, never retired, mapped by every process that
- *            maps the set) has more words after its summaries (perflib_live0_words):
+ *            maps the set) has more words after its summary heads (perflib_live0_words):
  *              nr_procs words: pending[i], slot id + 1 that the process of procs entry i
  *                              is freeing right now, 0 = none
  *              8 words:        struct perflib_ctl, the control word (segments published
@@ -82,7 +88,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 6
+#define PERFLIB_LAYOUT_VERSION 7
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -356,13 +362,33 @@ static inline __u64 perflib_sum_word(__u32 k, __u32 seg0, __u32 proc, __u32 j)
 	return perflib_seg_words(k, seg0) + (__u64)proc * perflib_seg_sum_words(k, seg0) + j;
 }
 
-/* segment k's live map: its words, bitmap and owner summaries (class 0's s0/live: more) */
-static inline __u64 perflib_seg_live_words(__u32 k, __u32 seg0, __u32 nr_procs)
+/* summary words per bit of a summary head in segment k: at most 64 bits cover them all */
+static inline __u64 perflib_sum_head_span(__u32 k, __u32 seg0)
 {
-	return perflib_seg_words(k, seg0) + (__u64)nr_procs * perflib_seg_sum_words(k, seg0);
+	return (perflib_seg_sum_words(k, seg0) + 63) / 64;
 }
 
-/* class 0's s0/live: the word of procs entry @proc's pending slot (after the summaries) */
+/*
+ * segment k's live map: procs entry @proc's summary head (bit b stands for its summary
+ * words [b * span, (b + 1) * span)), after every entry's summaries
+ */
+static inline __u64 perflib_sum_head(__u32 k, __u32 seg0, __u32 nr_procs, __u32 proc)
+{
+	return perflib_seg_words(k, seg0) + (__u64)nr_procs * perflib_seg_sum_words(k, seg0) +
+	       proc;
+}
+
+/*
+ * segment k's live map: its words, bitmap, owner summaries and their heads (class 0's
+ * s0/live: more)
+ */
+static inline __u64 perflib_seg_live_words(__u32 k, __u32 seg0, __u32 nr_procs)
+{
+	return perflib_seg_words(k, seg0) +
+	       (__u64)nr_procs * (perflib_seg_sum_words(k, seg0) + 1);
+}
+
+/* class 0's s0/live: the word of procs entry @proc's pending slot (after the heads) */
 static inline __u32 perflib_pending_word(__u32 seg0, __u32 nr_procs, __u32 proc)
 {
 	return (__u32)perflib_seg_live_words(0, seg0, nr_procs) + proc;
@@ -398,6 +424,14 @@ static inline __u32 perflib_log2_32(__u64 q)
 	q >>= t;
 	k |= t;
 	return (__u32)(k | ((0x1ULL - q) >> 63));
+}
+
+/* floor(log2(@q)) for 0 < q, without branches */
+static inline __u32 perflib_log2_64(__u64 q)
+{
+	__u64 t = (((q >> 32) + 0xFFFFFFFFULL) >> 32) << 5; /* 32 if q >= 2^32 */
+
+	return (__u32)t + perflib_log2_32(q >> t);
 }
 
 /* the segment of slot @i of a class (PERFLIB_MAX_SEGS if past the last) */

@@ -8,9 +8,9 @@
  * `progs` array when the exiting process's entry names this set, with the process's
  * identity (its tgid in its own pid namespace and its owner stamp, layout.h) in the per-CPU
  * `exit_ctx`. It finds the process's procs entry, walks the bitmap words its owner
- * summaries name in every segment of the set's size classes (layout.h: the cost follows
- * the instances the process held, not the set's), releases the entry and tail-calls the
- * next set.
+ * summaries name in every segment of the set's size classes, reading the summary words
+ * their heads name (layout.h: the cost follows the instances the process held, not the
+ * set's), releases the entry and tail-calls the next set.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -58,6 +58,9 @@ struct reap_ctx {
 	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
 	__u32 seg;     /* segment being walked */
 	__u32 sj;      /* word of the owner summaries being walked */
+	__u64 heads;   /* the summary heads of that segment: which summary words to read */
+	__u32 shift;   /* a head bit stands for 2^shift summary words in that segment */
+	__u32 sj0;     /* the first summary word the heads name */
 	__u32 word;    /* word of its live bitmap being walked */
 	__u64 sbits;   /* that word: which bitmap words to walk */
 	__u64 bits;    /* the bitmap word */
@@ -140,6 +143,23 @@ static long procs_cb(__u32 i, void *c)
 }
 
 /*
+ * Is slot @slot (index @i of its class) held by the exiting process? Then its word goes to
+ * r->sw and @i to r->si, for reap_slot. One copy for every class.
+ */
+static __noinline int slot_ours(struct reap_ctx *r, void *slot, __u32 i)
+{
+	__u64 w = perflib_slot_word(slot);
+
+	if (perflib_word_state(w) == PERFLIB_SLOT_FREE || perflib_word_pid(w) != r->tgid)
+		return 0;
+	if (!start_matches(((struct perflib_slot_hdr *)slot)->owner_start, r->start))
+		return 0;
+	r->sw = w;
+	r->si = i;
+	return 1;
+}
+
+/*
  * Free slot @slot of the exiting process (slot r->si of a class of geometry @g, its word
  * r->sw) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its index key deleted
  * from @index_map (the class's idxs) if it points to the slot, then given back (zeroed from
@@ -166,6 +186,119 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 	return 0;
 }
 
+/* floor(log2(@q)), q > 0: a global function, which the verifier checks once */
+__noinline __u32 perflib_reaper_log2(__u64 q)
+{
+	return perflib_log2_64(q);
+}
+
+/*
+ * perflib_gslot (perflib_bpf.h), its segment found with the global perflib_reaper_log2:
+ * one copy of the logarithm for the four classes' walks
+ */
+static __always_inline void *reaper_gslot(void *data_map,
+					  const volatile struct perflib_bpf_geometry *g, __u32 idx)
+{
+	__u32 k, off, seg0 = g->seg0_slots;
+	void *seg;
+
+	if (idx >= g->capacity || !seg0)
+		return NULL;
+	k = perflib_reaper_log2((__u64)(idx / seg0) + 1);
+	if (k >= PERFLIB_MAX_SEGS)
+		return NULL;
+	seg = perflib_segment(data_map, k);
+	if (!seg)
+		return NULL;
+	off = idx - (__u32)perflib_seg_first(k, seg0);
+	return bpf_map_lookup_elem(seg, &off);
+}
+
+/*
+ * The summary words that summary heads @heads name in segment @k (seg0 @seg0): from the
+ * word the first head bit set stands for to the last word of the last head bit set, as
+ * first << 32 | shift << 24 | count, where a head bit stands for 2^shift summary words
+ * (every count of the layout is a power of two, seg0 included). A global function: the
+ * verifier checks it once, whatever calls it.
+ */
+__noinline __u64 perflib_heads_range(__u64 heads, __u32 k, __u32 seg0)
+{
+	__u64 words = perflib_seg_sum_words(k, seg0), first, end;
+	__u32 shift;
+
+	if (!heads)
+		return 0;
+	shift = perflib_reaper_log2(perflib_sum_head_span(k, seg0)) & 31;
+	first = (__u64)perflib_reaper_log2(heads & -heads) << shift;
+	end = ((__u64)perflib_reaper_log2(heads) + 1) << shift;
+	if (end > words)
+		end = words;
+	if (end <= first)
+		return 0;
+	return first << 32 | (__u64)shift << 24 | (end - first);
+}
+
+/*
+ * The summary heads of the exiting process's entries (r->ent) in live map @seg of segment
+ * @k: r->heads, r->shift and r->sj0 (perflib_heads_range); the summary words to read
+ * (0: none). One copy for every class, as reap_slot.
+ */
+static __noinline __u32 seg_heads(struct reap_ctx *r, void *seg, __u32 k, __u32 seg0,
+				  __u32 nr_procs)
+{
+	__u32 h0 = (__u32)perflib_sum_head(k, seg0, nr_procs, r->ent[0]);
+	__u32 h1 = (__u32)perflib_sum_head(k, seg0, nr_procs, r->ent[1]);
+	__u64 *w0 = bpf_map_lookup_elem(seg, &h0), *w1 = bpf_map_lookup_elem(seg, &h1), range;
+
+	if (!w0 || !w1)
+		return 0;
+	r->heads = r->all | *(volatile __u64 *)w0 | *(volatile __u64 *)w1;
+	range = perflib_heads_range(r->heads, k, seg0);
+	r->sj0 = (__u32)(range >> 32);
+	r->shift = (__u32)(range >> 24) & 0xFF;
+	return (__u32)range & 0xFFFFFF;
+}
+
+/*
+ * Summary word @j of the exiting process's entries in live map @seg of segment r->seg,
+ * if its head bit is set: the bitmap words to walk (r->all: every one). One copy for every
+ * class.
+ */
+static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 seg0)
+{
+	__u32 q0, q1;
+	__u64 *w0, *w1;
+
+	if (!(r->heads >> ((j >> r->shift) & 63) & 1))
+		return 0;
+	q0 = (__u32)perflib_sum_word(r->seg, seg0, r->ent[0], j);
+	q1 = (__u32)perflib_sum_word(r->seg, seg0, r->ent[1], j);
+	w0 = bpf_map_lookup_elem(seg, &q0);
+	w1 = bpf_map_lookup_elem(seg, &q1);
+	if (!w0 || !w1)
+		return 0;
+	return r->all | *(volatile __u64 *)w0 | *(volatile __u64 *)w1;
+}
+
+/*
+ * Bitmap word @j of live map @seg of segment r->seg into r->bits (and @j into r->word);
+ * 0 past the bitmap. One copy for every class.
+ */
+static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 seg0)
+{
+	__u64 *w;
+
+	r->bits = 0;
+	if (j >= perflib_seg_words(r->seg, seg0))
+		return 0;
+	w = bpf_map_lookup_elem(seg, &j);
+	if (!w)
+		return 0;
+	r->word = j;
+	r->bits = *w;
+	return r->bits;
+}
+
 /*
  * The walk of one size class, the same code for each: REAPER_CLASS(n, data, index, live,
  * geometry) defines slot_cb##n (free slot i of the class if the exiting process holds it,
@@ -177,18 +310,12 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
 		void *slot;                                                                        \
-		__u64 w;                                                                           \
                                                                                                    \
-		slot = perflib_gslot(&_slots, &_geo, i);                                           \
+		slot = reaper_gslot(&_slots, &_geo, i);                                            \
 		if (!slot)                                                                         \
 			return 1;                                                                  \
-		w = perflib_slot_word(slot);                                                       \
-		if (perflib_word_state(w) == PERFLIB_SLOT_FREE || perflib_word_pid(w) != r->tgid)  \
+		if (!slot_ours(r, slot, i))                                                        \
 			return 0;                                                                  \
-		if (!start_matches(((struct perflib_slot_hdr *)slot)->owner_start, r->start))      \
-			return 0;                                                                  \
-		r->sw = w;                                                                         \
-		r->si = i;                                                                         \
 		return reap_slot(r, slot, &_idx, &_live, &_geo);                                   \
 	}                                                                                          \
                                                                                                    \
@@ -207,42 +334,28 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 	static long group_cb##n(__u32 b, void *c)                                                  \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
-		__u32 j = 64 * r->sj + b;                                                          \
 		void *seg;                                                                         \
-		__u64 *w;                                                                          \
                                                                                                    \
 		if (b >= 64 || !(r->sbits & (1ULL << b)))                                          \
 			return 0;                                                                  \
 		seg = perflib_segment(&_live, r->seg);                                             \
-		if (!seg || j >= perflib_seg_words(r->seg, _geo.seg0_slots))                       \
+		if (!seg)                                                                          \
 			return 1;                                                                  \
-		w = bpf_map_lookup_elem(seg, &j);                                                  \
-		if (!w)                                                                            \
-			return 1;                                                                  \
-		r->word = j;                                                                       \
-		r->bits = *w;                                                                      \
-		if (r->bits)                                                                       \
+		if (live_bits(r, seg, 64 * r->sj + b, _geo.seg0_slots))                            \
 			bpf_loop(64, bit_cb##n, r, 0);                                             \
 		return 0;                                                                          \
 	}                                                                                          \
                                                                                                    \
-	/* word @j of the owner summaries of segment r->seg: the bitmap words to walk */           \
+	/* word r->sj0 + @j of the owner summaries of segment r->seg: the bitmap words to walk */  \
 	static long sum_cb##n(__u32 j, void *c)                                                    \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
 		void *seg = perflib_segment(&_live, r->seg);                                       \
-		__u32 q0, q1;                                                                      \
-		__u64 *w0, *w1;                                                                    \
                                                                                                    \
 		if (!seg)                                                                          \
 			return 1;                                                                  \
-		q0 = (__u32)perflib_sum_word(r->seg, _geo.seg0_slots, r->ent[0], j);               \
-		q1 = (__u32)perflib_sum_word(r->seg, _geo.seg0_slots, r->ent[1], j);               \
-		w0 = bpf_map_lookup_elem(seg, &q0);                                                \
-		w1 = bpf_map_lookup_elem(seg, &q1);                                                \
-		if (!w0 || !w1)                                                                    \
-			return 1;                                                                  \
-		r->sbits = r->all | *(volatile __u64 *)w0 | *(volatile __u64 *)w1;                 \
+		j += r->sj0;                                                                       \
+		r->sbits = sum_bits(r, seg, j, _geo.seg0_slots);                                   \
 		if (!r->sbits)                                                                     \
 			return 0;                                                                  \
 		r->sj = j;                                                                         \
@@ -250,15 +363,22 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 		return 0;                                                                          \
 	}                                                                                          \
                                                                                                    \
-	/* segment @k: the bitmap words its owner summaries name (or all), word by word */         \
+	/*                                                                                         \
+	 * segment @k: the bitmap words its owner summaries name (or all), word by word; none      \
+	 * when the exiting process's summary heads are clear there                                \
+	 */                                                                                        \
 	static long seg_cb##n(__u32 k, void *c)                                                    \
 	{                                                                                          \
 		struct reap_ctx *r = c;                                                            \
+		void *seg = perflib_segment(&_live, k);                                            \
+		__u32 cnt;                                                                         \
                                                                                                    \
-		if (!perflib_segment(&_live, k))                                                   \
+		if (!seg)                                                                          \
 			return 1;                                                                  \
 		r->seg = k;                                                                        \
-		bpf_loop((__u32)perflib_seg_sum_words(k, _geo.seg0_slots), sum_cb##n, r, 0);       \
+		cnt = seg_heads(r, seg, k, _geo.seg0_slots, _geo.nr_procs);                        \
+		if (cnt)                                                                           \
+			bpf_loop(cnt, sum_cb##n, r, 0);                                            \
 		return 0;                                                                          \
 	}
 

@@ -365,11 +365,13 @@ uint32_t perflib_info_class_of(const struct perflib_info *info, size_t units);
 void perflib_live_set(struct perflib_store *map, uint32_t id, bool on);
 /*
  * perflib_owner_mark - the owner summary of this process's procs entry (layout.h), for
- * slot @id: set its bit before a claim there (@on), clear it once the process holds no slot
- * of its bitmap word. Nothing without a procs entry (the exit reaper then walks every slot).
+ * slot @id: set its head bit and its bit before a claim there (@on), clear the bit once the
+ * process holds no slot of its bitmap word (and the head bit once its span of summary words
+ * is clear). Nothing without a procs entry (the exit reaper then walks every slot). Called
+ * with the provider's lock held: only this process writes its entry's words.
  */
 void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on);
-/* perflib_owner_clear_all - clear entry @proc's owner summaries in the segments mapped */
+/* perflib_owner_clear_all - clear entry @proc's owner summaries and heads (segments mapped) */
 void perflib_owner_clear_all(struct perflib_store *map, int proc);
 /*
  * look @key up in the index of every opened segment of class @cls: 0 and *ret_val (its slot

@@ -203,40 +203,76 @@ void perflib_proc_release(struct perflib_store *map, int i)
 				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/* the owner-summary word of procs entry @proc for slot @id, and its bit */
-static uint64_t *owner_word(const struct perflib_store *map, int proc, uint32_t id,
-			    uint64_t *ret_bit)
+/*
+ * Where procs entry @proc's owner summary names slot @id: its segment @ret_k (of class @c)
+ * and the bitmap word @ret_g of the slot in that segment
+ */
+static void owner_place(const struct perflib_store *map, uint32_t id,
+			const struct perflib_class **ret_c, uint32_t *ret_k, uint64_t *ret_g)
 {
 	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
 	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
-	uint64_t g = (i - perflib_seg_first(k, c->seg0)) / 64; /* its bitmap word */
 
-	*ret_bit = 1ULL << (g % 64);
-	return &c->segs[k].live[perflib_sum_word(k, c->seg0, (uint32_t)proc, (uint32_t)(g / 64))];
+	*ret_c = c;
+	*ret_k = k;
+	*ret_g = (i - perflib_seg_first(k, c->seg0)) / 64;
+}
+
+/* are procs entry @proc's summary words of head bit @b in segment @k all clear? */
+static bool owner_span_clear(const struct perflib_class *c, uint32_t k, uint32_t proc,
+			     uint64_t b)
+{
+	uint64_t span = perflib_sum_head_span(k, c->seg0), words = perflib_seg_sum_words(k, c->seg0);
+	uint64_t j, end = (b + 1) * span < words ? (b + 1) * span : words;
+
+	for (j = b * span; j < end; j++) {
+		if (__atomic_load_n(&c->segs[k].live[perflib_sum_word(k, c->seg0, proc,
+								       (uint32_t)j)],
+				    __ATOMIC_SEQ_CST))
+			return false;
+	}
+	return true;
 }
 
 void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on)
 {
-	uint64_t bit, *w;
+	uint32_t nr_procs = map->info->nr_procs, k, p = (uint32_t)map->proc_index;
+	const struct perflib_class *c;
+	uint64_t g, hb, bit, hbit, *w, *head;
 
-	if (map->proc_index < 0 || (uint32_t)map->proc_index >= map->info->nr_procs)
+	if (map->proc_index < 0 || p >= nr_procs)
 		return;
-	w = owner_word(map, map->proc_index, id, &bit);
-	/* only this process writes its words: a load spares the store when nothing changes */
-	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit) == !on)
+	owner_place(map, id, &c, &k, &g);
+	w = &c->segs[k].live[perflib_sum_word(k, c->seg0, p, (uint32_t)(g / 64))];
+	head = &c->segs[k].live[perflib_sum_head(k, c->seg0, nr_procs, p)];
+	hb = g / 64 / perflib_sum_head_span(k, c->seg0);
+	bit = 1ULL << (g % 64);
+	hbit = 1ULL << hb;
+	/*
+	 * Only this process writes its words (its provider's lock held): a load spares the
+	 * store when nothing changes. The head bit before the summary bit, the summary bit
+	 * before the claim: a kill anywhere leaves bits that lead to the slot.
+	 */
+	if (on) {
+		if (!(__atomic_load_n(head, __ATOMIC_RELAXED) & hbit))
+			__atomic_fetch_or(head, hbit, __ATOMIC_SEQ_CST);
+		if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
+			__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
 		return;
-	if (on)
-		__atomic_fetch_or(w, bit, __ATOMIC_SEQ_CST);
-	else
-		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
+	}
+	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
+		return;
+	/* the head bit after the last summary word of its span went clear */
+	if (!__atomic_and_fetch(w, ~bit, __ATOMIC_SEQ_CST) && owner_span_clear(c, k, p, hb))
+		__atomic_fetch_and(head, ~hbit, __ATOMIC_RELEASE);
 }
 
 void perflib_owner_clear_all(struct perflib_store *map, int proc)
 {
-	uint32_t c, k, n, j, words;
+	uint32_t c, k, n, j, words, nr_procs = map->info->nr_procs;
 	struct perflib_class *cl;
 
-	if (proc < 0 || (uint32_t)proc >= map->info->nr_procs || !map->writable)
+	if (proc < 0 || (uint32_t)proc >= nr_procs || !map->writable)
 		return;
 	for (c = 0; c < map->nr_classes; c++) {
 		cl = &map->cls[c];
@@ -250,6 +286,9 @@ void perflib_owner_clear_all(struct perflib_store *map, int proc)
 										    (uint32_t)proc,
 										    j)],
 						 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&cl->segs[k].live[perflib_sum_head(k, cl->seg0, nr_procs,
+									    (uint32_t)proc)],
+					 0, __ATOMIC_RELAXED);
 		}
 	}
 }

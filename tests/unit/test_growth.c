@@ -287,7 +287,8 @@ static void pin_array(const char *dir, const char *name, __u32 value_size, __u32
  * beside info), version 3 (the control word in a ctl map of its own, procs of 64
  * process entries: its last entry read as a control entry would be garbage) and version 4
  * (the control word the last of 64 procs entries, s0/live a bitmap only: its last words
- * read as a control word would be bitmap words)
+ * read as a control word would be bitmap words), version 5 (no owner summaries: pending
+ * words read as summaries) and version 6 (no summary heads: pending words read as heads)
  */
 static void test_old_layout_refused(void **state)
 {
@@ -297,7 +298,7 @@ static void test_old_layout_refused(void **state)
 					0xFFFFFFFF, 0xFFFFFFFF,
 					0xFFFFFFFF, 0,
 					"c",	    NULL};
-	static const __u32 versions[] = {1, 3, 4, 5};
+	static const __u32 versions[] = {1, 3, 4, 5, 6};
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC, .nr_segs = {1}};
 	struct perflib_proc proc = {0};
 	struct perflib_counterset_reg reg;
@@ -341,6 +342,14 @@ static void test_old_layout_refused(void **state)
 			assert_int_equal(mkdir(sdir, 0755), 0);
 			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, &proc);
 			pin_array(sdir, "live", 8, 2 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1, &bits);
+		}
+		if (versions[v] == 6) {
+			/* s0/live: bitmap, owner summaries (no heads), pending words, control word */
+			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
+			assert_int_equal(mkdir(sdir, 0755), 0);
+			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, &proc);
+			pin_array(sdir, "live", 8, 2 + 64 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1,
+				  &bits);
 		}
 		warned[0] = 0;
 		perflib_set_print(capture);

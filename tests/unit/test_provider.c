@@ -238,18 +238,27 @@ static void test_index_key(void **state)
 }
 
 /*
- * the owner summary of procs entry @p (layout.h): a create marks its slot's bitmap word, a
- * delete clears the mark once the provider holds nothing else there
+ * the owner summary of procs entry @p (layout.h): a create marks its slot's bitmap word and
+ * the summary word in the entry's summary head, a delete clears both once the provider holds
+ * nothing else there
  */
 static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store *ro, uint32_t p)
 {
 	PPERF_COUNTERSET_INSTANCE a, b;
 	struct perflib_ctrset *cs = ctrset_of(h, set);
-	uint32_t ia, ib, seg0 = ro->cls[0].seg0;
+	uint32_t ia, ib, seg0 = ro->cls[0].seg0, nr_procs = ro->info->nr_procs;
 	uint64_t *sum = ro->cls[0].segs[0].live + perflib_sum_word(0, seg0, p, 0);
+	uint64_t *head = ro->cls[0].segs[0].live + perflib_sum_head(0, seg0, nr_procs, p);
 
 	assert_int_equal(perflib_seg_sum_words(0, seg0), (perflib_seg_words(0, seg0) + 63) / 64);
+	assert_int_equal(perflib_sum_head_span(0, seg0), 1);
+	/* the heads follow every entry's summaries, the pending words follow the heads */
+	assert_int_equal(perflib_sum_head(0, seg0, nr_procs, 0),
+			 perflib_seg_words(0, seg0) + nr_procs * perflib_seg_sum_words(0, seg0));
+	assert_int_equal(perflib_pending_word(seg0, nr_procs, 0),
+			 perflib_sum_head(0, seg0, nr_procs, nr_procs - 1) + 1);
 	assert_int_equal(*sum, 0); /* nothing held */
+	assert_int_equal(*head, 0);
 	a = PerfCreateInstance(h, set, u"sum-a", 1);
 	b = PerfCreateInstance(h, set, u"sum-b", 2);
 	assert_non_null(a);
@@ -258,16 +267,24 @@ static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store 
 	assert_non_null(perflib_instance_lookup(cs->prov, b, &ib));
 	assert_int_equal(ia / 64, ib / 64); /* one bitmap word, in segment 0 */
 	assert_int_equal(*sum, 1ULL << (ia / 64));
+	assert_int_equal(*head, 1); /* summary word 0 */
 	/* another entry's summary is not ours */
-	if (p + 1 < ro->info->nr_procs)
+	if (p + 1 < nr_procs) {
 		assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_word(0, seg0, p + 1, 0)], 0);
+		assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_head(0, seg0, nr_procs, p + 1)],
+				 0);
+	}
 	assert_int_equal(PerfDeleteInstance(h, a), ERROR_SUCCESS);
 	assert_int_equal(*sum, 1ULL << (ib / 64)); /* b is still there */
+	assert_int_equal(*head, 1);
 	assert_int_equal(PerfDeleteInstance(h, b), ERROR_SUCCESS);
 	assert_int_equal(*sum, 0);
-	/* a bit left by a dead holder of the entry goes with the stop (and a FREE claim) */
+	assert_int_equal(*head, 0);
+	/* bits left by a dead holder of the entry go with the stop (and a FREE claim) */
 	*(uint64_t *)(cs->map->cls[0].segs[0].live + perflib_sum_word(0, seg0, p, 0)) = 0x5;
+	*(uint64_t *)(cs->map->cls[0].segs[0].live + perflib_sum_head(0, seg0, nr_procs, p)) = 0x3;
 	assert_int_equal(*sum, 0x5);
+	assert_int_equal(*head, 0x3);
 }
 
 static void test_procs_entry(void **state)
@@ -322,6 +339,9 @@ static void test_procs_entry(void **state)
 	assert_int_equal(e->gen, gen + 1);
 	assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_word(0, ro->cls[0].seg0, (uint32_t)idx,
 								   0)],
+			 0);
+	assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_head(0, ro->cls[0].seg0,
+								   ro->info->nr_procs, (uint32_t)idx)],
 			 0);
 	perflib_store_close(ro);
 }

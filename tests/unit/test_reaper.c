@@ -365,8 +365,15 @@ static void test_reaped_beside_others(void **state)
 	}
 	assert_true(p < ro->info->nr_procs);
 	for (k = 0; k < perflib_store_nr_segs(ro, 0); k++) {
-		words = (uint32_t)perflib_seg_words(k, ro->cls[0].seg0);
-		sum = ro->cls[0].segs[k].live + perflib_sum_word(k, ro->cls[0].seg0, p, 0);
+		uint32_t seg0 = ro->cls[0].seg0, nr_procs = ro->info->nr_procs;
+		uint64_t head = ro->cls[0].segs[k].live[perflib_sum_head(k, seg0, nr_procs, p)];
+		uint64_t span = perflib_sum_head_span(k, seg0), sj;
+
+		words = (uint32_t)perflib_seg_words(k, seg0);
+		sum = ro->cls[0].segs[k].live + perflib_sum_word(k, seg0, p, 0);
+		/* its summary head names exactly the summary words that have bits */
+		for (sj = 0; sj < perflib_seg_sum_words(k, seg0); sj++)
+			assert_int_equal(head >> (sj / span) & 1, sum[sj] != 0);
 		for (j = 0; j < words; j++) {
 			bool marked = sum[j / 64] >> (j % 64) & 1;
 			uint32_t i, first = (uint32_t)perflib_seg_first(k, ro->cls[0].seg0) + 64 * j;
@@ -484,8 +491,9 @@ static void test_reaped_without_entry(void **state)
 }
 
 /*
- * Owner summaries are only a guide: set to garbage (every bit, past the bitmap too), the
- * exit reaper walks more, stays within the bitmap and frees only the dead process's slots.
+ * Owner summaries and their heads are only a guide: set to garbage (every bit, past the
+ * bitmap and the summary words too), the exit reaper walks more, stays within the bitmap
+ * and frees only the dead process's slots.
  */
 static void test_reaped_garbage_summary(void **state)
 {
@@ -510,7 +518,7 @@ static void test_reaped_garbage_summary(void **state)
 			break;
 	}
 	assert_true(p < ro->info->nr_procs);
-	/* every summary word of b's entry, in every segment, all ones */
+	/* every summary word and summary head of b's entry, in every segment, all ones */
 	assert_int_equal(perflib_store_dir(&a.set, dir, sizeof(dir)), 0);
 	for (k = 0; k < perflib_store_nr_segs(ro, 0); k++) {
 		snprintf(path, sizeof(path), "%s/s%u/live", dir, k);
@@ -521,6 +529,8 @@ static void test_reaped_garbage_summary(void **state)
 			q = (uint32_t)perflib_sum_word(k, ro->cls[0].seg0, p, j);
 			assert_int_equal(bpf_map_update_elem(fd, &q, &ones, BPF_ANY), 0);
 		}
+		q = (uint32_t)perflib_sum_head(k, ro->cls[0].seg0, ro->info->nr_procs, p);
+		assert_int_equal(bpf_map_update_elem(fd, &q, &ones, BPF_ANY), 0);
 		close(fd);
 	}
 	assert_int_equal(kill(b.pid, SIGKILL), 0);

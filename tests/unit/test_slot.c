@@ -186,6 +186,96 @@ static void test_procs(void **state)
 	assert_int_equal(pending[2], 0);
 }
 
+/*
+ * Owner summaries and their heads in a big segment, where a head bit stands for two
+ * summary words (segment 12 of seg0 128: 8,192 bitmap words, 128 summary words per entry):
+ * the head bit is set with the first mark of its span and cleared only once both words are
+ */
+static void test_owner_heads(void **state)
+{
+	const uint32_t seg0 = 128, k = 12, nr_procs = 4, me = 1;
+	struct perflib_info info = {.nr_procs = nr_procs};
+	struct perflib_store map = {.info = &info, .proc_index = (int)me, .writable = true,
+				    .nr_classes = 1};
+	uint32_t first = (uint32_t)perflib_seg_first(k, seg0);
+	uint64_t *live, *head, *sum;
+
+	(void)state;
+	assert_int_equal(perflib_seg_sum_words(k, seg0), 128);
+	assert_int_equal(perflib_sum_head_span(k, seg0), 2);
+	assert_int_equal(perflib_sum_head_span(k - 1, seg0), 1);
+	live = calloc(perflib_seg_live_words(k, seg0, nr_procs), sizeof(*live));
+	assert_non_null(live);
+	map.cls[0].seg0 = seg0;
+	map.cls[0].nr_segs = k + 1;
+	map.cls[0].segs[k].live = live;
+	head = live + perflib_sum_head(k, seg0, nr_procs, me);
+	sum = live + perflib_sum_word(k, seg0, me, 0);
+	/* summary words 0 and 1 share head bit 0, word 2 has bit 1 */
+	perflib_owner_mark(&map, first + 5, true);
+	assert_int_equal(sum[0], 1);
+	assert_int_equal(*head, 1);
+	perflib_owner_mark(&map, first + 4096 + 64, true);
+	assert_int_equal(sum[1], 2);
+	assert_int_equal(*head, 1);
+	perflib_owner_mark(&map, first + 8192, true);
+	assert_int_equal(sum[2], 1);
+	assert_int_equal(*head, 3);
+	/* no other entry's words, nothing past this entry's head */
+	assert_int_equal(live[perflib_sum_head(k, seg0, nr_procs, me + 1)], 0);
+	assert_int_equal(live[perflib_sum_word(k, seg0, me + 1, 0)], 0);
+	/* word 0 clear, word 1 not: the head bit stays */
+	perflib_owner_mark(&map, first + 5, false);
+	assert_int_equal(sum[0], 0);
+	assert_int_equal(*head, 3);
+	perflib_owner_mark(&map, first + 4096 + 64, false);
+	assert_int_equal(sum[1], 0);
+	assert_int_equal(*head, 2);
+	/* clearing a bit that is not set changes nothing */
+	perflib_owner_mark(&map, first + 4096 + 64, false);
+	assert_int_equal(*head, 2);
+	/* the stop clears summaries and heads */
+	perflib_owner_clear_all(&map, (int)me);
+	assert_int_equal(sum[2], 0);
+	assert_int_equal(*head, 0);
+	/* no procs entry: nothing written */
+	map.proc_index = -1;
+	perflib_owner_mark(&map, first + 5, true);
+	assert_int_equal(sum[0], 0);
+	assert_int_equal(*head, 0);
+	free(live);
+}
+
+/* the branch-free logarithms of layout.h, which BPF programs use too */
+static void test_log2(void **state)
+{
+	uint64_t q;
+	uint32_t b;
+
+	(void)state;
+	for (b = 0; b < 64; b++) {
+		q = 1ULL << b;
+		assert_int_equal(perflib_log2_64(q), b);
+		assert_int_equal(perflib_log2_64(q | (q >> 1) | 1), b);
+		if (b < 63)
+			assert_int_equal(perflib_log2_64((q << 1) - 1), b);
+		if (b < 32)
+			assert_int_equal(perflib_log2_32(q), b);
+	}
+	assert_int_equal(perflib_log2_64(~0ULL), 63);
+	assert_int_equal(perflib_log2_64(0xFFFFFFFFULL), 31);
+	assert_int_equal(perflib_log2_64(0x100000000ULL), 32);
+	/* the lowest set bit, as the exit reaper finds the first summary head bit */
+	q = 0x8000000000000100ULL;
+	assert_int_equal(perflib_log2_64(q & -q), 8);
+	/* segments: slot i of seg0 128 */
+	assert_int_equal(perflib_seg_of(0, 128), 0);
+	assert_int_equal(perflib_seg_of(127, 128), 0);
+	assert_int_equal(perflib_seg_of(128, 128), 1);
+	assert_int_equal(perflib_seg_of(perflib_seg_first(12, 128), 128), 12);
+	assert_int_equal(perflib_seg_of(perflib_seg_first(13, 128) - 1, 128), 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +284,8 @@ int main(void)
 		cmocka_unit_test(test_reaper_take),
 		cmocka_unit_test(test_kernel_handover),
 		cmocka_unit_test(test_procs),
+		cmocka_unit_test(test_owner_heads),
+		cmocka_unit_test(test_log2),
 	};
 
 	return cmocka_run_group_tests_name("slot", tests, NULL, NULL);
