@@ -117,18 +117,18 @@ static inline uint32_t perflib_live_words(const struct perflib_info *info, uint3
 
 struct perflib_seg {
 	int data_fd, index_fd, live_fd;
-	uint64_t *live;	  /* mapping of the live bitmap, NULL for an unmapped reader; zero pages
-			 * in its place once the segment is retired (the address stays) */
-	size_t live_len;  /* bytes of the bitmap */
-	size_t live_map;  /* bytes mapped: class 0's segment 0 holds more after its bitmap */
 	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
 			   * another id) */
-	bool data_mapped; /* the segment's slots are mapped whole in the class's range (a
-			   * reader's; a provider's chunks say what it mapped) */
+	uint64_t *live;	  /* mapping of the live bitmap, NULL for an unmapped reader; zero pages
+			 * in its place once the segment is retired (the address stays) */
 	uint64_t *chunks; /* a provider's: which PERFLIB_CHUNK_BYTES chunks of the segment's
 			   * slots are mapped (perflib_slot_map maps them when first needed);
 			   * NULL when the segment is mapped whole */
+	uint32_t live_len; /* bytes of the bitmap (at most 2^25: 2^28 slots) */
+	uint32_t live_map; /* bytes mapped: class 0's segment 0 holds more after its bitmap */
 	uint32_t nr_chunks;
+	bool data_mapped; /* the segment's slots are mapped whole in the class's range (a
+			   * reader's; a provider's chunks say what it mapped) */
 	bool blank;	  /* retired: zero pages where its slots and live bitmap were mapped,
 			   * its index fd a placeholder; opened again over them */
 };
@@ -156,7 +156,10 @@ struct perflib_class {
 				       * segments are retired (perflib_store_shrink) */
 	uint32_t epoch;		      /* ctl.epoch[class] when the segments were last checked */
 	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
-	struct perflib_seg segs[PERFLIB_MAX_SEGS];
+	struct perflib_seg *segs;     /* max_segs entries, in perflib_store.seg_table; NULL
+				       * until the info is read (every process keeps this per
+				       * set it opens: sized by the set's capacity, not
+				       * PERFLIB_MAX_SEGS for each of PERFLIB_MAX_CLASSES) */
 };
 
 struct perflib_store {
@@ -165,6 +168,8 @@ struct perflib_store {
 	bool mapped;		  /* slots mapped (perflib_class.data), else read by lookups */
 	struct perflib_vspace vs; /* the range of every class's slots, class 0 first */
 	int info_fd, procs_fd;
+	uint32_t procs_id;	   /* a provider's, between claim and release: the kernel's id
+				    * of procs, whose fd it closed (perflib_store_procs_unmap) */
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
 	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none */
 	struct perflib_info *info; /* validated private copy of the info value */
@@ -180,6 +185,7 @@ struct perflib_store {
 	size_t procs_len;			     /* nr_procs * 64 */
 	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
+	struct perflib_seg *seg_table; /* every class's segments, one allocation */
 	struct perflib_class cls[PERFLIB_MAX_CLASSES];
 };
 
@@ -206,16 +212,19 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 void perflib_store_close(struct perflib_store *map);
 /*
  * perflib_store_trim - close the fds a mapped set no longer needs (info, the outer maps, and
- * a reader's procs, which it maps; a provider keeps procs' fd, perflib_store_procs_unmap):
+ * a reader's procs, which it maps; a provider closes procs' fd once it holds its entry,
+ * perflib_store_procs_unmap):
  * every fd is copied by each fork() (about 60 ns per fd and fork, with the exit). Call it
  * after the loaders that take the set's fds (the reaper, the keys program).
  */
 void perflib_store_trim(struct perflib_store *map);
 /*
- * perflib_store_procs_unmap, _map - a provider keeps no mapping of procs between claiming
- * its entry and releasing it (each mapping costs every fork() of the process,
- * docs/ARCHITECTURE.md "fork()"); its control word and pending word are in s0/live, which it
- * maps. _map maps procs again (writable) for the release; 0 or -errno.
+ * perflib_store_procs_unmap, _map - a provider keeps no mapping of procs, and no fd, between
+ * claiming its entry and releasing it (each mapping and each fd costs every fork() of the
+ * process, docs/ARCHITECTURE.md "fork()"); its control word and pending word are in s0/live,
+ * which it maps. _unmap remembers the map's id; _map opens the pin again and maps procs
+ * (writable) for the release: 0, -ESTALE when the pin is another map now (the set was
+ * removed and registered again: the entries there are not this process's), or -errno.
  */
 void perflib_store_procs_unmap(struct perflib_store *map);
 int perflib_store_procs_map(struct perflib_store *map);

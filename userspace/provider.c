@@ -154,7 +154,10 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	pthread_mutex_unlock(&prov->lock);
 	/* procs mapped again for the release (a CAS on each entry), as it was for the claim */
 	for (set = atomic_load(&prov->sets); set; set = set->next) {
-		if (perflib_store_procs_map(set->map))
+		int err = perflib_store_procs_map(set->map);
+
+		/* removed (and perhaps registered again): no entry of ours to release there */
+		if (err && err != -ESTALE && err != -ENOENT)
 			pr_warn("cannot map a counter set's procs: its entry for this process is "
 				"freed when the process exits\n");
 	}

@@ -328,7 +328,7 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	uint64_t *live;
 	int err;
 
-	if (cls >= PERFLIB_MAX_CLASSES || k >= PERFLIB_MAX_SEGS)
+	if (cls >= map->nr_classes || k >= map->cls[cls].max_segs)
 		return -EINVAL;
 	c = &map->cls[cls];
 	s = &c->segs[k];
@@ -403,8 +403,8 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 		goto fail;
 	}
 	s->live = live;
-	s->live_len = perflib_seg_words(k, c->seg0) * 8;
-	s->live_map = words * 8;
+	s->live_len = (uint32_t)(perflib_seg_words(k, c->seg0) * 8);
+	s->live_map = (uint32_t)(words * 8);
 	if (!cls && !k) {
 		/* the pending words and the control word, after the bitmap (layout.h) */
 		map->pending = live + perflib_pending_word(c->seg0, map->info->nr_procs, 0);
@@ -505,14 +505,39 @@ void perflib_store_procs_unmap(struct perflib_store *map)
 		return;
 	munmap(map->procs, map->procs_len);
 	map->procs = NULL;
+	/* and its fd: the pin opens it again for the release, if it is still this map */
+	map->procs_id = map_id(map->procs_fd);
+	if (map->procs_id) {
+		close(map->procs_fd);
+		map->procs_fd = -1;
+	}
 }
 
 int perflib_store_procs_map(struct perflib_store *map)
 {
+	char dir[PATH_MAX];
+	int fd, err;
+
 	if (map->procs)
 		return 0;
-	if (!map->writable || map->procs_fd < 0)
+	if (!map->writable)
 		return -EBADF;
+	if (map->procs_fd < 0) {
+		if (!map->procs_id)
+			return -EBADF;
+		err = perflib_store_dir(&map->guid, dir, sizeof(dir));
+		if (err)
+			return err;
+		fd = perflib_pin_open(dir, "procs", false);
+		if (fd < 0)
+			return fd;
+		/* the set was removed and registered again: its entries are not ours */
+		if (map_id(fd) != map->procs_id) {
+			close(fd);
+			return -ESTALE;
+		}
+		map->procs_fd = fd;
+	}
 	map->procs = perflib_map_shared(NULL, map->procs_len, true, false, map->procs_fd);
 	return map->procs ? 0 : -errno;
 }

@@ -88,7 +88,7 @@ void perflib_store_close(struct perflib_store *map)
 	if (!map)
 		return;
 	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
-		for (k = 0; k < PERFLIB_MAX_SEGS; k++)
+		for (k = 0; map->cls[c].segs && k < map->cls[c].max_segs; k++)
 			perflib_seg_close(map, c, k);
 		for (k = 0; k < PERFLIB_SEG_NR; k++) {
 			if (map->cls[c].outer_fd[k] >= 0)
@@ -106,6 +106,7 @@ void perflib_store_close(struct perflib_store *map)
 	if (map->keys_fd >= 0)
 		close(map->keys_fd);
 	pthread_mutex_destroy(&map->seg_lock);
+	free(map->seg_table);
 	free(map->info);
 	free(map);
 }
@@ -122,12 +123,8 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 	map->info_fd = map->procs_fd = map->keys_fd = -1;
 	map->proc_index = -1;
 	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
-		struct perflib_class *cl = &map->cls[c];
-
 		for (k = 0; k < PERFLIB_SEG_NR; k++)
-			cl->outer_fd[k] = -1;
-		for (k = 0; k < PERFLIB_MAX_SEGS; k++)
-			cl->segs[k].data_fd = cl->segs[k].index_fd = cl->segs[k].live_fd = -1;
+			map->cls[c].outer_fd[k] = -1;
 	}
 	pthread_mutex_init(&map->seg_lock, NULL);
 	return map;
@@ -180,10 +177,9 @@ static int map_read_info(struct perflib_store *map)
 static int map_attach(struct perflib_store *map, bool unmapped)
 {
 	const struct perflib_info *info = map->info;
-	int err;
-
+	uint32_t c, k, nr = 0;
 	size_t len = 0;
-	uint32_t c;
+	int err;
 
 	map->counters = (const struct perflib_info_counter *)(info + 1);
 	map->nr_classes = info->nr_classes;
@@ -196,6 +192,18 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 		cl->max_segs = perflib_info_segs(info, c);
 		cl->data_len = (size_t)perflib_seg_first(cl->max_segs, cl->seg0) * cl->slot_size;
 		len += cl->data_len;
+		nr += cl->max_segs;
+	}
+	/* the segments each class may have (its capacity's), in one table */
+	map->seg_table = malloc((size_t)nr * sizeof(*map->seg_table));
+	if (!map->seg_table)
+		return -ENOMEM;
+	for (c = 0, nr = 0; c < map->nr_classes; c++) {
+		map->cls[c].segs = map->seg_table + nr;
+		for (k = 0; k < map->cls[c].max_segs; k++)
+			map->cls[c].segs[k] = (struct perflib_seg){
+				.data_fd = -1, .index_fd = -1, .live_fd = -1};
+		nr += map->cls[c].max_segs;
 	}
 	/* the processes' entries (the control word is in s0/live) */
 	err = perflib_map_check(map->procs_fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc),

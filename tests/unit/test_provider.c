@@ -346,6 +346,53 @@ static void test_procs_entry(void **state)
 	perflib_store_close(ro);
 }
 
+/*
+ * A provider keeps no fd of procs once it holds its entry (every fd costs each fork()): its
+ * stop opens the pin again for the release, and leaves alone a set that was removed and
+ * registered again meanwhile (another map, whose entries are not that provider's, even
+ * when its process holds the same entry there through another provider)
+ */
+static void test_procs_fd_reopened(void **state)
+{
+	struct perflib_ctrset *ca, *cb;
+	struct perflib_store *ro;
+	struct perflib_proc *e;
+	HANDLE a, b;
+	GUID set;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&a, &set), ERROR_SUCCESS);
+	ca = ctrset_of(a, &set);
+	assert_int_equal(ca->map->procs_fd, -1);
+	assert_int_not_equal(ca->map->procs_id, 0);
+	assert_true(ca->proc_index >= 0);
+	/* a plain stop: the entry is released through the pin */
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	e = &ro->procs[ca->proc_index];
+	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
+	assert_int_equal(PerfStopProvider(a), ERROR_SUCCESS);
+	assert_int_equal(e->state, PERFLIB_PROC_FREE);
+	perflib_store_close(ro);
+
+	/* removed under a running provider, registered again, the same entry taken there */
+	assert_int_equal(prov_std_provide(&set, &a), ERROR_SUCCESS);
+	ca = ctrset_of(a, &set);
+	assert_int_equal(perflib_unregister_counterset(&set, true), 0);
+	assert_int_equal(prov_std_provide(&set, &b), ERROR_SUCCESS);
+	cb = ctrset_of(b, &set);
+	assert_int_equal(cb->proc_index, ca->proc_index);
+	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
+	e = &ro->procs[cb->proc_index];
+	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
+	assert_int_equal(e->pid, (uint32_t)getpid());
+	assert_int_equal(PerfStopProvider(a), ERROR_SUCCESS);
+	assert_int_equal(e->state, PERFLIB_PROC_LIVE); /* b's, in the new set */
+	assert_int_equal(PerfStopProvider(b), ERROR_SUCCESS);
+	assert_int_equal(e->state, PERFLIB_PROC_FREE);
+	perflib_store_close(ro);
+	assert_int_equal(perflib_unregister_counterset(&set, true), 0);
+}
+
 static ULONG CALLBACK noop_callback(ULONG code, PVOID buf, ULONG size)
 {
 	(void)code;
@@ -642,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_ascii_name),
 		cmocka_unit_test(test_index_key),
 		cmocka_unit_test(test_procs_entry),
+		cmocka_unit_test(test_procs_fd_reopened),
 		cmocka_unit_test(test_procs_callback_flag),
 		cmocka_unit_test(test_refs_private),
 		cmocka_unit_test(test_on_demand_registration),

@@ -198,6 +198,7 @@ static void test_owner_heads(void **state)
 	struct perflib_store map = {.info = &info, .proc_index = (int)me, .writable = true,
 				    .nr_classes = 1};
 	uint32_t first = (uint32_t)perflib_seg_first(k, seg0);
+	struct perflib_seg segs[13] = {{0}};
 	uint64_t *live, *head, *sum;
 
 	(void)state;
@@ -207,8 +208,9 @@ static void test_owner_heads(void **state)
 	live = calloc(perflib_seg_live_words(k, seg0, nr_procs), sizeof(*live));
 	assert_non_null(live);
 	map.cls[0].seg0 = seg0;
-	map.cls[0].nr_segs = k + 1;
-	map.cls[0].segs[k].live = live;
+	map.cls[0].nr_segs = map.cls[0].max_segs = k + 1;
+	map.cls[0].segs = segs;
+	segs[k].live = live;
 	head = live + perflib_sum_head(k, seg0, nr_procs, me);
 	sum = live + perflib_sum_word(k, seg0, me, 0);
 	/* summary words 0 and 1 share head bit 0, word 2 has bit 1 */
