@@ -467,6 +467,8 @@ static int key_unique(struct perflib_store *map, uint32_t id, const struct perfl
 		perflib_store_refresh(map);
 		n = perflib_store_nr_segs(map, cls);
 		/* the segments that hold the key, in one call; else every one is looked at */
+		if (n <= 1 && own == 0)
+			return 0; /* our segment is the only one */
 		if (perflib_keys_where(map, cls, key, n, own, &mask))
 			mask = ~0ULL;
 		for (k = 0, err = 0; k < n && !err; k++) {

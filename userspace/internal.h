@@ -171,7 +171,8 @@ struct perflib_store {
 	uint32_t procs_id;	   /* a provider's, between claim and release: the kernel's id
 				    * of procs, whose fd it closed (perflib_store_procs_unmap) */
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
-	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none */
+	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none,
+				    * PERFLIB_KEYS_LAZY = not opened yet */
 	struct perflib_info *info; /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
@@ -477,13 +478,15 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 /*
  * keys.c: the program that looks an index key up in every segment in one call.
  * perflib_keys_pin - load it for @map (created, not yet published) and pin it in @dir.
- * perflib_keys_open - open the one pinned in @dir (map->keys_fd, -1 if none).
+ * perflib_keys_open - a writer's map->keys_fd: PERFLIB_KEYS_LAZY, the pinned program is
+ * opened by the first perflib_keys_where (-1 when it is turned off, PERFLIB_KEYS_PROG=0).
  * perflib_keys_where - bitmask of the segments below @nr_segs, but @skip, whose index holds
  * @key; -errno when there is no program or it cannot run (then map->keys_fd becomes -1).
  */
+#define PERFLIB_KEYS_LAZY (-2)
 int perflib_keys_pin(const struct perflib_store *map, const char *dir,
 		     const struct perflib_pin_opts *opts);
-void perflib_keys_open(struct perflib_store *map, const char *dir);
+void perflib_keys_open(struct perflib_store *map);
 int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct perflib_index_key *key,
 		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask);
 /* libbpf's messages as the library's debug output (reaper.c) */

@@ -70,16 +70,34 @@ int perflib_keys_pin(const struct perflib_store *map, const char *dir,
 	return err;
 }
 
-void perflib_keys_open(struct perflib_store *map, const char *dir)
+void perflib_keys_open(struct perflib_store *map)
 {
-	char path[PATH_MAX + 8];
+	/* opened when a class first has a second segment: one fd fewer per set till then */
+	map->keys_fd = keys_enabled() ? PERFLIB_KEYS_LAZY : -1;
+}
 
-	if (!keys_enabled())
-		return;
-	snprintf(path, sizeof(path), "%s/" KEYS_PIN, dir);
-	map->keys_fd = bpf_obj_get(path);
-	if (map->keys_fd < 0)
-		map->keys_fd = -1;
+/* the pinned program, opened on first use; -1 when there is none */
+static int keys_fd_get(struct perflib_store *map)
+{
+	int fd = __atomic_load_n(&map->keys_fd, __ATOMIC_ACQUIRE), lazy = PERFLIB_KEYS_LAZY;
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+
+	if (fd != PERFLIB_KEYS_LAZY)
+		return fd;
+	fd = -1;
+	if (!perflib_store_dir(&map->guid, dir, sizeof(dir))) {
+		snprintf(path, sizeof(path), "%s/" KEYS_PIN, dir);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			fd = -1;
+	}
+	if (__atomic_compare_exchange_n(&map->keys_fd, &lazy, fd, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return fd;
+	/* another thread opened it first */
+	if (fd >= 0)
+		close(fd);
+	return lazy;
 }
 
 int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct perflib_index_key *key,
@@ -88,9 +106,12 @@ int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct per
 	struct perflib_keys_args args = {.key = *key, .nr_segs = nr_segs, .skip = skip, .cls = cls};
 	/* a syscall program writes its context back into ctx_in */
 	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = &args, .ctx_size_in = sizeof(args));
-	int fd = __atomic_load_n(&map->keys_fd, __ATOMIC_RELAXED);
+	int fd;
 
-	if (fd < 0 || cls >= map->nr_classes)
+	if (cls >= map->nr_classes)
+		return -ENOENT;
+	fd = keys_fd_get(map);
+	if (fd < 0)
 		return -ENOENT;
 	if (bpf_prog_test_run_opts(fd, &topts)) {
 		int err = -errno;

@@ -297,7 +297,7 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 				}
 			}
 		}
-		perflib_keys_open(map, dir);
+		perflib_keys_open(map);
 	}
 	err = map_attach(map, unmapped);
 	if (err)
@@ -484,7 +484,7 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 		goto out;
 	}
 	perflib_seg_maps_close(&seg0);
-	perflib_keys_open(map, dir);
+	perflib_keys_open(map);
 	err = map_read_info(map);
 	if (!err)
 		err = map_attach(map, false);

@@ -172,10 +172,53 @@ static void test_program_cannot_run(void **state)
 	assert_int_equal(perflib_store_remove(&set), 0);
 }
 
+/*
+ * A provider opens the keys program when a class first has a second segment: a set that
+ * fits in segment 0 costs it no fd for it (each fd costs every fork()), and its creates no
+ * program run (their own segment is the only one to look in)
+ */
+static void test_opened_when_needed(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE a, dup;
+	struct perflib_store *map;
+	WCHAR name[32];
+	uint32_t i, seg0;
+	HANDLE h;
+	GUID set;
+
+	(void)state;
+	assert_int_equal(perflib_set_capacity(0, 33), 0);
+	assert_int_equal(prov_std_start(&h, &set), 0);
+	assert_int_equal(perflib_set_capacity(0, PERFLIB_NAME_MAX_DEFAULT), 0);
+	map = provider_map(h, &set);
+	seg0 = map->cls[0].seg0;
+	a = PerfCreateInstance(h, &set, u"k0", 0);
+	assert_non_null(a);
+	/* a duplicate in segment 0 alone is its index's to refuse */
+	dup = PerfCreateInstance(h, &set, u"k0", 0);
+	assert_null(dup);
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	for (i = 1; i < seg0; i++)
+		assert_non_null(PerfCreateInstance(h, &set, prov_wname(name, 32, "k%u", i), i));
+	assert_int_equal(perflib_store_nr_segs(map, 0), 1);
+	assert_int_equal(map->keys_fd, PERFLIB_KEYS_LAZY);
+	/* the next one grows the set: from then on the program answers */
+	assert_non_null(PerfCreateInstance(h, &set, u"grown", 9999));
+	assert_int_equal(perflib_store_nr_segs(map, 0), 2);
+	assert_true(map->keys_fd >= 0);
+	/* and a duplicate of a key of segment 0, claimed in segment 1, is refused */
+	dup = PerfCreateInstance(h, &set, u"k0", 0);
+	assert_null(dup);
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	assert_int_equal(PerfStopProvider(h), 0);
+	assert_int_equal(perflib_store_remove(&set), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_where),
+		cmocka_unit_test(test_opened_when_needed),
 		cmocka_unit_test(test_duplicate_with_program),
 		cmocka_unit_test(test_duplicate_without_program),
 		cmocka_unit_test(test_program_cannot_run),
