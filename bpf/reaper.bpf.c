@@ -199,19 +199,10 @@ __noinline __u32 perflib_reaper_log2(__u64 q)
 static __always_inline void *reaper_gslot(void *data_map,
 					  const volatile struct perflib_bpf_geometry *g, __u32 idx)
 {
-	__u32 k, off, seg0 = g->seg0_slots;
-	void *seg;
+	__u32 seg0 = g->seg0_slots;
 
-	if (idx >= g->capacity || !seg0)
-		return NULL;
-	k = perflib_reaper_log2((__u64)(idx / seg0) + 1);
-	if (k >= PERFLIB_MAX_SEGS)
-		return NULL;
-	seg = perflib_segment(data_map, k);
-	if (!seg)
-		return NULL;
-	off = idx - (__u32)perflib_seg_first(k, seg0);
-	return bpf_map_lookup_elem(seg, &off);
+	return perflib_gslot_in(data_map, g, idx,
+				seg0 ? perflib_reaper_log2((__u64)(idx / seg0) + 1) : PERFLIB_MAX_SEGS);
 }
 
 /*

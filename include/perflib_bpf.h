@@ -181,24 +181,29 @@ static __always_inline void *perflib_segment(void *outer, __u32 k)
 
 /*
  * perflib_gslot - slot @idx of @data_map (a PERFLIB_DATA_MAP) with geometry @g, or NULL past
- * the capacity or in a segment not created yet
+ * the capacity or in a segment not created yet; perflib_gslot_in - the same, its segment @k
+ * (perflib_seg_of(@idx, seg0_slots)) found by the caller
  */
-static __always_inline void *perflib_gslot(void *data_map,
-					   const volatile struct perflib_bpf_geometry *g, __u32 idx)
+static __always_inline void *perflib_gslot_in(void *data_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 idx, __u32 k)
 {
-	__u32 k, off, seg0 = g->seg0_slots;
+	__u32 off, seg0 = g->seg0_slots;
 	void *seg;
 
-	if (idx >= g->capacity || !seg0)
-		return NULL;
-	k = perflib_seg_of(idx, seg0);
-	if (k >= PERFLIB_MAX_SEGS)
+	if (idx >= g->capacity || !seg0 || k >= PERFLIB_MAX_SEGS)
 		return NULL;
 	seg = perflib_segment(data_map, k);
 	if (!seg)
 		return NULL;
 	off = idx - (__u32)perflib_seg_first(k, seg0);
 	return bpf_map_lookup_elem(seg, &off);
+}
+
+static __always_inline void *perflib_gslot(void *data_map,
+					   const volatile struct perflib_bpf_geometry *g, __u32 idx)
+{
+	return perflib_gslot_in(data_map, g, idx, perflib_seg_of(idx, g->seg0_slots));
 }
 
 /* perflib_slot - slot @idx of @data_map (a PERFLIB_DATA_MAP), or NULL past the capacity */
