@@ -61,7 +61,7 @@ struct reap_ctx {
 	__u64 heads;   /* the summary heads of that segment: which summary words to read */
 	__u32 shift;   /* a head bit stands for 2^shift summary words in that segment */
 	__u32 sj0;     /* the first summary word the heads name */
-	__u32 word;    /* word of its live bitmap being walked */
+	__u32 word;    /* the class's slot of bit 0 of the live word being walked */
 	__u64 sbits;   /* that word: which bitmap words to walk */
 	__u64 bits;    /* the bitmap word */
 	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
@@ -272,8 +272,8 @@ static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 s
 }
 
 /*
- * Bitmap word @j of live map @seg of segment r->seg into r->bits (and @j into r->word);
- * 0 past the bitmap. One copy for every class.
+ * Bitmap word @j of live map @seg of segment r->seg into r->bits (and the class's slot of
+ * its bit 0 into r->word); 0 past the bitmap. One copy for every class.
  */
 static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 seg0)
 {
@@ -285,7 +285,7 @@ static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 
 	w = bpf_map_lookup_elem(seg, &j);
 	if (!w)
 		return 0;
-	r->word = j;
+	r->word = (__u32)perflib_seg_first(r->seg, seg0) + 64 * j;
 	r->bits = *w;
 	return r->bits;
 }
@@ -317,8 +317,7 @@ static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 
                                                                                                    \
 		if (b >= 64 || !(r->bits & (1ULL << b)))                                           \
 			return 0;                                                                  \
-		return slot_cb##n(                                                                 \
-			(__u32)perflib_seg_first(r->seg, _geo.seg0_slots) + 64 * r->word + b, r);  \
+		return slot_cb##n(r->word + b, r);                                                 \
 	}                                                                                          \
                                                                                                    \
 	/* bit @b of the summary word: bitmap word 64 sj + b of segment r->seg, its slots */       \
@@ -384,6 +383,7 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	struct perflib_exit_ctx *c;
 	struct reap_ctx r = {};
 	__u32 zero = 0;
+	__u64 flags;
 
 	c = bpf_map_lookup_elem(&exit_ctx, &zero);
 	if (!c)
@@ -405,13 +405,20 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 		r.ent[1] = r.ent[0];
 		r.ew[1] = r.ew[0];
 	}
-	bpf_loop(PERFLIB_MAX_SEGS, seg_cb0, &r, 0);
+	/*
+	 * The segment loops of the classes with flags the verifier cannot tell are 0 (a tgid
+	 * is below 2^22, PID_MAX_LIMIT): it inlines a bpf_loop whose flags it knows, about 18
+	 * instructions each, and these four run a few times per exit. The program stays within
+	 * 16 KiB of kernel memory with four classes (20 KiB inlined).
+	 */
+	flags = r.tgid >> 31;
+	bpf_loop(PERFLIB_MAX_SEGS, seg_cb0, &r, flags);
 	if (nr_classes > 1)
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb1, &r, 0);
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb1, &r, flags);
 	if (nr_classes > 2)
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb2, &r, 0);
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb2, &r, flags);
 	if (nr_classes > 3)
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb3, &r, 0);
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb3, &r, flags);
 	/* and the slot it was freeing (its live bit cleared before the slot went FREE) */
 	if (r.pending) {
 		__u32 id = (__u32)(r.pending - 1), i = perflib_slot_id_index(id);
