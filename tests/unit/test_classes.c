@@ -235,7 +235,7 @@ static void test_sigkill_every_class(void **state)
 static void test_empty_set_memory(void **state)
 {
 	unsigned long long maps = 0, progs = 0;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	HANDLE h;
 	GUID set;
 
@@ -250,8 +250,12 @@ static void test_empty_set_memory(void **state)
 		      progs);
 	assert_true(maps > 0);
 	assert_true(maps <= 64 * 1024);
-	/* the reaper and the keys program: at most 20 KiB, the reaper counted */
-	assert_true(progs > 4096);
+	/* the reaper and the keys program: at most 20 KiB, the reaper counted when loaded */
+	snprintf(path, sizeof(path), "%s/reaper", dir);
+	if (!access(path, F_OK))
+		assert_true(progs > 4096);
+	else
+		print_message("no exit reaper on this kernel: the keys program alone\n");
 	assert_true(progs <= 20 * 1024);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
