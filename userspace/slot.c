@@ -204,8 +204,8 @@ void perflib_proc_release(struct perflib_store *map, int i)
 }
 
 /*
- * Where procs entry @proc's owner summary names slot @id: its segment @ret_k (of class @c)
- * and the bitmap word @ret_g of the slot in that segment
+ * Where an owner summary names slot @id: its class @ret_c, its segment @ret_k and the
+ * bitmap word @ret_g of the slot in that segment
  */
 static void owner_place(const struct perflib_store *map, uint32_t id,
 			const struct perflib_class **ret_c, uint32_t *ret_k, uint64_t *ret_g)
