@@ -203,21 +203,6 @@ void perflib_proc_release(struct perflib_store *map, int i)
 				    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/*
- * Where an owner summary names slot @id: its class @ret_c, its segment @ret_k and the
- * bitmap word @ret_g of the slot in that segment
- */
-static void owner_place(const struct perflib_store *map, uint32_t id,
-			const struct perflib_class **ret_c, uint32_t *ret_k, uint64_t *ret_g)
-{
-	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
-	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
-
-	*ret_c = c;
-	*ret_k = k;
-	*ret_g = (i - perflib_seg_first(k, c->seg0)) / 64;
-}
-
 /* are procs entry @proc's summary words of head bit @b in segment @k all clear? */
 static bool owner_span_clear(const struct perflib_class *c, uint32_t k, uint32_t proc,
 			     uint64_t b)
@@ -236,13 +221,14 @@ static bool owner_span_clear(const struct perflib_class *c, uint32_t k, uint32_t
 
 void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on)
 {
-	uint32_t nr_procs = map->info->nr_procs, k, p = (uint32_t)map->proc_index;
-	const struct perflib_class *c;
-	uint64_t g, hb, bit, hbit, *w, *head;
+	const struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
+	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
+	uint32_t nr_procs = map->info->nr_procs, p = (uint32_t)map->proc_index;
+	uint64_t g = (i - perflib_seg_first(k, c->seg0)) / 64; /* the slot's bitmap word */
+	uint64_t hb, bit, hbit, *w, *head;
 
 	if (map->proc_index < 0 || p >= nr_procs)
 		return;
-	owner_place(map, id, &c, &k, &g);
 	w = &c->segs[k].live[perflib_sum_word(k, c->seg0, p, (uint32_t)(g / 64))];
 	head = &c->segs[k].live[perflib_sum_head(k, c->seg0, nr_procs, p)];
 	hb = g / 64 / perflib_sum_head_span(k, c->seg0);
