@@ -68,6 +68,7 @@ struct reap_ctx {
 	__u64 sw;      /* reap_slot's slot word */
 	__u32 si;      /* and its slot index in the class */
 	__u32 release; /* a second procs pass frees its entries (more than two) */
+	__u64 cls;     /* the size class being walked */
 };
 
 /*
@@ -291,91 +292,134 @@ static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 
 }
 
 /*
- * The walk of one size class, the same code for each: REAPER_CLASS(n, data, index, live,
- * geometry) defines slot_cb##n (free slot i of the class if the exiting process holds it,
- * with reap_slot) and seg_cb##n (walk segment k: the bitmap words its owner summaries name,
- * or every word), with their helpers.
+ * The walk of a size class, one copy for every class: the callbacks read the class being
+ * walked from r->cls, and the maps and geometry of that class come from the switches
+ * below. The verifier checks the callbacks for each class (r->cls is a constant in each
+ * caller's state), the kernel keeps them once: four copies, one per class, made the
+ * program 16 KiB of kernel memory per counter set.
  */
-#define REAPER_CLASS(n, _slots, _idx, _live, _geo)                                                 \
-	static long slot_cb##n(__u32 i, void *c)                                                   \
-	{                                                                                          \
-		struct reap_ctx *r = c;                                                            \
-		void *slot;                                                                        \
-                                                                                                   \
-		slot = reaper_gslot(&_slots, &_geo, i);                                            \
-		if (!slot)                                                                         \
-			return 1;                                                                  \
-		if (!slot_ours(r, slot, i))                                                        \
-			return 0;                                                                  \
-		return reap_slot(r, slot, &_idx, &_live, &_geo);                                   \
-	}                                                                                          \
-                                                                                                   \
-	/* bit @b of the live word being walked: reap that slot if it is set */                    \
-	static long bit_cb##n(__u32 b, void *c)                                                    \
-	{                                                                                          \
-		struct reap_ctx *r = c;                                                            \
-                                                                                                   \
-		if (b >= 64 || !(r->bits & (1ULL << b)))                                           \
-			return 0;                                                                  \
-		return slot_cb##n(r->word + b, r);                                                 \
-	}                                                                                          \
-                                                                                                   \
-	/* bit @b of the summary word: bitmap word 64 sj + b of segment r->seg, its slots */       \
-	static long group_cb##n(__u32 b, void *c)                                                  \
-	{                                                                                          \
-		struct reap_ctx *r = c;                                                            \
-		void *seg;                                                                         \
-                                                                                                   \
-		if (b >= 64 || !(r->sbits & (1ULL << b)))                                          \
-			return 0;                                                                  \
-		seg = perflib_segment(&_live, r->seg);                                             \
-		if (!seg)                                                                          \
-			return 1;                                                                  \
-		if (live_bits(r, seg, 64 * r->sj + b, _geo.seg0_slots))                            \
-			bpf_loop(64, bit_cb##n, r, 0);                                             \
-		return 0;                                                                          \
-	}                                                                                          \
-                                                                                                   \
-	/* word r->sj0 + @j of the owner summaries of segment r->seg: the bitmap words to walk */  \
-	static long sum_cb##n(__u32 j, void *c)                                                    \
-	{                                                                                          \
-		struct reap_ctx *r = c;                                                            \
-		void *seg = perflib_segment(&_live, r->seg);                                       \
-                                                                                                   \
-		if (!seg)                                                                          \
-			return 1;                                                                  \
-		j += r->sj0;                                                                       \
-		r->sbits = sum_bits(r, seg, j, _geo.seg0_slots);                                   \
-		if (!r->sbits)                                                                     \
-			return 0;                                                                  \
-		r->sj = j;                                                                         \
-		bpf_loop(64, group_cb##n, r, 0);                                                   \
-		return 0;                                                                          \
-	}                                                                                          \
-                                                                                                   \
-	/*                                                                                         \
-	 * segment @k: the bitmap words its owner summaries name (or all), word by word; none      \
-	 * when the exiting process's summary heads are clear there                                \
-	 */                                                                                        \
-	static long seg_cb##n(__u32 k, void *c)                                                    \
-	{                                                                                          \
-		struct reap_ctx *r = c;                                                            \
-		void *seg = perflib_segment(&_live, k);                                            \
-		__u32 cnt;                                                                         \
-                                                                                                   \
-		if (!seg)                                                                          \
-			return 1;                                                                  \
-		r->seg = k;                                                                        \
-		cnt = seg_heads(r, seg, k, _geo.seg0_slots, _geo.nr_procs);                        \
-		if (cnt)                                                                           \
-			bpf_loop(cnt, sum_cb##n, r, 0);                                            \
-		return 0;                                                                          \
-	}
 
-REAPER_CLASS(0, slots, idx, live, perflib_geo)
-REAPER_CLASS(1, slots1, idx1, live1, geo1)
-REAPER_CLASS(2, slots2, idx2, live2, geo2)
-REAPER_CLASS(3, slots3, idx3, live3, geo3)
+/* the geometry of class @c */
+static __always_inline const volatile struct perflib_bpf_geometry *class_geo(__u64 c)
+{
+	switch (c) {
+	case 1:
+		return &geo1;
+	case 2:
+		return &geo2;
+	case 3:
+		return &geo3;
+	default:
+		return &perflib_geo;
+	}
+}
+
+/* the live bitmap map of segment @k of class @c, NULL past the segments there are */
+static __noinline void *class_live(__u64 c, __u32 k)
+{
+	switch (c) {
+	case 1:
+		return perflib_segment(&live1, k);
+	case 2:
+		return perflib_segment(&live2, k);
+	case 3:
+		return perflib_segment(&live3, k);
+	default:
+		return perflib_segment(&live, k);
+	}
+}
+
+/* slot @i of class r->cls in its maps: free it if the exiting process holds it */
+static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, void *index_map,
+				    void *live_map)
+{
+	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
+	void *slot = reaper_gslot(slots_map, g, i);
+
+	if (!slot)
+		return 1;
+	if (!slot_ours(r, slot, i))
+		return 0;
+	return reap_slot(r, slot, index_map, live_map, g);
+}
+
+/* slot @i of class r->cls */
+static __noinline long slot_cb(__u32 i, struct reap_ctx *r)
+{
+	switch (r->cls) {
+	case 1:
+		return slot_in(r, i, &slots1, &idx1, &live1);
+	case 2:
+		return slot_in(r, i, &slots2, &idx2, &live2);
+	case 3:
+		return slot_in(r, i, &slots3, &idx3, &live3);
+	default:
+		return slot_in(r, i, &slots, &idx, &live);
+	}
+}
+
+/* bit @b of the live word being walked: reap that slot if it is set */
+static long bit_cb(__u32 b, void *c)
+{
+	struct reap_ctx *r = c;
+
+	if (b >= 64 || !(r->bits & (1ULL << b)))
+		return 0;
+	return slot_cb(r->word + b, r);
+}
+
+/* bit @b of the summary word: bitmap word 64 sj + b of segment r->seg, its slots */
+static long group_cb(__u32 b, void *c)
+{
+	struct reap_ctx *r = c;
+	void *seg;
+
+	if (b >= 64 || !(r->sbits & (1ULL << b)))
+		return 0;
+	seg = class_live(r->cls, r->seg);
+	if (!seg)
+		return 1;
+	if (live_bits(r, seg, 64 * r->sj + b, class_geo(r->cls)->seg0_slots))
+		bpf_loop(64, bit_cb, r, 0);
+	return 0;
+}
+
+/* word r->sj0 + @j of the owner summaries of segment r->seg: the bitmap words to walk */
+static long sum_cb(__u32 j, void *c)
+{
+	struct reap_ctx *r = c;
+	void *seg = class_live(r->cls, r->seg);
+
+	if (!seg)
+		return 1;
+	j += r->sj0;
+	r->sbits = sum_bits(r, seg, j, class_geo(r->cls)->seg0_slots);
+	if (!r->sbits)
+		return 0;
+	r->sj = j;
+	bpf_loop(64, group_cb, r, 0);
+	return 0;
+}
+
+/*
+ * segment @k of class r->cls: the bitmap words its owner summaries name (or all), word by
+ * word; none when the exiting process's summary heads are clear there
+ */
+static long seg_cb(__u32 k, void *c)
+{
+	struct reap_ctx *r = c;
+	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
+	void *seg = class_live(r->cls, k);
+	__u32 cnt;
+
+	if (!seg)
+		return 1;
+	r->seg = k;
+	cnt = seg_heads(r, seg, k, g->seg0_slots, g->nr_procs);
+	if (cnt)
+		bpf_loop(cnt, sum_cb, r, 0);
+	return 0;
+}
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(perflib_reaper, struct task_struct *p)
@@ -412,31 +456,26 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	 * 16 KiB of kernel memory with four classes (20 KiB inlined).
 	 */
 	flags = r.tgid >> 31;
-	bpf_loop(PERFLIB_MAX_SEGS, seg_cb0, &r, flags);
-	if (nr_classes > 1)
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb1, &r, flags);
-	if (nr_classes > 2)
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb2, &r, flags);
-	if (nr_classes > 3)
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb3, &r, flags);
+	bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
+	if (nr_classes > 1) {
+		r.cls = 1;
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
+	}
+	if (nr_classes > 2) {
+		r.cls = 2;
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
+	}
+	if (nr_classes > 3) {
+		r.cls = 3;
+		bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
+	}
 	/* and the slot it was freeing (its live bit cleared before the slot went FREE) */
 	if (r.pending) {
 		__u32 id = (__u32)(r.pending - 1), i = perflib_slot_id_index(id);
 
-		switch (perflib_slot_id_class(id)) {
-		case 0:
-			slot_cb0(i, &r);
-			break;
-		case 1:
-			slot_cb1(i, &r);
-			break;
-		case 2:
-			slot_cb2(i, &r);
-			break;
-		case 3:
-			slot_cb3(i, &r);
-			break;
-		}
+		r.cls = perflib_slot_id_class(id);
+		if (r.cls < nr_classes)
+			slot_cb(i, &r);
 	}
 	/*
 	 * its procs entries last (a claimer of a FREE entry clears its summaries): the one or
