@@ -5,10 +5,6 @@
  *
  *   info   ARRAY, 1 entry, frozen: struct perflib_info (with its size classes), then
  *          nr_counters struct perflib_info_counter, then a UTF-16LE string pool.
- *   procs  ARRAY, BPF_F_MMAPABLE, nr_procs entries of 64 bytes: struct perflib_proc, the
- *          processes that provide into the counter set (liveness, callback sockets).
- *          Providers map it only while they claim their entry: each mapping costs every
- *          fork() of the process.
  *   keys   SYSCALL program (bpf/keys.bpf.c): which segments' indexes hold a key, in one
  *          BPF_PROG_RUN (struct perflib_keys_args); optional, an accelerator of creates
  *
@@ -43,13 +39,19 @@
  *            bits (layout version 6 read every summary word: 256 at 1M slots).
  *            Class 0's segment 0 (s0/live, never retired, mapped by every process that
  *            maps the set) has more words after its summary heads (perflib_live0_words):
+ *              4 nr_procs words: the procs entries, struct perflib_proc (32 bytes each,
+ *                              perflib_procs_word): the processes that provide into the
+ *                              counter set (liveness, callback sockets)
  *              nr_procs words: pending[i], slot id + 1 that the process of procs entry i
  *                              is freeing right now, 0 = none
  *              8 words:        struct perflib_ctl, the control word (segments published
  *                              per class, retirements, the exit id), its last 8 words
  *            so that a provider maps two maps per set (s0/data, s0/live) and reads the
- *            control word and writes pending with loads and stores (layout version 4 had
- *            them in procs, which every provider mapped: a third mapping)
+ *            control word, claims its procs entry and writes pending with loads, stores
+ *            and CAS; with 64 entries, all of it fits the page the bitmap takes (layout
+ *            version 4 had the control word and pending in procs, a map of its own until
+ *            version 7: a third mapping while a provider claimed its entry, and 8 KiB of
+ *            kernel memory per set)
  * A (name, id) key can only be held in the class its name length selects: uniqueness is
  * a matter of one class. A slot is named across classes by its slot id: class << 28 | the
  * slot's index in its class (perflib_slot_id_make); class 0's ids are its indexes, which
@@ -88,7 +90,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 7
+#define PERFLIB_LAYOUT_VERSION 8
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -103,8 +105,8 @@
 #define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
 #define PERFLIB_SEG0_MAX_BYTES 32768	    /* and slot sizes keep it at most this long */
 #define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
-#define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set: procs is one
-				      * page */
+#define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set: their entries
+				      * fit s0/live's page beside the bitmap */
 #define PERFLIB_CTL_WORDS 8	      /* words of struct perflib_ctl at the end of s0/live */
 #define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */
 #define PERFLIB_STR_NONE 0xFFFFFFFFu  /* string offset: absent */
@@ -186,7 +188,7 @@ struct perflib_info {
 	__u32 name_offset;	  /* slot offset of the UTF-16 name (every class) */
 	__u32 ascii_offset;	  /* class 0's */
 	__u32 ref_offset;	  /* class 0's */
-	__u32 nr_procs;		  /* procs map entries */
+	__u32 nr_procs;		  /* procs entries (in s0/live) */
 	__u32 strings_offset;	  /* info offset of the UTF-16 string pool */
 	__u32 strings_size;	  /* bytes of the string pool */
 	__u32 counterset_name;	  /* pool offset, PERFLIB_STR_NONE = absent */
@@ -270,8 +272,9 @@ struct perflib_proc {
 	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
 	__u64 start;	   /* process stamp (start time, pid namespace, above) */
 	__u64 token;	   /* random socket name component */
-	__u64 reserved[4]; /* 0 (layout version 4 had pending here: now in s0/live) */
 };
+
+#define PERFLIB_PROC_WORDS 4 /* s0/live words of a struct perflib_proc */
 
 /*
  * The slot word {seq, owner_pid} (first 8 bytes of a slot, changed only by CAS): state in
@@ -388,19 +391,28 @@ static inline __u64 perflib_seg_live_words(__u32 k, __u32 seg0, __u32 nr_procs)
 	       (__u64)nr_procs * (perflib_seg_sum_words(k, seg0) + 1);
 }
 
-/* class 0's s0/live: the word of procs entry @proc's pending slot (after the heads) */
+/*
+ * class 0's s0/live: the first word of procs entry @proc (struct perflib_proc, its {state,
+ * gen} word), after the heads
+ */
+static inline __u32 perflib_procs_word(__u32 seg0, __u32 nr_procs, __u32 proc)
+{
+	return (__u32)perflib_seg_live_words(0, seg0, nr_procs) + PERFLIB_PROC_WORDS * proc;
+}
+
+/* class 0's s0/live: the word of procs entry @proc's pending slot (after the entries) */
 static inline __u32 perflib_pending_word(__u32 seg0, __u32 nr_procs, __u32 proc)
 {
-	return (__u32)perflib_seg_live_words(0, seg0, nr_procs) + proc;
+	return perflib_procs_word(seg0, nr_procs, nr_procs) + proc;
 }
 
 /* class 0's s0/live: its first control word (after the pending words) */
 static inline __u32 perflib_ctl_word(__u32 seg0, __u32 nr_procs)
 {
-	return (__u32)perflib_seg_live_words(0, seg0, nr_procs) + nr_procs;
+	return perflib_pending_word(seg0, nr_procs, nr_procs);
 }
 
-/* class 0's s0/live: its words (bitmap, pending words, control word) */
+/* class 0's s0/live: its words (bitmap, summaries, heads, procs, pending, control word) */
 static inline __u32 perflib_live0_words(__u32 seg0, __u32 nr_procs)
 {
 	return perflib_ctl_word(seg0, nr_procs) + PERFLIB_CTL_WORDS;
@@ -562,7 +574,7 @@ static_assert(sizeof(struct perflib_info_class) == 32, "info class size");
 static_assert(sizeof(struct perflib_info_counter) == 56, "info counter size");
 static_assert(sizeof(struct perflib_slot_hdr) == PERFLIB_BLOCK_OFFSET, "slot header size");
 static_assert(sizeof(struct perflib_index_key) == 16, "index key size");
-static_assert(sizeof(struct perflib_proc) == 64, "proc entry size");
+static_assert(sizeof(struct perflib_proc) == 8 * PERFLIB_PROC_WORDS, "proc entry size");
 static_assert(sizeof(struct perflib_ctl) == 8 * PERFLIB_CTL_WORDS, "ctl is 8 live words");
 static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");
 static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");

@@ -39,7 +39,6 @@ PERFLIB_LIVE_MAP(live2);
 PERFLIB_DATA_MAP_RAW(slots3);
 PERFLIB_INDEX_MAP(idx3);
 PERFLIB_LIVE_MAP(live3);
-PERFLIB_PROCS_MAP(procs);
 PERFLIB_GEOMETRY(geo1);
 PERFLIB_GEOMETRY(geo2);
 PERFLIB_GEOMETRY(geo3);
@@ -84,29 +83,46 @@ static __always_inline int start_matches(__u64 recorded, __u64 start)
 }
 
 /*
+ * word @w of procs entry @i (struct perflib_proc: {state, gen}, {pid, flags}, start, token)
+ * in class 0's s0/live @s0, after the summary heads (layout.h); NULL past the map
+ */
+static __always_inline __u64 *proc_word(void *s0, __u32 i, __u32 w)
+{
+	__u32 key = perflib_procs_word(perflib_geo.seg0_slots, perflib_geo.nr_procs, i) + w;
+
+	return bpf_map_lookup_elem(s0, &key);
+}
+
+/*
  * procs entry @i: first pass, is it the exiting process's (then note it, and the slot it
  * was freeing); second pass (r->release, more than two entries), free it. The entry stays
  * LIVE while its owner summaries are walked: a claimer clears the summaries of a FREE
  * entry only.
  */
-static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
+static __noinline void procs_check(struct reap_ctx *r, __u32 i)
 {
-	struct perflib_proc *e = bpf_map_lookup_elem(&procs, &i);
-	__u64 w, *p;
-	void *seg;
+	void *s0 = perflib_segment(&live, 0);
+	__u64 w, *p, *pid, *start;
 	__u32 pw;
 
-	if (!e)
+	if (!s0)
+		return;
+	p = proc_word(s0, i, 0);
+	if (!p)
 		return;
 	/* {state, gen}: one 8-byte word (layout.h, userspace/slot.c) */
-	w = *(volatile __u64 *)e;
+	w = *(volatile __u64 *)p;
 	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE)
 		return;
-	if (e->pid != r->tgid || !start_matches(e->start, r->start))
+	pid = proc_word(s0, i, 1);
+	start = proc_word(s0, i, 2);
+	if (!pid || !start)
+		return;
+	/* the pid is the first 4 bytes of the word {pid, flags} */
+	if (*(volatile __u32 *)pid != r->tgid || !start_matches(*(volatile __u64 *)start, r->start))
 		return;
 	if (r->release) {
-		__sync_val_compare_and_swap((__u64 *)e, w,
-					    perflib_proc_word_next(w, PERFLIB_PROC_FREE));
+		__sync_val_compare_and_swap(p, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 		return;
 	}
 	if (r->found < 2) {
@@ -116,25 +132,25 @@ static __always_inline void procs_check(struct reap_ctx *r, __u32 i)
 	r->found++;
 	/*
 	 * a slot it was freeing when it died (its live bit may already be clear): its pending
-	 * word, after the owner summaries of class 0's segment 0 (layout.h)
+	 * word, after the procs entries of class 0's segment 0 (layout.h)
 	 */
 	pw = perflib_pending_word(perflib_geo.seg0_slots, perflib_geo.nr_procs, i);
-	seg = perflib_segment(&live, 0);
-	if (seg) {
-		p = bpf_map_lookup_elem(seg, &pw);
-		if (p)
-			r->pending = *(volatile __u64 *)p;
-	}
+	p = bpf_map_lookup_elem(s0, &pw);
+	if (p)
+		r->pending = *(volatile __u64 *)p;
 }
 
 /* free procs entry @i if its word is still @w */
 static __noinline void release_entry(__u32 i, __u64 w)
 {
-	struct perflib_proc *e = bpf_map_lookup_elem(&procs, &i);
+	void *s0 = perflib_segment(&live, 0);
+	__u64 *p;
 
-	if (e)
-		__sync_val_compare_and_swap((__u64 *)e, w,
-					    perflib_proc_word_next(w, PERFLIB_PROC_FREE));
+	if (!s0)
+		return;
+	p = proc_word(s0, i, 0);
+	if (p)
+		__sync_val_compare_and_swap(p, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 }
 
 static long procs_cb(__u32 i, void *c)

@@ -3,12 +3,12 @@
  * perflib_bpf.h - counter sets for BPF programs, and the few lines their loaders need.
  *
  * A counter set lives in pinned maps under $PERFLIB_ROOT/<counter-set GUID>/ (layout.h):
- * data (slots), index (live instance names), procs (provider processes) and info. A BPF
- * program declares the maps it uses with the macros below; its loader opens the pins and
- * hands their fds to libbpf with bpf_map__reuse_fd() before loading, and copies the slot
- * geometry into the program's read-only data (perflib_geo). LIBBPF_PIN_BY_NAME cannot be
- * used: libbpf pins by map name in one directory, while perflib's pins are named
- * info/data/index/procs inside a per-counter-set directory.
+ * segs (segment -> slots), idxs (segment -> live instance names), lives (segment -> live
+ * bitmap) and info. A BPF program declares the maps it uses with the macros below; its
+ * loader opens the pins and hands their fds to libbpf with bpf_map__reuse_fd() before
+ * loading, and copies the slot geometry into the program's read-only data (perflib_geo).
+ * LIBBPF_PIN_BY_NAME cannot be used: libbpf pins by map name in one directory, while
+ * perflib's pins are named info/segs/idxs/lives inside a per-counter-set directory.
  *
  * In a BPF program (clang -target bpf, CO-RE; docs/BPF.md has the complete example):
  *
@@ -39,7 +39,7 @@
  *	perflib_bpf_counterset_open(NULL, "<counter-set GUID>", &cs);
  *	skel = demo_bpf__open();
  *	skel->rodata->perflib_geo = cs.geo;
- *	perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL);
+ *	perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx);
  *	demo_bpf__load(skel); demo_bpf__attach(skel); ...
  *
  * Counters are addressed by position (the order of the counters in the template or
@@ -153,16 +153,6 @@ struct perflib_slot_raw {
 #define PERFLIB_LIVE_MAP(_name)                                                                    \
 	PERFLIB__SEGMENTS(_name, __perflib_live, BPF_MAP_TYPE_ARRAY,                               \
 			  BPF_F_MMAPABLE | BPF_F_INNER_MAP, sizeof(__u32), sizeof(__u64), 1)
-
-/* the procs pin: provider processes of the counter set */
-#define PERFLIB_PROCS_MAP(_name)                                                                   \
-	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
-		__uint(map_flags, BPF_F_MMAPABLE);                                                 \
-		__type(key, __u32);                                                                \
-		__type(value, struct perflib_proc);                                                \
-		__uint(max_entries, 1);                                                            \
-	} _name SEC(".maps")
 
 /* ---- slots ------------------------------------------------------------------------------ */
 
@@ -1082,7 +1072,6 @@ struct perflib_bpf_counterset {
 	int info_fd;			 /* info pin, read-only */
 	int data_fd;			 /* segs pin (segment -> data map), read-write */
 	int index_fd;			 /* idxs pin (segment -> index map), read-write */
-	int procs_fd;			 /* procs pin, read-write */
 	int live_fd;			 /* lives pin (segment -> live bitmap), read-write */
 	struct perflib_bpf_geometry geo; /* from the info map */
 };
@@ -1120,10 +1109,10 @@ static inline void perflib_bpf_geometry_from_info(const struct perflib_info *inf
 
 static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *cs)
 {
-	int *fds[5] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd, &cs->live_fd};
+	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->live_fd};
 	int i;
 
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < 4; i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
@@ -1133,15 +1122,15 @@ static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *c
 /*
  * perflib_bpf_counterset_open - open the pins of counter set @guid (text form, as the
  * directory is named) under @root (NULL: $PERFLIB_ROOT, else PERFLIB_DEFAULT_ROOT) and
- * read its geometry. The segs, idxs and procs pins need write permission. 0, or -errno
+ * read its geometry. The segs, idxs and lives pins need write permission. 0, or -errno
  * (-ENOENT not registered, -EACCES, -EBADMSG not a perflib info map of this layout). Close with
  * perflib_bpf_counterset_close().
  */
 static inline int perflib_bpf_counterset_open(const char *root, const char *guid,
 					      struct perflib_bpf_counterset *cs)
 {
-	static const char *const names[5] = {"info", "segs", "idxs", "procs", "lives"};
-	int *fds[5] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->procs_fd, &cs->live_fd};
+	static const char *const names[4] = {"info", "segs", "idxs", "lives"};
+	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->live_fd};
 	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
 	struct bpf_map_info mi;
 	struct perflib_info *info;
@@ -1150,12 +1139,12 @@ static inline int perflib_bpf_counterset_open(const char *root, const char *guid
 	int i, err;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->info_fd = cs->data_fd = cs->index_fd = cs->procs_fd = cs->live_fd = -1;
+	cs->info_fd = cs->data_fd = cs->index_fd = cs->live_fd = -1;
 	if (!root)
 		root = getenv("PERFLIB_ROOT");
 	if (!root || root[0] != '/')
 		root = PERFLIB_DEFAULT_ROOT;
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", root, guid, names[i]);
 		gopts.file_flags = i ? 0 : BPF_F_RDONLY;
 		*fds[i] = bpf_obj_get_opts(path, &gopts);
@@ -1200,8 +1189,7 @@ fail:
  * ones: bpf_map__reuse_fd() before bpf_object__load(). 0 or -errno.
  */
 static inline int perflib_bpf_counterset_reuse(const struct perflib_bpf_counterset *cs,
-					       struct bpf_map *data, struct bpf_map *index,
-					       struct bpf_map *procs)
+					       struct bpf_map *data, struct bpf_map *index)
 {
 	int err = 0;
 
@@ -1209,8 +1197,6 @@ static inline int perflib_bpf_counterset_reuse(const struct perflib_bpf_counters
 		err = bpf_map__reuse_fd(data, cs->data_fd);
 	if (!err && index)
 		err = bpf_map__reuse_fd(index, cs->index_fd);
-	if (!err && procs)
-		err = bpf_map__reuse_fd(procs, cs->procs_fd);
 	return err;
 }
 

@@ -51,7 +51,7 @@ int perflib_cb_peer_may_read(int fd, uid_t uid, gid_t gid, const GUID *guid)
 		return 0;
 	if (perflib_store_dir(guid, dir, sizeof(dir)))
 		return -EACCES;
-	snprintf(path, sizeof(path), "%s/procs", dir);
+	snprintf(path, sizeof(path), "%s/info", dir);
 	if (stat(path, &st))
 		return -EACCES;
 	if (st.st_uid == uid)

@@ -154,8 +154,8 @@ struct peer {
 
 /*
  * Copy procs entry @i into @ret: from the mapping, re-checked against concurrent changes,
- * or, for a reader that could not map the procs map, with a lookup syscall (a torn copy is
- * harmless: whatever it holds fails the liveness or socket-owner check). false to skip.
+ * or, for a reader that could not map s0/live, with a batch lookup of its words (a torn copy
+ * is harmless: whatever it holds fails the liveness or socket-owner check). false to skip.
  */
 static bool proc_read(const struct perflib_store *map, uint32_t i, struct perflib_proc *ret)
 {
@@ -163,7 +163,10 @@ static bool proc_read(const struct perflib_store *map, uint32_t i, struct perfli
 	uint64_t w1, w2;
 
 	if (!map->procs)
-		return map->procs_fd >= 0 && !bpf_map_lookup_elem(map->procs_fd, &i, ret) &&
+		return map->cls[0].segs[0].live_fd >= 0 &&
+		       !perflib_array_copy(map->cls[0].segs[0].live_fd,
+					   perflib_procs_word(map->cls[0].seg0, map->info->nr_procs, i),
+					   PERFLIB_PROC_WORDS, 8, (uint8_t *)ret) &&
 		       ret->state == PERFLIB_PROC_LIVE;
 	e = &map->procs[i];
 	w1 = __atomic_load_n((const uint64_t *)e, __ATOMIC_ACQUIRE);
@@ -190,8 +193,6 @@ static size_t procs_snapshot(const struct perflib_store *map, uint32_t flag, str
 	struct perflib_proc e;
 	size_t n = 0, j;
 
-	if (map->procs && nr > map->procs_len / sizeof(struct perflib_proc))
-		return 0;
 	for (i = 0; i < nr; i++) {
 		if (!proc_read(map, i, &e) || !(e.flags & flag) || !e.token || !e.pid)
 			continue;
@@ -212,14 +213,14 @@ static size_t procs_snapshot(const struct perflib_store *map, uint32_t flag, str
 }
 
 /*
- * might a live entry of @map's procs have @flag? Only a mapped procs map is looked at (a
+ * might a live entry of @map's procs have @flag? Only mapped entries are looked at (a
  * glance at the entries' words and flags, no copy, no syscall); unmapped: true.
  */
 static bool procs_any(const struct perflib_store *map, uint32_t flag)
 {
 	uint32_t nr = map->info->nr_procs, i;
 
-	if (!map->procs || nr > map->procs_len / sizeof(struct perflib_proc))
+	if (!map->procs)
 		return true;
 	for (i = 0; i < nr; i++) {
 		const struct perflib_proc *e = &map->procs[i];

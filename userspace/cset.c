@@ -78,7 +78,7 @@ static int pin_identity(const char *dir, dev_t *ret_dev, ino_t *ret_ino)
 	char path[PATH_MAX + 8];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/procs", dir);
+	snprintf(path, sizeof(path), "%s/info", dir);
 	if (stat(path, &st))
 		return -errno;
 	*ret_dev = st.st_dev;

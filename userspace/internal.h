@@ -167,9 +167,7 @@ struct perflib_store {
 	bool writable;		  /* opened read-write */
 	bool mapped;		  /* slots mapped (perflib_class.data), else read by lookups */
 	struct perflib_vspace vs; /* the range of every class's slots, class 0 first */
-	int info_fd, procs_fd;
-	uint32_t procs_id;	   /* a provider's, between claim and release: the kernel's id
-				    * of procs, whose fd it closed (perflib_store_procs_unmap) */
+	int info_fd;
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
 	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none,
 				    * PERFLIB_KEYS_LAZY = not opened yet */
@@ -179,11 +177,9 @@ struct perflib_store {
 	struct perflib_ctl *ctl;		     /* the control word in class 0's s0/live
 						      * mapping, NULL when unmapped */
 	uint64_t *pending;			     /* its pending words (nr_procs), too */
-	struct perflib_proc *procs;		     /* mapping of the procs map, NULL when
-						      * unmapped (lookups instead) or a
-						      * provider's between claiming and
-						      * releasing its entry */
-	size_t procs_len;			     /* nr_procs * 64 */
+	struct perflib_proc *procs;		     /* the procs entries (nr_procs), in s0/live
+						      * too; NULL when unmapped (lookups
+						      * instead) */
 	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
 	struct perflib_seg *seg_table; /* every class's segments, one allocation */
@@ -196,7 +192,7 @@ int perflib_store_dir(const GUID *guid, char *buf, size_t size);
 /*
  * perflib_store_open - open a pinned counter set. Providers (@writable) map it read-write;
  * readers map it PROT_READ, or, with read permission only, get it unmapped (data and
- * procs NULL: read them with lookups). -ENOENT not registered, -EACCES no
+ * procs NULL: read them with lookups of s0/live). -ENOENT not registered, -EACCES no
  * permission, -EBADMSG corrupt info, -ENODEV bpffs not mounted at the root.
  */
 int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **ret_map);
@@ -212,23 +208,11 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 			 const struct perflib_pin_opts *opts, struct perflib_store **ret_map);
 void perflib_store_close(struct perflib_store *map);
 /*
- * perflib_store_trim - close the fds a mapped set no longer needs (info, the outer maps, and
- * a reader's procs, which it maps; a provider closes procs' fd once it holds its entry,
- * perflib_store_procs_unmap):
+ * perflib_store_trim - close the fds a mapped set no longer needs (info, the outer maps):
  * every fd is copied by each fork() (about 60 ns per fd and fork, with the exit). Call it
  * after the loaders that take the set's fds (the reaper, the keys program).
  */
 void perflib_store_trim(struct perflib_store *map);
-/*
- * perflib_store_procs_unmap, _map - a provider keeps no mapping of procs, and no fd, between
- * claiming its entry and releasing it (each mapping and each fd costs every fork() of the
- * process, docs/ARCHITECTURE.md "fork()"); its control word and pending word are in s0/live,
- * which it maps. _unmap remembers the map's id; _map opens the pin again and maps procs
- * (writable) for the release: 0, -ESTALE when the pin is another map now (the set was
- * removed and registered again: the entries there are not this process's), or -errno.
- */
-void perflib_store_procs_unmap(struct perflib_store *map);
-int perflib_store_procs_map(struct perflib_store *map);
 /*
  * perflib_store_ctl_read - the control word now: from s0/live's mapping (fields read one by
  * one, nr_segs and epoch with acquire), or with one batch lookup (an unmapped reader).
@@ -477,7 +461,11 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 
 /*
  * keys.c: the program that looks an index key up in every segment in one call.
- * perflib_keys_pin - load it for @map (created, not yet published) and pin it in @dir.
+ * perflib_keys_pin - load it for @map and pin it in @dir, the set's directory, unless it is
+ * there: by the first grower of a class to a second segment (the set's lock held), before
+ * the segment is published, so whoever sees two segments finds it; a set whose every class
+ * has one segment has no program (4 KiB of kernel memory fewer: a create there looks in
+ * its own segment only). 0 or -errno (creates then look segment by segment).
  * perflib_keys_open - a writer's map->keys_fd: PERFLIB_KEYS_LAZY, the pinned program is
  * opened by the first perflib_keys_where (-1 when it is turned off, PERFLIB_KEYS_PROG=0).
  * perflib_keys_where - bitmask of the segments below @nr_segs, but @skip, whose index holds

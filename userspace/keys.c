@@ -2,9 +2,11 @@
 /*
  * keys.c - the <set>/keys program (bpf/keys.bpf.c): the lookups of an index key in every
  * segment of a counter set, done in the kernel in one system call instead of one per
- * segment. Loaded and pinned with the set by whoever creates it (CAP_BPF), opened by
- * providers; a set without it (created by an older library, or where the load failed) is
- * served by the lookups one by one, which give the same answer. PERFLIB_KEYS_PROG=0 turns
+ * segment. Loaded and pinned by the first grower of a class to a second segment (CAP_BPF, as
+ * growing is: a set whose classes have one segment each has nothing to look through, and
+ * saves the program's 4 KiB of kernel memory), opened by providers when they need it; a set
+ * without it (where the load failed) is served by the lookups one by one, which give the
+ * same answer. PERFLIB_KEYS_PROG=0 turns
  * it off (tests and benches compare the two ways).
  */
 #include <limits.h>
@@ -38,12 +40,16 @@ static int idxs_fd(const struct perflib_store *map, uint32_t cls)
 int perflib_keys_pin(const struct perflib_store *map, const char *dir,
 		     const struct perflib_pin_opts *opts)
 {
+	char path[PATH_MAX + 8];
 	libbpf_print_fn_t old_print;
 	struct keys_bpf *skel;
 	int err;
 
 	if (!keys_enabled())
 		return -EOPNOTSUPP;
+	snprintf(path, sizeof(path), "%s/" KEYS_PIN, dir);
+	if (!access(path, F_OK))
+		return 0;
 	old_print = libbpf_set_print(perflib_libbpf_print);
 	skel = keys_bpf__open();
 	err = skel ? 0 : -errno;

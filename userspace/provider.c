@@ -152,15 +152,6 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 		}
 	}
 	pthread_mutex_unlock(&prov->lock);
-	/* procs mapped again for the release (a CAS on each entry), as it was for the claim */
-	for (set = atomic_load(&prov->sets); set; set = set->next) {
-		int err = perflib_store_procs_map(set->map);
-
-		/* removed (and perhaps registered again): no entry of ours to release there */
-		if (err && err != -ESTALE && err != -ENOENT)
-			pr_warn("cannot map a counter set's procs: its entry for this process is "
-				"freed when the process exits\n");
-	}
 	perflib_cb_provider_stopping(prov);
 	for (set = atomic_load(&prov->sets); set; set = set->next)
 		perflib_exit_leave(set->map);
@@ -433,8 +424,6 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	for (i = 0; i < n; i++)
 		c[i].Offset = 8 * i;
 	perflib_cb_ctrset_added(set);
-	/* no mapping of procs until the release: one mapping fewer for every fork() to walk */
-	perflib_store_procs_unmap(set->map);
 	set->next = atomic_load(&prov->sets);
 	atomic_store_explicit(&prov->sets, set, memory_order_release);
 	pthread_mutex_unlock(&prov->lock);

@@ -269,8 +269,6 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	if (!err)
 		err = reuse_class(skel->maps.slots3, skel->maps.idx3, skel->maps.live3, map, 3);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.procs, map->procs_fd);
-	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.progs, progs_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.exit_ctx, ctx_fd);

@@ -406,7 +406,9 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	s->live_len = (uint32_t)(perflib_seg_words(k, c->seg0) * 8);
 	s->live_map = (uint32_t)(words * 8);
 	if (!cls && !k) {
-		/* the pending words and the control word, after the bitmap (layout.h) */
+		/* the procs entries, pending words and control word, after the heads (layout.h) */
+		map->procs = (struct perflib_proc *)(live + perflib_procs_word(
+								    c->seg0, map->info->nr_procs, 0));
 		map->pending = live + perflib_pending_word(c->seg0, map->info->nr_procs, 0);
 		map->ctl = (struct perflib_ctl *)(live +
 						  perflib_ctl_word(c->seg0, map->info->nr_procs));
@@ -495,51 +497,6 @@ int perflib_ctl_read(int live_fd, struct perflib_ctl *ret)
 	    mi.max_entries <= PERFLIB_CTL_WORDS)
 		return -EBADMSG;
 	return ctl_copy(live_fd, mi.max_entries - PERFLIB_CTL_WORDS, ret);
-}
-
-/* ---- procs, which a provider maps only to claim and release its entry ------------------ */
-
-void perflib_store_procs_unmap(struct perflib_store *map)
-{
-	if (!map->writable || !map->procs || map->procs_fd < 0)
-		return;
-	munmap(map->procs, map->procs_len);
-	map->procs = NULL;
-	/* and its fd: the pin opens it again for the release, if it is still this map */
-	map->procs_id = map_id(map->procs_fd);
-	if (map->procs_id) {
-		close(map->procs_fd);
-		map->procs_fd = -1;
-	}
-}
-
-int perflib_store_procs_map(struct perflib_store *map)
-{
-	char dir[PATH_MAX];
-	int fd, err;
-
-	if (map->procs)
-		return 0;
-	if (!map->writable)
-		return -EBADF;
-	if (map->procs_fd < 0) {
-		if (!map->procs_id)
-			return -EBADF;
-		err = perflib_store_dir(&map->guid, dir, sizeof(dir));
-		if (err)
-			return err;
-		fd = perflib_pin_open(dir, "procs", false);
-		if (fd < 0)
-			return fd;
-		/* the set was removed and registered again: its entries are not ours */
-		if (map_id(fd) != map->procs_id) {
-			close(fd);
-			return -ESTALE;
-		}
-		map->procs_fd = fd;
-	}
-	map->procs = perflib_map_shared(NULL, map->procs_len, true, false, map->procs_fd);
-	return map->procs ? 0 : -errno;
 }
 
 int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret)
@@ -689,13 +646,13 @@ out:
 	return err;
 }
 
-/* the pins' owner, group and mode: those of the set's procs pin */
+/* the pins' owner, group and mode: those of the set's info pin */
 static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 {
 	char path[PATH_MAX + 8];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/procs", dir);
+	snprintf(path, sizeof(path), "%s/info", dir);
 	if (stat(path, &st))
 		return -errno;
 	memset(opts, 0, sizeof(*opts));
@@ -815,6 +772,13 @@ static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 		if (err)
 			return err;
 	}
+	/*
+	 * a second segment: creates of the class look in more than their own now, through the
+	 * keys program, pinned before anyone sees the segment (an accelerator: without it,
+	 * they look segment by segment)
+	 */
+	if (k >= 1)
+		perflib_keys_pin(map, dir, &opts);
 	return seg_publish(map, cls, k);
 }
 

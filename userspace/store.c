@@ -78,8 +78,6 @@ static int make_root(void)
 
 /* ---- create, pin, open ------------------------------------------------------------------ */
 
-static const char *const pin_names[] = {"info", "procs"};
-
 void perflib_store_close(struct perflib_store *map)
 {
 	uint32_t k;
@@ -97,12 +95,8 @@ void perflib_store_close(struct perflib_store *map)
 	}
 	/* one range holds every class, class 0 first; its segments are unmapped now */
 	perflib_vspace_put(&map->vs);
-	if (map->procs)
-		munmap(map->procs, map->procs_len);
 	if (map->info_fd >= 0)
 		close(map->info_fd);
-	if (map->procs_fd >= 0)
-		close(map->procs_fd);
 	if (map->keys_fd >= 0)
 		close(map->keys_fd);
 	pthread_mutex_destroy(&map->seg_lock);
@@ -120,7 +114,7 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
-	map->info_fd = map->procs_fd = map->keys_fd = -1;
+	map->info_fd = map->keys_fd = -1;
 	map->proc_index = -1;
 	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
 		for (k = 0; k < PERFLIB_SEG_NR; k++)
@@ -131,7 +125,7 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 }
 
 /*
- * Read the info value, map procs, reserve the address space of every slot the set may ever
+ * Read the info value, reserve the address space of every slot the set may ever
  * hold, open class 0's segment 0 (its live map holds the control word) and the published
  * segments; fds are open. @unmapped: a reader whose
  * fds are read-only, which the kernel will not let mmap the maps (see perflib_store_open):
@@ -205,12 +199,6 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 				.data_fd = -1, .index_fd = -1, .live_fd = -1};
 		nr += map->cls[c].max_segs;
 	}
-	/* the processes' entries (the control word is in s0/live) */
-	err = perflib_map_check(map->procs_fd, BPF_MAP_TYPE_ARRAY, 4, sizeof(struct perflib_proc),
-				info->nr_procs, BPF_F_MMAPABLE);
-	if (err < 0)
-		return err;
-	map->procs_len = (size_t)info->nr_procs * sizeof(struct perflib_proc);
 	if (!unmapped) {
 		/*
 		 * address space only, one range for every class (class regions are whole pages:
@@ -224,12 +212,11 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 			len += map->cls[c].data_len;
 		}
 		map->mapped = true;
-		map->procs = perflib_map_shared(NULL, map->procs_len, map->writable, false,
-						map->procs_fd);
-		if (!map->procs)
-			return -errno;
 	}
-	/* class 0's segment 0, never retired, holds the control word the refresh reads */
+	/*
+	 * class 0's segment 0, never retired, holds the procs entries and the control word
+	 * the refresh reads
+	 */
 	err = perflib_seg_open(map, 0, 0);
 	if (err)
 		return err;
@@ -242,9 +229,8 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 	struct perflib_store *map;
 	char dir[PATH_MAX], name[32];
 	bool unmapped = false;
-	int *fds[2];
 	uint32_t c;
-	int err, i;
+	int err, i, fd;
 
 	err = perflib_store_dir(guid, dir, sizeof(dir));
 	if (err)
@@ -252,38 +238,41 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 	map = map_alloc(guid, writable);
 	if (!map)
 		return -ENOMEM;
-	fds[0] = &map->info_fd;
-	fds[1] = &map->procs_fd;
 	/*
 	 * The kernel checks the pin's file mode: read for readers, read-write for providers.
-	 * info is frozen: always opened read-only. The kernel cannot mmap a BPF_F_RDONLY fd
-	 * (mmap drops VM_SHARED for a file not open for writing and bpf_map_mmap() refuses
-	 * private mappings), so readers open the mmapable maps read-write when the pins allow
-	 * it and map them PROT_READ all the same; a reader with read permission only opens
+	 * info is frozen: always opened read-only, and first: a set of another layout is named
+	 * as such, whatever it pins.
+	 */
+	map->info_fd = perflib_pin_open(dir, "info", true);
+	if (map->info_fd < 0) {
+		err = map->info_fd;
+		if (err == -ENOENT) {
+			int e2 = check_bpffs(perflib_root_path());
+
+			if (e2)
+				err = e2;
+		}
+		goto out;
+	}
+	err = map_read_info(map);
+	if (err)
+		goto out;
+	/*
+	 * The kernel cannot mmap a BPF_F_RDONLY fd (mmap drops VM_SHARED for a file not open
+	 * for writing and bpf_map_mmap() refuses private mappings), so readers open the
+	 * mmapable maps read-write when the pins allow it and map them PROT_READ all the same;
+	 * a reader with read permission only (s0/live, which every process maps, says) opens
 	 * them read-only and gets an unmapped set (map_attach).
 	 */
-	for (i = 0; i < 2; i++) {
-		/* the info first: a set of another layout is named as such, whatever it pins */
-		if (i == 1) {
-			err = map_read_info(map);
-			if (err)
-				goto out;
-		}
-		*fds[i] = perflib_pin_open(dir, pin_names[i], i == 0 || (!writable && unmapped));
-		if (*fds[i] == -EACCES && !writable && i > 0) {
+	if (!writable) {
+		fd = perflib_pin_open(dir, "s0/live", false);
+		if (fd == -EACCES)
 			unmapped = true;
-			*fds[i] = perflib_pin_open(dir, pin_names[i], true);
-		}
-		if (*fds[i] < 0) {
-			err = *fds[i];
-			if (err == -ENOENT && i == 0) {
-				int e2 = check_bpffs(perflib_root_path());
-
-				if (e2)
-					err = e2;
-			}
+		else if (fd < 0) {
+			err = fd;
 			goto out;
-		}
+		} else
+			close(fd);
 	}
 	if (writable) {
 		/* the outer maps of every class, to enter new segments */
@@ -328,11 +317,6 @@ void perflib_store_trim(struct perflib_store *map)
 	/* the info is copied: its fd serves no one */
 	close(map->info_fd);
 	map->info_fd = -1;
-	/* a reader maps procs; a provider releases its entry through the fd */
-	if (!map->writable) {
-		close(map->procs_fd);
-		map->procs_fd = -1;
-	}
 }
 
 /*
@@ -397,16 +381,6 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 		err = -errno;
 		goto out;
 	}
-	memset(&mopts, 0, sizeof(mopts));
-	mopts.sz = sizeof(mopts);
-	mopts.map_flags = BPF_F_MMAPABLE;
-	/* the processes' entries (layout.h) */
-	map->procs_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_procs", 4,
-				       sizeof(struct perflib_proc), info->nr_procs, &mopts);
-	if (map->procs_fd < 0) {
-		err = -errno;
-		goto out;
-	}
 	/*
 	 * Segment 0 of class 0 exists from the start (programs that know no classes find it);
 	 * the other classes get segments as names of their sizes come. A class's segment 0
@@ -449,8 +423,6 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 		goto out;
 	}
 	err = perflib_pin_one(map->info_fd, tmp, "info", opts);
-	if (!err)
-		err = perflib_pin_one(map->procs_fd, tmp, "procs", opts);
 	for (c = 0; c < info->nr_classes; c++) {
 		for (j = 0; j < PERFLIB_SEG_NR && !err; j++) {
 			perflib_outer_pin(c, j, name, sizeof(name));
@@ -461,9 +433,6 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 		snprintf(sdir, sizeof(sdir), "%s/s0", tmp);
 		err = perflib_seg_pin(&seg0, sdir, opts);
 	}
-	/* an accelerator: without it, creates look segment by segment */
-	if (!err)
-		perflib_keys_pin(map, tmp, opts);
 	if (!err && (opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) &&
 	    chown(tmp, opts->uid, opts->gid))
 		err = -errno;

@@ -65,7 +65,7 @@ static int bench_pairs(void)
 		       .InstanceType = PERF_COUNTERSET_MULTI_INSTANCES}};
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	struct perflib_bpf_counterset cs = {
-		.info_fd = -1, .data_fd = -1, .index_fd = -1, .procs_fd = -1};
+		.info_fd = -1, .data_fd = -1, .index_fd = -1, .live_fd = -1};
 	struct bench_instances_bpf *skel = NULL;
 	double bpf_best = 1e30, user_best = 1e30, d;
 	struct {
@@ -92,7 +92,7 @@ static int bench_pairs(void)
 		goto out;
 	skel->rodata->bi_geo = cs.geo;
 	if (perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->bi_guid) ||
-	    perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx, NULL) ||
+	    perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx) ||
 	    perflib_bpf_counterset_reuse_live(&cs, skel->maps.live) ||
 	    bench_instances_bpf__load(skel)) {
 		printf("SKIP: bench_sysd: the create/delete program cannot be loaded here\n");

@@ -8,7 +8,7 @@
  *                  they are all gone: ghosts (instances a consumer still lists), slots not
  *                  free, index keys and procs entries left; then again after a lazy reap
  *                  (perflib_reap_counterset);
- *   corruption     random bytes written into the data, index and procs maps of a counter
+ *   corruption     random bytes written into the data and index maps and procs entries of a counter
  *                  set a provider is using, while the consumer API, typeperf, the exporter
  *                  and bpftool read it: crashes (death by a signal) and hangs;
  *   claim/reap     many providers creating instances into a set full of dead owners' slots
@@ -230,22 +230,52 @@ static uint32_t max_entries(int fd)
 }
 
 /*
+ * where the procs entries of @set are (layout.h: words of class 0's s0/live, from its info):
+ * the first word and the number of entries; 0 or -1
+ */
+static int procs_words(const GUID *set, uint32_t *first, uint32_t *nr)
+{
+	int fd = pin_open(set, "info");
+	uint32_t key = 0, vs = fd < 0 ? 0 : value_size(fd);
+	struct perflib_info *info = vs >= sizeof(*info) ? malloc(vs) : NULL;
+	int err = -1;
+
+	if (info && !bpf_map_lookup_elem(fd, &key, info)) {
+		*nr = info->nr_procs;
+		*first = perflib_procs_word(info->classes[0].seg0_slots, info->nr_procs, 0);
+		err = 0;
+	}
+	free(info);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/*
  * what is left in the set, read from the pins (layout.h): slot states in every segment
  * s<k>/data, keys in every s<k>/index, live procs entries
  */
 static int count_left(const GUID *set, struct left *l)
 {
 	uint8_t *val = NULL, key[256], next[256];
-	int data_fd, index_fd, procs_fd, err = -1;
+	int data_fd, index_fd, live_fd, err = -1;
+	uint32_t c, i, k, n, segs = 0, first, nr_procs;
 	char name[32];
-	uint32_t c, i, k, n, segs = 0;
+	__u64 w;
 
 	memset(l, 0, sizeof(*l));
 	l->ghosts = listed(set);
-	procs_fd = pin_open(set, "procs");
+	live_fd = pin_open(set, "s0/live");
 	val = malloc(65536);
-	if (procs_fd < 0 || !val)
+	if (live_fd < 0 || !val || procs_words(set, &first, &nr_procs))
 		goto out;
+	/* the procs entries: their first word is {state, gen} */
+	for (i = 0; i < nr_procs; i++) {
+		k = first + PERFLIB_PROC_WORDS * i;
+		if (!bpf_map_lookup_elem(live_fd, &k, &w) &&
+		    perflib_proc_word_state(w) == PERFLIB_PROC_LIVE)
+			l->procs++;
+	}
 	/* every segment of every size class: s<k>/ for class 0, c<c>s<k>/ for the others */
 	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
 		for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
@@ -289,18 +319,12 @@ static int count_left(const GUID *set, struct left *l)
 			close(index_fd);
 		}
 	}
-	n = max_entries(procs_fd);
-	for (i = 0; i < n; i++) {
-		if (!bpf_map_lookup_elem(procs_fd, &i, val) &&
-		    ((struct perflib_proc *)val)->state == PERFLIB_PROC_LIVE)
-			l->procs++;
-	}
 	l->segs = segs;
 	err = segs ? 0 : -1;
 out:
 	free(val);
-	if (procs_fd >= 0)
-		close(procs_fd);
+	if (live_fd >= 0)
+		close(live_fd);
 	return err;
 }
 
@@ -559,8 +583,8 @@ static void grow_soak(unsigned int kills, unsigned int n, struct grow *g)
 
 /* ---- corruption -------------------------------------------------------------------------- */
 
-/* random bytes into an entry of @fd (an array map of @nr entries) */
-static void corrupt_array(int fd, uint32_t nr)
+/* random bytes in one of entries [@first, @first + @nr) of array @fd */
+static void corrupt_array(int fd, uint32_t first, uint32_t nr)
 {
 	uint32_t vs = value_size(fd), i, k, n;
 	uint8_t *v;
@@ -570,7 +594,7 @@ static void corrupt_array(int fd, uint32_t nr)
 	v = malloc(vs);
 	if (!v)
 		return;
-	i = rnd() % nr;
+	i = first + rnd() % nr;
 	if (!bpf_map_lookup_elem(fd, &i, v)) {
 		n = 1 + rnd() % 16;
 		for (k = 0; k < n; k++) {
@@ -675,6 +699,7 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 	char typeperf[PATH_MAX + 16], exporter[PATH_MAX + 24], dir[PATH_MAX + 64], g[37];
 	char data[PATH_MAX + 80], index[PATH_MAX + 80], procs[PATH_MAX + 80];
 	GUID set = set_guid(n);
+	uint32_t procs_first = 0, procs_nr = 0;
 	int fds[3], stop[2];
 	unsigned int r, i, before;
 	bool hung;
@@ -722,7 +747,10 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 	/* segment 0's slots and index (the set never grows here) */
 	snprintf(data, sizeof(data), "%s/s0/data", dir);
 	snprintf(index, sizeof(index), "%s/s0/index", dir);
-	snprintf(procs, sizeof(procs), "%s/procs", dir);
+	/* the procs entries, words of s0/live */
+	snprintf(procs, sizeof(procs), "%s/s0/live", dir);
+	if (procs_words(&set, &procs_first, &procs_nr))
+		procs_nr = 0;
 	fds[0] = bpf_obj_get(data);
 	fds[1] = bpf_obj_get(index);
 	fds[2] = bpf_obj_get(procs);
@@ -738,13 +766,14 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 		for (i = 0; i < 1 + rnd() % 4; i++) {
 			switch (rnd() % 3) {
 			case 0:
-				corrupt_array(fds[0], 64);
+				corrupt_array(fds[0], 0, 64);
 				break;
 			case 1:
 				corrupt_index(fds[1]);
 				break;
 			default:
-				corrupt_array(fds[2], PERFLIB_PROCS_DEFAULT);
+				corrupt_array(fds[2], procs_first,
+					      procs_nr * PERFLIB_PROC_WORDS);
 				break;
 			}
 		}

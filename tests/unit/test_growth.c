@@ -288,7 +288,8 @@ static void pin_array(const char *dir, const char *name, __u32 value_size, __u32
  * process entries: its last entry read as a control entry would be garbage) and version 4
  * (the control word the last of 64 procs entries, s0/live a bitmap only: its last words
  * read as a control word would be bitmap words), version 5 (no owner summaries: pending
- * words read as summaries) and version 6 (no summary heads: pending words read as heads)
+ * words read as summaries), version 6 (no summary heads: pending words read as heads) and
+ * version 7 (procs a map of its own: pending words read as procs entries)
  */
 static void test_old_layout_refused(void **state)
 {
@@ -298,9 +299,9 @@ static void test_old_layout_refused(void **state)
 					0xFFFFFFFF, 0xFFFFFFFF,
 					0xFFFFFFFF, 0,
 					"c",	    NULL};
-	static const __u32 versions[] = {1, 3, 4, 5, 6};
+	static const __u32 versions[] = {1, 3, 4, 5, 6, 7};
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC, .nr_segs = {1}};
-	struct perflib_proc proc = {0};
+	__u64 proc[8] = {0}; /* a procs entry of layouts 3 to 7: 64 bytes */
 	struct perflib_counterset_reg reg;
 	struct perflib_pin_opts opts;
 	struct perflib_store *map;
@@ -328,7 +329,7 @@ static void test_old_layout_refused(void **state)
 		free(info);
 		if (versions[v] == 3) {
 			pin_array(dir, "ctl", sizeof(ctl), 1, BPF_F_MMAPABLE, 0, &ctl);
-			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, &proc);
+			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, proc);
 		}
 		if (versions[v] == 4) {
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
@@ -340,16 +341,27 @@ static void test_old_layout_refused(void **state)
 			/* s0/live: bitmap, 64 pending words, the control word (no owner summaries) */
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
 			assert_int_equal(mkdir(sdir, 0755), 0);
-			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, &proc);
+			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, proc);
 			pin_array(sdir, "live", 8, 2 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1, &bits);
 		}
 		if (versions[v] == 6) {
 			/* s0/live: bitmap, owner summaries (no heads), pending words, control word */
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
 			assert_int_equal(mkdir(sdir, 0755), 0);
-			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, &proc);
+			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, proc);
 			pin_array(sdir, "live", 8, 2 + 64 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1,
 				  &bits);
+		}
+		if (versions[v] == 7) {
+			/*
+			 * s0/live: bitmap, owner summaries, heads, pending words, control word;
+			 * procs a map of its own
+			 */
+			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
+			assert_int_equal(mkdir(sdir, 0755), 0);
+			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, proc);
+			pin_array(sdir, "live", 8, 2 + 64 + 64 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE,
+				  1, &bits);
 		}
 		warned[0] = 0;
 		perflib_set_print(capture);

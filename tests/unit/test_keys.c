@@ -179,6 +179,7 @@ static void test_program_cannot_run(void **state)
  */
 static void test_opened_when_needed(void **state)
 {
+	char dir[PATH_MAX], path[PATH_MAX + 8];
 	PPERF_COUNTERSET_INSTANCE a, dup;
 	struct perflib_store *map;
 	WCHAR name[32];
@@ -192,6 +193,10 @@ static void test_opened_when_needed(void **state)
 	assert_int_equal(perflib_set_capacity(0, PERFLIB_NAME_MAX_DEFAULT), 0);
 	map = provider_map(h, &set);
 	seg0 = map->cls[0].seg0;
+	/* not loaded before a class has a second segment: 4 KiB of kernel memory per set */
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/keys", dir);
+	assert_int_equal(access(path, F_OK), -1);
 	a = PerfCreateInstance(h, &set, u"k0", 0);
 	assert_non_null(a);
 	/* a duplicate in segment 0 alone is its index's to refuse */
@@ -202,9 +207,11 @@ static void test_opened_when_needed(void **state)
 		assert_non_null(PerfCreateInstance(h, &set, prov_wname(name, 32, "k%u", i), i));
 	assert_int_equal(perflib_store_nr_segs(map, 0), 1);
 	assert_int_equal(map->keys_fd, PERFLIB_KEYS_LAZY);
-	/* the next one grows the set: from then on the program answers */
+	assert_int_equal(access(path, F_OK), -1);
+	/* the next one grows the set, which loads the program: from then on it answers */
 	assert_non_null(PerfCreateInstance(h, &set, u"grown", 9999));
 	assert_int_equal(perflib_store_nr_segs(map, 0), 2);
+	assert_int_equal(access(path, F_OK), 0);
 	assert_true(map->keys_fd >= 0);
 	/* and a duplicate of a key of segment 0, claimed in segment 1, is refused */
 	dup = PerfCreateInstance(h, &set, u"k0", 0);

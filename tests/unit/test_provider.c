@@ -252,11 +252,21 @@ static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store 
 
 	assert_int_equal(perflib_seg_sum_words(0, seg0), (perflib_seg_words(0, seg0) + 63) / 64);
 	assert_int_equal(perflib_sum_head_span(0, seg0), 1);
-	/* the heads follow every entry's summaries, the pending words follow the heads */
+	/*
+	 * the heads follow every entry's summaries, the procs entries follow the heads, the
+	 * pending words follow the entries, the control word is last
+	 */
 	assert_int_equal(perflib_sum_head(0, seg0, nr_procs, 0),
 			 perflib_seg_words(0, seg0) + nr_procs * perflib_seg_sum_words(0, seg0));
-	assert_int_equal(perflib_pending_word(seg0, nr_procs, 0),
+	assert_int_equal(perflib_procs_word(seg0, nr_procs, 0),
 			 perflib_sum_head(0, seg0, nr_procs, nr_procs - 1) + 1);
+	assert_int_equal(perflib_pending_word(seg0, nr_procs, 0),
+			 perflib_procs_word(seg0, nr_procs, nr_procs - 1) + PERFLIB_PROC_WORDS);
+	assert_int_equal(perflib_live0_words(seg0, nr_procs),
+			 perflib_ctl_word(seg0, nr_procs) + PERFLIB_CTL_WORDS);
+	/* with the default 64 entries, all of it in one page */
+	if (nr_procs == PERFLIB_PROCS_DEFAULT)
+		assert_true(perflib_live0_words(seg0, nr_procs) * 8 <= 4096);
 	assert_int_equal(*sum, 0); /* nothing held */
 	assert_int_equal(*head, 0);
 	a = PerfCreateInstance(h, set, u"sum-a", 1);
@@ -304,16 +314,18 @@ static void test_procs_entry(void **state)
 	idx = cs->proc_index;
 	assert_true(idx >= 0);
 	/*
-	 * the provider keeps no mapping of procs (fork() walks every mapping): its control
-	 * word and pending words are in class 0's s0/live, after the bitmap; a reader's view
+	 * the procs entries, the pending words and the control word are in class 0's s0/live,
+	 * after the summary heads (fork() walks every mapping: no map of their own); a
+	 * reader's view
 	 */
-	assert_null(cs->map->procs);
-	assert_non_null(cs->map->ctl);
+	assert_ptr_equal(cs->map->procs,
+			 (struct perflib_proc *)(cs->map->cls[0].segs[0].live +
+						 perflib_seg_live_words(0, cs->map->cls[0].seg0,
+									cs->map->info->nr_procs)));
 	assert_ptr_equal(cs->map->pending,
-			 cs->map->cls[0].segs[0].live +
-				 perflib_seg_live_words(0, cs->map->cls[0].seg0,
-							cs->map->info->nr_procs));
+			 (uint64_t *)(cs->map->procs + cs->map->info->nr_procs));
 	assert_ptr_equal(cs->map->ctl, cs->map->pending + cs->map->info->nr_procs);
+	assert_non_null(cs->map->ctl);
 	assert_int_equal(cs->map->ctl->magic, PERFLIB_CTL_MAGIC);
 	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	assert_non_null(ro->procs);
@@ -347,29 +359,40 @@ static void test_procs_entry(void **state)
 }
 
 /*
- * A provider keeps no fd of procs once it holds its entry (every fd costs each fork()): its
- * stop opens the pin again for the release, and leaves alone a set that was removed and
- * registered again meanwhile (another map, whose entries are not that provider's, even
- * when its process holds the same entry there through another provider)
+ * The procs entries are words of class 0's s0/live (layout version 8), which every process
+ * that maps the set maps: no procs pin, no mapping or fd of their own. A provider's stop
+ * releases its entry there, and leaves alone a set that was removed and registered again
+ * meanwhile (another map, whose entries are not that provider's, even when its process
+ * holds the same entry there through another provider).
  */
-static void test_procs_fd_reopened(void **state)
+static void test_procs_in_live(void **state)
 {
+	char dir[PATH_MAX], path[PATH_MAX + 8];
 	struct perflib_ctrset *ca, *cb;
 	struct perflib_store *ro;
 	struct perflib_proc *e;
+	uint64_t *live;
 	HANDLE a, b;
 	GUID set;
 
 	(void)state;
 	assert_int_equal(prov_std_start(&a, &set), ERROR_SUCCESS);
 	ca = ctrset_of(a, &set);
-	assert_int_equal(ca->map->procs_fd, -1);
-	assert_int_not_equal(ca->map->procs_id, 0);
 	assert_true(ca->proc_index >= 0);
-	/* a plain stop: the entry is released through the pin */
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/procs", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	/* the entry is in the provider's own s0/live mapping, where layout.h puts it */
+	live = ca->map->cls[0].segs[0].live;
+	assert_ptr_equal(&ca->map->procs[ca->proc_index],
+			 (struct perflib_proc *)(live + perflib_procs_word(ca->map->cls[0].seg0,
+									   ca->map->info->nr_procs,
+									   (uint32_t)ca->proc_index)));
+	/* a plain stop: the entry is released, as a reader of the set sees */
 	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	e = &ro->procs[ca->proc_index];
 	assert_int_equal(e->state, PERFLIB_PROC_LIVE);
+	assert_int_equal(e->pid, (uint32_t)getpid());
 	assert_int_equal(PerfStopProvider(a), ERROR_SUCCESS);
 	assert_int_equal(e->state, PERFLIB_PROC_FREE);
 	perflib_store_close(ro);
@@ -689,7 +712,7 @@ int main(void)
 		cmocka_unit_test(test_ascii_name),
 		cmocka_unit_test(test_index_key),
 		cmocka_unit_test(test_procs_entry),
-		cmocka_unit_test(test_procs_fd_reopened),
+		cmocka_unit_test(test_procs_in_live),
 		cmocka_unit_test(test_procs_callback_flag),
 		cmocka_unit_test(test_refs_private),
 		cmocka_unit_test(test_on_demand_registration),

@@ -412,19 +412,6 @@ static void test_reaped_beside_others(void **state)
 	child_close(&a);
 }
 
-/* the procs map of @set, opened from its pin for writing (the test is root) */
-static int procs_fd(const GUID *set)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	int fd;
-
-	assert_int_equal(perflib_store_dir(set, dir, sizeof(dir)), 0);
-	snprintf(path, sizeof(path), "%s/procs", dir);
-	fd = bpf_obj_get(path);
-	assert_true(fd >= 0);
-	return fd;
-}
-
 /*
  * A provider that got no procs entry (every one held) has no owner summary: its exit has
  * every live slot of the set walked, as before summaries, and still frees only its own.
@@ -436,11 +423,10 @@ static void test_reaped_without_entry(void **state)
 			  .prefix = "held",
 			  .nr = 128},
 		     b = {.type = PERF_COUNTERSET_MULTI_INSTANCES, .prefix = "noentry", .nr = 7};
-	struct perflib_proc e, mine = {.state = PERFLIB_PROC_LIVE};
+	struct perflib_proc mine = {.state = PERFLIB_PROC_LIVE};
 	bool faked[PERFLIB_PROCS_DEFAULT] = {false};
-	struct perflib_store *ro;
+	struct perflib_store *ro, *rw;
 	uint32_t i, p;
-	int fd;
 
 	(void)state;
 	b.set = a.set;
@@ -453,13 +439,14 @@ static void test_reaped_without_entry(void **state)
 		perflib_self(&mine.pid, &st);
 		mine.start = st;
 	}
-	fd = procs_fd(&a.set);
+	/* the procs entries in s0/live, mapped for writing (the test is root) */
+	assert_int_equal(perflib_store_open(&a.set, true, &rw), 0);
+	assert_int_equal(rw->info->nr_procs, PERFLIB_PROCS_DEFAULT);
 	for (i = 0; i < PERFLIB_PROCS_DEFAULT; i++) {
-		assert_int_equal(bpf_map_lookup_elem(fd, &i, &e), 0);
-		if (e.state == PERFLIB_PROC_LIVE)
+		if (rw->procs[i].state == PERFLIB_PROC_LIVE)
 			continue;
-		mine.gen = e.gen + 1;
-		assert_int_equal(bpf_map_update_elem(fd, &i, &mine, BPF_ANY), 0);
+		mine.gen = rw->procs[i].gen + 1;
+		rw->procs[i] = mine;
 		faked[i] = true;
 	}
 	child_start(&b);
@@ -477,12 +464,9 @@ static void test_reaped_without_entry(void **state)
 	for (p = 0; p < PERFLIB_PROCS_DEFAULT; p++) {
 		if (!faked[p])
 			continue;
-		assert_int_equal(bpf_map_lookup_elem(fd, &p, &e), 0);
-		memset(&e, 0, sizeof(e));
-		e.state = PERFLIB_PROC_FREE;
-		assert_int_equal(bpf_map_update_elem(fd, &p, &e, BPF_ANY), 0);
+		memset(&rw->procs[p], 0, sizeof(rw->procs[p]));
 	}
-	close(fd);
+	perflib_store_close(rw);
 	perflib_store_close(ro);
 	child_close(&b);
 	assert_int_equal(tl_signal(a.go[1]), 0);
@@ -795,7 +779,7 @@ static void test_register_pins(void **state)
 	perflib_store_close(ro);
 	close(fd);
 	/* not a live map: refused */
-	snprintf(path, sizeof(path), "%s/procs", dir);
+	snprintf(path, sizeof(path), "%s/info", dir);
 	fd = bpf_obj_get(path);
 	assert_true(fd >= 0);
 	assert_int_equal(perflib_ctl_read(fd, &owner_ctl), -EBADMSG);

@@ -720,23 +720,29 @@ static void test_hand_made_pins(void **state)
 		 perflib_live0_words(info->seg0_slots, info->nr_procs),
 		 BPF_F_MMAPABLE | BPF_F_INNER_MAP, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
-	/* procs of the wrong shapes: entries of another size, layout 4's control entry after
-	 * the processes' entries, an entry short, not mmapable */
+	/*
+	 * s0/live of the wrong shapes: layout 7's (no procs entries after the heads), a word
+	 * more, not mmapable
+	 */
 	hand_set(&hs, info);
-	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 32, info->nr_procs, BPF_F_MMAPABLE, NULL);
+	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8,
+		 perflib_live0_words(info->seg0_slots, info->nr_procs) -
+			 PERFLIB_PROC_WORDS * info->nr_procs,
+		 BPF_F_MMAPABLE | BPF_F_INNER_MAP, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
-	hand_set(&hs, info);
-	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 64, info->nr_procs + 1, BPF_F_MMAPABLE, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
 	hand_set(&hs, info);
-	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 64, info->nr_procs - 1, BPF_F_MMAPABLE, NULL);
+	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8,
+		 perflib_live0_words(info->seg0_slots, info->nr_procs) + 1,
+		 BPF_F_MMAPABLE | BPF_F_INNER_MAP, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	hand_set(&hs, info);
-	hand_pin(&hs, "procs", BPF_MAP_TYPE_ARRAY, 4, 64, info->nr_procs, 0, NULL);
+	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8,
+		 perflib_live0_words(info->seg0_slots, info->nr_procs), BPF_F_INNER_MAP, NULL);
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
 	/* a pin missing */
 	hand_set(&hs, info);
-	hand_unpin(&hs, "procs");
+	hand_unpin(&hs, "s0/live");
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);
 	hand_set(&hs, info);
 	hand_unpin(&hs, "s0/index");

@@ -347,7 +347,7 @@ static int attach_programs(const struct kc *kc, const uint32_t *slots, unsigned 
 				bpf_object__find_program_by_name(skel->obj, progs[p].prog), false);
 		}
 	}
-	err = perflib_bpf_counterset_reuse(&cs, skel->maps.slots, NULL, NULL);
+	err = perflib_bpf_counterset_reuse(&cs, skel->maps.slots, NULL);
 	if (!err)
 		err = kcounters_bpf__load(skel);
 	if (err) {

@@ -1089,7 +1089,7 @@ static int cmd_run(struct sd *sd)
 
 	memset(cs, 0, sizeof(cs));
 	for (k = 0; k < NR_SETS; k++)
-		cs[k].info_fd = cs[k].data_fd = cs[k].index_fd = cs[k].procs_fd = -1;
+		cs[k].info_fd = cs[k].data_fd = cs[k].index_fd = cs[k].live_fd = -1;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
@@ -1158,32 +1158,32 @@ static int cmd_run(struct sd *sd)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.cg_map, cs[SET_CG].geo.capacity);
 	if (!err)
-		err = perflib_bpf_counterset_reuse(&cs[SET_CPU], skel->maps.cpu_slots, NULL, NULL);
+		err = perflib_bpf_counterset_reuse(&cs[SET_CPU], skel->maps.cpu_slots, NULL);
 	if (!err)
-		err = perflib_bpf_counterset_reuse(&cs[SET_PI], skel->maps.pi_slots, NULL, NULL);
+		err = perflib_bpf_counterset_reuse(&cs[SET_PI], skel->maps.pi_slots, NULL);
 	if (!err)
-		err = perflib_bpf_counterset_reuse(&cs[SET_SYS], skel->maps.sys_slots, NULL, NULL);
+		err = perflib_bpf_counterset_reuse(&cs[SET_SYS], skel->maps.sys_slots, NULL);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_PS], skel->maps.ps_slots,
-						   skel->maps.ps_idx, NULL);
+						   skel->maps.ps_idx);
 	if (!err)
 		err = perflib_bpf_counterset_reuse_live(&cs[SET_PS], skel->maps.ps_live);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_NET], skel->maps.net_slots,
-						   skel->maps.net_idx, NULL);
+						   skel->maps.net_idx);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_PD], skel->maps.pd_slots,
-						   skel->maps.pd_idx, NULL);
+						   skel->maps.pd_idx);
 	if (!err)
 		err = perflib_bpf_counterset_reuse_live(&cs[SET_PD], skel->maps.pd_live);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_LD], skel->maps.ld_slots,
-						   skel->maps.ld_idx, NULL);
+						   skel->maps.ld_idx);
 	if (!err)
 		err = perflib_bpf_counterset_reuse_live(&cs[SET_LD], skel->maps.ld_live);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&cs[SET_CG], skel->maps.cg_slots,
-						   skel->maps.cg_idx, NULL);
+						   skel->maps.cg_idx);
 	if (!err)
 		err = perflib_bpf_counterset_reuse_live(&cs[SET_NET], skel->maps.net_live);
 	if (!err)

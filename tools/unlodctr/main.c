@@ -19,7 +19,7 @@ static const char usage[] =
 	"       unlodctr /p:PROVIDER-NAME [--force]\n"
 	"\n"
 	"Remove the performance counter sets registered with lodctr: unpin the maps of\n"
-	"each counter set (info, data, index, procs and anything else pinned in its\n"
+	"each counter set (info, its segments and anything else pinned in its\n"
 	"directory under the pin root, $PERFLIB_ROOT or " PERFLIB_DEFAULT_ROOT ").\n"
 	"\n"
 	"  /m:MANIFEST, -m MANIFEST  the counter sets declared in MANIFEST\n"
