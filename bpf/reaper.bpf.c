@@ -43,6 +43,9 @@ PERFLIB_GEOMETRY(geo1);
 PERFLIB_GEOMETRY(geo2);
 PERFLIB_GEOMETRY(geo3);
 const volatile __u32 nr_classes = 1;
+/* class 0's s0/live: its first procs entry word and first pending word (layout.h) */
+const volatile __u32 procs_word0 = 0;
+const volatile __u32 pending_word0 = 0;
 
 /* slots freed since load, for tests and `bpftool map dump` */
 __u64 nr_reaped = 0;
@@ -53,7 +56,6 @@ struct reap_ctx {
 	__u32 found;   /* procs entries it holds */
 	__u32 reaped;  /* slots freed */
 	__u32 ent[2];  /* the first two of them */
-	__u64 ew[2];   /* and their words {state, gen} when found */
 	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
 	__u32 seg;     /* segment being walked */
 	__u32 sj;      /* word of the owner summaries being walked */
@@ -66,8 +68,10 @@ struct reap_ctx {
 	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
 	__u64 sw;      /* reap_slot's slot word */
 	__u32 si;      /* and its slot index in the class */
+	__u32 sk;      /* and its segment */
 	__u32 release; /* a second procs pass frees its entries (more than two) */
 	__u64 cls;     /* the size class being walked */
+	__u64 flags;   /* of every bpf_loop: 0, which the verifier cannot tell (main program) */
 };
 
 /*
@@ -84,13 +88,16 @@ static __always_inline int start_matches(__u64 recorded, __u64 start)
 
 /*
  * word @w of procs entry @i (struct perflib_proc: {state, gen}, {pid, flags}, start, token)
- * in class 0's s0/live @s0, after the summary heads (layout.h); NULL past the map
+ * in class 0's s0/live, after the summary heads (layout.h); with @w = PERFLIB_PROC_WORDS, the
+ * entry's pending word. NULL past the map.
  */
-static __always_inline __u64 *proc_word(void *s0, __u32 i, __u32 w)
+static __noinline __u64 *proc_word(__u32 i, __u32 w)
 {
-	__u32 key = perflib_procs_word(perflib_geo.seg0_slots, perflib_geo.nr_procs, i) + w;
+	void *s0 = perflib_segment(&live, 0);
+	__u32 key = w < PERFLIB_PROC_WORDS ? procs_word0 + PERFLIB_PROC_WORDS * i + w
+					   : pending_word0 + i;
 
-	return bpf_map_lookup_elem(s0, &key);
+	return s0 ? bpf_map_lookup_elem(s0, &key) : NULL;
 }
 
 /*
@@ -101,21 +108,16 @@ static __always_inline __u64 *proc_word(void *s0, __u32 i, __u32 w)
  */
 static __noinline void procs_check(struct reap_ctx *r, __u32 i)
 {
-	void *s0 = perflib_segment(&live, 0);
-	__u64 w, *p, *pid, *start;
-	__u32 pw;
+	__u64 w, *p = proc_word(i, 0), *pid, *start;
 
-	if (!s0)
-		return;
-	p = proc_word(s0, i, 0);
 	if (!p)
 		return;
 	/* {state, gen}: one 8-byte word (layout.h, userspace/slot.c) */
 	w = *(volatile __u64 *)p;
 	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE)
 		return;
-	pid = proc_word(s0, i, 1);
-	start = proc_word(s0, i, 2);
+	pid = proc_word(i, 1);
+	start = proc_word(i, 2);
 	if (!pid || !start)
 		return;
 	/* the pid is the first 4 bytes of the word {pid, flags} */
@@ -125,32 +127,13 @@ static __noinline void procs_check(struct reap_ctx *r, __u32 i)
 		__sync_val_compare_and_swap(p, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 		return;
 	}
-	if (r->found < 2) {
+	if (r->found < 2)
 		r->ent[r->found & 1] = i;
-		r->ew[r->found & 1] = w;
-	}
 	r->found++;
-	/*
-	 * a slot it was freeing when it died (its live bit may already be clear): its pending
-	 * word, after the procs entries of class 0's segment 0 (layout.h)
-	 */
-	pw = perflib_pending_word(perflib_geo.seg0_slots, perflib_geo.nr_procs, i);
-	p = bpf_map_lookup_elem(s0, &pw);
+	/* a slot it was freeing when it died (its live bit may already be clear) */
+	p = proc_word(i, PERFLIB_PROC_WORDS);
 	if (p)
 		r->pending = *(volatile __u64 *)p;
-}
-
-/* free procs entry @i if its word is still @w */
-static __noinline void release_entry(__u32 i, __u64 w)
-{
-	void *s0 = perflib_segment(&live, 0);
-	__u64 *p;
-
-	if (!s0)
-		return;
-	p = proc_word(s0, i, 0);
-	if (p)
-		__sync_val_compare_and_swap(p, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
 }
 
 static long procs_cb(__u32 i, void *c)
@@ -161,7 +144,7 @@ static long procs_cb(__u32 i, void *c)
 
 /*
  * Is slot @slot (index @i of its class) held by the exiting process? Then its word goes to
- * r->sw and @i to r->si, for reap_slot. One copy for every class.
+ * r->sw and @i to r->si, for reap_slot (r->sk: its segment). One copy for every class.
  */
 static __noinline int slot_ours(struct reap_ctx *r, void *slot, __u32 i)
 {
@@ -174,6 +157,12 @@ static __noinline int slot_ours(struct reap_ctx *r, void *slot, __u32 i)
 	r->sw = w;
 	r->si = i;
 	return 1;
+}
+
+/* floor(log2(@q)), q > 0: a global function, which the verifier checks once */
+__noinline __u32 perflib_reaper_log2(__u64 q)
+{
+	return perflib_log2_64(q);
 }
 
 /*
@@ -189,7 +178,7 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 {
 	struct perflib_index_key key;
 	__u64 w = r->sw, claimed;
-	__u32 i = r->si;
+	__u32 i = r->si, k = r->sk;
 
 	/* take it as the user-space reaper does: the dead owner's pid stays in the word */
 	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
@@ -197,30 +186,12 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, claimed) != w)
 		return 0;
 	perflib__gslot_key(slot, g, r->tgid, &key);
-	perflib__gunindex(index_map, g, i, &key);
-	perflib__grelease(slot, live_map, g, i, claimed);
+	perflib__gunindex_in(index_map, i, k, &key);
+	perflib__grelease_in(slot, live_map, g, i, k, claimed);
 	r->reaped++;
 	return 0;
 }
 
-/* floor(log2(@q)), q > 0: a global function, which the verifier checks once */
-__noinline __u32 perflib_reaper_log2(__u64 q)
-{
-	return perflib_log2_64(q);
-}
-
-/*
- * perflib_gslot (perflib_bpf.h), its segment found with the global perflib_reaper_log2:
- * one copy of the logarithm for the four classes' walks
- */
-static __always_inline void *reaper_gslot(void *data_map,
-					  const volatile struct perflib_bpf_geometry *g, __u32 idx)
-{
-	__u32 seg0 = g->seg0_slots;
-
-	return perflib_gslot_in(data_map, g, idx,
-				seg0 ? perflib_reaper_log2((__u64)(idx / seg0) + 1) : PERFLIB_MAX_SEGS);
-}
 
 /*
  * The summary words that summary heads @heads name in segment @k (seg0 @seg0): from the
@@ -254,8 +225,9 @@ __noinline __u64 perflib_heads_range(__u64 heads, __u32 k, __u32 seg0)
 static __noinline __u32 seg_heads(struct reap_ctx *r, void *seg, __u32 k, __u32 seg0,
 				  __u32 nr_procs)
 {
-	__u32 h0 = (__u32)perflib_sum_head(k, seg0, nr_procs, r->ent[0]);
-	__u32 h1 = (__u32)perflib_sum_head(k, seg0, nr_procs, r->ent[1]);
+	/* the heads of entries p: one word each, from perflib_sum_head(k, seg0, nr_procs, 0) */
+	__u32 h0 = (__u32)perflib_sum_head(k, seg0, nr_procs, 0) + r->ent[0];
+	__u32 h1 = h0 - r->ent[0] + r->ent[1];
 	__u64 *w0 = bpf_map_lookup_elem(seg, &h0), *w1 = bpf_map_lookup_elem(seg, &h1), range;
 
 	if (!w0 || !w1)
@@ -279,8 +251,10 @@ static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 s
 
 	if (!(r->heads >> ((j >> r->shift) & 63) & 1))
 		return 0;
-	q0 = (__u32)perflib_sum_word(r->seg, seg0, r->ent[0], j);
-	q1 = (__u32)perflib_sum_word(r->seg, seg0, r->ent[1], j);
+	/* entry p's summary words: perflib_seg_sum_words apart, from perflib_sum_word(..., 0, j) */
+	q0 = (__u32)perflib_sum_word(r->seg, seg0, 0, j);
+	q1 = q0 + r->ent[1] * (__u32)perflib_seg_sum_words(r->seg, seg0);
+	q0 += r->ent[0] * (__u32)perflib_seg_sum_words(r->seg, seg0);
 	w0 = bpf_map_lookup_elem(seg, &q0);
 	w1 = bpf_map_lookup_elem(seg, &q1);
 	if (!w0 || !w1)
@@ -316,7 +290,7 @@ static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 
  */
 
 /* the geometry of class @c */
-static __always_inline const volatile struct perflib_bpf_geometry *class_geo(__u64 c)
+static __noinline const volatile struct perflib_bpf_geometry *class_geo(__u64 c)
 {
 	switch (c) {
 	case 1:
@@ -350,7 +324,12 @@ static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, voi
 				    void *live_map)
 {
 	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
-	void *slot = reaper_gslot(slots_map, g, i);
+	__u32 seg0 = g->seg0_slots;
+	void *slot;
+
+	/* its segment, found once with the reaper's one logarithm (perflib_seg_of) */
+	r->sk = seg0 ? perflib_reaper_log2((__u64)(i / seg0) + 1) : PERFLIB_MAX_SEGS;
+	slot = perflib_gslot_in(slots_map, g, i, r->sk);
 
 	if (!slot)
 		return 1;
@@ -396,7 +375,7 @@ static long group_cb(__u32 b, void *c)
 	if (!seg)
 		return 1;
 	if (live_bits(r, seg, 64 * r->sj + b, class_geo(r->cls)->seg0_slots))
-		bpf_loop(64, bit_cb, r, 0);
+		bpf_loop(64, bit_cb, r, r->flags);
 	return 0;
 }
 
@@ -413,7 +392,7 @@ static long sum_cb(__u32 j, void *c)
 	if (!r->sbits)
 		return 0;
 	r->sj = j;
-	bpf_loop(64, group_cb, r, 0);
+	bpf_loop(64, group_cb, r, r->flags);
 	return 0;
 }
 
@@ -433,7 +412,7 @@ static long seg_cb(__u32 k, void *c)
 	r->seg = k;
 	cnt = seg_heads(r, seg, k, g->seg0_slots, g->nr_procs);
 	if (cnt)
-		bpf_loop(cnt, sum_cb, r, 0);
+		bpf_loop(cnt, sum_cb, r, r->flags);
 	return 0;
 }
 
@@ -441,37 +420,44 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(perflib_reaper, struct task_struct *p)
 {
 	struct perflib_exit_ctx *c;
-	struct reap_ctx r = {};
+	struct reap_ctx r;
 	__u32 zero = 0;
 	__u64 flags;
 
 	c = bpf_map_lookup_elem(&exit_ctx, &zero);
 	if (!c)
 		return 0;
+	/*
+	 * the fields read before the walk writes them (the others are written first: zeroing
+	 * the whole context took 19 instructions)
+	 */
 	r.tgid = c->tgid;
 	r.start = c->stamp;
+	r.found = r.reaped = 0;
+	r.ent[0] = r.ent[1] = 0;
+	r.pending = 0;
+	r.release = 0;
+	r.cls = 0;
 	/*
 	 * one loop the verifier checks once (straight-line code for the first 64 entries made
-	 * the program 4 KiB larger)
+	 * the program 4 KiB larger); every bpf_loop of the program gets flags the verifier
+	 * cannot tell are 0 (a tgid is below 2^22, PID_MAX_LIMIT): it inlines a bpf_loop whose
+	 * flags it knows, about 18 instructions each, before it drops dead code, so that the
+	 * kernel memory it keeps for the program follows the largest size it had (3 pages
+	 * with the 3 walk loops inlined, 2 without)
 	 */
-	bpf_loop(perflib_geo.nr_procs, procs_cb, &r, 0);
+	flags = r.tgid >> 31;
+	r.flags = flags;
+	bpf_loop(perflib_geo.nr_procs, procs_cb, &r, flags);
 	/*
 	 * the slots its owner summaries name (what it held: the cost follows its instances,
 	 * not the set's); every claimed and live slot when it has no procs entry (the set's
 	 * procs was full) or more than two (as many providers of the set in one process)
 	 */
-	r.all = r.found == 0 || r.found > 2 ? ~0ULL : 0;
+	r.all = -(__u64)(r.found - 1 > 1); /* found == 0 or found > 2 */
 	if (r.found == 1) {
 		r.ent[1] = r.ent[0];
-		r.ew[1] = r.ew[0];
 	}
-	/*
-	 * The segment loops of the classes with flags the verifier cannot tell are 0 (a tgid
-	 * is below 2^22, PID_MAX_LIMIT): it inlines a bpf_loop whose flags it knows, about 18
-	 * instructions each, and these four run a few times per exit. The program stays within
-	 * 16 KiB of kernel memory with four classes (20 KiB inlined).
-	 */
-	flags = r.tgid >> 31;
 	bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
 	if (nr_classes > 1) {
 		r.cls = 1;
@@ -495,16 +481,16 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	}
 	/*
 	 * its procs entries last (a claimer of a FREE entry clears its summaries): the one or
-	 * two noted, from the word seen (a CAS: an entry taken meanwhile has moved on), else
-	 * every entry that is still its
+	 * two noted, else every entry; each if it still names the process (a CAS from the word
+	 * just read: an entry taken meanwhile has moved on)
 	 */
+	r.release = 1;
 	if (r.found > 2) {
-		r.release = 1;
-		bpf_loop(perflib_geo.nr_procs, procs_cb, &r, 0);
+		bpf_loop(perflib_geo.nr_procs, procs_cb, &r, flags);
 	} else if (r.found) {
-		release_entry(r.ent[0], r.ew[0]);
+		procs_check(&r, r.ent[0]);
 		if (r.ent[1] != r.ent[0])
-			release_entry(r.ent[1], r.ew[1]);
+			procs_check(&r, r.ent[1]);
 	}
 	if (r.reaped)
 		__sync_fetch_and_add(&nr_reaped, r.reaped);

@@ -205,20 +205,18 @@ static __always_inline void *perflib_slot(void *data_map, __u32 idx)
 /*
  * perflib_glive_set - set (@on) or clear the live bit of slot @idx in @live_map (a
  * PERFLIB_LIVE_MAP). Only the holder of a claimed slot changes its bit: set after the
- * claim, cleared before the slot is stored FREE.
+ * claim, cleared before the slot is stored FREE. perflib_glive_set_in - the same, its
+ * segment @k known (perflib_seg_of).
  */
-static __always_inline void perflib_glive_set(void *live_map,
-					      const volatile struct perflib_bpf_geometry *g,
-					      __u32 idx, int on)
+static __always_inline void perflib_glive_set_in(void *live_map,
+						 const volatile struct perflib_bpf_geometry *g,
+						 __u32 idx, __u32 k, int on)
 {
-	__u32 seg0 = g->seg0_slots, k, off, word;
+	__u32 seg0 = g->seg0_slots, off, word;
 	__u64 *w, bit;
 	void *seg;
 
-	if (!seg0)
-		return;
-	k = perflib_seg_of(idx, seg0);
-	if (k >= PERFLIB_MAX_SEGS)
+	if (!seg0 || k >= PERFLIB_MAX_SEGS)
 		return;
 	seg = perflib_segment(live_map, k);
 	if (!seg)
@@ -233,6 +231,13 @@ static __always_inline void perflib_glive_set(void *live_map,
 		__sync_fetch_and_or(w, bit);
 	else
 		__sync_fetch_and_and(w, ~bit);
+}
+
+static __always_inline void perflib_glive_set(void *live_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 idx, int on)
+{
+	perflib_glive_set_in(live_map, g, idx, perflib_seg_of(idx, g->seg0_slots), on);
 }
 
 
@@ -765,18 +770,25 @@ static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
  * first; and a word that changed, a user-space reaper's takeover of a dead owner's claim, is
  * left to that reaper)
  */
-static __always_inline void perflib__grelease(void *slot, void *live_map,
-					      const volatile struct perflib_bpf_geometry *g,
-					      __u32 idx, __u64 w)
+static __always_inline void perflib__grelease_in(void *slot, void *live_map,
+						 const volatile struct perflib_bpf_geometry *g,
+						 __u32 idx, __u32 k, __u64 w)
 {
 	struct perflib_slot_hdr *h = slot;
 
 	perflib__gzero(slot, g, PERFLIB_BLOCK_OFFSET);
 	h->owner_start = 0;
-	perflib_glive_set(live_map, g, idx, 0);
+	perflib_glive_set_in(live_map, g, idx, k, 0);
 	__sync_val_compare_and_swap(
 		(__u64 *)slot, w,
 		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(perflib_word_gen(w), 1), 0));
+}
+
+static __always_inline void perflib__grelease(void *slot, void *live_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 idx, __u64 w)
+{
+	perflib__grelease_in(slot, live_map, g, idx, perflib_seg_of(idx, g->seg0_slots), w);
 }
 
 /* does an index value of claim generation @gen still describe the slot with word @w? */
@@ -1004,19 +1016,28 @@ static __always_inline void perflib__gslot_key(const void *slot,
 	perflib_hash_final(&st, perflib_slot_id(slot), len, key);
 }
 
-/* delete @key from the index of slot @idx's segment if it points to @idx */
-static __always_inline void perflib__gunindex(void *index_map,
-					      const volatile struct perflib_bpf_geometry *g,
-					      __u32 idx, const struct perflib_index_key *key)
+/*
+ * delete @key from the index of slot @idx's segment @k if it points to @idx;
+ * perflib__gunindex - the segment found from @idx
+ */
+static __always_inline void perflib__gunindex_in(void *index_map, __u32 idx, __u32 k,
+						 const struct perflib_index_key *key)
 {
 	struct perflib_index_val *cur;
-	void *iseg = perflib_segment(index_map, perflib_seg_of(idx, g->seg0_slots));
+	void *iseg = perflib_segment(index_map, k);
 
 	if (!iseg)
 		return;
 	cur = bpf_map_lookup_elem(iseg, key);
 	if (cur && cur->slot == idx)
 		bpf_map_delete_elem(iseg, key);
+}
+
+static __always_inline void perflib__gunindex(void *index_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      __u32 idx, const struct perflib_index_key *key)
+{
+	perflib__gunindex_in(index_map, idx, perflib_seg_of(idx, g->seg0_slots), key);
 }
 
 /*

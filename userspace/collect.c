@@ -154,20 +154,24 @@ struct peer {
 
 /*
  * Copy procs entry @i into @ret: from the mapping, re-checked against concurrent changes,
- * or, for a reader that could not map s0/live, with a batch lookup of its words (a torn copy
- * is harmless: whatever it holds fails the liveness or socket-owner check). false to skip.
+ * or, for a reader that could not map s0/live, with a lookup of each of its words (a torn
+ * copy is harmless: whatever it holds fails the liveness or socket-owner check). false to skip.
  */
 static bool proc_read(const struct perflib_store *map, uint32_t i, struct perflib_proc *ret)
 {
 	const struct perflib_proc *e;
 	uint64_t w1, w2;
 
-	if (!map->procs)
-		return map->cls[0].segs[0].live_fd >= 0 &&
-		       !perflib_array_copy(map->cls[0].segs[0].live_fd,
-					   perflib_procs_word(map->cls[0].seg0, map->info->nr_procs, i),
-					   PERFLIB_PROC_WORDS, 8, (uint8_t *)ret) &&
-		       ret->state == PERFLIB_PROC_LIVE;
+	if (!map->procs) {
+		int fd = map->cls[0].segs[0].live_fd;
+		__u32 w, k = perflib_procs_word(map->cls[0].seg0, map->info->nr_procs, i);
+
+		for (w = 0; w < PERFLIB_PROC_WORDS; w++, k++) {
+			if (fd < 0 || bpf_map_lookup_elem(fd, &k, (uint64_t *)ret + w))
+				return false;
+		}
+		return ret->state == PERFLIB_PROC_LIVE;
+	}
 	e = &map->procs[i];
 	w1 = __atomic_load_n((const uint64_t *)e, __ATOMIC_ACQUIRE);
 	if ((uint32_t)w1 != PERFLIB_PROC_LIVE)

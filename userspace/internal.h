@@ -461,8 +461,8 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 
 /*
  * keys.c: the program that looks an index key up in every segment in one call.
- * perflib_keys_pin - load it for @map and pin it in @dir, the set's directory, unless it is
- * there: by the first grower of a class to a second segment (the set's lock held), before
+ * perflib_keys_pin - load it for a set whose classes' idxs outer maps are @idxs (class 0's
+ * for the classes a set lacks) and pin it in @dir, the set's directory, unless it is there: by the first grower of a class to a second segment (the set's lock held), before
  * the segment is published, so whoever sees two segments finds it; a set whose every class
  * has one segment has no program (4 KiB of kernel memory fewer: a create there looks in
  * its own segment only). 0 or -errno (creates then look segment by segment).
@@ -472,7 +472,7 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
  * @key; -errno when there is no program or it cannot run (then map->keys_fd becomes -1).
  */
 #define PERFLIB_KEYS_LAZY (-2)
-int perflib_keys_pin(const struct perflib_store *map, const char *dir,
+int perflib_keys_pin(const int idxs[PERFLIB_MAX_CLASSES], const char *dir,
 		     const struct perflib_pin_opts *opts);
 void perflib_keys_open(struct perflib_store *map);
 int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct perflib_index_key *key,

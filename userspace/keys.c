@@ -31,13 +31,7 @@ static bool keys_enabled(void)
 	return !e || strcmp(e, "0") != 0;
 }
 
-static int idxs_fd(const struct perflib_store *map, uint32_t cls)
-{
-	return perflib_store_outer_fd((struct perflib_store *)map, perflib_class_or0(map, cls),
-				      PERFLIB_SEG_INDEX);
-}
-
-int perflib_keys_pin(const struct perflib_store *map, const char *dir,
+int perflib_keys_pin(const int idxs[PERFLIB_MAX_CLASSES], const char *dir,
 		     const struct perflib_pin_opts *opts)
 {
 	char path[PATH_MAX + 8];
@@ -55,13 +49,13 @@ int perflib_keys_pin(const struct perflib_store *map, const char *dir,
 	err = skel ? 0 : -errno;
 	/* each class's idxs; a set with fewer classes gives class 0's for the others */
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx, idxs_fd(map, 0));
+		err = bpf_map__reuse_fd(skel->maps.idx, idxs[0]);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx1, idxs_fd(map, 1));
+		err = bpf_map__reuse_fd(skel->maps.idx1, idxs[1]);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx2, idxs_fd(map, 2));
+		err = bpf_map__reuse_fd(skel->maps.idx2, idxs[2]);
 	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.idx3, idxs_fd(map, 3));
+		err = bpf_map__reuse_fd(skel->maps.idx3, idxs[3]);
 	if (!err)
 		err = keys_bpf__load(skel);
 	if (!err)

@@ -727,6 +727,22 @@ void perflib_store_settle(const struct perflib_store *map)
 		set_unlock(fd);
 }
 
+/* the keys program of @map pinned in its directory @dir (keys.c), unless it is there */
+static void keys_pin(struct perflib_store *map, const char *dir,
+		     const struct perflib_pin_opts *opts)
+{
+	int idxs[PERFLIB_MAX_CLASSES], c;
+
+	/* each class's idxs; a set with fewer classes gives class 0's for the others */
+	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
+		idxs[c] = perflib_store_outer_fd(map, perflib_class_or0(map, (uint32_t)c),
+						 PERFLIB_SEG_INDEX);
+		if (idxs[c] < 0)
+			return;
+	}
+	perflib_keys_pin(idxs, dir, opts);
+}
+
 /* grow class @cls to k + 1 segments, the set's lock held */
 static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
@@ -778,7 +794,7 @@ static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 	 * they look segment by segment)
 	 */
 	if (k >= 1)
-		perflib_keys_pin(map, dir, &opts);
+		keys_pin(map, dir, &opts);
 	return seg_publish(map, cls, k);
 }
 

@@ -239,7 +239,7 @@ static void test_sigkill_every_class(void **state)
 
 /*
  * a registered set with no instance within 64 KiB of kernel memory, its programs counted
- * (issue 8): its maps, and the exit reaper (12 KiB: one class-generic walk); the keys
+ * (issue 8): its maps, and the exit reaper (8 KiB: one class-generic walk); the keys
  * program comes with a class's second segment, the procs entries are in s0/live
  */
 static void test_empty_set_memory(void **state)
@@ -264,13 +264,13 @@ static void test_empty_set_memory(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/procs", dir);
 	assert_int_equal(access(path, F_OK), -1);
-	/* the reaper: at most 12 KiB (three pages), counted when this kernel loads it */
+	/* the reaper: at most 8 KiB (two pages), counted when this kernel loads it */
 	snprintf(path, sizeof(path), "%s/reaper", dir);
 	if (!access(path, F_OK))
 		assert_true(progs > 4096);
 	else
 		print_message("no exit reaper on this kernel\n");
-	assert_true(progs <= 12 * 1024);
+	assert_true(progs <= 8 * 1024);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
