@@ -307,16 +307,14 @@ static __noinline const volatile struct perflib_bpf_geometry *class_geo(__u64 c)
 /* the live bitmap map of segment @k of class @c, NULL past the segments there are */
 static __noinline void *class_live(__u64 c, __u32 k)
 {
-	switch (c) {
-	case 1:
-		return perflib_segment(&live1, k);
-	case 2:
-		return perflib_segment(&live2, k);
-	case 3:
-		return perflib_segment(&live3, k);
-	default:
-		return perflib_segment(&live, k);
-	}
+	/*
+	 * one lookup for the four maps: the verifier inlines a lookup that sees one map only
+	 * (8 more instructions each)
+	 */
+	void *outer = c == 1 ? (void *)&live1 : c == 2 ? (void *)&live2
+				   : c == 3 ? (void *)&live3 : (void *)&live;
+
+	return perflib_segment(outer, k);
 }
 
 /* slot @i of class r->cls in its maps: free it if the exiting process holds it */
