@@ -105,8 +105,8 @@
 #define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
 #define PERFLIB_SEG0_MAX_BYTES 32768	    /* and slot sizes keep it at most this long */
 #define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
-#define PERFLIB_PROCS_DEFAULT 64      /* provider processes per counter set: their entries
-				      * fit s0/live's page beside the bitmap */
+/* provider processes per counter set: their entries fit s0/live's page beside the bitmap */
+#define PERFLIB_PROCS_DEFAULT 64
 #define PERFLIB_CTL_WORDS 8	      /* words of struct perflib_ctl at the end of s0/live */
 #define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */
 #define PERFLIB_STR_NONE 0xFFFFFFFFu  /* string offset: absent */

@@ -192,7 +192,6 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 	return 0;
 }
 
-
 /*
  * The summary words that summary heads @heads name in segment @k (seg0 @seg0): from the
  * word the first head bit set stands for to the last word of the last head bit set, as
@@ -311,15 +310,17 @@ static __noinline void *class_live(__u64 c, __u32 k)
 	 * one lookup for the four maps: the verifier inlines a lookup that sees one map only
 	 * (8 more instructions each)
 	 */
-	void *outer = c == 1 ? (void *)&live1 : c == 2 ? (void *)&live2
-				   : c == 3 ? (void *)&live3 : (void *)&live;
+	void *outer = c == 1   ? (void *)&live1
+		      : c == 2 ? (void *)&live2
+		      : c == 3 ? (void *)&live3
+			       : (void *)&live;
 
 	return perflib_segment(outer, k);
 }
 
 /* slot @i of class r->cls in its maps: free it if the exiting process holds it */
 static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, void *index_map,
-				    void *live_map)
+			       void *live_map)
 {
 	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
 	__u32 seg0 = g->seg0_slots;

@@ -233,13 +233,11 @@ static __always_inline void perflib_glive_set_in(void *live_map,
 		__sync_fetch_and_and(w, ~bit);
 }
 
-static __always_inline void perflib_glive_set(void *live_map,
-					      const volatile struct perflib_bpf_geometry *g,
-					      __u32 idx, int on)
+static __always_inline void
+perflib_glive_set(void *live_map, const volatile struct perflib_bpf_geometry *g, __u32 idx, int on)
 {
 	perflib_glive_set_in(live_map, g, idx, perflib_seg_of(idx, g->seg0_slots), on);
 }
-
 
 /* the header word {seq, owner_pid} of a slot (one 8-byte load) */
 static __always_inline __u64 perflib_slot_word(const void *slot)

@@ -256,7 +256,8 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	/* every class's geometry and maps; missing classes get class 0's, never walked */
 	skel->rodata->nr_classes = map->nr_classes;
 	skel->rodata->procs_word0 = perflib_procs_word(map->cls[0].seg0, map->info->nr_procs, 0);
-	skel->rodata->pending_word0 = perflib_pending_word(map->cls[0].seg0, map->info->nr_procs, 0);
+	skel->rodata->pending_word0 =
+		perflib_pending_word(map->cls[0].seg0, map->info->nr_procs, 0);
 	perflib_bpf_geometry_from_class(map->info, 0, &skel->rodata->perflib_geo);
 	perflib_bpf_geometry_from_class(map->info, perflib_class_or0(map, 1), &skel->rodata->geo1);
 	perflib_bpf_geometry_from_class(map->info, perflib_class_or0(map, 2), &skel->rodata->geo2);

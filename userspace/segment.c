@@ -407,8 +407,9 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	s->live_map = (uint32_t)(words * 8);
 	if (!cls && !k) {
 		/* the procs entries, pending words and control word, after the heads (layout.h) */
-		map->procs = (struct perflib_proc *)(live + perflib_procs_word(
-								    c->seg0, map->info->nr_procs, 0));
+		map->procs =
+			(struct perflib_proc *)(live + perflib_procs_word(c->seg0,
+									  map->info->nr_procs, 0));
 		map->pending = live + perflib_pending_word(c->seg0, map->info->nr_procs, 0);
 		map->ctl = (struct perflib_ctl *)(live +
 						  perflib_ctl_word(c->seg0, map->info->nr_procs));

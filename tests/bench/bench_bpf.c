@@ -104,8 +104,7 @@ int main(void)
 	skel->rodata->perflib_geo = cs.geo;
 	skel->rodata->bench_slot = (uint32_t)idx;
 	skel->rodata->bench_pos = POS;
-	if (perflib_bpf_counterset_reuse(&cs, skel->maps.slots, NULL) ||
-	    bench_bpf__load(skel)) {
+	if (perflib_bpf_counterset_reuse(&cs, skel->maps.slots, NULL) || bench_bpf__load(skel)) {
 		printf("SKIP: bench_bpf: the benchmark programs cannot be loaded here\n");
 		perflib_bpf_counterset_close(&cs);
 		bench_bpf__destroy(skel);

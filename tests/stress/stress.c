@@ -772,8 +772,7 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 				corrupt_index(fds[1]);
 				break;
 			default:
-				corrupt_array(fds[2], procs_first,
-					      procs_nr * PERFLIB_PROC_WORDS);
+				corrupt_array(fds[2], procs_first, procs_nr * PERFLIB_PROC_WORDS);
 				break;
 			}
 		}

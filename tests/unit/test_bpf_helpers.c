@@ -87,8 +87,7 @@ static struct test_helpers_bpf *load_for(const GUID *set)
 	skel = test_helpers_bpf__open();
 	assert_non_null(skel);
 	skel->rodata->perflib_geo = cs.geo;
-	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx),
-			 0);
+	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx), 0);
 	assert_int_equal(test_helpers_bpf__load(skel), 0);
 	perflib_bpf_counterset_close(&cs);
 	return skel;

@@ -69,8 +69,7 @@ static struct test_instances_bpf *load_for(const GUID *set)
 	assert_non_null(skel);
 	skel->rodata->ti_geo = cs.geo;
 	assert_int_equal(perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->ti_guid), 0);
-	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx),
-			 0);
+	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx), 0);
 	assert_int_equal(perflib_bpf_counterset_reuse_live(&cs, skel->maps.live), 0);
 	assert_int_equal(test_instances_bpf__load(skel), 0);
 	perflib_bpf_counterset_close(&cs);
@@ -512,8 +511,7 @@ static struct test_progtypes_bpf *pt_load_ex(const GUID *set, const char *prog, 
 	}
 	skel->rodata->pt_geo = cs.geo;
 	assert_int_equal(perflib_bpf_counterset_guid(&cs, (__u8 *)skel->rodata->pt_guid), 0);
-	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx),
-			 0);
+	assert_int_equal(perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx), 0);
 	assert_int_equal(perflib_bpf_counterset_reuse_live(&cs, skel->maps.live), 0);
 	pt_log[0] = 0;
 	err = test_progtypes_bpf__load(skel);

@@ -322,8 +322,7 @@ static void test_procs_entry(void **state)
 			 (struct perflib_proc *)(cs->map->cls[0].segs[0].live +
 						 perflib_seg_live_words(0, cs->map->cls[0].seg0,
 									cs->map->info->nr_procs)));
-	assert_ptr_equal(cs->map->pending,
-			 (uint64_t *)(cs->map->procs + cs->map->info->nr_procs));
+	assert_ptr_equal(cs->map->pending, (uint64_t *)(cs->map->procs + cs->map->info->nr_procs));
 	assert_ptr_equal(cs->map->ctl, cs->map->pending + cs->map->info->nr_procs);
 	assert_non_null(cs->map->ctl);
 	assert_int_equal(cs->map->ctl->magic, PERFLIB_CTL_MAGIC);
@@ -384,10 +383,11 @@ static void test_procs_in_live(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 	/* the entry is in the provider's own s0/live mapping, where layout.h puts it */
 	live = ca->map->cls[0].segs[0].live;
-	assert_ptr_equal(&ca->map->procs[ca->proc_index],
-			 (struct perflib_proc *)(live + perflib_procs_word(ca->map->cls[0].seg0,
-									   ca->map->info->nr_procs,
-									   (uint32_t)ca->proc_index)));
+	assert_ptr_equal(
+		&ca->map->procs[ca->proc_index],
+		(struct perflib_proc *)(live + perflib_procs_word(ca->map->cls[0].seg0,
+								  ca->map->info->nr_procs,
+								  (uint32_t)ca->proc_index)));
 	/* a plain stop: the entry is released, as a reader of the set sees */
 	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	e = &ro->procs[ca->proc_index];
