@@ -462,7 +462,8 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 /*
  * keys.c: the program that looks an index key up in every segment in one call.
  * perflib_keys_pin - load it for a set whose classes' idxs outer maps are @idxs (class 0's
- * for the classes a set lacks) and pin it in @dir, the set's directory, unless it is there: by the first grower of a class to a second segment (the set's lock held), before
+ * for the classes a set lacks) and pin it in @dir, the set's directory, unless it is there.
+ * Called by the first grower of a class to a second segment (the set's lock held), before
  * the segment is published, so whoever sees two segments finds it; a set whose every class
  * has one segment has no program (4 KiB of kernel memory fewer: a create there looks in
  * its own segment only). 0 or -errno (creates then look segment by segment).

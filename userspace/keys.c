@@ -6,8 +6,7 @@
  * growing is: a set whose classes have one segment each has nothing to look through, and
  * saves the program's 4 KiB of kernel memory), opened by providers when they need it; a set
  * without it (where the load failed) is served by the lookups one by one, which give the
- * same answer. PERFLIB_KEYS_PROG=0 turns
- * it off (tests and benches compare the two ways).
+ * same answer. PERFLIB_KEYS_PROG=0 turns it off (tests and benches compare the two ways).
  */
 #include <limits.h>
 #include <stdio.h>

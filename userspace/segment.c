@@ -254,6 +254,7 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (!cls && !k) {
 		map->ctl = NULL;
 		map->pending = NULL;
+		map->procs = NULL;
 	}
 	perflib_seg_maps_close(&m);
 	s->data_fd = s->index_fd = s->live_fd = -1;
