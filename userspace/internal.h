@@ -467,6 +467,8 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
  * the segment is published, so whoever sees two segments finds it; a set whose every class
  * has one segment has no program (4 KiB of kernel memory fewer: a create there looks in
  * its own segment only). 0 or -errno (creates then look segment by segment).
+ * perflib_keys_unpin - remove the pin (the set's lock held, every class back to one
+ * segment): its 4 KiB go when the processes that opened it close it.
  * perflib_keys_open - a writer's map->keys_fd: PERFLIB_KEYS_LAZY, the pinned program is
  * opened by the first perflib_keys_where (-1 when it is turned off, PERFLIB_KEYS_PROG=0).
  * perflib_keys_where - bitmask of the segments below @nr_segs, but @skip, whose index holds
@@ -475,6 +477,7 @@ void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perfli
 #define PERFLIB_KEYS_LAZY (-2)
 int perflib_keys_pin(const int idxs[PERFLIB_MAX_CLASSES], const char *dir,
 		     const struct perflib_pin_opts *opts);
+void perflib_keys_unpin(const struct perflib_store *map);
 void perflib_keys_open(struct perflib_store *map);
 int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct perflib_index_key *key,
 		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask);

@@ -69,6 +69,17 @@ int perflib_keys_pin(const int idxs[PERFLIB_MAX_CLASSES], const char *dir,
 	return err;
 }
 
+void perflib_keys_unpin(const struct perflib_store *map)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+
+	if (perflib_store_dir(&map->guid, dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/" KEYS_PIN, dir);
+	if (!unlink(path))
+		pr_debug("keys program of %s unpinned: every class has one segment\n", dir);
+}
+
 void perflib_keys_open(struct perflib_store *map)
 {
 	/* opened when a class first has a second segment: one fd fewer per set till then */

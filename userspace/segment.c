@@ -745,6 +745,21 @@ static void keys_pin(struct perflib_store *map, const char *dir,
 	perflib_keys_pin(idxs, dir, opts);
 }
 
+/* has a class of @map more than one segment (the control word now)? */
+static bool keys_needed(const struct perflib_store *map)
+{
+	struct perflib_ctl ctl;
+	uint32_t c;
+
+	if (perflib_store_ctl_read(map, &ctl))
+		return true;
+	for (c = 0; c < map->nr_classes; c++) {
+		if (ctl.nr_segs[c] > 1)
+			return true;
+	}
+	return false;
+}
+
 /* grow class @cls to k + 1 segments, the set's lock held */
 static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
@@ -950,6 +965,9 @@ int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 			break;
 		n++;
 	}
+	/* every class back to one segment: the keys program goes too, until a class grows */
+	if (n > 0 && !keys_needed(map))
+		perflib_keys_unpin(map);
 	set_unlock(lock);
 	return err < 0 ? err : n;
 }

@@ -180,7 +180,7 @@ static void test_program_cannot_run(void **state)
 static void test_opened_when_needed(void **state)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 8];
-	PPERF_COUNTERSET_INSTANCE a, dup;
+	PPERF_COUNTERSET_INSTANCE a, dup, grown, *held;
 	struct perflib_store *map;
 	WCHAR name[32];
 	uint32_t i, seg0;
@@ -203,13 +203,18 @@ static void test_opened_when_needed(void **state)
 	dup = PerfCreateInstance(h, &set, u"k0", 0);
 	assert_null(dup);
 	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
-	for (i = 1; i < seg0; i++)
-		assert_non_null(PerfCreateInstance(h, &set, prov_wname(name, 32, "k%u", i), i));
+	held = calloc(seg0, sizeof(*held));
+	assert_non_null(held);
+	for (i = 1; i < seg0; i++) {
+		held[i] = PerfCreateInstance(h, &set, prov_wname(name, 32, "k%u", i), i);
+		assert_non_null(held[i]);
+	}
 	assert_int_equal(perflib_store_nr_segs(map, 0), 1);
 	assert_int_equal(map->keys_fd, PERFLIB_KEYS_LAZY);
 	assert_int_equal(access(path, F_OK), -1);
 	/* the next one grows the set, which loads the program: from then on it answers */
-	assert_non_null(PerfCreateInstance(h, &set, u"grown", 9999));
+	grown = PerfCreateInstance(h, &set, u"grown", 9999);
+	assert_non_null(grown);
 	assert_int_equal(perflib_store_nr_segs(map, 0), 2);
 	assert_int_equal(access(path, F_OK), 0);
 	assert_true(map->keys_fd >= 0);
@@ -217,6 +222,24 @@ static void test_opened_when_needed(void **state)
 	dup = PerfCreateInstance(h, &set, u"k0", 0);
 	assert_null(dup);
 	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	/*
+	 * segment 1 emptied with room below (a quarter of segment 0 free): retired, and the
+	 * program unpinned with it (every class has one segment again)
+	 */
+	for (i = 1; i <= seg0 / 4 + 1; i++)
+		assert_int_equal(PerfDeleteInstance(h, held[i]), ERROR_SUCCESS);
+	assert_int_equal(PerfDeleteInstance(h, grown), ERROR_SUCCESS);
+	assert_int_equal(perflib_store_nr_segs(map, 0), 1);
+	assert_int_equal(access(path, F_OK), -1);
+	/* grown again: pinned again, and it answers */
+	for (i = 1; i <= seg0 / 4 + 2; i++)
+		assert_non_null(PerfCreateInstance(h, &set, prov_wname(name, 32, "n%u", i), i));
+	assert_int_equal(perflib_store_nr_segs(map, 0), 2);
+	assert_int_equal(access(path, F_OK), 0);
+	dup = PerfCreateInstance(h, &set, u"k0", 0);
+	assert_null(dup);
+	assert_int_equal(GetLastError(), ERROR_ALREADY_EXISTS);
+	free(held);
 	assert_int_equal(PerfStopProvider(h), 0);
 	assert_int_equal(perflib_store_remove(&set), 0);
 }
