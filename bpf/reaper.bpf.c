@@ -69,7 +69,7 @@ struct reap_ctx {
 	__u64 sw;      /* reap_slot's slot word */
 	__u32 si;      /* and its slot index in the class */
 	__u32 sk;      /* and its segment */
-	__u32 release; /* a second procs pass frees its entries (more than two) */
+	__u32 release; /* procs_check frees the entries it finds (after the walk) */
 	__u64 cls;     /* the size class being walked */
 	__u64 flags;   /* of every bpf_loop: 0, which the verifier cannot tell (main program) */
 };
@@ -101,8 +101,8 @@ static __noinline __u64 *proc_word(__u32 i, __u32 w)
 }
 
 /*
- * procs entry @i: first pass, is it the exiting process's (then note it, and the slot it
- * was freeing); second pass (r->release, more than two entries), free it. The entry stays
+ * procs entry @i: before the walk, is it the exiting process's (then note it, and the slot
+ * it was freeing); after it (r->release), free it if it still is. The entry stays
  * LIVE while its owner summaries are walked: a claimer clears the summaries of a FREE
  * entry only.
  */
@@ -454,9 +454,8 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	 * procs was full) or more than two (as many providers of the set in one process)
 	 */
 	r.all = -(__u64)(r.found - 1 > 1); /* found == 0 or found > 2 */
-	if (r.found == 1) {
+	if (r.found == 1)
 		r.ent[1] = r.ent[0];
-	}
 	bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
 	if (nr_classes > 1) {
 		r.cls = 1;

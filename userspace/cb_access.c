@@ -43,16 +43,13 @@ static bool peer_in_group(int fd, gid_t egid, gid_t gid)
 
 int perflib_cb_peer_may_read(int fd, uid_t uid, gid_t gid, const GUID *guid)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8];
+	char dir[PATH_MAX];
 	struct stat st;
 	mode_t bit;
 
 	if (uid == 0)
 		return 0;
-	if (perflib_store_dir(guid, dir, sizeof(dir)))
-		return -EACCES;
-	snprintf(path, sizeof(path), "%s/info", dir);
-	if (stat(path, &st))
+	if (perflib_store_dir(guid, dir, sizeof(dir)) || perflib_store_pin_stat(dir, &st))
 		return -EACCES;
 	if (st.st_uid == uid)
 		bit = S_IRUSR;
@@ -62,7 +59,7 @@ int perflib_cb_peer_may_read(int fd, uid_t uid, gid_t gid, const GUID *guid)
 		bit = S_IROTH;
 	if (st.st_mode & bit)
 		return 0;
-	pr_debug("callback service: uid %u may not read %s\n", (unsigned int)uid, path);
+	pr_debug("callback service: uid %u may not read %s\n", (unsigned int)uid, dir);
 	return -EACCES;
 }
 

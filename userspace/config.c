@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -231,6 +232,14 @@ void perflib_pin_defaults(struct perflib_pin_opts *opts)
 	if (!opts->name_max)
 		opts->name_max = env_uint("PERFLIB_NAME_MAX", PERFLIB_NAME_MAX_DEFAULT, 2,
 					  PERF_MAX_INSTANCE_NAME + 1);
+}
+
+int perflib_store_pin_stat(const char *dir, struct stat *st)
+{
+	char path[PATH_MAX + 8];
+
+	snprintf(path, sizeof(path), "%s/info", dir);
+	return stat(path, st) ? -errno : 0;
 }
 
 int perflib_store_dir(const GUID *guid, char *buf, size_t size)

@@ -75,12 +75,11 @@ static bool instance_type_known(uint32_t t)
 /* identity of the counter set's pins: a re-registration pins new files */
 static int pin_identity(const char *dir, dev_t *ret_dev, ino_t *ret_ino)
 {
-	char path[PATH_MAX + 8];
 	struct stat st;
+	int err = perflib_store_pin_stat(dir, &st);
 
-	snprintf(path, sizeof(path), "%s/info", dir);
-	if (stat(path, &st))
-		return -errno;
+	if (err)
+		return err;
 	*ret_dev = st.st_dev;
 	*ret_ino = st.st_ino;
 	return 0;

@@ -190,6 +190,14 @@ const char *perflib_root_path(void);
 /* "<root>/<guid>" into @buf */
 int perflib_store_dir(const GUID *guid, char *buf, size_t size);
 /*
+ * perflib_store_pin_stat - stat(2) of the pin that stands for the counter set in directory
+ * @dir as a whole, its info: every pin of a set has the same owner, group and mode (new
+ * segments copy them, the callback service judges readers by them), and a registration
+ * made anew pins a new one (a set's identity). 0 or -errno
+ */
+struct stat;
+int perflib_store_pin_stat(const char *dir, struct stat *st);
+/*
  * perflib_store_open - open a pinned counter set. Providers (@writable) map it read-write;
  * readers map it PROT_READ, or, with read permission only, get it unmapped (data and
  * procs NULL: read them with lookups of s0/live). -ENOENT not registered, -EACCES no

@@ -648,15 +648,14 @@ out:
 	return err;
 }
 
-/* the pins' owner, group and mode: those of the set's info pin */
+/* the pins' owner, group and mode: those of the set (perflib_store_pin_stat) */
 static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
 {
-	char path[PATH_MAX + 8];
 	struct stat st;
+	int err = perflib_store_pin_stat(dir, &st);
 
-	snprintf(path, sizeof(path), "%s/info", dir);
-	if (stat(path, &st))
-		return -errno;
+	if (err)
+		return err;
 	memset(opts, 0, sizeof(*opts));
 	opts->mode = st.st_mode & 0666;
 	opts->uid = st.st_uid;

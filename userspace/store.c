@@ -230,7 +230,7 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 	char dir[PATH_MAX], name[32];
 	bool unmapped = false;
 	uint32_t c;
-	int err, i, fd;
+	int err, i;
 
 	err = perflib_store_dir(guid, dir, sizeof(dir));
 	if (err)
@@ -261,18 +261,21 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 	 * The kernel cannot mmap a BPF_F_RDONLY fd (mmap drops VM_SHARED for a file not open
 	 * for writing and bpf_map_mmap() refuses private mappings), so readers open the
 	 * mmapable maps read-write when the pins allow it and map them PROT_READ all the same;
-	 * a reader with read permission only (s0/live, which every process maps, says) opens
-	 * them read-only and gets an unmapped set (map_attach).
+	 * a reader with read permission only opens them read-only and gets an unmapped set
+	 * (map_attach). The kernel's check of a pin is the file's permission bits: asked of
+	 * s0/live, which every process maps, with the effective ids, as BPF_OBJ_GET asks.
 	 */
 	if (!writable) {
-		fd = perflib_pin_open(dir, "s0/live", false);
-		if (fd == -EACCES)
+		char live[PATH_MAX + 16];
+
+		snprintf(live, sizeof(live), "%s/s0/live", dir);
+		if (faccessat(AT_FDCWD, live, R_OK | W_OK, AT_EACCESS)) {
+			if (errno != EACCES) {
+				err = -errno;
+				goto out;
+			}
 			unmapped = true;
-		else if (fd < 0) {
-			err = fd;
-			goto out;
-		} else
-			close(fd);
+		}
 	}
 	if (writable) {
 		/* the outer maps of every class, to enter new segments */
