@@ -17,9 +17,9 @@
  *   idxs<c>   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map
  *   lives<c>  ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its live bitmap
  *   [c<c>]s<k>/ one directory per segment k (0 <= k < perflib_ctl.nr_segs[c]), created as it grows:
- *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, seg0_slots << k slots of slot_size
+ *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, perflib_seg_slots(k) slots of slot_size
  *            bytes; slot i of the class in segment k is entry i - perflib_seg_first(k)
- *     index  HASH, BPF_F_NO_PREALLOC, seg0_slots << k entries: the keys of the segment's
+ *     index  HASH, BPF_F_NO_PREALLOC, perflib_seg_slots(k) entries: the keys of the segment's
  *            slots (key struct perflib_index_key -> struct perflib_index_val)
  *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
  *            not FREE (claimed or live); readers visit only the slots whose bit is set.
@@ -90,7 +90,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 8
+#define PERFLIB_LAYOUT_VERSION 9
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -98,7 +98,7 @@
 #define PERFLIB_NAME_MAX_DEFAULT 1025 /* UTF-16 units incl. NUL: PERF_MAX_INSTANCE_NAME + 1 */
 #define PERFLIB_CAPACITY_DEFAULT (1u << 20) /* slot limit per counter set (rounded up) */
 #define PERFLIB_CAPACITY_MAX (1u << 28)	    /* largest slot limit */
-#define PERFLIB_MAX_SEGS 32		    /* segments per size class */
+#define PERFLIB_MAX_SEGS 64		    /* segments per size class */
 #define PERFLIB_MAX_CLASSES 4	    /* size classes per counter set */
 #define PERFLIB_CLASS_SHIFT 28	    /* slot id = class << 28 | index in the class */
 #define PERFLIB_CLASS0_NAME 36	    /* class 0: names up to 35 units (+ NUL) */
@@ -167,7 +167,7 @@ struct perflib_info_class {
 	__u32 ascii_offset; /* slot offset of the ASCII name */
 	__u32 ascii_max;    /* bytes of the ASCII name incl. NUL */
 	__u32 ref_offset;   /* slot offset of dereferenced values, 0 = none */
-	__u32 seg0_slots;   /* slots of segment 0; segment k has seg0_slots << k */
+	__u32 seg0_slots;   /* slots of segment 0; segment k has seg0_slots << (k / 4) */
 	__u32 capacity;	    /* slot limit of the class (the segments may hold more slots) */
 	__u32 reserved;	    /* 0 */
 };
@@ -332,16 +332,22 @@ static inline __u64 perflib_proc_word_next(__u64 w, __u32 state)
 }
 
 /*
- * Segments: segment k of a class holds its slots [seg0 * (2^k - 1), seg0 * (2^(k+1) - 1)).
+ * Segments grow by quarters of an octave: segments 4o .. 4o + 3 (octave o) hold
+ * seg0 << o slots each, so segment k holds seg0 << (k / 4) slots and starts at slot
+ * seg0 * (((4 + k % 4) << (k / 4)) - 4). A class's storage is at most 1.25x the slots in
+ * use (with doubling, layout version 8 and before, it was up to 2x); 64 segments reach
+ * seg0 * 262,140 slots.
  */
+#define PERFLIB_SEGS_PER_OCTAVE 4
+
 static inline __u64 perflib_seg_first(__u32 k, __u32 seg0)
 {
-	return (__u64)seg0 * ((1ULL << k) - 1);
+	return (__u64)seg0 * ((((__u64)4 + (k & 3)) << (k >> 2)) - 4);
 }
 
 static inline __u64 perflib_seg_slots(__u32 k, __u32 seg0)
 {
-	return (__u64)seg0 << k;
+	return (__u64)seg0 << (k >> 2);
 }
 
 /* live-bitmap words of segment k */
@@ -446,14 +452,25 @@ static inline __u32 perflib_log2_64(__u64 q)
 	return (__u32)t + perflib_log2_32(q >> t);
 }
 
+/*
+ * the segment of group @t - 4 of a class, a group being seg0 slots (4 <= t < 2^32):
+ * floor(log2(t)) = L, octave L - 2, quarter (t >> (L - 2)) - 4
+ */
+static inline __u32 perflib_seg_of_group(__u64 t, __u32 log2_t)
+{
+	return 4 * log2_t - 12 + (__u32)(t >> (log2_t - 2));
+}
+
 /* the segment of slot @i of a class (PERFLIB_MAX_SEGS if past the last) */
 static inline __u32 perflib_seg_of(__u64 i, __u32 seg0)
 {
-	__u64 q = seg0 ? i / seg0 + 1 : 0;
+	__u64 t = seg0 ? i / seg0 + 4 : 0;
+	__u32 k;
 
-	if (!q || q >> 32)
+	if (!t || t >> 32)
 		return PERFLIB_MAX_SEGS;
-	return perflib_log2_32(q);
+	k = perflib_seg_of_group(t, perflib_log2_32(t));
+	return k < PERFLIB_MAX_SEGS ? k : PERFLIB_MAX_SEGS;
 }
 
 static inline __u32 perflib_word_pid(__u64 w)

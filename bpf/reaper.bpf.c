@@ -58,6 +58,8 @@ struct reap_ctx {
 	__u32 ent[2];  /* the first two of them */
 	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
 	__u32 seg;     /* segment being walked */
+	__u32 segn;    /* its slots */
+	__u32 first;   /* the class's slot of its entry 0 */
 	__u32 sj;      /* word of the owner summaries being walked */
 	__u64 heads;   /* the summary heads of that segment: which summary words to read */
 	__u32 shift;   /* a head bit stands for 2^shift summary words in that segment */
@@ -69,6 +71,7 @@ struct reap_ctx {
 	__u64 sw;      /* reap_slot's slot word */
 	__u32 si;      /* and its slot index in the class */
 	__u32 sk;      /* and its segment */
+	__u32 so;      /* and its entry in that segment */
 	__u32 release; /* procs_check frees the entries it finds (after the walk) */
 	__u64 cls;     /* the size class being walked */
 	__u64 flags;   /* of every bpf_loop: 0, which the verifier cannot tell (main program) */
@@ -165,6 +168,12 @@ __noinline __u32 perflib_reaper_log2(__u64 q)
 	return perflib_log2_64(q);
 }
 
+/* perflib_seg_first: a global function, one copy for the walk and the slots */
+__noinline __u32 perflib_reaper_seg_first(__u32 k, __u32 seg0)
+{
+	return (__u32)perflib_seg_first(k & 63, seg0);
+}
+
 /*
  * Free slot @slot of the exiting process (slot r->si of a class of geometry @g, its word
  * r->sw) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its index key deleted
@@ -187,7 +196,7 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
 		return 0;
 	perflib__gslot_key(slot, g, r->tgid, &key);
 	perflib__gunindex_in(index_map, i, k, &key);
-	perflib__grelease_in(slot, live_map, g, i, k, claimed);
+	perflib__grelease_at(slot, live_map, g, k, r->so, claimed);
 	r->reaped++;
 	return 0;
 }
@@ -199,14 +208,14 @@ static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
  * (every count of the layout is a power of two, seg0 included). A global function: the
  * verifier checks it once, whatever calls it.
  */
-__noinline __u64 perflib_heads_range(__u64 heads, __u32 k, __u32 seg0)
+__noinline __u64 perflib_heads_range(__u64 heads, __u32 n)
 {
-	__u64 words = perflib_seg_sum_words(k, seg0), first, end;
+	__u64 words = perflib_seg_sum_words(0, n), first, end;
 	__u32 shift;
 
 	if (!heads)
 		return 0;
-	shift = perflib_reaper_log2(perflib_sum_head_span(k, seg0)) & 31;
+	shift = perflib_reaper_log2(perflib_sum_head_span(0, n)) & 31;
 	first = (__u64)perflib_reaper_log2(heads & -heads) << shift;
 	end = ((__u64)perflib_reaper_log2(heads) + 1) << shift;
 	if (end > words)
@@ -221,18 +230,17 @@ __noinline __u64 perflib_heads_range(__u64 heads, __u32 k, __u32 seg0)
  * @k: r->heads, r->shift and r->sj0 (perflib_heads_range); the summary words to read
  * (0: none). One copy for every class, as reap_slot.
  */
-static __noinline __u32 seg_heads(struct reap_ctx *r, void *seg, __u32 k, __u32 seg0,
-				  __u32 nr_procs)
+static __noinline __u32 seg_heads(struct reap_ctx *r, void *seg, __u32 nr_procs)
 {
 	/* the heads of entries p: one word each, from perflib_sum_head(k, seg0, nr_procs, 0) */
-	__u32 h0 = (__u32)perflib_sum_head(k, seg0, nr_procs, 0) + r->ent[0];
+	__u32 h0 = (__u32)perflib_sum_head(0, r->segn, nr_procs, 0) + r->ent[0];
 	__u32 h1 = h0 - r->ent[0] + r->ent[1];
 	__u64 *w0 = bpf_map_lookup_elem(seg, &h0), *w1 = bpf_map_lookup_elem(seg, &h1), range;
 
 	if (!w0 || !w1)
 		return 0;
 	r->heads = r->all | *(volatile __u64 *)w0 | *(volatile __u64 *)w1;
-	range = perflib_heads_range(r->heads, k, seg0);
+	range = perflib_heads_range(r->heads, r->segn);
 	r->sj0 = (__u32)(range >> 32);
 	r->shift = (__u32)(range >> 24) & 0xFF;
 	return (__u32)range & 0xFFFFFF;
@@ -243,7 +251,7 @@ static __noinline __u32 seg_heads(struct reap_ctx *r, void *seg, __u32 k, __u32 
  * if its head bit is set: the bitmap words to walk (r->all: every one). One copy for every
  * class.
  */
-static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 seg0)
+static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j)
 {
 	__u32 q0, q1;
 	__u64 *w0, *w1;
@@ -251,9 +259,9 @@ static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 s
 	if (!(r->heads >> ((j >> r->shift) & 63) & 1))
 		return 0;
 	/* entry p's summary words: perflib_seg_sum_words apart, from perflib_sum_word(..., 0, j) */
-	q0 = (__u32)perflib_sum_word(r->seg, seg0, 0, j);
-	q1 = q0 + r->ent[1] * (__u32)perflib_seg_sum_words(r->seg, seg0);
-	q0 += r->ent[0] * (__u32)perflib_seg_sum_words(r->seg, seg0);
+	q0 = (__u32)perflib_sum_word(0, r->segn, 0, j);
+	q1 = q0 + r->ent[1] * (__u32)perflib_seg_sum_words(0, r->segn);
+	q0 += r->ent[0] * (__u32)perflib_seg_sum_words(0, r->segn);
 	w0 = bpf_map_lookup_elem(seg, &q0);
 	w1 = bpf_map_lookup_elem(seg, &q1);
 	if (!w0 || !w1)
@@ -265,17 +273,17 @@ static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 s
  * Bitmap word @j of live map @seg of segment r->seg into r->bits (and the class's slot of
  * its bit 0 into r->word); 0 past the bitmap. One copy for every class.
  */
-static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j, __u32 seg0)
+static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j)
 {
 	__u64 *w;
 
 	r->bits = 0;
-	if (j >= perflib_seg_words(r->seg, seg0))
+	if (j >= perflib_seg_words(0, r->segn))
 		return 0;
 	w = bpf_map_lookup_elem(seg, &j);
 	if (!w)
 		return 0;
-	r->word = (__u32)perflib_seg_first(r->seg, seg0) + 64 * j;
+	r->word = r->first + 64 * j;
 	r->bits = *w;
 	return r->bits;
 }
@@ -325,11 +333,17 @@ static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, voi
 	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
 	__u32 seg0 = g->seg0_slots;
 	void *slot;
+	__u64 t;
 
-	/* its segment, found once with the reaper's one logarithm (perflib_seg_of) */
-	r->sk = seg0 ? perflib_reaper_log2((__u64)(i / seg0) + 1) : PERFLIB_MAX_SEGS;
-	slot = perflib_gslot_in(slots_map, g, i, r->sk);
-
+	/* its segment and entry there, found once with the reaper's one logarithm */
+	if (i >= g->capacity || !seg0)
+		return 1;
+	t = (__u64)(i / seg0) + 4;
+	r->sk = perflib_seg_of_group(t, perflib_reaper_log2(t));
+	if (r->sk >= PERFLIB_MAX_SEGS)
+		return 1;
+	r->so = i - perflib_reaper_seg_first(r->sk, seg0);
+	slot = perflib__gslot_at(slots_map, r->sk, r->so);
 	if (!slot)
 		return 1;
 	if (!slot_ours(r, slot, i))
@@ -373,7 +387,7 @@ static long group_cb(__u32 b, void *c)
 	seg = class_live(r->cls, r->seg);
 	if (!seg)
 		return 1;
-	if (live_bits(r, seg, 64 * r->sj + b, class_geo(r->cls)->seg0_slots))
+	if (live_bits(r, seg, 64 * r->sj + b))
 		bpf_loop(64, bit_cb, r, r->flags);
 	return 0;
 }
@@ -387,7 +401,7 @@ static long sum_cb(__u32 j, void *c)
 	if (!seg)
 		return 1;
 	j += r->sj0;
-	r->sbits = sum_bits(r, seg, j, class_geo(r->cls)->seg0_slots);
+	r->sbits = sum_bits(r, seg, j);
 	if (!r->sbits)
 		return 0;
 	r->sj = j;
@@ -408,8 +422,11 @@ static long seg_cb(__u32 k, void *c)
 
 	if (!seg)
 		return 1;
+	/* the segment's words are those of a segment 0 of its slots (layout.h counts them) */
 	r->seg = k;
-	cnt = seg_heads(r, seg, k, g->seg0_slots, g->nr_procs);
+	r->segn = (__u32)perflib_seg_slots(k, g->seg0_slots);
+	r->first = perflib_reaper_seg_first(k, g->seg0_slots);
+	cnt = seg_heads(r, seg, g->nr_procs);
 	if (cnt)
 		bpf_loop(cnt, sum_cb, r, r->flags);
 	return 0;

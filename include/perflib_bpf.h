@@ -169,6 +169,14 @@ static __always_inline void *perflib_segment(void *outer, __u32 k)
 	return bpf_map_lookup_elem(outer, &k);
 }
 
+/* entry @off of segment @k of @data_map (a PERFLIB_DATA_MAP), or NULL */
+static __always_inline void *perflib__gslot_at(void *data_map, __u32 k, __u32 off)
+{
+	void *seg = perflib_segment(data_map, k);
+
+	return seg ? bpf_map_lookup_elem(seg, &off) : NULL;
+}
+
 /*
  * perflib_gslot - slot @idx of @data_map (a PERFLIB_DATA_MAP) with geometry @g, or NULL past
  * the capacity or in a segment not created yet; perflib_gslot_in - the same, its segment @k
@@ -178,16 +186,11 @@ static __always_inline void *perflib_gslot_in(void *data_map,
 					      const volatile struct perflib_bpf_geometry *g,
 					      __u32 idx, __u32 k)
 {
-	__u32 off, seg0 = g->seg0_slots;
-	void *seg;
+	__u32 seg0 = g->seg0_slots;
 
 	if (idx >= g->capacity || !seg0 || k >= PERFLIB_MAX_SEGS)
 		return NULL;
-	seg = perflib_segment(data_map, k);
-	if (!seg)
-		return NULL;
-	off = idx - (__u32)perflib_seg_first(k, seg0);
-	return bpf_map_lookup_elem(seg, &off);
+	return perflib__gslot_at(data_map, k, idx - (__u32)perflib_seg_first(k, seg0));
 }
 
 static __always_inline void *perflib_gslot(void *data_map,
@@ -208,21 +211,14 @@ static __always_inline void *perflib_slot(void *data_map, __u32 idx)
  * claim, cleared before the slot is stored FREE. perflib_glive_set_in - the same, its
  * segment @k known (perflib_seg_of).
  */
-static __always_inline void perflib_glive_set_in(void *live_map,
-						 const volatile struct perflib_bpf_geometry *g,
-						 __u32 idx, __u32 k, int on)
+static __always_inline void perflib__glive_set_at(void *live_map, __u32 k, __u32 off, int on)
 {
-	__u32 seg0 = g->seg0_slots, off, word;
+	__u32 word = off / 64;
+	void *seg = perflib_segment(live_map, k);
 	__u64 *w, bit;
-	void *seg;
 
-	if (!seg0 || k >= PERFLIB_MAX_SEGS)
-		return;
-	seg = perflib_segment(live_map, k);
 	if (!seg)
 		return;
-	off = idx - (__u32)perflib_seg_first(k, seg0);
-	word = off / 64;
 	w = bpf_map_lookup_elem(seg, &word);
 	if (!w)
 		return;
@@ -231,6 +227,17 @@ static __always_inline void perflib_glive_set_in(void *live_map,
 		__sync_fetch_and_or(w, bit);
 	else
 		__sync_fetch_and_and(w, ~bit);
+}
+
+static __always_inline void perflib_glive_set_in(void *live_map,
+						 const volatile struct perflib_bpf_geometry *g,
+						 __u32 idx, __u32 k, int on)
+{
+	__u32 seg0 = g->seg0_slots;
+
+	if (!seg0 || k >= PERFLIB_MAX_SEGS)
+		return;
+	perflib__glive_set_at(live_map, k, idx - (__u32)perflib_seg_first(k, seg0), on);
 }
 
 static __always_inline void
@@ -768,18 +775,28 @@ static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
  * first; and a word that changed, a user-space reaper's takeover of a dead owner's claim, is
  * left to that reaper)
  */
-static __always_inline void perflib__grelease_in(void *slot, void *live_map,
+/* perflib__grelease with slot @slot at entry @off of segment @k (the live bit's place) */
+static __always_inline void perflib__grelease_at(void *slot, void *live_map,
 						 const volatile struct perflib_bpf_geometry *g,
-						 __u32 idx, __u32 k, __u64 w)
+						 __u32 k, __u32 off, __u64 w)
 {
 	struct perflib_slot_hdr *h = slot;
 
 	perflib__gzero(slot, g, PERFLIB_BLOCK_OFFSET);
 	h->owner_start = 0;
-	perflib_glive_set_in(live_map, g, idx, k, 0);
+	perflib__glive_set_at(live_map, k, off, 0);
 	__sync_val_compare_and_swap(
 		(__u64 *)slot, w,
 		perflib_make_word(PERFLIB_SLOT_FREE, perflib_gen_add(perflib_word_gen(w), 1), 0));
+}
+
+static __always_inline void perflib__grelease_in(void *slot, void *live_map,
+						 const volatile struct perflib_bpf_geometry *g,
+						 __u32 idx, __u32 k, __u64 w)
+{
+	/* past the segments (k = PERFLIB_MAX_SEGS) the live map has no segment k: no bit */
+	perflib__grelease_at(slot, live_map, g, k, idx - (__u32)perflib_seg_first(k, g->seg0_slots),
+			     w);
 }
 
 static __always_inline void perflib__grelease(void *slot, void *live_map,

@@ -96,26 +96,31 @@ static uint32_t gcd32(uint32_t a, uint32_t b)
 }
 
 /*
+ * The slots PERFLIB_MAX_SEGS segments of a class with @seg0 slots in segment 0 reach
+ * (perflib_seg_first), at most PERFLIB_CAPACITY_MAX: 262,140 * seg0, at least 1,048,560
+ * for slots of up to 4 KiB (segment 0 is at least 16 KiB)
+ */
+static uint32_t seg_reach(uint32_t seg0)
+{
+	uint64_t n = perflib_seg_first(PERFLIB_MAX_SEGS, seg0);
+
+	return n < PERFLIB_CAPACITY_MAX ? (uint32_t)n : PERFLIB_CAPACITY_MAX;
+}
+
+/*
  * The segment geometry for slots of @slot_size and a limit of @limit slots: segment 0 is
  * whole pages (so every segment starts on a page of the reservation) and at least
- * PERFLIB_SEG0_MIN_BYTES; segments double; the capacity is @limit exactly (the last
- * segment may hold slots past it, never used). -E2BIG for more than PERFLIB_MAX_SEGS
- * segments.
+ * PERFLIB_SEG0_MIN_BYTES; segments grow by quarter octaves (perflib_seg_first); the
+ * capacity is @limit exactly (the last segment may hold slots past it, never used), or
+ * what PERFLIB_MAX_SEGS segments reach if that is less.
  */
-static int seg_geometry(uint32_t slot_size, uint32_t limit, uint32_t *ret_seg0,
-			uint32_t *ret_capacity)
+static void seg_geometry(uint32_t slot_size, uint32_t limit, uint32_t *ret_seg0,
+			 uint32_t *ret_capacity)
 {
-	uint32_t seg0 = seg0_slots(slot_size), k;
+	uint32_t seg0 = seg0_slots(slot_size);
 
-	for (k = 1; k <= PERFLIB_MAX_SEGS; k++) {
-		if (perflib_seg_first(k, seg0) >= limit)
-			break;
-	}
-	if (k > PERFLIB_MAX_SEGS || perflib_seg_first(k, seg0) > UINT32_MAX)
-		return -E2BIG;
 	*ret_seg0 = seg0;
-	*ret_capacity = limit;
-	return 0;
+	*ret_capacity = limit < seg_reach(seg0) ? limit : seg_reach(seg0);
 }
 
 /* segments that hold a capacity (0 if more than PERFLIB_MAX_SEGS) */
@@ -213,7 +218,10 @@ int perflib_info_check(const void *buf, size_t size)
 		slot_geometry(info->nr_counters, names[i], byref, &want);
 		if (ic->name_max != want.name_max || ic->ascii_offset != want.ascii_offset ||
 		    ic->ascii_max != want.ascii_max || ic->ref_offset != want.ref_offset ||
-		    ic->slot_size != want.slot_size || ic->capacity != info->capacity)
+		    ic->slot_size != want.slot_size || !ic->seg0_slots ||
+		    ic->capacity != (info->capacity < seg_reach(ic->seg0_slots)
+					     ? info->capacity
+					     : seg_reach(ic->seg0_slots)))
 			return -EBADMSG;
 		/* the segments must be whole pages, and at most PERFLIB_MAX_SEGS */
 		if (!ic->seg0_slots || ((uint64_t)ic->seg0_slots * ic->slot_size) % 4096 ||
@@ -319,13 +327,12 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 		struct perflib_info_class *ic = &info->classes[i];
 
 		slot_geometry(info->nr_counters, names[i], byref, ic);
-		if (seg_geometry(ic->slot_size, opts->capacity, &ic->seg0_slots, &ic->capacity) ||
-		    perflib_seg_first(seg_count(ic->capacity, ic->seg0_slots), ic->seg0_slots) *
-				    ic->slot_size >
-			    (1ULL << 40)) {
-			free(info);
-			return -E2BIG;
-		}
+		/*
+		 * class 0's reach bounds the set's capacity, each class's its own (a class
+		 * reserves at most 262,140 * 32 KiB, or as many slots of one segment 0 each)
+		 */
+		seg_geometry(ic->slot_size, i ? info->classes[0].capacity : opts->capacity,
+			     &ic->seg0_slots, &ic->capacity);
 	}
 	info->capacity = info->classes[0].capacity;
 	info->slot_size = info->classes[0].slot_size;

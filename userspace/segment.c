@@ -615,7 +615,7 @@ int perflib_store_refresh(struct perflib_store *map)
  * runs with the old entry): three waits per segment. (Running the three updates in threads
  * shares the waits and halves the cost of a grow, but a thread made in a child forked from
  * a threaded process can hang under the sanitizers: not worth it for a cost paid once per
- * doubling.)
+ * segment, four times per doubling of the set.)
  */
 static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {

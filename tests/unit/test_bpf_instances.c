@@ -316,7 +316,7 @@ static void test_reserve(void **state)
 		assert_true(create_ascii(skel, name, i, 0) >= 0);
 	}
 	assert_int_equal(create_ascii(skel, "more", 1, 0), E_NOSPC);
-	/* bad input, then room for three times segment 0 (segments 0 and 1) */
+	/* bad input, then room for twice segment 0 (segments 0 and 1: perflib_seg_first(2)) */
 	assert_int_equal(perflib_kernel_reserve(NULL, &set, 1), -EINVAL);
 	assert_int_equal(perflib_kernel_reserve(h, NULL, 1), -EINVAL);
 	{
@@ -324,8 +324,9 @@ static void test_reserve(void **state)
 
 		assert_int_equal(perflib_kernel_reserve(h, &other, 1), -ENOENT);
 	}
-	assert_int_equal(perflib_kernel_reserve(h, &set, seg0 + 1), (int)(3 * seg0));
-	assert_int_equal(perflib_kernel_reserve(h, &set, 1), (int)(3 * seg0));
+	assert_int_equal(perflib_kernel_reserve(h, &set, seg0 + 1),
+			 (int)perflib_seg_first(2, seg0));
+	assert_int_equal(perflib_kernel_reserve(h, &set, 1), (int)perflib_seg_first(2, seg0));
 	s = create_ascii(skel, "more", 1, 0);
 	assert_true(s >= (int64_t)seg0);
 	memset(&ctx, 0, sizeof(ctx));
@@ -391,15 +392,15 @@ static void test_after_shrink(void **state)
 	assert_int_equal(perflib_store_open(&set, false, &m), 0);
 	seg0 = m->cls[0].seg0;
 	perflib_store_close(m);
-	assert_true(3 * seg0 <= 4096);
+	assert_true(2 * seg0 <= 4096);
 	skel = load_for(&set);
-	/* user-space instances grow segment 1; all deleted, it is given back */
-	for (i = 0; i < 3 * seg0; i++) {
+	/* user-space instances grow segment 1 (seg0 slots too); all deleted, it is given back */
+	for (i = 0; i < 2 * seg0; i++) {
 		u[i] = PerfCreateInstance(h, &set, prov_wname(wname, 16, "u%u", i), 0);
 		assert_non_null(u[i]);
 	}
 	assert_int_equal(tl_published_segs(&set, 0), 2);
-	for (i = 0; i < 3 * seg0; i++)
+	for (i = 0; i < 2 * seg0; i++)
 		assert_int_equal(PerfDeleteInstance(h, u[i]), ERROR_SUCCESS);
 	assert_int_equal(tl_published_segs(&set, 0), 1);
 	/* the program fills segment 0 and finds no more */

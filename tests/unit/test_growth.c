@@ -184,8 +184,8 @@ static int capture(enum perflib_log_level level, const char *fmt, va_list ap);
 static char warned[4096];
 
 /*
- * A capacity that ends inside a segment (4,096 slots: segments of 64 << k slots end at
- * 4,032 and 8,128): the provider's per-slot tables cover the capacity only, and stopping a
+ * A capacity that ends inside a segment (4,096 slots: with segment 0 of 64 slots, segment 16
+ * holds slots 3,840 to 4,863): the provider's per-slot tables cover the capacity only, and stopping a
  * provider with instances in that last segment touches no slot past the capacity.
  */
 static void test_limit_mid_segment(void **state)
@@ -289,7 +289,9 @@ static void pin_array(const char *dir, const char *name, __u32 value_size, __u32
  * (the control word the last of 64 procs entries, s0/live a bitmap only: its last words
  * read as a control word would be bitmap words), version 5 (no owner summaries: pending
  * words read as summaries), version 6 (no summary heads: pending words read as heads) and
- * version 7 (procs a map of its own: pending words read as procs entries)
+ * version 7 (procs a map of its own: pending words read as procs entries) and version 8
+ * (segments doubling: segment 1 read as a quarter-octave segment would put its slots at the
+ * wrong indexes)
  */
 static void test_old_layout_refused(void **state)
 {
@@ -299,7 +301,7 @@ static void test_old_layout_refused(void **state)
 					0xFFFFFFFF, 0xFFFFFFFF,
 					0xFFFFFFFF, 0,
 					"c",	    NULL};
-	static const __u32 versions[] = {1, 3, 4, 5, 6, 7};
+	static const __u32 versions[] = {1, 3, 4, 5, 6, 7, 8};
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC, .nr_segs = {1}};
 	__u64 proc[8] = {0}; /* a procs entry of layouts 3 to 7: 64 bytes */
 	struct perflib_counterset_reg reg;
@@ -308,6 +310,7 @@ static void test_old_layout_refused(void **state)
 	struct perflib_info *info;
 	char dir[PATH_MAX], sdir[PATH_MAX + 8], want[64];
 	__u64 bits = ~0ULL;
+	__u32 info_seg0;
 	size_t size, v;
 	/* not prov_guid(): a forked child of an earlier test counted through the same GUIDs */
 	GUID set = tl_guid(0x01D1A7);
@@ -326,6 +329,7 @@ static void test_old_layout_refused(void **state)
 		mkdir(perflib_root_path(), 0755);
 		assert_int_equal(mkdir(dir, 0755), 0);
 		pin_array(dir, "info", (__u32)size, 1, 0, 0, info);
+		info_seg0 = info->seg0_slots;
 		free(info);
 		if (versions[v] == 3) {
 			pin_array(dir, "ctl", sizeof(ctl), 1, BPF_F_MMAPABLE, 0, &ctl);
@@ -362,6 +366,13 @@ static void test_old_layout_refused(void **state)
 			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, proc);
 			pin_array(sdir, "live", 8, 2 + 64 + 64 + 64 + PERFLIB_CTL_WORDS,
 				  BPF_F_MMAPABLE, 1, &bits);
+		}
+		if (versions[v] == 8) {
+			/* s0/live as this layout has it: only the segment geometry differs */
+			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
+			assert_int_equal(mkdir(sdir, 0755), 0);
+			pin_array(sdir, "live", 8, perflib_live0_words(info_seg0, 64), BPF_F_MMAPABLE,
+				  1, &bits);
 		}
 		warned[0] = 0;
 		perflib_set_print(capture);

@@ -39,7 +39,7 @@
 
 static PPERF_COUNTERSET_INSTANCE inst[INST_MAX];
 
-/* slots of segment 0 of @set (segment k holds seg0 << k) */
+/* slots of segment 0 of @set (segments 4o..4o+3 hold seg0 << o each: perflib_seg_first) */
 static int seg0_of(const GUID *set)
 {
 	struct perflib_store *m;
@@ -190,7 +190,7 @@ static void test_all_deleted(void **state)
 	(void)state;
 	assert_int_equal(perflib_set_capacity(0, NAME_MAX_UNITS), 0);
 	assert_int_equal(prov_std_start(&h, &set), 0);
-	N = 10 * seg0_of(&set); /* segments 0..3 (15 x segment 0 in all) */
+	N = 7 * seg0_of(&set); /* segments 0..5, two octaves (8 x segment 0 in all) */
 	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	empty = pinned_memlock(dir);
 	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
@@ -202,20 +202,20 @@ static void test_all_deleted(void **state)
 	assert_int_equal(ask(cmd[1], ans[0]), 0);
 
 	create_n(h, &set, inst, N);
-	assert_int_equal(ctl_segs(&set), 4);
+	assert_int_equal(ctl_segs(&set), 6);
 	full = pinned_memlock(dir);
 	assert_true(full > empty + (unsigned long long)N * 200);
 	assert_int_equal(ask(cmd[1], ans[0]), N);
 	assert_int_equal(perflib_store_refresh(ro), 0);
-	assert_int_equal(perflib_store_nr_segs(ro, 0), 4);
-	old_id = seg_data_id(&set, 3);
+	assert_int_equal(perflib_store_nr_segs(ro, 0), 6);
+	old_id = seg_data_id(&set, 5);
 	assert_true(old_id > 0);
 
 	for (i = 0; i < N; i++)
 		assert_int_equal(PerfDeleteInstance(h, inst[i]), 0);
 	/* published, pinned and charged: segment 0 only, as registered */
 	assert_int_equal(ctl_segs(&set), 1);
-	for (i = 1; i < 4; i++) {
+	for (i = 1; i < 6; i++) {
 		snprintf(path, sizeof(path), "%s/s%d", dir, i);
 		assert_int_equal(access(path, F_OK), -1);
 	}
@@ -228,12 +228,12 @@ static void test_all_deleted(void **state)
 
 	/* grown again: new maps where the old were; everyone opened before sees them */
 	create_n(h, &set, inst, N);
-	assert_int_equal(ctl_segs(&set), 4);
-	assert_true(seg_data_id(&set, 3) != old_id);
+	assert_int_equal(ctl_segs(&set), 6);
+	assert_true(seg_data_id(&set, 5) != old_id);
 	assert_int_equal(ask(cmd[1], ans[0]), N);
 	assert_int_equal(listed(&set, "g", &pre), (size_t)N);
 	assert_int_equal(perflib_store_refresh(ro), 0);
-	assert_int_equal(perflib_store_nr_segs(ro, 0), 4);
+	assert_int_equal(perflib_store_nr_segs(ro, 0), 6);
 	/* the reader's mapping of the last instance is the new segment's */
 	{
 		const uint8_t *slot = perflib_slot(ro, (uint32_t)(N - 1));
@@ -266,22 +266,22 @@ static void test_hysteresis(void **state)
 	(void)state;
 	assert_int_equal(perflib_set_capacity(0, NAME_MAX_UNITS), 0);
 	assert_int_equal(prov_std_start(&h, &set), 0);
-	N = 10 * seg0_of(&set);	   /* segments 0..3 */
-	BELOW = 7 * seg0_of(&set); /* the slots of segments 0..2 */
+	N = 7 * seg0_of(&set);	   /* segments 0..5 */
+	BELOW = 6 * seg0_of(&set); /* the slots of segments 0..4 (perflib_seg_first(5)) */
 	create_n(h, &set, inst, N);
-	assert_int_equal(ctl_segs(&set), 4);
-	/* segment 3 emptied, 0..2 full: kept (a create would need it at once) */
+	assert_int_equal(ctl_segs(&set), 6);
+	/* segment 5 emptied, 0..4 full: kept (a create would need it at once) */
 	for (i = BELOW; i < N; i++)
 		assert_int_equal(PerfDeleteInstance(h, inst[i]), 0);
-	assert_int_equal(ctl_segs(&set), 4);
+	assert_int_equal(ctl_segs(&set), 6);
 	/* 7/8 full: kept */
 	for (i = 0; i < BELOW / 8; i++)
 		assert_int_equal(PerfDeleteInstance(h, inst[i]), 0);
-	assert_int_equal(ctl_segs(&set), 4);
+	assert_int_equal(ctl_segs(&set), 6);
 	/* below 3/4 (looked at every 64 deletes at least): retired */
 	for (; i < BELOW / 4 + 64; i++)
 		assert_int_equal(PerfDeleteInstance(h, inst[i]), 0);
-	assert_int_equal(ctl_segs(&set), 3);
+	assert_int_equal(ctl_segs(&set), 5);
 	/* the instances left are untouched and their creator's */
 	for (; i < BELOW; i++) {
 		assert_int_equal(inst[i]->InstanceId, (ULONG)i);
@@ -308,7 +308,7 @@ static int churner(void *p)
 
 	if (prov_std_provide(&a->set, &h))
 		return 2;
-	n = 6 * a->seg0; /* segments 0..2 */
+	n = 6 * a->seg0; /* segments 0..4 */
 	if (tl_await(a->go_fd, 10000))
 		return 3;
 	for (r = 0; r < a->rounds; r++) {
@@ -447,9 +447,9 @@ static void test_retirer_killed(void **state)
 	(void)state;
 	assert_int_equal(perflib_set_capacity(0, NAME_MAX_UNITS), 0);
 	assert_int_equal(prov_std_start(&h, &set), 0);
-	N = 3 * seg0_of(&set); /* segments 0 and 1 full */
+	N = 2 * seg0_of(&set); /* segments 0 and 1 full */
 	X = seg0_of(&set);     /* in segment 2 */
-	Y = 2 * seg0_of(&set); /* in segment 2 again */
+	Y = seg0_of(&set);     /* in segment 2 again */
 	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
 	/* segments 0..2, then segment 2 emptied (0 and 1 full: it is kept) */
 	create_n(h, &set, inst, N + X);
@@ -495,7 +495,7 @@ static void test_retirer_killed(void **state)
 	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
 }
 
-/* a provider of @a->set that creates 10 x segment 0 instances, says so, and waits */
+/* a provider of @a->set that creates 7 x segment 0 instances, says so, and waits */
 struct crasher_arg {
 	GUID set;
 	int ready_fd, other_fd;
@@ -511,7 +511,7 @@ static int crasher(void *p)
 	close(a->other_fd);
 	if (prov_std_provide(&a->set, &h))
 		return 2;
-	n = 10 * seg0_of(&a->set);
+	n = 7 * seg0_of(&a->set);
 	for (i = 0; i < n; i++) {
 		if (!PerfCreateInstance(h, &a->set, prov_wname(name, 32, "c%d", i), (ULONG)i))
 			return 3;
@@ -522,7 +522,7 @@ static int crasher(void *p)
 }
 
 /*
- * A provider killed with its instances in four segments: the exit reaper frees its slots
+ * A provider killed with its instances in six segments: the exit reaper frees its slots
  * (in the kernel, where nothing is given back) and the set's next provider gives the empty
  * segments back when it starts.
  */
@@ -548,18 +548,18 @@ static void test_crash_reaped(void **state)
 	close(ready[1]);
 	assert_int_equal(tl_await(ready[0], 20000), 0);
 	close(ready[0]);
-	assert_int_equal(ctl_segs(&ca.set), 4);
-	assert_int_equal(listed(&ca.set, "c", &pre), (size_t)(10 * seg0_of(&ca.set)));
+	assert_int_equal(ctl_segs(&ca.set), 6);
+	assert_int_equal(listed(&ca.set, "c", &pre), (size_t)(7 * seg0_of(&ca.set)));
 	kill(pid, SIGKILL);
 	assert_int_equal(tl_wait(pid, 10000), 128 + SIGKILL);
-	/* reaped by the kernel before the wait returned; still four segments */
+	/* reaped by the kernel before the wait returned; still six segments */
 	assert_int_equal(listed(&ca.set, "c", &pre), 0);
-	assert_int_equal(ctl_segs(&ca.set), 4);
+	assert_int_equal(ctl_segs(&ca.set), 6);
 	/* the next provider gives them back */
 	assert_int_equal(prov_std_provide(&ca.set, &h), 0);
 	assert_int_equal(ctl_segs(&ca.set), 1);
 	assert_int_equal(perflib_store_dir(&ca.set, dir, sizeof(dir)), 0);
-	for (i = 1; i < 4; i++) {
+	for (i = 1; i < 6; i++) {
 		snprintf(path, sizeof(path), "%s/s%d", dir, i);
 		assert_int_equal(access(path, F_OK), -1);
 	}
@@ -582,14 +582,15 @@ static void test_reserved_kept(void **state)
 	assert_int_equal(perflib_set_capacity(0, NAME_MAX_UNITS), 0);
 	assert_int_equal(prov_std_start(&h, &set), 0);
 	s0 = seg0_of(&set);
-	N = 5 * s0; /* segments 0..2 */
+	N = 5 * s0; /* segments 0..4 */
+	/* 2 s0 + 1 slots: segments 0..2 (perflib_seg_first(3) = 3 s0) */
 	assert_int_equal(perflib_kernel_reserve(h, &set, (ULONG)(2 * s0 + 1)), 3 * s0);
 	create_n(h, &set, inst, N);
-	assert_int_equal(ctl_segs(&set), 3);
+	assert_int_equal(ctl_segs(&set), 5);
 	for (i = 0; i < N; i++)
 		assert_int_equal(PerfDeleteInstance(h, inst[i]), 0);
-	/* segment 2 went; 0 and 1 are the loader's */
-	assert_int_equal(ctl_segs(&set), 2);
+	/* segments 3 and 4 went; 0..2 are the loader's */
+	assert_int_equal(ctl_segs(&set), 3);
 	assert_int_equal(PerfStopProvider(h), 0);
 	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
 }

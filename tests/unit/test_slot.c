@@ -188,17 +188,17 @@ static void test_procs(void **state)
 
 /*
  * Owner summaries and their heads in a big segment, where a head bit stands for two
- * summary words (segment 12 of seg0 128: 8,192 bitmap words, 128 summary words per entry):
+ * summary words (segment 48 of seg0 128: 8,192 bitmap words, 128 summary words per entry):
  * the head bit is set with the first mark of its span and cleared only once both words are
  */
 static void test_owner_heads(void **state)
 {
-	const uint32_t seg0 = 128, k = 12, nr_procs = 4, me = 1;
+	const uint32_t seg0 = 128, k = 48, nr_procs = 4, me = 1;
 	struct perflib_info info = {.nr_procs = nr_procs};
 	struct perflib_store map = {.info = &info, .proc_index = (int)me, .writable = true,
 				    .nr_classes = 1};
 	uint32_t first = (uint32_t)perflib_seg_first(k, seg0);
-	struct perflib_seg segs[13] = {{0}};
+	struct perflib_seg segs[49] = {{0}}; /* segment 48: 2^19 slots */
 	uint64_t *live, *head, *sum;
 
 	(void)state;

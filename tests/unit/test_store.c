@@ -353,12 +353,30 @@ static void test_info_build_limits(void **state)
 	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), -EINVAL);
 	reg.nr_counters = PERFLIB_MAX_COUNTERS + 1;
 	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), -EINVAL);
-	/* capacity * slot size past 2^38 bytes (the address space a set may reserve) */
+	/*
+	 * the largest capacity: each class holds what its 64 segments reach (262,140 times its
+	 * segment 0), the set's capacity is class 0's, and the info is valid
+	 */
 	make_reg();
 	opts.capacity = PERFLIB_CAPACITY_MAX;
 	opts.name_max = PERF_MAX_INSTANCE_NAME + 1;
-	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), -E2BIG);
-	assert_null(info);
+	assert_int_equal(perflib_info_build(&reg, 0, &opts, &info, &size), 0);
+	assert_int_equal(info->nr_classes, 4);
+	for (uint32_t c = 0; c < info->nr_classes; c++) {
+		const struct perflib_info_class *ic = &info->classes[c];
+		uint64_t reach = 262140ULL * ic->seg0_slots;
+
+		assert_int_equal(reach, perflib_seg_first(PERFLIB_MAX_SEGS, ic->seg0_slots));
+		assert_int_equal(ic->capacity, reach < info->capacity ? reach : info->capacity);
+		assert_true(ic->capacity < PERFLIB_CAPACITY_MAX);
+	}
+	assert_int_equal(info->capacity, info->classes[0].capacity);
+	assert_int_equal(perflib_info_check(info, size), 0);
+	/* a class capacity other than that is refused */
+	info->classes[3].capacity++;
+	assert_int_equal(perflib_info_check(info, size), -EBADMSG);
+	free(info);
+	info = NULL;
 	/* no names at all (a set created on demand): an empty pool */
 	make_reg();
 	reg.provider_name = reg.name = reg.help = NULL;
