@@ -3,11 +3,12 @@
  * keys.bpf.c - which segments of one size class of a counter set hold an index key, in one
  * system call.
  *
- * PerfCreateInstance inserts an instance's (name, id) key into the index of the segment
- * holding its slot, then must look in every other segment's index of the class (layout.h):
- * one bpf(BPF_MAP_LOOKUP_ELEM) per segment, the whole cost of a create in a set that has
- * grown. This program, pinned as <set>/keys and run with BPF_PROG_RUN, does those lookups in
- * the kernel and returns a bitmask of the segments whose index holds the key. It only reads:
+ * PerfCreateInstance inserts an instance's (name, id) key into the index of the leader of the
+ * segment holding its slot, then must look in every other leader's index of the class
+ * (layout.h): one bpf(BPF_MAP_LOOKUP_ELEM) per leader, the whole cost of a create in a set
+ * that has grown. This program, pinned as <set>/keys and run with BPF_PROG_RUN, does those
+ * lookups in the kernel and returns a bitmask of the leaders whose index holds the key
+ * (bit k for leader k). It only reads:
  * the library still decides (instance.c, key_unique) by looking again at the segments named.
  */
 #include "vmlinux.h"
@@ -37,7 +38,8 @@ static __always_inline __u64 where(void *outer, const struct perflib_index_key *
 	while ((kp = bpf_iter_num_next(&it))) {
 		__u32 k = (__u32)*kp;
 
-		if (k == skip)
+		/* the leaders only: the others' indexes hold nothing (perflib_idx_leader) */
+		if (k == skip || perflib_idx_leader(k) != k)
 			continue;
 		seg = bpf_map_lookup_elem(outer, &k);
 		if (!seg)

@@ -19,8 +19,10 @@
  *   [c<c>]s<k>/ one directory per segment k (0 <= k < perflib_ctl.nr_segs[c]), created as it grows:
  *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, perflib_seg_slots(k) slots of slot_size
  *            bytes; slot i of the class in segment k is entry i - perflib_seg_first(k)
- *     index  HASH, BPF_F_NO_PREALLOC, perflib_seg_slots(k) entries: the keys of the segment's
- *            slots (key struct perflib_index_key -> struct perflib_index_val)
+ *     index  HASH, BPF_F_NO_PREALLOC, perflib_idx_entries(k) entries: the keys of the slots
+ *            of the segments segment k leads (perflib_idx_leader: 0; 1..3; 4o..4o + 3),
+ *            key struct perflib_index_key -> struct perflib_index_val; empty (1 entry) in
+ *            a segment that leads none
  *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
  *            not FREE (claimed or live); readers visit only the slots whose bit is set.
  *            After the bitmap (perflib_seg_words), the owner summaries: for each procs
@@ -72,8 +74,8 @@
  *
  * Slots never move: a process maps segment k of class c at its class's reservation +
  * perflib_seg_first(k) * slot_size, so slot i is at reservation + i * slot_size whatever
- * segment holds it. A key lives in the index of the segment that holds its slot;
- * uniqueness across the class's segments is checked after the insert (instance.c).
+ * segment holds it. A key lives in the index of the leader of the segment that holds its
+ * slot; uniqueness across the class's leaders is checked after the insert (instance.c).
  * Offsets, never pointers. Readers bound-check every value read from these maps.
  */
 #ifndef PERFLIB_LAYOUT_H
@@ -348,6 +350,32 @@ static inline __u64 perflib_seg_first(__u32 k, __u32 seg0)
 static inline __u64 perflib_seg_slots(__u32 k, __u32 seg0)
 {
 	return (__u64)seg0 << (k >> 2);
+}
+
+/*
+ * Index groups: a key is held in the index of its slot's segment's group leader, so that a
+ * create looks a key up in one index per octave, not in four (layout version 9). Segment 0
+ * is its own leader; segment 1 leads segments 1..3; segment 4o leads octave o >= 1
+ * (segments 4o..4o + 3). A leader's index has room for its group's slots
+ * (perflib_idx_entries); the others' indexes hold nothing (one entry).
+ */
+static inline __u32 perflib_idx_leader(__u32 k)
+{
+	return k >= 4 ? k & ~3u : (__u32)(k != 0);
+}
+
+/* the leader after leader @k */
+static inline __u32 perflib_idx_next(__u32 k)
+{
+	return k >= 4 ? (k & ~3u) + 4 : k ? 4 : 1;
+}
+
+/* entries of segment @k's index: its group's slots if it leads one, else 1 */
+static inline __u64 perflib_idx_entries(__u32 k, __u32 seg0)
+{
+	if (perflib_idx_leader(k) != k)
+		return 1;
+	return perflib_seg_first(perflib_idx_next(k), seg0) - perflib_seg_first(k, seg0);
 }
 
 /* live-bitmap words of segment k */

@@ -139,7 +139,10 @@ struct perflib_slot_raw {
 
 #define PERFLIB_DATA_MAP_RAW(_name) PERFLIB_DATA_MAP(_name, struct perflib_slot_raw, 1)
 
-/* the `idxs` pin: segment k -> its index of live (name, id) -> slot */
+/*
+ * the `idxs` pin: segment k -> its index of live (name, id) -> slot, holding the keys of the
+ * segments k leads (perflib_idx_leader); empty for a segment that leads none
+ */
 #define PERFLIB_INDEX_MAP(_name)                                                                   \
 	PERFLIB__SEGMENTS(_name, __perflib_idx, BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC,              \
 			  sizeof(struct perflib_index_key), sizeof(struct perflib_index_val), 1)
@@ -491,7 +494,7 @@ static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
 
 /*
  * perflib_find_by_key - the slot index of the live instance with @key (one hash lookup
- * in @index_map, a PERFLIB_INDEX_MAP), or -1. The slot is checked to be LIVE in the
+ * per octave of segments in @index_map, a PERFLIB_INDEX_MAP), or -1. The slot is checked to be LIVE in the
  * generation the key was inserted with, so a key of a retiring instance is not returned.
  */
 static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
@@ -502,8 +505,8 @@ static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map
 	void *slot, *seg;
 	__u64 w;
 
-	/* the key is in the index of the segment that holds its slot */
-	for (k = 0; k < PERFLIB_MAX_SEGS && !v; k++) {
+	/* the key is in the index of the leader of the segment that holds its slot */
+	for (k = 0; k < PERFLIB_MAX_SEGS && !v; k = perflib_idx_next(k)) {
 		seg = perflib_segment(index_map, k);
 		if (!seg)
 			return -1;
@@ -816,8 +819,8 @@ static __always_inline int perflib__key_current(__u64 w, __u32 gen)
 }
 
 /*
- * After the key of claimed slot @idx is in its segment's index: does the index of another
- * segment hold the key for an instance that wins (user space's rule, instance.c: a live one,
+ * After the key of claimed slot @idx is in its leader's index: does the index of another
+ * leader hold the key for an instance that wins (user space's rule, instance.c: a live one,
  * or a creation in progress at a lower slot)? -EEXIST then; -EBUSY for a creation in
  * progress at a higher slot (user space would wait for it; a program cannot: try again);
  * 0 if nothing counts.
@@ -826,7 +829,7 @@ static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_m
 						   const volatile struct perflib_bpf_geometry *g,
 						   __u32 idx, const struct perflib_index_key *key)
 {
-	__u32 own = perflib_seg_of(idx, g->seg0_slots), k;
+	__u32 own = perflib_idx_leader(perflib_seg_of(idx, g->seg0_slots)), k;
 	struct perflib_index_val *v;
 	struct bpf_iter_num it;
 	void *seg, *other;
@@ -839,7 +842,8 @@ static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_m
 		seg = perflib_segment(index_map, k);
 		if (!seg)
 			break;
-		if (k == own)
+		/* the leaders only: the others' indexes hold nothing */
+		if (k == own || perflib_idx_leader(k) != k)
 			continue;
 		v = bpf_map_lookup_elem(seg, key);
 		if (!v)
@@ -933,8 +937,9 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 	perflib__gkey(g, name, len, id, &key);
 	val.slot = (__u32)idx;
 	val.gen = perflib_word_gen(w);
-	/* the key goes into the index of the segment that holds the slot */
-	iseg = perflib_segment(index_map, perflib_seg_of((__u32)idx, g->seg0_slots));
+	/* the key goes into the index of the leader of the segment that holds the slot */
+	iseg = perflib_segment(index_map,
+			       perflib_idx_leader(perflib_seg_of((__u32)idx, g->seg0_slots)));
 	if (!iseg) {
 		perflib__grelease(slot, live_map, g, (__u32)idx, w);
 		return -28;
@@ -1032,14 +1037,14 @@ static __always_inline void perflib__gslot_key(const void *slot,
 }
 
 /*
- * delete @key from the index of slot @idx's segment @k if it points to @idx;
+ * delete @key from the index of the leader of slot @idx's segment @k if it points to @idx;
  * perflib__gunindex - the segment found from @idx
  */
 static __always_inline void perflib__gunindex_in(void *index_map, __u32 idx, __u32 k,
 						 const struct perflib_index_key *key)
 {
 	struct perflib_index_val *cur;
-	void *iseg = perflib_segment(index_map, k);
+	void *iseg = perflib_segment(index_map, perflib_idx_leader(k));
 
 	if (!iseg)
 		return;

@@ -11,8 +11,9 @@
  *  - a reaper first takes the dead owner's slot by CAS, putting its own pid in the word (so
  *    exactly one process reaps it, and a second reaper sees a live owner), then deletes the
  *    key of the name stored in the slot if that key points to the slot;
- *  - a key lives in the index of the segment that holds its slot; after inserting it, the
- *    creator looks the key up in every other segment's index: a live instance there, or a
+ *  - a key lives in the index of the leader of the segment that holds its slot
+ *    (perflib_idx_leader: one index per octave); after inserting it, the creator looks the
+ *    key up in every other leader's index: a live instance there, or a
  *    creation in progress at a lower slot, wins; one at a higher slot is waited for (it
  *    sees ours and gives up, or goes live and ours gives up). Two creators of one name
  *    cannot both miss each other: each inserts before it looks, with a full fence between.
@@ -404,14 +405,14 @@ static bool key_current(uint64_t w, uint32_t gen)
 }
 
 /*
- * an index value read from an index of class @cls: a slot of segment @k that this process
- * has opened; its slot id in *ret_id
+ * an index value read from the index of leader @k of class @cls: a slot of a segment it
+ * leads that this process has opened; its slot id in *ret_id
  */
 static bool index_val_ok(const struct perflib_store *map, uint32_t cls,
 			 const struct perflib_index_val *v, uint32_t k, uint32_t *ret_id)
 {
 	if (v->slot >= perflib_store_slots(map, cls) ||
-	    perflib_seg_of(v->slot, map->cls[cls].seg0) != k) {
+	    perflib_idx_leader(perflib_seg_of(v->slot, map->cls[cls].seg0)) != k) {
 		pr_warn("index of counter set points outside its segment (slot %u)\n", v->slot);
 		return false;
 	}
@@ -420,7 +421,7 @@ static bool index_val_ok(const struct perflib_store *map, uint32_t cls,
 }
 
 /*
- * Is @key held in the index of segment @k of the class of our slot @id (not our segment)
+ * Is @key held in the index of leader @k of the class of our slot @id (not our leader)
  * by an instance that wins over ours? -EEXIST: a live one, or a creation in progress at a
  * lower slot; -EAGAIN: a creation at a higher slot, still undecided (wait and look again);
  * 0: nothing that counts.
@@ -452,12 +453,13 @@ static int key_elsewhere(struct perflib_store *map, uint32_t k, uint32_t id,
 }
 
 /*
- * after our key is in our segment's index: does another segment's index beat it? (Only
- * the segments of our class: a name's length decides its class, so the key is nowhere else.)
+ * after our key is in our leader's index: does another leader's index beat it? (Only the
+ * segments of our class: a name's length decides its class, so the key is nowhere else.)
  */
 static int key_unique(struct perflib_store *map, uint32_t id, const struct perflib_index_key *key)
 {
-	uint32_t cls = perflib_slot_id_class(id), own = perflib_slot_seg(map, id), k, n;
+	uint32_t cls = perflib_slot_id_class(id), k, n,
+		 own = perflib_idx_leader(perflib_slot_seg(map, id));
 	uint64_t deadline = 0, mask;
 	int err;
 
@@ -466,12 +468,12 @@ static int key_unique(struct perflib_store *map, uint32_t id, const struct perfl
 	for (;;) {
 		perflib_store_refresh(map);
 		n = perflib_store_nr_segs(map, cls);
-		/* the segments that hold the key, in one call; else every one is looked at */
+		/* the leaders that hold the key, in one call; else every one is looked at */
 		if (n <= 1 && own == 0)
-			return 0; /* our segment is the only one */
+			return 0; /* our leader is the only one */
 		if (perflib_keys_where(map, cls, key, n, own, &mask))
 			mask = ~0ULL;
-		for (k = 0, err = 0; k < n && !err; k++) {
+		for (k = 0, err = 0; k < n && !err; k = perflib_idx_next(k)) {
 			if (k != own && (mask >> k & 1))
 				err = key_elsewhere(map, k, id, key);
 		}
@@ -496,7 +498,8 @@ static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 	struct perflib_index_val val = {.slot = perflib_slot_id_index(id),
 					.gen = perflib_word_gen(w)},
 				 cur;
-	uint32_t cls = perflib_slot_id_class(id), k = perflib_slot_seg(map, id), other;
+	uint32_t cls = perflib_slot_id_class(id), other,
+		 k = perflib_idx_leader(perflib_slot_seg(map, id));
 	int fd = map->cls[cls].segs[k].index_fd;
 	uint8_t *os;
 	uint64_t ow;

@@ -376,15 +376,17 @@ void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on);
 /* perflib_owner_clear_all - clear entry @proc's owner summaries and heads (segments mapped) */
 void perflib_owner_clear_all(struct perflib_store *map, int proc);
 /*
- * look @key up in the index of every opened segment of class @cls: 0 and *ret_val (its slot
+ * look @key up in the index of every opened leader of class @cls: 0 and *ret_val (its slot
  * an index in the class), or -ENOENT
  */
 int perflib_index_lookup(const struct perflib_store *map, uint32_t cls,
 			 const struct perflib_index_key *key, struct perflib_index_val *ret_val);
-/* the index map fd of the segment holding slot @id */
+/* the index map fd of slot @id: its segment's leader's (perflib_idx_leader) */
 static inline int perflib_index_fd(const struct perflib_store *map, uint32_t id)
 {
-	return map->cls[perflib_slot_id_class(id)].segs[perflib_slot_seg(map, id)].index_fd;
+	return map->cls[perflib_slot_id_class(id)]
+		.segs[perflib_idx_leader(perflib_slot_seg(map, id))]
+		.index_fd;
 }
 /* pin access defaults (perflib_set_pin_access + environment) */
 void perflib_pin_defaults(struct perflib_pin_opts *opts);

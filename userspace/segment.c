@@ -99,7 +99,8 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 	mopts.map_flags = BPF_F_NO_PREALLOC;
 	m.fd[PERFLIB_SEG_INDEX] =
 		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
-			       sizeof(struct perflib_index_val), slots, &mopts);
+			       sizeof(struct perflib_index_val),
+			       (uint32_t)perflib_idx_entries(k, ic->seg0_slots), &mopts);
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
 	m.fd[PERFLIB_SEG_LIVE] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
 						perflib_live_words(info, cls, k), &mopts);
@@ -350,7 +351,8 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (err >= 0)
 		err = perflib_map_check(m.fd[PERFLIB_SEG_INDEX], BPF_MAP_TYPE_HASH,
 					sizeof(struct perflib_index_key),
-					sizeof(struct perflib_index_val), (uint32_t)slots, 0);
+					sizeof(struct perflib_index_val),
+					(uint32_t)perflib_idx_entries(k, c->seg0), 0);
 	if (err >= 0)
 		err = perflib_map_check(m.fd[PERFLIB_SEG_LIVE], BPF_MAP_TYPE_ARRAY, 4, 8,
 					(uint32_t)words, BPF_F_MMAPABLE);
@@ -986,7 +988,7 @@ int perflib_index_lookup(const struct perflib_store *map, uint32_t cls,
 {
 	uint32_t k, n = perflib_store_nr_segs(map, cls);
 
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < n; k = perflib_idx_next(k)) {
 		if (!bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, ret_val))
 			return 0;
 	}
