@@ -371,8 +371,8 @@ static void test_old_layout_refused(void **state)
 			/* s0/live as this layout has it: only the segment geometry differs */
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
 			assert_int_equal(mkdir(sdir, 0755), 0);
-			pin_array(sdir, "live", 8, perflib_live0_words(info_seg0, 64), BPF_F_MMAPABLE,
-				  1, &bits);
+			pin_array(sdir, "live", 8, perflib_live0_words(info_seg0, 64),
+				  BPF_F_MMAPABLE, 1, &bits);
 		}
 		warned[0] = 0;
 		perflib_set_print(capture);
