@@ -390,11 +390,61 @@ static void test_loader_open(void **state)
 			 -ENOENT);
 }
 
+/*
+ * perflib_find_by_key finds instances in every segment, leaders (0, 1, 4) and the segments
+ * whose keys their leader's index holds (2, 3, 5): segments 0..5 of quarter octaves
+ */
+static void test_find_every_segment(void **state)
+{
+	static PPERF_COUNTERSET_INSTANCE inst[4096];
+	struct test_helpers_bpf *skel;
+	struct perflib_store *m;
+	struct th_key_ctx ctx;
+	uint32_t seg0, n, i, k;
+	WCHAR wname[32];
+	int64_t s;
+	GUID set;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	assert_int_equal(perflib_store_open(&set, false, &m), 0);
+	seg0 = m->cls[0].seg0;
+	perflib_store_close(m);
+	n = (uint32_t)perflib_seg_first(5, seg0) + 1; /* one instance in segment 5 */
+	assert_true(n <= 4096);
+	for (i = 0; i < n; i++) {
+		inst[i] = PerfCreateInstance(h, &set, prov_wname(wname, 32, "s%u", i), i);
+		assert_non_null(inst[i]);
+	}
+	assert_int_equal(tl_published_segs(&set, 0), 6);
+	skel = load_for(&set);
+	for (k = 0; k < 6; k++) {
+		/* the instance in the first slot of segment k (creates fill the slots in order) */
+		i = (uint32_t)perflib_seg_first(k, seg0);
+		s = slot_of(&set, i);
+		assert_int_equal(s, (int64_t)i);
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.slot = (uint32_t)s;
+		ctx.pid = (uint32_t)getpid();
+		run(skel->progs.th_slot_key, &ctx, sizeof(ctx));
+		run(skel->progs.th_find_key, &ctx, sizeof(ctx));
+		assert_int_equal(ctx.found, s);
+		/* deleted: found no more */
+		assert_int_equal(PerfDeleteInstance(h, inst[i]), ERROR_SUCCESS);
+		run(skel->progs.th_find_key, &ctx, sizeof(ctx));
+		assert_int_equal(ctx.found, -1);
+	}
+	test_helpers_bpf__destroy(skel);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key_utf16), cmocka_unit_test(test_key_ascii),
-		cmocka_unit_test(test_find),	  cmocka_unit_test(test_instance_key_types),
+		cmocka_unit_test(test_find),	  cmocka_unit_test(test_find_every_segment),
+		cmocka_unit_test(test_instance_key_types),
 		cmocka_unit_test(test_counters),  cmocka_unit_test(test_loader_open),
 	};
 	struct test_helpers_bpf *probe;
