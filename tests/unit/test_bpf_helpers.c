@@ -442,10 +442,13 @@ static void test_find_every_segment(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_key_utf16), cmocka_unit_test(test_key_ascii),
-		cmocka_unit_test(test_find),	  cmocka_unit_test(test_find_every_segment),
+		cmocka_unit_test(test_key_utf16),
+		cmocka_unit_test(test_key_ascii),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_find_every_segment),
 		cmocka_unit_test(test_instance_key_types),
-		cmocka_unit_test(test_counters),  cmocka_unit_test(test_loader_open),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_loader_open),
 	};
 	struct test_helpers_bpf *probe;
 	libbpf_print_fn_t old;
