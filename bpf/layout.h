@@ -340,8 +340,6 @@ static inline __u64 perflib_proc_word_next(__u64 w, __u32 state)
  * use (with doubling, layout version 8 and before, it was up to 2x); 64 segments reach
  * seg0 * 262,140 slots.
  */
-#define PERFLIB_SEGS_PER_OCTAVE 4
-
 static inline __u64 perflib_seg_first(__u32 k, __u32 seg0)
 {
 	return (__u64)seg0 * ((((__u64)4 + (k & 3)) << (k >> 2)) - 4);

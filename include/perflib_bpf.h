@@ -493,9 +493,10 @@ static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
 }
 
 /*
- * perflib_find_by_key - the slot index of the live instance with @key (one hash lookup
- * per octave of segments in @index_map, a PERFLIB_INDEX_MAP), or -1. The slot is checked to be LIVE in the
- * generation the key was inserted with, so a key of a retiring instance is not returned.
+ * perflib_find_by_key - the slot index of the live instance with @key (one hash lookup per
+ * octave of segments in @index_map, a PERFLIB_INDEX_MAP), or -1. The slot is checked to be
+ * LIVE in the generation the key was inserted with, so a key of a retiring instance is not
+ * returned.
  */
 static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
 						 const struct perflib_index_key *key)
@@ -776,9 +777,9 @@ static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
  * give claimed slot @idx (word @w) back: zero what the claim wrote, clear its bit, then FREE
  * by CAS from @w (a full barrier, like the user-space release store: the zeroes are visible
  * first; and a word that changed, a user-space reaper's takeover of a dead owner's claim, is
- * left to that reaper)
+ * left to that reaper). perflib__grelease_at: the slot is entry @off of segment @k;
+ * perflib__grelease_in: slot @idx of segment @k; perflib__grelease: slot @idx.
  */
-/* perflib__grelease with slot @slot at entry @off of segment @k (the live bit's place) */
 static __always_inline void perflib__grelease_at(void *slot, void *live_map,
 						 const volatile struct perflib_bpf_geometry *g,
 						 __u32 k, __u32 off, __u64 w)
@@ -839,12 +840,12 @@ static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_m
 	perflib__for(it, kp, PERFLIB_MAX_SEGS)
 	{
 		k = (__u32)*kp;
-		seg = perflib_segment(index_map, k);
-		if (!seg)
-			break;
 		/* the leaders only: the others' indexes hold nothing */
 		if (k == own || perflib_idx_leader(k) != k)
 			continue;
+		seg = perflib_segment(index_map, k);
+		if (!seg)
+			break;
 		v = bpf_map_lookup_elem(seg, key);
 		if (!v)
 			continue;

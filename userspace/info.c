@@ -107,6 +107,14 @@ static uint32_t seg_reach(uint32_t seg0)
 	return n < PERFLIB_CAPACITY_MAX ? (uint32_t)n : PERFLIB_CAPACITY_MAX;
 }
 
+/* the capacity of a class with @seg0 slots in segment 0, under a limit of @limit slots */
+static uint32_t class_capacity(uint32_t limit, uint32_t seg0)
+{
+	uint32_t reach = seg_reach(seg0);
+
+	return limit < reach ? limit : reach;
+}
+
 /*
  * The segment geometry for slots of @slot_size and a limit of @limit slots: segment 0 is
  * whole pages (so every segment starts on a page of the reservation) and at least
@@ -120,7 +128,7 @@ static void seg_geometry(uint32_t slot_size, uint32_t limit, uint32_t *ret_seg0,
 	uint32_t seg0 = seg0_slots(slot_size);
 
 	*ret_seg0 = seg0;
-	*ret_capacity = limit < seg_reach(seg0) ? limit : seg_reach(seg0);
+	*ret_capacity = class_capacity(limit, seg0);
 }
 
 /* segments that hold a capacity (0 if more than PERFLIB_MAX_SEGS) */
@@ -218,10 +226,8 @@ int perflib_info_check(const void *buf, size_t size)
 		slot_geometry(info->nr_counters, names[i], byref, &want);
 		if (ic->name_max != want.name_max || ic->ascii_offset != want.ascii_offset ||
 		    ic->ascii_max != want.ascii_max || ic->ref_offset != want.ref_offset ||
-		    ic->slot_size != want.slot_size || !ic->seg0_slots ||
-		    ic->capacity != (info->capacity < seg_reach(ic->seg0_slots)
-					     ? info->capacity
-					     : seg_reach(ic->seg0_slots)))
+		    ic->slot_size != want.slot_size ||
+		    ic->capacity != class_capacity(info->capacity, ic->seg0_slots))
 			return -EBADMSG;
 		/* the segments must be whole pages, and at most PERFLIB_MAX_SEGS */
 		if (!ic->seg0_slots || ((uint64_t)ic->seg0_slots * ic->slot_size) % 4096 ||

@@ -293,6 +293,31 @@ int tl_published_segs(const GUID *set, uint32_t cls)
 	return n;
 }
 
+uint32_t tl_seg0(const GUID *set, uint32_t cls)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], g[40];
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi), key = 0, seg0 = 0;
+	struct perflib_info *info;
+	int fd;
+
+	if (perflib_get_pin_root(dir, sizeof(dir)) < 0 || cls >= PERFLIB_MAX_CLASSES)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s/info", dir, perflib_guid_to_string(set, g));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	memset(&mi, 0, sizeof(mi));
+	if (!bpf_obj_get_info_by_fd(fd, &mi, &len) && mi.value_size >= sizeof(*info)) {
+		info = calloc(1, mi.value_size);
+		if (info && !bpf_map_lookup_elem(fd, &key, info) && cls < info->nr_classes)
+			seg0 = info->classes[cls].seg0_slots;
+		free(info);
+	}
+	close(fd);
+	return seg0;
+}
+
 /* the kernel's memory of BPF map or program @fd (fdinfo "memlock:"); *@is_prog: a program */
 static unsigned long long memlock(int fd, bool *is_prog)
 {

@@ -61,6 +61,8 @@ int tl_pins_chmod(const char *dir, mode_t mode, uid_t uid, gid_t gid);
 int tl_poke_slot(const GUID *set, uint32_t i, const void *slot);
 /* segments of size class @cls of counter set @set its control entry publishes (-1: none) */
 int tl_published_segs(const GUID *set, uint32_t cls);
+/* slots of segment 0 of size class @cls of counter set @set, from its info (0: none) */
+uint32_t tl_seg0(const GUID *set, uint32_t cls);
 /*
  * the kernel's memory ("memlock:" of fdinfo) of every map and program pinned under @dir,
  * its subdirectories included, added to *@maps and *@progs

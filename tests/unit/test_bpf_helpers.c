@@ -398,7 +398,6 @@ static void test_find_every_segment(void **state)
 {
 	static PPERF_COUNTERSET_INSTANCE inst[4096];
 	struct test_helpers_bpf *skel;
-	struct perflib_store *m;
 	struct th_key_ctx ctx;
 	uint32_t seg0, n, i, k;
 	WCHAR wname[32];
@@ -408,9 +407,8 @@ static void test_find_every_segment(void **state)
 
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
-	assert_int_equal(perflib_store_open(&set, false, &m), 0);
-	seg0 = m->cls[0].seg0;
-	perflib_store_close(m);
+	seg0 = tl_seg0(&set, 0);
+	assert_true(seg0 > 0);
 	n = (uint32_t)perflib_seg_first(5, seg0) + 1; /* one instance in segment 5 */
 	assert_true(n <= 4096);
 	for (i = 0; i < n; i++) {

@@ -42,12 +42,8 @@ static PPERF_COUNTERSET_INSTANCE inst[INST_MAX];
 /* slots of segment 0 of @set (segments 4o..4o+3 hold seg0 << o each: perflib_seg_first) */
 static int seg0_of(const GUID *set)
 {
-	struct perflib_store *m;
-	int n;
+	int n = (int)tl_seg0(set, 0);
 
-	assert_int_equal(perflib_store_open(set, false, &m), 0);
-	n = (int)m->cls[0].seg0;
-	perflib_store_close(m);
 	assert_true(n > 0 && n * 15 <= INST_MAX);
 	return n;
 }
