@@ -39,6 +39,12 @@
  *            summary bit, cleared after the last summary word of its span is: the exit
  *            reaper skips a segment whose head is 0 and the summary words of clear head
  *            bits (layout version 6 read every summary word: 256 at 1M slots).
+ *            Segment 0 has one summary word (seg0 <= 4096), so its heads use bit 0
+ *            only; their bit k (1..63) is the segments bit: entry p's head in segment
+ *            k of the class may be non-zero. Set before that head's first bit, cleared
+ *            after it goes 0: the exit reaper reads the heads of those segments only,
+ *            so its cost does not grow with the class's segments (layout version 9
+ *            read two heads in each of them: 48 segments at 1M slots).
  *            Class 0's segment 0 (s0/live, never retired, mapped by every process that
  *            maps the set) has more words after its summary heads (perflib_live0_words):
  *              4 nr_procs words: the procs entries, struct perflib_proc (32 bytes each,
@@ -92,7 +98,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 9
+#define PERFLIB_LAYOUT_VERSION 10
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -514,7 +520,12 @@ static inline __u64 perflib_make_word(__u32 state, __u32 gen, __u32 pid)
  * key to delete an index entry). One step per UTF-16 unit; the scope is 0 for machine-wide
  * uniqueness, (pid << 1 | 1) for per-process aggregate counter sets.
  */
+#ifdef __bpf__
+/* one copy per BPF program: three inlined made the exit reaper 12 KiB of kernel memory */
+static __attribute__((noinline)) __u64 perflib_mix64(__u64 x)
+#else
 static inline __u64 perflib_mix64(__u64 x)
+#endif
 {
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ULL;

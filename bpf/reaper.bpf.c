@@ -8,8 +8,8 @@
  * `progs` array when the exiting process's entry names this set, with the process's
  * identity (its tgid in its own pid namespace and its owner stamp, layout.h) in the per-CPU
  * `exit_ctx`. It finds the process's procs entry, walks the bitmap words its owner
- * summaries name in every segment of the set's size classes, reading the summary words
- * their heads name (layout.h: the cost follows the instances the process held, not the
+ * summaries name in the segments its segments bits name in each of the set's size classes,
+ * reading the summary words their heads name (layout.h: the cost follows the instances the process held, not the
  * set's), releases the entry and tail-calls the next set.
  */
 #include "vmlinux.h"
@@ -57,6 +57,7 @@ struct reap_ctx {
 	__u32 reaped;  /* slots freed */
 	__u32 ent[2];  /* the first two of them */
 	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
+	__u64 segs;    /* segments bits of the class walked (layout.h): segments to walk */
 	__u32 seg;     /* segment being walked */
 	__u32 segn;    /* its slots */
 	__u32 first;   /* the class's slot of its entry 0 */
@@ -162,10 +163,35 @@ static __noinline int slot_ours(struct reap_ctx *r, void *slot, __u32 i)
 	return 1;
 }
 
-/* floor(log2(@q)), q > 0: a global function, which the verifier checks once */
+/*
+ * floor(log2(@q)), q > 0: a global function, which the verifier checks once, so branches
+ * cost nothing here (fewer instructions than layout.h's branch-free perflib_log2_64)
+ */
 __noinline __u32 perflib_reaper_log2(__u64 q)
 {
-	return perflib_log2_64(q);
+	__u32 n = 0;
+
+	if (q >> 32) {
+		q >>= 32;
+		n += 32;
+	}
+	if (q >> 16) {
+		q >>= 16;
+		n += 16;
+	}
+	if (q >> 8) {
+		q >>= 8;
+		n += 8;
+	}
+	if (q >> 4) {
+		q >>= 4;
+		n += 4;
+	}
+	if (q >> 2) {
+		q >>= 2;
+		n += 2;
+	}
+	return n + (__u32)(q >> 1);
 }
 
 /* perflib_seg_first: a global function, one copy for the walk and the slots */
@@ -182,8 +208,8 @@ __noinline __u32 perflib_reaper_seg_first(__u32 k, __u32 seg0)
  * class: the verifier checks it for each caller's maps, the kernel keeps it once (four
  * inlined copies made the program 24 KiB of kernel memory per counter set, 12 KiB with one).
  */
-static __noinline int reap_slot(struct reap_ctx *r, void *slot, void *index_map, void *live_map,
-				const volatile struct perflib_bpf_geometry *g)
+static __always_inline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
+				     void *live_map, const volatile struct perflib_bpf_geometry *g)
 {
 	struct perflib_index_key key;
 	__u64 w = r->sw, claimed;
@@ -411,15 +437,23 @@ static long sum_cb(__u32 j, void *c)
 
 /*
  * segment @k of class r->cls: the bitmap words its owner summaries name (or all), word by
- * word; none when the exiting process's summary heads are clear there
+ * word; none when the exiting process's summary heads are clear there. Segment 0 first:
+ * its heads carry the segments bits of the others (layout.h), which it skips unread.
  */
 static long seg_cb(__u32 k, void *c)
 {
 	struct reap_ctx *r = c;
-	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
-	void *seg = class_live(r->cls, k);
+	const volatile struct perflib_bpf_geometry *g;
+	__u64 more = k ? r->segs >> (k & 63) : 1;
+	void *seg;
 	__u32 cnt;
 
+	if (!more)
+		return 1; /* none past this one */
+	if (!(more & 1))
+		return 0;
+	g = class_geo(r->cls);
+	seg = class_live(r->cls, k);
 	if (!seg)
 		return 1;
 	/* the segment's words are those of a segment 0 of its slots (layout.h counts them) */
@@ -427,6 +461,8 @@ static long seg_cb(__u32 k, void *c)
 	r->segn = (__u32)perflib_seg_slots(k, g->seg0_slots);
 	r->first = perflib_reaper_seg_first(k, g->seg0_slots);
 	cnt = seg_heads(r, seg, g->nr_procs);
+	if (!k)
+		r->segs = r->heads;
 	if (cnt)
 		bpf_loop(cnt, sum_cb, r, r->flags);
 	return 0;
@@ -454,6 +490,7 @@ int BPF_PROG(perflib_reaper, struct task_struct *p)
 	r.pending = 0;
 	r.release = 0;
 	r.cls = 0;
+	r.segs = 0;
 	/*
 	 * one loop the verifier checks once (straight-line code for the first 64 entries made
 	 * the program 4 KiB larger); every bpf_loop of the program gets flags the verifier

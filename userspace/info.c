@@ -229,8 +229,12 @@ int perflib_info_check(const void *buf, size_t size)
 		    ic->slot_size != want.slot_size ||
 		    ic->capacity != class_capacity(info->capacity, ic->seg0_slots))
 			return -EBADMSG;
-		/* the segments must be whole pages, and at most PERFLIB_MAX_SEGS */
+		/*
+		 * the segments must be whole pages, and at most PERFLIB_MAX_SEGS; segment 0 has
+		 * one summary word (its heads' other bits are the segments bits, layout.h)
+		 */
 		if (!ic->seg0_slots || ((uint64_t)ic->seg0_slots * ic->slot_size) % 4096 ||
+		    perflib_seg_sum_words(0, ic->seg0_slots) != 1 ||
 		    !seg_count(ic->capacity, ic->seg0_slots) ||
 		    perflib_seg_first(seg_count(ic->capacity, ic->seg0_slots), ic->seg0_slots) *
 				    ic->slot_size >

@@ -225,21 +225,26 @@ void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on)
 	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
 	uint32_t nr_procs = map->info->nr_procs, p = (uint32_t)map->proc_index;
 	uint64_t g = (i - perflib_seg_first(k, c->seg0)) / 64; /* the slot's bitmap word */
-	uint64_t hb, bit, hbit, *w, *head;
+	uint64_t hb, bit, hbit, sbit = k ? 1ULL << k : 0, *w, *head, *segs;
 
 	if (map->proc_index < 0 || p >= nr_procs)
 		return;
 	w = &c->segs[k].live[perflib_sum_word(k, c->seg0, p, (uint32_t)(g / 64))];
 	head = &c->segs[k].live[perflib_sum_head(k, c->seg0, nr_procs, p)];
+	/* the segments bits: in segment 0's head, mapped whenever segment k is (opened in order) */
+	segs = &c->segs[0].live[perflib_sum_head(0, c->seg0, nr_procs, p)];
 	hb = g / 64 / perflib_sum_head_span(k, c->seg0);
 	bit = 1ULL << (g % 64);
 	hbit = 1ULL << hb;
 	/*
 	 * Only this process writes its words (its provider's lock held): a load spares the
-	 * store when nothing changes. The head bit before the summary bit, the summary bit
-	 * before the claim: a kill anywhere leaves bits that lead to the slot.
+	 * store when nothing changes. The segment's bit before the head bit, the head bit
+	 * before the summary bit, the summary bit before the claim: a kill anywhere leaves
+	 * bits that lead to the slot.
 	 */
 	if (on) {
+		if (sbit && !(__atomic_load_n(segs, __ATOMIC_RELAXED) & sbit))
+			__atomic_fetch_or(segs, sbit, __ATOMIC_SEQ_CST);
 		if (!(__atomic_load_n(head, __ATOMIC_RELAXED) & hbit))
 			__atomic_fetch_or(head, hbit, __ATOMIC_SEQ_CST);
 		if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
@@ -248,9 +253,14 @@ void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on)
 	}
 	if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
 		return;
-	/* the head bit after the last summary word of its span went clear */
-	if (!__atomic_and_fetch(w, ~bit, __ATOMIC_SEQ_CST) && owner_span_clear(c, k, p, hb))
-		__atomic_fetch_and(head, ~hbit, __ATOMIC_RELEASE);
+	/*
+	 * the head bit after the last summary word of its span went clear, the segment's bit
+	 * after its head did (segment 0's own head bit is bit 0, never a segment's)
+	 */
+	if (__atomic_and_fetch(w, ~bit, __ATOMIC_SEQ_CST) || !owner_span_clear(c, k, p, hb))
+		return;
+	if (!__atomic_and_fetch(head, ~hbit, __ATOMIC_SEQ_CST) && sbit)
+		__atomic_fetch_and(segs, ~sbit, __ATOMIC_RELEASE);
 }
 
 void perflib_owner_clear_all(struct perflib_store *map, int proc)

@@ -301,7 +301,7 @@ static void test_old_layout_refused(void **state)
 					0xFFFFFFFF, 0xFFFFFFFF,
 					0xFFFFFFFF, 0,
 					"c",	    NULL};
-	static const __u32 versions[] = {1, 3, 4, 5, 6, 7, 8};
+	static const __u32 versions[] = {1, 3, 4, 5, 6, 7, 8, 9};
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC, .nr_segs = {1}};
 	__u64 proc[8] = {0}; /* a procs entry of layouts 3 to 7: 64 bytes */
 	struct perflib_counterset_reg reg;
@@ -367,8 +367,11 @@ static void test_old_layout_refused(void **state)
 			pin_array(sdir, "live", 8, 2 + 64 + 64 + 64 + PERFLIB_CTL_WORDS,
 				  BPF_F_MMAPABLE, 1, &bits);
 		}
-		if (versions[v] == 8) {
-			/* s0/live as this layout has it: only the segment geometry differs */
+		if (versions[v] >= 8) {
+			/*
+			 * s0/live as this layout has it: only the segment geometry (8) or the
+			 * meaning of segment 0's head bits (9) differs
+			 */
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
 			assert_int_equal(mkdir(sdir, 0755), 0);
 			pin_array(sdir, "live", 8, perflib_live0_words(info_seg0, 64),

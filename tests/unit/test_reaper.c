@@ -390,6 +390,14 @@ static void test_reaped_beside_others(void **state)
 		}
 	}
 	assert_true(found >= 4); /* 200 slots: at least four bitmap words */
+	/* its head in segment 0 names (bit k) exactly the segments k > 0 where its head is not 0 */
+	for (k = 1; k < perflib_store_nr_segs(ro, 0); k++) {
+		uint32_t seg0 = ro->cls[0].seg0, nr_procs = ro->info->nr_procs;
+		uint64_t segbits = ro->cls[0].segs[0].live[perflib_sum_head(0, seg0, nr_procs, p)];
+		uint64_t head = ro->cls[0].segs[k].live[perflib_sum_head(k, seg0, nr_procs, p)];
+
+		assert_int_equal(segbits >> k & 1, head != 0);
+	}
 
 	assert_int_equal(kill(b.pid, SIGKILL), 0);
 	assert_int_equal(tl_wait(b.pid, WAIT_MS), 128 + SIGKILL);
@@ -409,6 +417,85 @@ static void test_reaped_beside_others(void **state)
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 0);
 	assert_int_equal(count_keys(ro), 0);
 	perflib_store_close(ro);
+	child_close(&a);
+}
+
+/* b's live slots in segment @k of class 0 */
+static uint32_t count_in_seg(struct perflib_store *ro, uint32_t k, pid_t pid)
+{
+	uint32_t i, n = 0, seg0 = ro->cls[0].seg0;
+	uint64_t w;
+
+	for (i = (uint32_t)perflib_seg_first(k, seg0);
+	     i < perflib_seg_first(k + 1, seg0) && i < perflib_store_slots(ro, 0); i++) {
+		w = perflib_slot_word(perflib_slot(ro, i));
+		n += perflib_word_state(w) == PERFLIB_SLOT_LIVE &&
+		     perflib_word_pid(w) == (uint32_t)pid;
+	}
+	return n;
+}
+
+/*
+ * The exit reaper reads the heads of the segments the exiting entry's segments bits name
+ * only (its head in segment 0, layout.h): with the bit of one segment cleared (a corrupted
+ * word), the slots there are left to the lazy reaper, every other one is freed at exit.
+ */
+static void test_reaped_by_segments_bits(void **state)
+{
+	struct child a = {.set = prov_guid(),
+			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
+			  .prefix = "held",
+			  .nr = 300},
+		     b = {.type = PERF_COUNTERSET_MULTI_INSTANCES, .prefix = "segs", .nr = 200};
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	uint32_t p, k, top = 0, q, nr_top, nr_segs;
+	struct perflib_store *ro;
+	__u64 bits;
+	int fd;
+
+	(void)state;
+	b.set = a.set;
+	child_start(&a);
+	child_start(&b);
+	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	for (p = 0; p < ro->info->nr_procs; p++) {
+		if (ro->procs[p].state == PERFLIB_PROC_LIVE && ro->procs[p].pid == (uint32_t)b.pid)
+			break;
+	}
+	assert_true(p < ro->info->nr_procs);
+	nr_segs = perflib_store_nr_segs(ro, 0);
+	for (k = 1; k < nr_segs; k++) {
+		if (count_in_seg(ro, k, b.pid))
+			top = k;
+	}
+	assert_true(top >= 1);
+	nr_top = count_in_seg(ro, top, b.pid);
+	assert_true(nr_top > 0 && nr_top < 200); /* b's slots in more than one segment */
+	/* b's segments bit of that segment cleared, through the pinned map */
+	q = (uint32_t)perflib_sum_head(0, ro->cls[0].seg0, ro->info->nr_procs, p);
+	bits = ro->cls[0].segs[0].live[q];
+	assert_true(bits >> top & 1);
+	bits &= ~(1ULL << top);
+	assert_int_equal(perflib_store_dir(&a.set, dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/s0/live", dir);
+	fd = bpf_obj_get(path);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_update_elem(fd, &q, &bits, BPF_ANY), 0);
+	close(fd);
+	assert_int_equal(kill(b.pid, SIGKILL), 0);
+	assert_int_equal(tl_wait(b.pid, WAIT_MS), 128 + SIGKILL);
+	/* nothing ran since waitpid: the BPF program freed b's slots but those of that segment */
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), nr_top);
+	assert_int_equal(count_in_seg(ro, top, b.pid), nr_top);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 300);
+	/* the lazy reaper takes the rest */
+	assert_int_equal(perflib_reap_counterset(&a.set), (int)nr_top);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), 0);
+	assert_int_equal(count_keys(ro), 300);
+	perflib_store_close(ro);
+	child_close(&b);
+	assert_int_equal(tl_signal(a.go[1]), 0);
+	assert_int_equal(tl_wait(a.pid, WAIT_MS), 0);
 	child_close(&a);
 }
 
@@ -1087,6 +1174,7 @@ int main(void)
 		cmocka_unit_test(test_sigkill_multi_aggregate),
 		cmocka_unit_test(test_exit_reaped),
 		cmocka_unit_test(test_reaped_beside_others),
+		cmocka_unit_test(test_reaped_by_segments_bits),
 		cmocka_unit_test(test_reaped_without_entry),
 		cmocka_unit_test(test_reaped_garbage_summary),
 		cmocka_unit_test(test_last_thread),

@@ -189,7 +189,9 @@ static void test_procs(void **state)
 /*
  * Owner summaries and their heads in a big segment, where a head bit stands for two
  * summary words (segment 48 of seg0 128: 8,192 bitmap words, 128 summary words per entry):
- * the head bit is set with the first mark of its span and cleared only once both words are
+ * the head bit is set with the first mark of its span and cleared only once both words are;
+ * the entry's head in segment 0 has bit 48 (the segments bit) while its head in segment 48
+ * is non-zero, beside segment 0's own head bit 0
  */
 static void test_owner_heads(void **state)
 {
@@ -199,33 +201,44 @@ static void test_owner_heads(void **state)
 				    .nr_classes = 1};
 	uint32_t first = (uint32_t)perflib_seg_first(k, seg0);
 	struct perflib_seg segs[49] = {{0}}; /* segment 48: 2^19 slots */
-	uint64_t *live, *head, *sum;
+	uint64_t *live, *live0, *head, *sum, *segbits;
+	const uint64_t bit48 = 1ULL << 48;
 
 	(void)state;
 	assert_int_equal(perflib_seg_sum_words(k, seg0), 128);
 	assert_int_equal(perflib_sum_head_span(k, seg0), 2);
 	assert_int_equal(perflib_sum_head_span(k - 1, seg0), 1);
+	assert_int_equal(perflib_seg_sum_words(0, seg0), 1);
 	live = calloc(perflib_seg_live_words(k, seg0, nr_procs), sizeof(*live));
+	live0 = calloc(perflib_seg_live_words(0, seg0, nr_procs), sizeof(*live0));
 	assert_non_null(live);
+	assert_non_null(live0);
 	map.cls[0].seg0 = seg0;
 	map.cls[0].nr_segs = map.cls[0].max_segs = k + 1;
 	map.cls[0].segs = segs;
+	segs[0].live = live0;
 	segs[k].live = live;
 	head = live + perflib_sum_head(k, seg0, nr_procs, me);
 	sum = live + perflib_sum_word(k, seg0, me, 0);
+	segbits = live0 + perflib_sum_head(0, seg0, nr_procs, me);
 	/* summary words 0 and 1 share head bit 0, word 2 has bit 1 */
 	perflib_owner_mark(&map, first + 5, true);
 	assert_int_equal(sum[0], 1);
 	assert_int_equal(*head, 1);
+	assert_int_equal(*segbits, bit48);
 	perflib_owner_mark(&map, first + 4096 + 64, true);
 	assert_int_equal(sum[1], 2);
 	assert_int_equal(*head, 1);
 	perflib_owner_mark(&map, first + 8192, true);
 	assert_int_equal(sum[2], 1);
 	assert_int_equal(*head, 3);
+	/* a slot of segment 0: its own head bit 0 beside the segments bit */
+	perflib_owner_mark(&map, 3, true);
+	assert_int_equal(*segbits, bit48 | 1);
 	/* no other entry's words, nothing past this entry's head */
 	assert_int_equal(live[perflib_sum_head(k, seg0, nr_procs, me + 1)], 0);
 	assert_int_equal(live[perflib_sum_word(k, seg0, me + 1, 0)], 0);
+	assert_int_equal(live0[perflib_sum_head(0, seg0, nr_procs, me + 1)], 0);
 	/* word 0 clear, word 1 not: the head bit stays */
 	perflib_owner_mark(&map, first + 5, false);
 	assert_int_equal(sum[0], 0);
@@ -236,16 +249,29 @@ static void test_owner_heads(void **state)
 	/* clearing a bit that is not set changes nothing */
 	perflib_owner_mark(&map, first + 4096 + 64, false);
 	assert_int_equal(*head, 2);
-	/* the stop clears summaries and heads */
+	assert_int_equal(*segbits, bit48 | 1);
+	/* segment 0's slot gone: bit 0 goes, the segments bit stays */
+	perflib_owner_mark(&map, 3, false);
+	assert_int_equal(*segbits, bit48);
+	/* the last slot of segment 48 gone: its head is 0, then the segments bit goes */
+	perflib_owner_mark(&map, first + 8192, false);
+	assert_int_equal(*head, 0);
+	assert_int_equal(*segbits, 0);
+	/* the stop clears summaries, heads and segments bits */
+	perflib_owner_mark(&map, first + 8192, true);
+	assert_int_equal(*segbits, bit48);
 	perflib_owner_clear_all(&map, (int)me);
 	assert_int_equal(sum[2], 0);
 	assert_int_equal(*head, 0);
+	assert_int_equal(*segbits, 0);
 	/* no procs entry: nothing written */
 	map.proc_index = -1;
 	perflib_owner_mark(&map, first + 5, true);
 	assert_int_equal(sum[0], 0);
 	assert_int_equal(*head, 0);
+	assert_int_equal(*segbits, 0);
 	free(live);
+	free(live0);
 }
 
 /* the branch-free logarithms of layout.h, which BPF programs use too */
