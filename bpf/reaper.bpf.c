@@ -69,10 +69,6 @@ struct reap_ctx {
 	__u64 sbits;   /* that word: which bitmap words to walk */
 	__u64 bits;    /* the bitmap word */
 	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
-	__u64 sw;      /* reap_slot's slot word */
-	__u32 si;      /* and its slot index in the class */
-	__u32 sk;      /* and its segment */
-	__u32 so;      /* and its entry in that segment */
 	__u32 release; /* procs_check frees the entries it finds (after the walk) */
 	__u64 cls;     /* the size class being walked */
 	__u64 flags;   /* of every bpf_loop: 0, which the verifier cannot tell (main program) */
@@ -147,10 +143,10 @@ static long procs_cb(__u32 i, void *c)
 }
 
 /*
- * Is slot @slot (index @i of its class) held by the exiting process? Then its word goes to
- * r->sw and @i to r->si, for reap_slot (r->sk: its segment). One copy for every class.
+ * Is slot @slot held by the exiting process? Its word then (never 0: not FREE), else 0. One
+ * copy for every class.
  */
-static __noinline int slot_ours(struct reap_ctx *r, void *slot, __u32 i)
+static __noinline __u64 slot_ours(struct reap_ctx *r, void *slot)
 {
 	__u64 w = perflib_slot_word(slot);
 
@@ -158,9 +154,7 @@ static __noinline int slot_ours(struct reap_ctx *r, void *slot, __u32 i)
 		return 0;
 	if (!start_matches(((struct perflib_slot_hdr *)slot)->owner_start, r->start))
 		return 0;
-	r->sw = w;
-	r->si = i;
-	return 1;
+	return w;
 }
 
 /*
@@ -201,19 +195,19 @@ __noinline __u32 perflib_reaper_seg_first(__u32 k, __u32 seg0)
 }
 
 /*
- * Free slot @slot of the exiting process (slot r->si of a class of geometry @g, its word
- * r->sw) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its index key deleted
+ * Free slot @slot of the exiting process (slot @i of a class of geometry @g, entry @so of
+ * segment @k, its word @w) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its index key deleted
  * from @index_map (the class's idxs) if it points to the slot, then given back (zeroed from
  * the Windows block on, its bit in @live_map cleared, FREE(gen + 2, 0)). One copy for every
  * class: the verifier checks it for each caller's maps, the kernel keeps it once (four
  * inlined copies made the program 24 KiB of kernel memory per counter set, 12 KiB with one).
  */
-static __always_inline int reap_slot(struct reap_ctx *r, void *slot, void *index_map,
-				     void *live_map, const volatile struct perflib_bpf_geometry *g)
+static __always_inline int reap_slot(struct reap_ctx *r, void *slot, __u64 w, __u32 i, __u32 k,
+				     __u32 so, void *index_map, void *live_map,
+				     const volatile struct perflib_bpf_geometry *g)
 {
 	struct perflib_index_key key;
-	__u64 w = r->sw, claimed;
-	__u32 i = r->si, k = r->sk;
+	__u64 claimed;
 
 	/* take it as the user-space reaper does: the dead owner's pid stays in the word */
 	claimed = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
@@ -222,7 +216,7 @@ static __always_inline int reap_slot(struct reap_ctx *r, void *slot, void *index
 		return 0;
 	perflib__gslot_key(slot, g, r->tgid, &key);
 	perflib__gunindex_in(index_map, i, k, &key);
-	perflib__grelease_at(slot, live_map, g, k, r->so, claimed);
+	perflib__grelease_at(slot, live_map, g, k, so, claimed);
 	r->reaped++;
 	return 0;
 }
@@ -358,23 +352,28 @@ static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, voi
 {
 	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
 	__u32 seg0 = g->seg0_slots;
+	__u32 k, so;
 	void *slot;
-	__u64 t;
+	__u64 t, w;
 
-	/* its segment and entry there, found once with the reaper's one logarithm */
+	/*
+	 * its segment and entry there, found once with the reaper's one logarithm (locals: the
+	 * walk's context keeps what the loops around need only)
+	 */
 	if (i >= g->capacity || !seg0)
 		return 1;
 	t = (__u64)(i / seg0) + 4;
-	r->sk = perflib_seg_of_group(t, perflib_reaper_log2(t));
-	if (r->sk >= PERFLIB_MAX_SEGS)
+	k = perflib_seg_of_group(t, perflib_reaper_log2(t));
+	if (k >= PERFLIB_MAX_SEGS)
 		return 1;
-	r->so = i - perflib_reaper_seg_first(r->sk, seg0);
-	slot = perflib__gslot_at(slots_map, r->sk, r->so);
+	so = i - perflib_reaper_seg_first(k, seg0);
+	slot = perflib__gslot_at(slots_map, k, so);
 	if (!slot)
 		return 1;
-	if (!slot_ours(r, slot, i))
+	w = slot_ours(r, slot);
+	if (!w)
 		return 0;
-	return reap_slot(r, slot, index_map, live_map, g);
+	return reap_slot(r, slot, w, i, k, so, index_map, live_map, g);
 }
 
 /* slot @i of class r->cls */
