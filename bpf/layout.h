@@ -21,8 +21,8 @@
  *            bytes; slot i of the class in segment k is entry i - perflib_seg_first(k)
  *     index  HASH, BPF_F_NO_PREALLOC, perflib_idx_entries(k) entries: the keys of the slots
  *            of the segments segment k leads (perflib_idx_leader: 0; 1..3; 4o..4o + 3),
- *            key struct perflib_index_key -> struct perflib_index_val; empty (1 entry) in
- *            a segment that leads none
+ *            key struct perflib_index_key -> struct perflib_index_val; a segment that
+ *            leads none has no index (and no entry in idxs<c>)
  *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
  *            not FREE (claimed or live); readers visit only the slots whose bit is set.
  *            After the bitmap (perflib_seg_words), the owner summaries: for each procs
@@ -361,7 +361,8 @@ static inline __u64 perflib_seg_slots(__u32 k, __u32 seg0)
  * create looks a key up in one index per octave, not in four (layout version 9). Segment 0
  * is its own leader; segment 1 leads segments 1..3; segment 4o leads octave o >= 1
  * (segments 4o..4o + 3). A leader's index has room for its group's slots
- * (perflib_idx_entries); the others' indexes hold nothing (one entry).
+ * (perflib_idx_entries); the others have no index (layout version 9 gave them an empty
+ * one-entry map and an idxs entry: 912 bytes and an RCU grace period per segment).
  */
 static inline __u32 perflib_idx_leader(__u32 k)
 {
@@ -374,11 +375,17 @@ static inline __u32 perflib_idx_next(__u32 k)
 	return k >= 4 ? (k & ~3u) + 4 : k ? 4 : 1;
 }
 
-/* entries of segment @k's index: its group's slots if it leads one, else 1 */
+/* does segment @k lead a group, and so have an index (and an entry in idxs)? */
+static inline int perflib_idx_leads(__u32 k)
+{
+	return perflib_idx_leader(k) == k;
+}
+
+/* entries of leader @k's index: its group's slots (0 for a segment that leads none) */
 static inline __u64 perflib_idx_entries(__u32 k, __u32 seg0)
 {
-	if (perflib_idx_leader(k) != k)
-		return 1;
+	if (!perflib_idx_leads(k))
+		return 0;
 	return perflib_seg_first(perflib_idx_next(k), seg0) - perflib_seg_first(k, seg0);
 }
 

@@ -141,7 +141,7 @@ struct perflib_slot_raw {
 
 /*
  * the `idxs` pin: segment k -> its index of live (name, id) -> slot, holding the keys of the
- * segments k leads (perflib_idx_leader); empty for a segment that leads none
+ * segments k leads (perflib_idx_leader); no entry for a segment that leads none
  */
 #define PERFLIB_INDEX_MAP(_name)                                                                   \
 	PERFLIB__SEGMENTS(_name, __perflib_idx, BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC,              \

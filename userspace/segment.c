@@ -97,15 +97,17 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 	mopts.sz = sizeof(mopts);
 	/* keys are allocated as instances are created: memory follows the live instances */
 	mopts.map_flags = BPF_F_NO_PREALLOC;
-	m.fd[PERFLIB_SEG_INDEX] =
-		bpf_map_create(BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
-			       sizeof(struct perflib_index_val),
-			       (uint32_t)perflib_idx_entries(k, ic->seg0_slots), &mopts);
+	/* a group's leader only (layout.h) */
+	if (perflib_idx_leads(k))
+		m.fd[PERFLIB_SEG_INDEX] = bpf_map_create(
+			BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
+			sizeof(struct perflib_index_val),
+			(uint32_t)perflib_idx_entries(k, ic->seg0_slots), &mopts);
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
 	m.fd[PERFLIB_SEG_LIVE] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
 						perflib_live_words(info, cls, k), &mopts);
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (m.fd[j] < 0) {
+		if (m.fd[j] < 0 && (j != PERFLIB_SEG_INDEX || perflib_idx_leads(k))) {
 			err = -errno;
 			perflib_seg_maps_close(&m);
 			return err;
@@ -122,8 +124,10 @@ int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 
 	if (mkdir(dir, 0755))
 		return -errno;
-	for (j = 0, err = 0; j < PERFLIB_SEG_NR && !err; j++)
-		err = perflib_pin_one(m->fd[j], dir, perflib_seg_pins[j], opts);
+	for (j = 0, err = 0; j < PERFLIB_SEG_NR && !err; j++) {
+		if (m->fd[j] >= 0) /* (no index but in a leader) */
+			err = perflib_pin_one(m->fd[j], dir, perflib_seg_pins[j], opts);
+	}
 	if (!err && (opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) &&
 	    chown(dir, opts->uid, opts->gid))
 		err = -errno;
@@ -341,14 +345,16 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (err)
 		return err;
 	m.fd[PERFLIB_SEG_DATA] = perflib_pin_open(sdir, "data", rdonly);
-	m.fd[PERFLIB_SEG_INDEX] = perflib_pin_open(sdir, "index", !map->writable);
+	/* a group's leader has the group's index, the others none (layout.h) */
+	if (perflib_idx_leads(k))
+		m.fd[PERFLIB_SEG_INDEX] = perflib_pin_open(sdir, "index", !map->writable);
 	m.fd[PERFLIB_SEG_LIVE] = perflib_pin_open(sdir, "live", rdonly);
-	err = m.fd[0] < 0 ? m.fd[0] : m.fd[1] < 0 ? m.fd[1] : m.fd[2];
+	err = m.fd[0] < 0 ? m.fd[0] : m.fd[1] < 0 && perflib_idx_leads(k) ? m.fd[1] : m.fd[2];
 	if (err < 0)
 		goto fail;
 	err = perflib_map_check(m.fd[PERFLIB_SEG_DATA], BPF_MAP_TYPE_ARRAY, 4, c->slot_size,
 				(uint32_t)slots, BPF_F_MMAPABLE);
-	if (err >= 0)
+	if (err >= 0 && perflib_idx_leads(k))
 		err = perflib_map_check(m.fd[PERFLIB_SEG_INDEX], BPF_MAP_TYPE_HASH,
 					sizeof(struct perflib_index_key),
 					sizeof(struct perflib_index_val),
@@ -614,7 +620,8 @@ int perflib_store_refresh(struct perflib_store *map)
 /*
  * enter published segment @k of class @cls in the outer maps and ctl (idempotent). The kernel
  * makes every update of an array of maps wait for an RCU grace period (no program still
- * runs with the old entry): three waits per segment. (Running the three updates in threads
+ * runs with the old entry): three waits for a group's leader, two for the others (no index,
+ * layout.h). (Running the three updates in threads
  * shares the waits and halves the cost of a grow, but a thread made in a child forked from
  * a threaded process can hang under the sanitizers: not worth it for a cost paid once per
  * segment, four times per doubling of the set.)
@@ -631,6 +638,8 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (err)
 		return err;
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		if (j == PERFLIB_SEG_INDEX && !perflib_idx_leads(k))
+			continue;
 		m.fd[j] = perflib_pin_open(sdir, perflib_seg_pins[j], false);
 		outer = perflib_store_outer_fd(map, cls, j);
 		if (m.fd[j] < 0 || outer < 0) {
@@ -891,6 +900,8 @@ static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
 	int j, outer;
 
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
+		if (j == PERFLIB_SEG_INDEX && !perflib_idx_leads(k))
+			continue; /* none entered (seg_publish) */
 		outer = perflib_store_outer_fd(map, cls, j);
 		if (outer < 0)
 			return outer;

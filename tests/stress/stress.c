@@ -285,8 +285,10 @@ static int count_left(const GUID *set, struct left *l)
 				snprintf(name, sizeof(name), "s%u/data", k);
 			data_fd = pin_open(set, name);
 			memcpy(name + strlen(name) - 4, "index", 6);
-			index_fd = pin_open(set, name);
-			if (data_fd < 0 || index_fd < 0 || value_size(data_fd) > 65536) {
+			/* a group's leader has the group's index, the others none (layout.h) */
+			index_fd = perflib_idx_leads(k) ? pin_open(set, name) : -1;
+			if (data_fd < 0 || (index_fd < 0 && perflib_idx_leads(k)) ||
+			    value_size(data_fd) > 65536) {
 				if (data_fd >= 0)
 					close(data_fd);
 				if (index_fd >= 0)
@@ -308,7 +310,7 @@ static int count_left(const GUID *set, struct left *l)
 					break;
 				}
 			}
-			if (!bpf_map_get_next_key(index_fd, NULL, key)) {
+			if (index_fd >= 0 && !bpf_map_get_next_key(index_fd, NULL, key)) {
 				l->keys++;
 				while (!bpf_map_get_next_key(index_fd, key, next)) {
 					memcpy(key, next, sizeof(key));
@@ -316,7 +318,8 @@ static int count_left(const GUID *set, struct left *l)
 				}
 			}
 			close(data_fd);
-			close(index_fd);
+			if (index_fd >= 0)
+				close(index_fd);
 		}
 	}
 	l->segs = segs;

@@ -56,8 +56,8 @@ static void test_where(void **state)
 	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
 	struct perflib_index_key key, next;
 	struct perflib_store *map;
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	uint32_t k, n, found = 0, leaders = 0;
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	uint32_t k, n, found = 0, leaders = 0, inner_id;
 	uint64_t mask;
 	HANDLE h;
 	GUID set;
@@ -75,9 +75,22 @@ static void test_where(void **state)
 	for (k = 0; k < n; k++) {
 		/* keys are held by leaders only (segments 0, 1, 4, 8, ...), each its group's */
 		if (perflib_idx_leader(k) != k) {
-			assert_int_equal(
-				bpf_map_get_next_key(map->cls[0].segs[k].index_fd, NULL, &key),
-				-ENOENT);
+			/* the others have no index at all: no pin, no idxs entry */
+			assert_false(perflib_idx_leads(k));
+			assert_int_equal(map->cls[0].segs[k].index_fd, -1);
+			snprintf(path, sizeof(path), "%s/s%u/index", dir, k);
+			assert_int_equal(access(path, F_OK), -1);
+			snprintf(path, sizeof(path), "%s/s%u/data", dir, k);
+			assert_int_equal(access(path, F_OK), 0);
+			assert_true(perflib_store_outer_fd(map, 0, PERFLIB_SEG_INDEX) >= 0);
+			assert_int_not_equal(bpf_map_lookup_elem(perflib_store_outer_fd(
+									 map, 0, PERFLIB_SEG_INDEX),
+								 &k, &inner_id),
+					     0);
+			assert_int_equal(bpf_map_lookup_elem(
+						 perflib_store_outer_fd(map, 0, PERFLIB_SEG_DATA),
+						 &k, &inner_id),
+					 0);
 			continue;
 		}
 		leaders++;
@@ -138,7 +151,7 @@ static void test_duplicate_with_program(void **state)
 static void test_duplicate_without_program(void **state)
 {
 	PPERF_COUNTERSET_INSTANCE inst[NR_INST];
-	char dir[PATH_MAX], path[PATH_MAX + 8];
+	char dir[PATH_MAX], path[PATH_MAX + 32];
 	HANDLE h;
 	GUID set;
 
@@ -188,7 +201,7 @@ static void test_program_cannot_run(void **state)
  */
 static void test_opened_when_needed(void **state)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8];
+	char dir[PATH_MAX], path[PATH_MAX + 32];
 	PPERF_COUNTERSET_INSTANCE a, dup, grown, *held;
 	struct perflib_store *map;
 	WCHAR name[32];

@@ -462,7 +462,11 @@ static void test_retirer_killed(void **state)
 		snprintf(path, sizeof(path), "%s/%s", dir, outer[i]);
 		fd = bpf_obj_get(path);
 		assert_true(fd >= 0);
-		assert_int_equal(bpf_map_delete_elem(fd, &key), 0);
+		/* segment 2 leads no group: idxs has no entry for it (layout.h) */
+		if (i == 1 && !perflib_idx_leads(key))
+			assert_int_equal(bpf_map_delete_elem(fd, &key), -ENOENT);
+		else
+			assert_int_equal(bpf_map_delete_elem(fd, &key), 0);
 		close(fd);
 	}
 	perflib_store_close(rw);
