@@ -9,8 +9,8 @@
  * identity (its tgid in its own pid namespace and its owner stamp, layout.h) in the per-CPU
  * `exit_ctx`. It finds the process's procs entry, walks the bitmap words its owner
  * summaries name in the segments its segments bits name in each of the set's size classes,
- * reading the summary words their heads name (layout.h: the cost follows the instances the process held, not the
- * set's), releases the entry and tail-calls the next set.
+ * reading the summary words their heads name (layout.h: the cost follows the instances the
+ * process held, not the set's), releases the entry and tail-calls the next set.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -196,11 +196,12 @@ __noinline __u32 perflib_reaper_seg_first(__u32 k, __u32 seg0)
 
 /*
  * Free slot @slot of the exiting process (slot @i of a class of geometry @g, entry @so of
- * segment @k, its word @w) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its index key deleted
- * from @index_map (the class's idxs) if it points to the slot, then given back (zeroed from
- * the Windows block on, its bit in @live_map cleared, FREE(gen + 2, 0)). One copy for every
- * class: the verifier checks it for each caller's maps, the kernel keeps it once (four
- * inlined copies made the program 24 KiB of kernel memory per counter set, 12 KiB with one).
+ * segment @k, its word @w) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its
+ * index key deleted from @index_map (the class's idxs) if it points to the slot, then given
+ * back (zeroed from the Windows block on, its bit in @live_map cleared, FREE(gen + 2, 0)).
+ * Inlined in slot_in, its one caller, itself one copy for every class: the verifier checks
+ * it for each caller's maps, the kernel keeps it once (four inlined copies made the program
+ * 24 KiB of kernel memory per counter set, 12 KiB with one).
  */
 static __always_inline int reap_slot(struct reap_ctx *r, void *slot, __u64 w, __u32 i, __u32 k,
 				     __u32 so, void *index_map, void *live_map,

@@ -62,6 +62,12 @@ static int seg_dir(const struct perflib_store *map, uint32_t cls, uint32_t k, ch
 	return 0;
 }
 
+/* has segment @k map @j? (an index only if it leads a group, layout.h) */
+static bool seg_has(uint32_t k, int j)
+{
+	return j != PERFLIB_SEG_INDEX || perflib_idx_leads(k);
+}
+
 void perflib_seg_maps_close(struct perflib_seg_maps *m)
 {
 	int j;
@@ -97,8 +103,7 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 	mopts.sz = sizeof(mopts);
 	/* keys are allocated as instances are created: memory follows the live instances */
 	mopts.map_flags = BPF_F_NO_PREALLOC;
-	/* a group's leader only (layout.h) */
-	if (perflib_idx_leads(k))
+	if (seg_has(k, PERFLIB_SEG_INDEX))
 		m.fd[PERFLIB_SEG_INDEX] = bpf_map_create(
 			BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
 			sizeof(struct perflib_index_val),
@@ -107,7 +112,7 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 	m.fd[PERFLIB_SEG_LIVE] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
 						perflib_live_words(info, cls, k), &mopts);
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (m.fd[j] < 0 && (j != PERFLIB_SEG_INDEX || perflib_idx_leads(k))) {
+		if (m.fd[j] < 0 && seg_has(k, j)) {
 			err = -errno;
 			perflib_seg_maps_close(&m);
 			return err;
@@ -332,7 +337,7 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	struct perflib_seg_maps m = {{-1, -1, -1}};
 	char sdir[PATH_MAX + 48];
 	uint64_t *live;
-	int err;
+	int err, j;
 
 	if (cls >= map->nr_classes || k >= map->cls[cls].max_segs)
 		return -EINVAL;
@@ -345,16 +350,18 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (err)
 		return err;
 	m.fd[PERFLIB_SEG_DATA] = perflib_pin_open(sdir, "data", rdonly);
-	/* a group's leader has the group's index, the others none (layout.h) */
-	if (perflib_idx_leads(k))
+	if (seg_has(k, PERFLIB_SEG_INDEX))
 		m.fd[PERFLIB_SEG_INDEX] = perflib_pin_open(sdir, "index", !map->writable);
 	m.fd[PERFLIB_SEG_LIVE] = perflib_pin_open(sdir, "live", rdonly);
-	err = m.fd[0] < 0 ? m.fd[0] : m.fd[1] < 0 && perflib_idx_leads(k) ? m.fd[1] : m.fd[2];
+	for (j = 0, err = 0; j < PERFLIB_SEG_NR && !err; j++) {
+		if (m.fd[j] < 0 && seg_has(k, j))
+			err = m.fd[j];
+	}
 	if (err < 0)
 		goto fail;
 	err = perflib_map_check(m.fd[PERFLIB_SEG_DATA], BPF_MAP_TYPE_ARRAY, 4, c->slot_size,
 				(uint32_t)slots, BPF_F_MMAPABLE);
-	if (err >= 0 && perflib_idx_leads(k))
+	if (err >= 0 && seg_has(k, PERFLIB_SEG_INDEX))
 		err = perflib_map_check(m.fd[PERFLIB_SEG_INDEX], BPF_MAP_TYPE_HASH,
 					sizeof(struct perflib_index_key),
 					sizeof(struct perflib_index_val),
@@ -621,10 +628,10 @@ int perflib_store_refresh(struct perflib_store *map)
  * enter published segment @k of class @cls in the outer maps and ctl (idempotent). The kernel
  * makes every update of an array of maps wait for an RCU grace period (no program still
  * runs with the old entry): three waits for a group's leader, two for the others (no index,
- * layout.h). (Running the three updates in threads
- * shares the waits and halves the cost of a grow, but a thread made in a child forked from
- * a threaded process can hang under the sanitizers: not worth it for a cost paid once per
- * segment, four times per doubling of the set.)
+ * layout.h). (Running the updates in threads shares the waits and halves the cost of a grow,
+ * but a thread made in a child forked from a threaded process can hang under the
+ * sanitizers: not worth it for a cost paid once per segment, four times per doubling of the
+ * set.)
  */
 static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
@@ -638,7 +645,7 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (err)
 		return err;
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (j == PERFLIB_SEG_INDEX && !perflib_idx_leads(k))
+		if (!seg_has(k, j))
 			continue;
 		m.fd[j] = perflib_pin_open(sdir, perflib_seg_pins[j], false);
 		outer = perflib_store_outer_fd(map, cls, j);
@@ -900,7 +907,7 @@ static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
 	int j, outer;
 
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (j == PERFLIB_SEG_INDEX && !perflib_idx_leads(k))
+		if (!seg_has(k, j))
 			continue; /* none entered (seg_publish) */
 		outer = perflib_store_outer_fd(map, cls, j);
 		if (outer < 0)
