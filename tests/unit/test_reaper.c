@@ -333,6 +333,19 @@ static void test_exit_reaped(void **state)
 	child_close(&c);
 }
 
+/* the procs entry of live provider process @pid (the test fails if it has none) */
+static uint32_t live_entry(struct perflib_store *ro, pid_t pid)
+{
+	uint32_t p;
+
+	for (p = 0; p < ro->info->nr_procs; p++) {
+		if (ro->procs[p].state == PERFLIB_PROC_LIVE && ro->procs[p].pid == (uint32_t)pid)
+			break;
+	}
+	assert_true(p < ro->info->nr_procs);
+	return p;
+}
+
 /*
  * A provider's exit frees what it held and walks only that (its owner summaries, layout.h):
  * beside another provider of the same set holding more, across segments, after deletes.
@@ -359,11 +372,7 @@ static void test_reaped_beside_others(void **state)
 	/* more than one segment, and b's slots past a's */
 	assert_true(perflib_store_nr_segs(ro, 0) >= 3);
 	/* b's procs entry's owner summaries name the bitmap words of b's slots, none of a's only */
-	for (p = 0; p < ro->info->nr_procs; p++) {
-		if (ro->procs[p].state == PERFLIB_PROC_LIVE && ro->procs[p].pid == (uint32_t)b.pid)
-			break;
-	}
-	assert_true(p < ro->info->nr_procs);
+	p = live_entry(ro, b.pid);
 	for (k = 0; k < perflib_store_nr_segs(ro, 0); k++) {
 		uint32_t seg0 = ro->cls[0].seg0, nr_procs = ro->info->nr_procs;
 		uint64_t head = ro->cls[0].segs[k].live[perflib_sum_head(k, seg0, nr_procs, p)];
@@ -458,11 +467,7 @@ static void test_reaped_by_segments_bits(void **state)
 	child_start(&a);
 	child_start(&b);
 	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
-	for (p = 0; p < ro->info->nr_procs; p++) {
-		if (ro->procs[p].state == PERFLIB_PROC_LIVE && ro->procs[p].pid == (uint32_t)b.pid)
-			break;
-	}
-	assert_true(p < ro->info->nr_procs);
+	p = live_entry(ro, b.pid);
 	nr_segs = perflib_store_nr_segs(ro, 0);
 	for (k = 1; k < nr_segs; k++) {
 		if (count_in_seg(ro, k, b.pid))
@@ -584,11 +589,7 @@ static void test_reaped_garbage_summary(void **state)
 	child_start(&a);
 	child_start(&b);
 	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
-	for (p = 0; p < ro->info->nr_procs; p++) {
-		if (ro->procs[p].state == PERFLIB_PROC_LIVE && ro->procs[p].pid == (uint32_t)b.pid)
-			break;
-	}
-	assert_true(p < ro->info->nr_procs);
+	p = live_entry(ro, b.pid);
 	/* every summary word and summary head of b's entry, in every segment, all ones */
 	assert_int_equal(perflib_store_dir(&a.set, dir, sizeof(dir)), 0);
 	for (k = 0; k < perflib_store_nr_segs(ro, 0); k++) {
