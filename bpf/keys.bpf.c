@@ -39,7 +39,7 @@ static __always_inline __u64 where(void *outer, const struct perflib_index_key *
 		__u32 k = (__u32)*kp;
 
 		/* the leaders only: the others' indexes hold nothing (perflib_idx_leader) */
-		if (k == skip || perflib_idx_leader(k) != k)
+		if (k == skip || !perflib_idx_leads(k))
 			continue;
 		seg = bpf_map_lookup_elem(outer, &k);
 		if (!seg)

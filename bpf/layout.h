@@ -512,6 +512,12 @@ static inline __u32 perflib_seg_of(__u64 i, __u32 seg0)
 	return k < PERFLIB_MAX_SEGS ? k : PERFLIB_MAX_SEGS;
 }
 
+/* the leader of the index group of slot @i's segment (PERFLIB_MAX_SEGS if past the last) */
+static inline __u32 perflib_idx_of(__u64 i, __u32 seg0)
+{
+	return perflib_idx_leader(perflib_seg_of(i, seg0));
+}
+
 static inline __u32 perflib_word_pid(__u64 w)
 {
 	return (__u32)(w >> 32);

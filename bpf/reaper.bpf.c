@@ -157,35 +157,10 @@ static __noinline __u64 slot_ours(struct reap_ctx *r, void *slot)
 	return w;
 }
 
-/*
- * floor(log2(@q)), q > 0: a global function, which the verifier checks once, so branches
- * cost nothing here (fewer instructions than layout.h's branch-free perflib_log2_64)
- */
+/* floor(log2(@q)), q > 0: a global function, which the verifier checks once */
 __noinline __u32 perflib_reaper_log2(__u64 q)
 {
-	__u32 n = 0;
-
-	if (q >> 32) {
-		q >>= 32;
-		n += 32;
-	}
-	if (q >> 16) {
-		q >>= 16;
-		n += 16;
-	}
-	if (q >> 8) {
-		q >>= 8;
-		n += 8;
-	}
-	if (q >> 4) {
-		q >>= 4;
-		n += 4;
-	}
-	if (q >> 2) {
-		q >>= 2;
-		n += 2;
-	}
-	return n + (__u32)(q >> 1);
+	return perflib_log2_64(q);
 }
 
 /* perflib_seg_first: a global function, one copy for the walk and the slots */

@@ -830,7 +830,7 @@ static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_m
 						   const volatile struct perflib_bpf_geometry *g,
 						   __u32 idx, const struct perflib_index_key *key)
 {
-	__u32 own = perflib_idx_leader(perflib_seg_of(idx, g->seg0_slots)), k;
+	__u32 own = perflib_idx_of(idx, g->seg0_slots), k;
 	struct perflib_index_val *v;
 	struct bpf_iter_num it;
 	void *seg, *other;
@@ -841,7 +841,7 @@ static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_m
 	{
 		k = (__u32)*kp;
 		/* the leaders only: the others' indexes hold nothing */
-		if (k == own || perflib_idx_leader(k) != k)
+		if (k == own || !perflib_idx_leads(k))
 			continue;
 		seg = perflib_segment(index_map, k);
 		if (!seg)
@@ -939,8 +939,7 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
 	val.slot = (__u32)idx;
 	val.gen = perflib_word_gen(w);
 	/* the key goes into the index of the leader of the segment that holds the slot */
-	iseg = perflib_segment(index_map,
-			       perflib_idx_leader(perflib_seg_of((__u32)idx, g->seg0_slots)));
+	iseg = perflib_segment(index_map, perflib_idx_of((__u32)idx, g->seg0_slots));
 	if (!iseg) {
 		perflib__grelease(slot, live_map, g, (__u32)idx, w);
 		return -28;

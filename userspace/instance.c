@@ -412,7 +412,7 @@ static bool index_val_ok(const struct perflib_store *map, uint32_t cls,
 			 const struct perflib_index_val *v, uint32_t k, uint32_t *ret_id)
 {
 	if (v->slot >= perflib_store_slots(map, cls) ||
-	    perflib_idx_leader(perflib_seg_of(v->slot, map->cls[cls].seg0)) != k) {
+	    perflib_idx_of(v->slot, map->cls[cls].seg0) != k) {
 		pr_warn("index of counter set points outside its segment (slot %u)\n", v->slot);
 		return false;
 	}
@@ -458,8 +458,7 @@ static int key_elsewhere(struct perflib_store *map, uint32_t k, uint32_t id,
  */
 static int key_unique(struct perflib_store *map, uint32_t id, const struct perflib_index_key *key)
 {
-	uint32_t cls = perflib_slot_id_class(id), k, n,
-		 own = perflib_idx_leader(perflib_slot_seg(map, id));
+	uint32_t cls = perflib_slot_id_class(id), k, n, own = perflib_slot_leader(map, id);
 	uint64_t deadline = 0, mask;
 	int err;
 
@@ -498,8 +497,7 @@ static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 	struct perflib_index_val val = {.slot = perflib_slot_id_index(id),
 					.gen = perflib_word_gen(w)},
 				 cur;
-	uint32_t cls = perflib_slot_id_class(id), other,
-		 k = perflib_idx_leader(perflib_slot_seg(map, id));
+	uint32_t cls = perflib_slot_id_class(id), other, k = perflib_slot_leader(map, id);
 	int fd = map->cls[cls].segs[k].index_fd;
 	uint8_t *os;
 	uint64_t ow;

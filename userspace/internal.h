@@ -278,6 +278,11 @@ static inline uint32_t perflib_slot_seg(const struct perflib_store *map, uint32_
 {
 	return perflib_seg_of(perflib_slot_id_index(id), map->cls[perflib_slot_id_class(id)].seg0);
 }
+/* the leader of the index group of slot @id's segment: its index's (layout.h) */
+static inline uint32_t perflib_slot_leader(const struct perflib_store *map, uint32_t id)
+{
+	return perflib_idx_leader(perflib_slot_seg(map, id));
+}
 /* the live-bitmap word of slot @id (of a mapped segment) and, in *ret_bit, its bit */
 static inline uint64_t *perflib_live_word(const struct perflib_store *map, uint32_t id,
 					  uint64_t *ret_bit)
@@ -384,9 +389,7 @@ int perflib_index_lookup(const struct perflib_store *map, uint32_t cls,
 /* the index map fd of slot @id: its segment's leader's (perflib_idx_leader) */
 static inline int perflib_index_fd(const struct perflib_store *map, uint32_t id)
 {
-	return map->cls[perflib_slot_id_class(id)]
-		.segs[perflib_idx_leader(perflib_slot_seg(map, id))]
-		.index_fd;
+	return map->cls[perflib_slot_id_class(id)].segs[perflib_slot_leader(map, id)].index_fd;
 }
 /* pin access defaults (perflib_set_pin_access + environment) */
 void perflib_pin_defaults(struct perflib_pin_opts *opts);

@@ -333,6 +333,21 @@ static void test_exit_reaped(void **state)
 	child_close(&c);
 }
 
+/*
+ * two providers of @a's set, @a started first (its slots first), then @b; the set opened
+ * for reading
+ */
+static struct perflib_store *pair_start(struct child *a, struct child *b)
+{
+	struct perflib_store *ro;
+
+	b->set = a->set;
+	child_start(a);
+	child_start(b);
+	assert_int_equal(perflib_store_open(&a->set, false, &ro), 0);
+	return ro;
+}
+
 /* the procs entry of live provider process @pid (the test fails if it has none) */
 static uint32_t live_entry(struct perflib_store *ro, pid_t pid)
 {
@@ -363,10 +378,7 @@ static void test_reaped_beside_others(void **state)
 	int found = 0;
 
 	(void)state;
-	b.set = a.set;
-	child_start(&a);
-	child_start(&b);
-	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	ro = pair_start(&a, &b);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)a.pid), 300);
 	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)b.pid), 200);
 	/* more than one segment, and b's slots past a's */
@@ -463,10 +475,7 @@ static void test_reaped_by_segments_bits(void **state)
 	int fd;
 
 	(void)state;
-	b.set = a.set;
-	child_start(&a);
-	child_start(&b);
-	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	ro = pair_start(&a, &b);
 	p = live_entry(ro, b.pid);
 	nr_segs = perflib_store_nr_segs(ro, 0);
 	for (k = 1; k < nr_segs; k++) {
@@ -585,10 +594,7 @@ static void test_reaped_garbage_summary(void **state)
 	int fd;
 
 	(void)state;
-	b.set = a.set;
-	child_start(&a);
-	child_start(&b);
-	assert_int_equal(perflib_store_open(&a.set, false, &ro), 0);
+	ro = pair_start(&a, &b);
 	p = live_entry(ro, b.pid);
 	/* every summary word and summary head of b's entry, in every segment, all ones */
 	assert_int_equal(perflib_store_dir(&a.set, dir, sizeof(dir)), 0);
