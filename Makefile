@@ -255,8 +255,8 @@ $(OUTPUT)tests/%: tests/unit/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) $(TES
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(TOOL_INCLUDES) $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) \
-		$< $(TESTLIB_OBJS) $(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) -lcmocka $(LIB_LIBS) \
-		$(XML_LIBS) -lm -o $@
+		-MMD -MP -MF $@.d $< $(TESTLIB_OBJS) $(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) \
+		-lcmocka $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
 $(OUTPUT)tests/%.so-test: tests/unit/%.c $(SO) $(TESTLIB_OBJS)
 	$(call msg,TEST,$@)

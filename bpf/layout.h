@@ -5,8 +5,6 @@
  *
  *   info   ARRAY, 1 entry, frozen: struct perflib_info (with its size classes), then
  *          nr_counters struct perflib_info_counter, then a UTF-16LE string pool.
- *   keys   SYSCALL program (bpf/keys.bpf.c): which segments' indexes hold a key, in one
- *          BPF_PROG_RUN (struct perflib_keys_args); optional, an accelerator of creates
  *
  * Size classes. Instances live in slots of up to PERFLIB_MAX_CLASSES sizes, by the length
  * of their name (perflib_info.classes[]: class 0 holds the shortest names, the last class
@@ -14,15 +12,11 @@
  * suffix "" for class 0 and "<c>" for class c > 0 (pins segs, segs1, ...; directories s<k>,
  * c1s<k>, ...):
  *   segs<c>   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its data map (for BPF)
- *   idxs<c>   ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its index map
- *   lives<c>  ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its live bitmap
+ *   lives<c>  ARRAY_OF_MAPS, PERFLIB_MAX_SEGS entries: segment k -> its live map (bitmap,
+ *             owner summaries, a leader's index table)
  *   [c<c>]s<k>/ one directory per segment k (0 <= k < perflib_ctl.nr_segs[c]), created as it grows:
  *     data   ARRAY, BPF_F_MMAPABLE | BPF_F_INNER_MAP, perflib_seg_slots(k) slots of slot_size
  *            bytes; slot i of the class in segment k is entry i - perflib_seg_first(k)
- *     index  HASH, BPF_F_NO_PREALLOC, perflib_idx_entries(k) entries: the keys of the slots
- *            of the segments segment k leads (perflib_idx_leader: 0; 1..3; 4o..4o + 3),
- *            key struct perflib_index_key -> struct perflib_index_val; a segment that
- *            leads none has no index (and no entry in idxs<c>)
  *     live   ARRAY, BPF_F_MMAPABLE, 8-byte words: bit i set = slot i of the segment is
  *            not FREE (claimed or live); readers visit only the slots whose bit is set.
  *            After the bitmap (perflib_seg_words), the owner summaries: for each procs
@@ -45,8 +39,16 @@
  *            after it goes 0: the exit reaper reads the heads of those segments only,
  *            so its cost does not grow with the class's segments (layout version 9
  *            read two heads in each of them: 48 segments at 1M slots).
+ *            After the heads, in a segment that leads an index group (perflib_idx_leader:
+ *            0; 1 for 1..3; 4o for 4o..4o + 3), the group's index table
+ *            (perflib_idx_word, perflib_idx_buckets, below): the keys of the group's
+ *            live and claimed slots, 16 bytes per slot of the group (layout version 10
+ *            kept them in a hash map per leader, index, named in an idxs<c> outer map:
+ *            80 bytes per key more, a map and an RCU wait per leader, and a program,
+ *            keys, to look a key up in every leader in one system call).
  *            Class 0's segment 0 (s0/live, never retired, mapped by every process that
  *            maps the set) has more words after its summary heads (perflib_live0_words):
+ *            Then, in class 0's segment 0 only:
  *              4 nr_procs words: the procs entries, struct perflib_proc (32 bytes each,
  *                              perflib_procs_word): the processes that provide into the
  *                              counter set (liveness, callback sockets)
@@ -56,7 +58,7 @@
  *                              per class, retirements, the exit id), its last 8 words
  *            so that a provider maps two maps per set (s0/data, s0/live) and reads the
  *            control word, claims its procs entry and writes pending with loads, stores
- *            and CAS; with 64 entries, all of it fits the page the bitmap takes (layout
+ *            and CAS; with 64 entries and segment 0's index table, two pages (layout
  *            version 4 had the control word and pending in procs, a map of its own until
  *            version 7: a third mapping while a provider claimed its entry, and 8 KiB of
  *            kernel memory per set)
@@ -80,8 +82,8 @@
  *
  * Slots never move: a process maps segment k of class c at its class's reservation +
  * perflib_seg_first(k) * slot_size, so slot i is at reservation + i * slot_size whatever
- * segment holds it. A key lives in the index of the leader of the segment that holds its
- * slot; uniqueness across the class's leaders is checked after the insert (instance.c).
+ * segment holds it. A key lives in the index table of the leader of the segment that holds
+ * its slot; uniqueness across the class's leaders is checked after the insert (instance.c).
  * Offsets, never pointers. Readers bound-check every value read from these maps.
  */
 #ifndef PERFLIB_LAYOUT_H
@@ -98,7 +100,7 @@
 #endif
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
-#define PERFLIB_LAYOUT_VERSION 10
+#define PERFLIB_LAYOUT_VERSION 11
 #define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
@@ -245,8 +247,9 @@ struct perflib_slot_hdr {
 };
 
 /*
- * 16 bytes: the kernel counts 88 bytes per element of the NO_PREALLOC index (element
- * header, key, value, allocator link), 8 of them for the key's second half of a 24-byte key
+ * The key of an instance (name, id, scope), 128 bits of hashes: what an index table entry's
+ * tag and buckets come from (perflib_idx_place) and what a lookup checks a candidate slot
+ * against, computed again from the slot's own name, id and owner
  */
 struct perflib_index_key {
 	__u32 id;    /* InstanceId */
@@ -254,23 +257,10 @@ struct perflib_index_key {
 	__u64 hash;  /* a 64-bit hash of the name (96 bits in all) */
 };
 
+/* what a lookup of a key found (perflib_index_lookup in the library) */
 struct perflib_index_val {
-	__u32 slot; /* slot index in the class (in the segment whose index holds the key) */
-	__u32 gen;  /* generation of the claim that inserted the key */
-};
-
-/*
- * The context of <set>/keys (bpf/keys.bpf.c), a BPF_PROG_RUN program: in @key, @cls,
- * @nr_segs (segments of the class to look at, from 0) and @skip (one not to look at, the
- * caller's own); out @mask, bit k set = segment k's index holds the key.
- */
-struct perflib_keys_args {
-	struct perflib_index_key key;
-	__u32 nr_segs;
-	__u32 skip;
-	__u32 cls; /* the size class whose segments are looked at */
-	__u32 reserved;
-	__u64 mask;
+	__u32 slot; /* slot index in the class */
+	__u32 gen;  /* the low 8 bits of the generation of the claim that inserted the entry */
 };
 
 struct perflib_proc {
@@ -357,12 +347,11 @@ static inline __u64 perflib_seg_slots(__u32 k, __u32 seg0)
 }
 
 /*
- * Index groups: a key is held in the index of its slot's segment's group leader, so that a
- * create looks a key up in one index per octave, not in four (layout version 9). Segment 0
- * is its own leader; segment 1 leads segments 1..3; segment 4o leads octave o >= 1
- * (segments 4o..4o + 3). A leader's index has room for its group's slots
- * (perflib_idx_entries); the others have no index (layout version 9 gave them an empty
- * one-entry map and an idxs entry: 912 bytes and an RCU grace period per segment).
+ * Index groups: a key is held in the index table of its slot's segment's group leader, so
+ * that a create looks a key up in one table per octave, not in four (layout version 9).
+ * Segment 0 is its own leader; segment 1 leads segments 1..3; segment 4o leads octave o >= 1
+ * (segments 4o..4o + 3). A leader's table has room for its group's slots
+ * (perflib_idx_entries); the others have none.
  */
 static inline __u32 perflib_idx_leader(__u32 k)
 {
@@ -375,18 +364,79 @@ static inline __u32 perflib_idx_next(__u32 k)
 	return k >= 4 ? (k & ~3u) + 4 : k ? 4 : 1;
 }
 
-/* does segment @k lead a group, and so have an index (and an entry in idxs)? */
+/* does segment @k lead a group, and so have an index table? */
 static inline int perflib_idx_leads(__u32 k)
 {
 	return perflib_idx_leader(k) == k;
 }
 
-/* entries of leader @k's index: its group's slots (0 for a segment that leads none) */
+/* slots of leader @k's group, the keys its table has room for (0: it leads none) */
 static inline __u64 perflib_idx_entries(__u32 k, __u32 seg0)
 {
 	if (!perflib_idx_leads(k))
 		return 0;
 	return perflib_seg_first(perflib_idx_next(k), seg0) - perflib_seg_first(k, seg0);
+}
+
+/*
+ * The index (layout version 11): the keys of a group's slots are held in an open-addressed
+ * table in the live map of the group's leader, after its summary heads (perflib_idx_word),
+ * so that processes that map the set read it with loads and CAS, as they read the bitmap:
+ * perflib_idx_buckets() buckets of PERFLIB_IDX_BUCKET 8-byte entries, 16 bytes per slot of
+ * the group (a hash map element cost 80 bytes per live key, plus 16 per slot). A key may sit
+ * in either of two buckets (perflib_idx_place); an entry (perflib_idx_entry) names a slot,
+ * the low 8 bits of the generation of the claim that inserted it and 24 bits of the key's
+ * hash: it is current while the slot holds that claim (perflib_idx_current), and a match
+ * only once the slot's own name, id and scope give the key (a lookup computes it, so an
+ * entry never needs to be right, only current). Stale entries (the slot was freed or
+ * reaped) are cleared by whoever meets them; an owner clears its own when it deletes.
+ */
+#define PERFLIB_IDX_BUCKET 16 /* entries per bucket: 128 bytes, 8 slots' worth */
+
+struct perflib_idx_place {
+	__u32 b[2]; /* the two buckets the key may sit in (equal only in a one-bucket table) */
+	__u32 tag;  /* 24 bits of the key's hash, independent of the buckets */
+};
+
+/* buckets of leader @k's table: 16 bytes per slot of its group; 0 if it leads none */
+static inline __u64 perflib_idx_buckets(__u32 k, __u32 seg0)
+{
+	return (perflib_idx_entries(k, seg0) + 7) / 8;
+}
+
+static inline __u64 perflib_idx_words(__u32 k, __u32 seg0)
+{
+	return perflib_idx_buckets(k, seg0) * PERFLIB_IDX_BUCKET;
+}
+
+/* an entry: slot @slot of the class (+ 1: 0 is an empty entry), claimed at generation @gen */
+static inline __u64 perflib_idx_entry(__u32 tag, __u32 gen, __u32 slot)
+{
+	return (__u64)(tag & 0xFFFFFF) << 40 | (__u64)(gen & 0xFF) << 32 | (slot + 1);
+}
+
+static inline __u32 perflib_idx_entry_tag(__u64 e)
+{
+	return (__u32)(e >> 40);
+}
+
+/* the slot an entry names (0xFFFFFFFF for an empty entry) */
+static inline __u32 perflib_idx_entry_slot(__u64 e)
+{
+	return (__u32)e - 1;
+}
+
+/*
+ * does entry @e still describe the slot with word @w: claimed in the generation it was
+ * inserted in, or published in the next (its owner deleting it, a reaper taking it: no)?
+ */
+static inline int perflib_idx_current(__u64 e, __u64 w)
+{
+	__u32 gen = (__u32)(e >> 32) & 0xFF, cur = perflib_word_gen(w) & 0xFF;
+	__u32 state = perflib_word_state(w);
+
+	return (state == PERFLIB_SLOT_CLAIMED && cur == gen) ||
+	       (state == PERFLIB_SLOT_LIVE && cur == ((gen + 1) & 0xFF));
 }
 
 /* live-bitmap words of segment k */
@@ -436,13 +486,25 @@ static inline __u64 perflib_seg_live_words(__u32 k, __u32 seg0, __u32 nr_procs)
 	       (__u64)nr_procs * (perflib_seg_sum_words(k, seg0) + 1);
 }
 
+/* segment k's live map: the first word of its index table (a leader's), after the heads */
+static inline __u64 perflib_idx_word(__u32 k, __u32 seg0, __u32 nr_procs)
+{
+	return perflib_seg_live_words(k, seg0, nr_procs);
+}
+
+/* segment k's live map: all its words but class 0's s0/live's (bitmap .. index table) */
+static inline __u64 perflib_seg_map_words(__u32 k, __u32 seg0, __u32 nr_procs)
+{
+	return perflib_idx_word(k, seg0, nr_procs) + perflib_idx_words(k, seg0);
+}
+
 /*
  * class 0's s0/live: the first word of procs entry @proc (struct perflib_proc, its {state,
  * gen} word), after the heads
  */
 static inline __u32 perflib_procs_word(__u32 seg0, __u32 nr_procs, __u32 proc)
 {
-	return (__u32)perflib_seg_live_words(0, seg0, nr_procs) + PERFLIB_PROC_WORDS * proc;
+	return (__u32)perflib_seg_map_words(0, seg0, nr_procs) + PERFLIB_PROC_WORDS * proc;
 }
 
 /* class 0's s0/live: the word of procs entry @proc's pending slot (after the entries) */
@@ -570,6 +632,19 @@ static inline void perflib_hash_final(const struct perflib_hash_state *st, __u32
 	key->id = id;
 	key->hash = perflib_mix64(st->h1);
 	key->check = (__u32)(perflib_mix64(st->h2 + name_len) >> 32);
+}
+
+/* where key @key may sit in a table of @nb buckets (nb > 0) */
+static inline void perflib_idx_place(const struct perflib_index_key *key, __u64 nb,
+				     struct perflib_idx_place *p)
+{
+	__u64 h = perflib_mix64(key->hash ^ ((__u64)key->id << 32 | key->check));
+
+	p->b[0] = (__u32)((__u32)h % nb);
+	p->b[1] = (__u32)((__u32)(h >> 32) % nb);
+	if (p->b[1] == p->b[0])
+		p->b[1] = (__u32)((p->b[0] + 1) % nb);
+	p->tag = (key->check ^ key->id * 0x9E3779B1u) >> 8;
 }
 
 /*

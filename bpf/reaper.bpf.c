@@ -23,21 +23,17 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /*
- * Every size class of the set (layout.h): its slots, index and live bitmap pins, and its
+ * Every size class of the set (layout.h): its slots and live map pins, and its
  * geometry; the loader gives a set with fewer classes class 0's for the others, never
  * walked (nr_classes).
  */
 PERFLIB_DATA_MAP_RAW(slots);
-PERFLIB_INDEX_MAP(idx);
 PERFLIB_LIVE_MAP(live);
 PERFLIB_DATA_MAP_RAW(slots1);
-PERFLIB_INDEX_MAP(idx1);
 PERFLIB_LIVE_MAP(live1);
 PERFLIB_DATA_MAP_RAW(slots2);
-PERFLIB_INDEX_MAP(idx2);
 PERFLIB_LIVE_MAP(live2);
 PERFLIB_DATA_MAP_RAW(slots3);
-PERFLIB_INDEX_MAP(idx3);
 PERFLIB_LIVE_MAP(live3);
 PERFLIB_GEOMETRY(geo1);
 PERFLIB_GEOMETRY(geo2);
@@ -171,18 +167,16 @@ __noinline __u32 perflib_reaper_seg_first(__u32 k, __u32 seg0)
 
 /*
  * Free slot @slot of the exiting process (slot @i of a class of geometry @g, entry @so of
- * segment @k, its word @w) as user space does: taken by CAS to CLAIMED(gen + 1, pid), its
- * index key deleted from @index_map (the class's idxs) if it points to the slot, then given
+ * segment @k, its word @w) as user space does: taken by CAS to CLAIMED(gen + 1, pid), which
+ * makes its index entries stale (layout.h: whoever meets them clears them), then given
  * back (zeroed from the Windows block on, its bit in @live_map cleared, FREE(gen + 2, 0)).
  * Inlined in slot_in, its one caller, itself one copy for every class: the verifier checks
  * it for each caller's maps, the kernel keeps it once (four inlined copies made the program
  * 24 KiB of kernel memory per counter set, 12 KiB with one).
  */
-static __always_inline int reap_slot(struct reap_ctx *r, void *slot, __u64 w, __u32 i, __u32 k,
-				     __u32 so, void *index_map, void *live_map,
-				     const volatile struct perflib_bpf_geometry *g)
+static __always_inline int reap_slot(struct reap_ctx *r, void *slot, __u64 w, __u32 k, __u32 so,
+				     void *live_map, const volatile struct perflib_bpf_geometry *g)
 {
-	struct perflib_index_key key;
 	__u64 claimed;
 
 	/* take it as the user-space reaper does: the dead owner's pid stays in the word */
@@ -190,8 +184,6 @@ static __always_inline int reap_slot(struct reap_ctx *r, void *slot, __u64 w, __
 				    r->tgid);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, claimed) != w)
 		return 0;
-	perflib__gslot_key(slot, g, r->tgid, &key);
-	perflib__gunindex_in(index_map, i, k, &key);
 	perflib__grelease_at(slot, live_map, g, k, so, claimed);
 	r->reaped++;
 	return 0;
@@ -323,8 +315,7 @@ static __noinline void *class_live(__u64 c, __u32 k)
 }
 
 /* slot @i of class r->cls in its maps: free it if the exiting process holds it */
-static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, void *index_map,
-			       void *live_map)
+static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, void *live_map)
 {
 	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
 	__u32 seg0 = g->seg0_slots;
@@ -349,7 +340,7 @@ static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, voi
 	w = slot_ours(r, slot);
 	if (!w)
 		return 0;
-	return reap_slot(r, slot, w, i, k, so, index_map, live_map, g);
+	return reap_slot(r, slot, w, k, so, live_map, g);
 }
 
 /* slot @i of class r->cls */
@@ -357,13 +348,13 @@ static __noinline long slot_cb(__u32 i, struct reap_ctx *r)
 {
 	switch (r->cls) {
 	case 1:
-		return slot_in(r, i, &slots1, &idx1, &live1);
+		return slot_in(r, i, &slots1, &live1);
 	case 2:
-		return slot_in(r, i, &slots2, &idx2, &live2);
+		return slot_in(r, i, &slots2, &live2);
 	case 3:
-		return slot_in(r, i, &slots3, &idx3, &live3);
+		return slot_in(r, i, &slots3, &live3);
 	default:
-		return slot_in(r, i, &slots, &idx, &live);
+		return slot_in(r, i, &slots, &live);
 	}
 }
 

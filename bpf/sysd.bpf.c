@@ -1051,12 +1051,15 @@ int sd_disk_ctl(struct sd_disk_ctx *c)
 		return 0;
 	}
 	__builtin_memcpy(name, c->name, sizeof(name));
-	if (c->logical)
-		r = perflib_instance_create(&ld_slots, &ld_idx, &ld_live, &geo_ld, ld_guid, name,
-					    len, c->id, 0);
-	else
-		r = perflib_instance_create(&pd_slots, &pd_idx, &pd_live, &geo_pd, pd_guid, name,
-					    len, c->id, 0);
+	/*
+	 * one create for both sets (each inlined copy takes its own stack, and the index
+	 * lookup's frame counts toward the 512 bytes with this one's)
+	 */
+	r = perflib_instance_create(c->logical ? (void *)&ld_slots : (void *)&pd_slots,
+				    c->logical ? (void *)&ld_idx : (void *)&pd_idx,
+				    c->logical ? (void *)&ld_live : (void *)&pd_live,
+				    c->logical ? &geo_ld : &geo_pd, c->logical ? ld_guid : pd_guid,
+				    name, len, c->id, 0);
 	if (r >= 0)
 		bpf_map_update_elem(map, &devt, &(__u32){(__u32)r}, BPF_ANY);
 	c->ret = r;

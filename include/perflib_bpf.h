@@ -3,12 +3,12 @@
  * perflib_bpf.h - counter sets for BPF programs, and the few lines their loaders need.
  *
  * A counter set lives in pinned maps under $PERFLIB_ROOT/<counter-set GUID>/ (layout.h):
- * segs (segment -> slots), idxs (segment -> live instance names), lives (segment -> live
- * bitmap) and info. A BPF program declares the maps it uses with the macros below; its
+ * segs (segment -> slots), lives (segment -> live bitmap; a group leader's also holds the
+ * index of the group's instance names) and info. A BPF program declares the maps it uses with the macros below; its
  * loader opens the pins and hands their fds to libbpf with bpf_map__reuse_fd() before
  * loading, and copies the slot geometry into the program's read-only data (perflib_geo).
  * LIBBPF_PIN_BY_NAME cannot be used: libbpf pins by map name in one directory, while
- * perflib's pins are named info/segs/idxs/lives inside a per-counter-set directory.
+ * perflib's pins are named info/segs/lives inside a per-counter-set directory.
  *
  * In a BPF program (clang -target bpf, CO-RE; docs/BPF.md has the complete example):
  *
@@ -17,7 +17,7 @@
  *	#include "perflib_bpf.h"
  *
  *	PERFLIB_DATA_MAP_RAW(slots);		the data pin (slots as raw bytes)
- *	PERFLIB_INDEX_MAP(idx);			the index pin (optional)
+ *	PERFLIB_INDEX_MAP(idx);			the index: the lives pin (optional)
  *
  *	SEC("tp_btf/sched_process_exec")
  *	int BPF_PROG(on_exec)
@@ -140,12 +140,14 @@ struct perflib_slot_raw {
 #define PERFLIB_DATA_MAP_RAW(_name) PERFLIB_DATA_MAP(_name, struct perflib_slot_raw, 1)
 
 /*
- * the `idxs` pin: segment k -> its index of live (name, id) -> slot, holding the keys of the
- * segments k leads (perflib_idx_leader); no entry for a segment that leads none
+ * the index, for perflib_find_by_key() and the instance functions: the `lives` pin (below),
+ * whose segment k, when k leads an index group (perflib_idx_leader), holds the group's
+ * index table after its bitmap (layout.h, perflib_idx_word). Its loader hands it the lives
+ * pin (perflib_bpf_counterset_reuse: cs->index_fd is a second fd of it).
  */
 #define PERFLIB_INDEX_MAP(_name)                                                                   \
-	PERFLIB__SEGMENTS(_name, __perflib_idx, BPF_MAP_TYPE_HASH, BPF_F_NO_PREALLOC,              \
-			  sizeof(struct perflib_index_key), sizeof(struct perflib_index_val), 1)
+	PERFLIB__SEGMENTS(_name, __perflib_idx, BPF_MAP_TYPE_ARRAY,                                \
+			  BPF_F_MMAPABLE | BPF_F_INNER_MAP, sizeof(__u32), sizeof(__u64), 1)
 
 /*
  * the `lives` pin: segment k -> its live bitmap (bit i of word i / 64 set = slot i of the
@@ -492,42 +494,6 @@ static __always_inline void perflib_slot_key(const void *slot, __u32 pid,
 	perflib_gslot_key(slot, &perflib_geo, pid, key);
 }
 
-/*
- * perflib_find_by_key - the slot index of the live instance with @key (one hash lookup per
- * octave of segments in @index_map, a PERFLIB_INDEX_MAP), or -1. The slot is checked to be
- * LIVE in the generation the key was inserted with, so a key of a retiring instance is not
- * returned.
- */
-static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
-						 const struct perflib_index_key *key)
-{
-	struct perflib_index_val *v = NULL;
-	__u32 idx, gen, k;
-	void *slot, *seg;
-	__u64 w;
-
-	/* the key is in the index of the leader of the segment that holds its slot */
-	for (k = 0; k < PERFLIB_MAX_SEGS && !v; k = perflib_idx_next(k)) {
-		seg = perflib_segment(index_map, k);
-		if (!seg)
-			return -1;
-		v = bpf_map_lookup_elem(seg, key);
-	}
-	if (!v)
-		return -1;
-	idx = v->slot;
-	gen = v->gen;
-	slot = perflib_slot(data_map, idx);
-	if (!slot)
-		return -1;
-	w = perflib_slot_word(slot);
-	/* claimed at gen, published at gen + 1 (30-bit generations) */
-	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE ||
-	    perflib_word_gen(w) != perflib_gen_add(gen, 1))
-		return -1;
-	return idx;
-}
-
 /* ---- finding an instance by scanning the slots --------------------------------------------- */
 
 struct perflib_find_ctx {
@@ -654,9 +620,18 @@ extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __weak __ksym;
 #define perflib__for(_it, _k, _n)                                                                  \
 	for (bpf_iter_num_new(&(_it), 0, (int)(_n)); ((_k) = bpf_iter_num_next(&(_it)));)
 
-/* the index key of @len UTF-16 units at @name and @id, shaped for geometry @g (kernel scope) */
+/* unit @k of name @name: UTF-16 units, or bytes when @ascii (each byte one unit) */
+static __always_inline __u16 perflib__unit(const void *name, int ascii, __u32 k)
+{
+	return ascii ? ((const __u8 *)name)[k] : ((const __u16 *)name)[k];
+}
+
+/*
+ * the index key of the @len units of @name (perflib__unit) and @id, shaped for geometry @g
+ * (kernel scope)
+ */
 static __always_inline void perflib__gkey(const volatile struct perflib_bpf_geometry *g,
-					  const __u16 *name, __u32 len, __u32 id,
+					  const void *name, int ascii, __u32 len, __u32 id,
 					  struct perflib_index_key *key)
 {
 	__u64 scope = perflib_key_scope(g->instance_type, 0);
@@ -678,7 +653,7 @@ static __always_inline void perflib__gkey(const volatile struct perflib_bpf_geom
 
 		if (i >= PERFLIB_BPF_CREATE_NAME_MAX)
 			break;
-		perflib_hash_step(&st, name[i]);
+		perflib_hash_step(&st, perflib__unit(name, ascii, i));
 	}
 	bpf_iter_num_destroy(&it);
 	perflib_hash_final(&st, id, len, key);
@@ -820,184 +795,6 @@ static __always_inline int perflib__key_current(__u64 w, __u32 gen)
 }
 
 /*
- * After the key of claimed slot @idx is in its leader's index: does the index of another
- * leader hold the key for an instance that wins (user space's rule, instance.c: a live one,
- * or a creation in progress at a lower slot)? -EEXIST then; -EBUSY for a creation in
- * progress at a higher slot (user space would wait for it; a program cannot: try again);
- * 0 if nothing counts.
- */
-static __always_inline int perflib__gkey_elsewhere(void *data_map, void *index_map,
-						   const volatile struct perflib_bpf_geometry *g,
-						   __u32 idx, const struct perflib_index_key *key)
-{
-	__u32 own = perflib_idx_of(idx, g->seg0_slots), k;
-	struct perflib_index_val *v;
-	struct bpf_iter_num it;
-	void *seg, *other;
-	int ret = 0, *kp;
-	__u64 ow;
-
-	perflib__for(it, kp, PERFLIB_MAX_SEGS)
-	{
-		k = (__u32)*kp;
-		/* the leaders only: the others' indexes hold nothing */
-		if (k == own || !perflib_idx_leads(k))
-			continue;
-		seg = perflib_segment(index_map, k);
-		if (!seg)
-			break;
-		v = bpf_map_lookup_elem(seg, key);
-		if (!v)
-			continue;
-		other = perflib_gslot(data_map, g, v->slot);
-		if (!other || v->slot == idx)
-			continue;
-		ow = perflib_slot_word(other);
-		if (!perflib__key_current(ow, v->gen))
-			continue;
-		/* -EEXIST, or -EBUSY for a creation in progress at a higher slot */
-		ret = perflib_word_state(ow) == PERFLIB_SLOT_LIVE || v->slot < idx ? -17 : -16;
-		break;
-	}
-	bpf_iter_num_destroy(&it);
-	return ret;
-}
-
-/*
- * perflib_instance_create - create a kernel-owned instance of the counter set of @data_map
- * (geometry @g; @index_map and @live_map its PERFLIB_INDEX_MAP and PERFLIB_LIVE_MAP) named
- * by the @len UTF-16 units at @name (a buffer of PERFLIB_BPF_KEY_MAX units; at most
- * PERFLIB_BPF_CREATE_NAME_MAX units, no NUL needed) with InstanceId @id. @guid is the
- * counter set's GUID (16 bytes, Windows byte order; the loader copies it from
- * perflib_bpf_counterset_guid()), @hint the slot to start looking at (any value; keep the
- * last result + 1 to spread creations). The slot is taken among the segments the set has:
- * a program never grows the set (a user-space provider does; perflib_kernel_reserve()
- * makes room ahead). Returns the slot index (>= 0), or -EEXIST (a live instance anywhere
- * has this name and id, or the single instance of a single-instance set exists), -ENOSPC
- * (no free slot), -EINVAL (name too long for the set), -EBUSY (another provider is
- * creating the same name right now: try again), -E2BIG (index map full). Counters start
- * at 0.
- */
-static __always_inline __s64 perflib_instance_create(void *data_map, void *index_map,
-						     void *live_map,
-						     const volatile struct perflib_bpf_geometry *g,
-						     const volatile __u8 *guid, const __u16 *name,
-						     __u32 len, __u32 id, __u32 hint)
-{
-	struct perflib_index_key key;
-	struct perflib_index_val val;
-	struct perflib_slot_hdr *h;
-	struct bpf_iter_num it;
-	__u32 k, name_bytes, blk_size;
-	__u64 w, live, ascii;
-	void *slot, *iseg;
-	__s64 idx;
-	int err, *kp;
-
-	if (len > PERFLIB_BPF_CREATE_NAME_MAX || len + 1 > g->name_max)
-		return -22; /* -EINVAL */
-	idx = perflib__gclaim(data_map, live_map, g, hint, &w);
-	if (idx < 0)
-		return idx;
-	slot = perflib_gslot(data_map, g, (__u32)idx);
-	if (!slot)
-		return -28;
-	h = slot;
-	h->owner_start = PERFLIB_OWNER_KERNEL;
-	/* the Windows block (PERF_COUNTERSET_INSTANCE), exactly as PerfCreateInstance writes it */
-	for (k = 0; k < 16; k++)
-		*(__u8 *)(slot + PERFLIB_BLOCK_OFFSET + k) = guid[k];
-	name_bytes = (len + 1) * 2;
-	blk_size = 32 + 8 * g->nr_counters;
-	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 16) = (blk_size + name_bytes + 7) & ~7u;
-	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 20) = id;
-	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 24) = blk_size;
-	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 28) = name_bytes;
-	/*
-	 * the name (a FREE slot is all zero past its header: the NUL and padding are there) and
-	 * the ASCII rendering bpftool shows (ascii_offset: name end rounded up to 8, layout.h)
-	 */
-	ascii = (g->name_offset + 2 * (__u64)g->name_max + 7) & ~7ULL;
-	perflib__for(it, kp, len)
-	{
-		__u32 k = (__u32)*kp;
-		__u64 off = g->name_offset + 2 * (__u64)k;
-		__u16 c;
-
-		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || off + 2 > g->slot_size)
-			break;
-		c = name[k];
-		*(__u16 *)(slot + off) = c;
-		/* one register for the bound and the store (a small slot ends right after) */
-		off = ascii + k;
-		barrier_var(off);
-		if (k < PERFLIB_ASCII_MAX - 1 && k + 1 < g->name_max && off < g->slot_size)
-			*(__u8 *)(slot + off) = c >= 0x20 && c < 0x7f ? (__u8)c : '?';
-	}
-	bpf_iter_num_destroy(&it);
-	perflib__gkey(g, name, len, id, &key);
-	val.slot = (__u32)idx;
-	val.gen = perflib_word_gen(w);
-	/* the key goes into the index of the leader of the segment that holds the slot */
-	iseg = perflib_segment(index_map, perflib_idx_of((__u32)idx, g->seg0_slots));
-	if (!iseg) {
-		perflib__grelease(slot, live_map, g, (__u32)idx, w);
-		return -28;
-	}
-	err = bpf_map_update_elem(iseg, &key, &val, BPF_NOEXIST);
-	if (!err) {
-		/* our insert before every look (a full barrier; the slot is ours, unchanged) */
-		__sync_fetch_and_add((__u64 *)slot, 0);
-		err = perflib__gkey_elsewhere(data_map, index_map, g, (__u32)idx, &key);
-		if (err)
-			bpf_map_delete_elem(iseg, &key);
-	}
-	if (err) {
-		perflib__grelease(slot, live_map, g, (__u32)idx, w);
-		return err; /* -EEXIST, -EBUSY, -E2BIG, ... */
-	}
-	/* publish: block and name are in place before the word says LIVE (CAS: full barrier) */
-	live = perflib_make_word(PERFLIB_SLOT_LIVE, perflib_gen_add(perflib_word_gen(w), 1), 0);
-	if (__sync_val_compare_and_swap((__u64 *)slot, w, live) != w)
-		return -16; /* -EBUSY: cannot happen while the protocol is kept */
-	return idx;
-}
-
-/*
- * perflib_instance_create_ascii - perflib_instance_create() with an ASCII name (NUL-terminated,
- * at most PERFLIB_BPF_CREATE_NAME_MAX characters; each byte one UTF-16 unit) in a buffer of
- * PERFLIB_BPF_KEY_MAX bytes (the verifier checks reads up to its end), e.g. a stack buffer
- * holding a task's comm read with bpf_probe_read_kernel_str().
- */
-static __always_inline __s64 perflib_instance_create_ascii(
-	void *data_map, void *index_map, void *live_map,
-	const volatile struct perflib_bpf_geometry *g, const volatile __u8 *guid, const char *name,
-	__u32 id, __u32 hint)
-{
-	__u16 units[PERFLIB_BPF_KEY_MAX] = {};
-	struct bpf_iter_num it;
-	__u32 len = 0;
-	int *kp;
-
-	perflib__for(it, kp, PERFLIB_BPF_CREATE_NAME_MAX)
-	{
-		__u32 k = (__u32)*kp;
-		__u8 c;
-
-		if (k >= PERFLIB_BPF_CREATE_NAME_MAX)
-			break;
-		c = name[k];
-		if (!c)
-			break;
-		units[k] = c;
-		len = k + 1;
-	}
-	bpf_iter_num_destroy(&it);
-	return perflib_instance_create(data_map, index_map, live_map, g, guid, units, len, id,
-				       hint);
-}
-
-/*
  * perflib__gslot_key - perflib_gslot_key() (the key of the instance in @slot as its owner,
  * of pid @pid, inserted it; 0 for a kernel-owned one) with an open-coded iterator over the
  * name: the verifier checks the body once, where the bounded loop of perflib_gslot_key() is
@@ -1036,28 +833,396 @@ static __always_inline void perflib__gslot_key(const void *slot,
 	perflib_hash_final(&st, perflib_slot_id(slot), len, key);
 }
 
-/*
- * delete @key from the index of the leader of slot @idx's segment @k if it points to @idx;
- * perflib__gunindex - the segment found from @idx
- */
-static __always_inline void perflib__gunindex_in(void *index_map, __u32 idx, __u32 k,
-						 const struct perflib_index_key *key)
-{
-	struct perflib_index_val *cur;
-	void *iseg = perflib_segment(index_map, perflib_idx_leader(k));
+/* ---- the index tables (layout.h): lookups, inserts and removals from BPF ------------------ */
 
-	if (!iseg)
-		return;
-	cur = bpf_map_lookup_elem(iseg, key);
-	if (cur && cur->slot == idx)
-		bpf_map_delete_elem(iseg, key);
+/* the pid that scopes the key of @slot (word @w): its owner's, 0 for a kernel-owned one */
+static __always_inline __u32 perflib__slot_key_pid(const void *slot, __u64 w)
+{
+	const struct perflib_slot_hdr *h = slot;
+
+	return h->owner_start == PERFLIB_OWNER_KERNEL ? 0 : perflib_word_pid(w);
 }
 
-static __always_inline void perflib__gunindex(void *index_map,
-					      const volatile struct perflib_bpf_geometry *g,
-					      __u32 idx, const struct perflib_index_key *key)
+/* entry @j (0..31: bucket j / 16 of @p) of leader @k's table in @index_map, or NULL */
+static __always_inline __u64 *perflib__gidx_entry(void *seg, __u32 base,
+						  const struct perflib_idx_place *p, __u32 j)
 {
-	perflib__gunindex_in(index_map, idx, perflib_seg_of(idx, g->seg0_slots), key);
+	/* (a branch: a stack slot chosen by index is pointer arithmetic the verifier refuses) */
+	__u32 b = j < PERFLIB_IDX_BUCKET ? p->b[0] : p->b[1];
+	__u32 word = base + b * PERFLIB_IDX_BUCKET + (j & 15);
+
+	return bpf_map_lookup_elem(seg, &word);
+}
+
+/*
+ * leader @k's table in a set of geometry @g: its buckets, and in *@ret_base its first word
+ * in the leader's live map (layout.h's perflib_idx_buckets and perflib_idx_word, written
+ * out for a leader: fewer branches for the verifier to walk in the loops over leaders)
+ */
+static __always_inline __u64 perflib__gidx_table(const volatile struct perflib_bpf_geometry *g,
+						 __u32 k, __u32 *ret_base)
+{
+	__u64 seg0 = g->seg0_slots, group, words;
+	__u32 o = k >> 2;
+
+	/* the group: segment 0 alone, 1..3, or 4o..4o + 3 (4 segments of seg0 << o slots) */
+	group = k == 0 ? seg0 : k < 4 ? 3 * seg0 : (seg0 << o) * 4;
+	words = ((seg0 << o) + 63) / 64;
+	*ret_base = (__u32)(words + (__u64)g->nr_procs * ((words + 63) / 64 + 1));
+	return (group + 7) / 8;
+}
+
+/* the k-th leader of an index group: 0, 1, 4, 8, ..., 60 (layout.h) */
+static __always_inline __u32 perflib__leader_nr(__u32 n)
+{
+	return n < 2 ? n : 4 * (n - 1);
+}
+
+#define PERFLIB__LEADERS 16 /* leaders of PERFLIB_MAX_SEGS segments */
+
+#define PERFLIB__LOOKUP 0xFFFFFFFFu /* perflib__gidx_find: a lookup, not a creator's check */
+
+/*
+ * candidate slot @i of perflib__gidx_find (its entry current, its tag the key's): does its
+ * instance have @key? 1 if LIVE and it does, 2 if claimed and it does, else 0
+ */
+static __always_inline int perflib__gidx_holds(void *data_map,
+					       const volatile struct perflib_bpf_geometry *g,
+					       const struct perflib_index_key *key, __u32 i)
+{
+	struct perflib_index_key sk;
+	void *slot = perflib_gslot(data_map, g, i);
+	__u64 w;
+
+	if (!slot)
+		return 0;
+	w = perflib_slot_word(slot);
+	perflib__gslot_key(slot, g, perflib__slot_key_pid(slot, w), &sk);
+	if (sk.id != key->id || sk.check != key->check || sk.hash != key->hash ||
+	    perflib_slot_word(slot) != w)
+		return 0;
+	return perflib_word_state(w) == PERFLIB_SLOT_LIVE ? 1 : 2;
+}
+
+/*
+ * Look @key up in the index tables of the set (geometry @g) of @data_map, @index_map: the
+ * slots of current entries whose instance has @key. With @skip PERFLIB__LOOKUP, the first
+ * LIVE one is returned (>= 0), else -1. Otherwise (the check of the creator of slot @skip,
+ * whose entries are passed over): -EEXIST for a LIVE one or one being created at a slot
+ * below @skip, -EBUSY for one being created above it (user space waits for it; a program
+ * cannot), 0 if nothing counts. The entries are read first and the candidates (current,
+ * the key's tag: at most two; more, which takes two 24-bit tag collisions, answers -EBUSY
+ * to a creator) checked after, so that the name's hash loop is not verified inside the
+ * loops over the tables. One subprogram (its own stack frame) for every caller.
+ */
+static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
+					   const volatile struct perflib_bpf_geometry *g,
+					   const struct perflib_index_key *key, __u32 skip)
+{
+	int *np, *jp, live_only = skip == PERFLIB__LOOKUP, h;
+	/* the candidates' slots + 1 (32 bits each), and how many there were */
+	struct {
+		__u64 slots, n;
+	} c = {};
+	struct perflib_idx_place p;
+	struct bpf_iter_num it, jt;
+	__s64 ret = live_only ? -1 : 0;
+
+	perflib__for(it, np, PERFLIB__LEADERS)
+	{
+		__u32 k = perflib__leader_nr((__u32)*np), base;
+		__u64 nb = perflib__gidx_table(g, k, &base);
+		void *seg = perflib_segment(index_map, k);
+
+		if (!seg || !nb)
+			break;
+		perflib_idx_place(key, nb, &p);
+		perflib__for(jt, jp, 2 * PERFLIB_IDX_BUCKET)
+		{
+			__u32 j = (__u32)*jp, i;
+			__u64 *ep, e;
+			void *slot;
+
+			if (j >= PERFLIB_IDX_BUCKET && p.b[1] == p.b[0])
+				break;
+			ep = perflib__gidx_entry(seg, base, &p, j);
+			if (!ep)
+				break;
+			e = *(volatile __u64 *)ep;
+			i = perflib_idx_entry_slot(e);
+			if (!e || perflib_idx_entry_tag(e) != p.tag || i == skip)
+				continue;
+			slot = perflib_gslot(data_map, g, i);
+			if (!slot || !perflib_idx_current(e, perflib_slot_word(slot)))
+				continue;
+			c.slots = c.slots << 32 | (i + 1);
+			c.n++;
+		}
+		bpf_iter_num_destroy(&jt);
+	}
+	bpf_iter_num_destroy(&it);
+	/*
+	 * read again, in place, through a helper: values the verifier did not follow. Used to
+	 * reach a slot, the loops' own values would have to be followed exactly, and the loops
+	 * would never converge
+	 */
+	if (bpf_probe_read_kernel(&c, sizeof(c), &c))
+		return live_only ? -1 : -16;
+	if (c.n > 2 && !live_only)
+		return -16; /* -EBUSY */
+	perflib__for(it, np, 2)
+	{
+		__u32 i = (__u32)(*np ? c.slots >> 32 : c.slots) - 1;
+
+		if (i == 0xFFFFFFFF)
+			continue;
+		h = perflib__gidx_holds(data_map, g, key, i);
+		if (!h)
+			continue;
+		if (live_only) {
+			if (h == 1) {
+				ret = i;
+				break;
+			}
+			continue;
+		}
+		if (h == 1 || i < skip) {
+			ret = -17; /* -EEXIST */
+			break;
+		}
+		ret = -16; /* -EBUSY */
+	}
+	bpf_iter_num_destroy(&it);
+	return ret;
+}
+
+/*
+ * perflib_gfind_by_key - the slot index of the live instance with @key in the set of
+ * geometry @g whose segs and index pins are @data_map and @index_map (a PERFLIB_INDEX_MAP:
+ * the set's lives pin), or -1: two buckets of each group leader's table, the candidates
+ * checked against the slot's own name, id and scope (up to 16 leaders, 32 entries each).
+ * perflib_find_by_key - the same for the program's one counter set (perflib_geo).
+ */
+static __always_inline __s64 perflib_gfind_by_key(void *index_map, void *data_map,
+						  const volatile struct perflib_bpf_geometry *g,
+						  const struct perflib_index_key *key)
+{
+	return perflib__gidx_find(data_map, index_map, g, key, PERFLIB__LOOKUP);
+}
+
+static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
+						 const struct perflib_index_key *key)
+{
+	return perflib_gfind_by_key(index_map, data_map, &perflib_geo, key);
+}
+
+/*
+ * put the entry of claimed slot @idx (word @w) under @key in its leader's table: in the
+ * first free or stale entry of its first bucket, else of its second (user space takes the
+ * emptier of the two; counting both here makes a loop the verifier cannot prune). The
+ * entry's address (the entry in *@ret_e), or NULL (both buckets full of current entries).
+ */
+static __always_inline __u64 *perflib__gidx_put(void *data_map, void *index_map,
+						const volatile struct perflib_bpf_geometry *g,
+						__u32 idx, __u64 w,
+						const struct perflib_index_key *key, __u64 *ret_e)
+{
+	__u32 k = perflib_idx_of(idx, g->seg0_slots), base;
+	__u64 nb = perflib__gidx_table(g, k, &base), e, *at = NULL;
+	void *seg = perflib_segment(index_map, k);
+	struct perflib_idx_place p;
+	struct bpf_iter_num it;
+	int *jp;
+
+	if (!seg || !nb)
+		return NULL;
+	perflib_idx_place(key, nb, &p);
+	e = perflib_idx_entry(p.tag, perflib_word_gen(w), idx);
+	*ret_e = e;
+	perflib__for(it, jp, 2 * PERFLIB_IDX_BUCKET)
+	{
+		__u64 *ep = perflib__gidx_entry(seg, base, &p, (__u32)*jp);
+		__u64 old;
+		void *os;
+
+		if (!ep)
+			break;
+		old = *(volatile __u64 *)ep;
+		if (old) {
+			/* a stale entry (its slot no longer holds that claim) is taken over */
+			os = perflib_gslot(data_map, g, perflib_idx_entry_slot(old));
+			if (os && perflib_idx_current(old, perflib_slot_word(os)))
+				continue;
+		}
+		if (__sync_val_compare_and_swap(ep, old, e) == old) {
+			at = ep;
+			break;
+		}
+	}
+	bpf_iter_num_destroy(&it);
+	return at;
+}
+
+/* remove the entries of slot @idx under @key from its leader's table */
+static __always_inline void perflib__gidx_remove(void *index_map,
+						 const volatile struct perflib_bpf_geometry *g,
+						 __u32 idx, const struct perflib_index_key *key)
+{
+	__u32 k = perflib_idx_of(idx, g->seg0_slots), base;
+	__u64 nb = perflib__gidx_table(g, k, &base);
+	void *seg = perflib_segment(index_map, k);
+	struct perflib_idx_place p;
+	struct bpf_iter_num it;
+	int *jp;
+
+	if (!seg || !nb)
+		return;
+	perflib_idx_place(key, nb, &p);
+	perflib__for(it, jp, 2 * PERFLIB_IDX_BUCKET)
+	{
+		__u64 *ep = perflib__gidx_entry(seg, base, &p, (__u32)*jp);
+		__u64 e;
+
+		if (!ep)
+			break;
+		e = *(volatile __u64 *)ep;
+		if (e && perflib_idx_entry_slot(e) == idx && perflib_idx_entry_tag(e) == p.tag)
+			__sync_val_compare_and_swap(ep, e, 0);
+	}
+	bpf_iter_num_destroy(&it);
+}
+
+/*
+ * perflib_instance_create - create a kernel-owned instance of the counter set of @data_map
+ * (geometry @g; @index_map and @live_map its PERFLIB_INDEX_MAP and PERFLIB_LIVE_MAP) named
+ * by the @len UTF-16 units at @name (a buffer of PERFLIB_BPF_KEY_MAX units; at most
+ * PERFLIB_BPF_CREATE_NAME_MAX units, no NUL needed) with InstanceId @id. @guid is the
+ * counter set's GUID (16 bytes, Windows byte order; the loader copies it from
+ * perflib_bpf_counterset_guid()), @hint the slot to start looking at (any value; keep the
+ * last result + 1 to spread creations). The slot is taken among the segments the set has:
+ * a program never grows the set (a user-space provider does; perflib_kernel_reserve()
+ * makes room ahead). Returns the slot index (>= 0), or -EEXIST (a live instance anywhere
+ * has this name and id, or the single instance of a single-instance set exists), -ENOSPC
+ * (no free slot), -EINVAL (name too long for the set), -EBUSY (another provider is
+ * creating the same name right now: try again), -E2BIG (both buckets of the name's key in
+ * its index table full of current entries: practically never). Counters start at 0.
+ * The index lookup runs in a subprogram whose stack frame (about 150 bytes) adds to the
+ * caller's: the two must stay within the kernel's 512 bytes.
+ * perflib__gcreate: the same for a name of UTF-16 units or, with @ascii, bytes.
+ */
+static __always_inline __s64 perflib__gcreate(void *data_map, void *index_map, void *live_map,
+					      const volatile struct perflib_bpf_geometry *g,
+					      const volatile __u8 *guid, const void *name,
+					      int ascii_name, __u32 len, __u32 id, __u32 hint)
+{
+	struct perflib_index_key key;
+	struct perflib_slot_hdr *h;
+	struct bpf_iter_num it;
+	__u32 k, name_bytes, blk_size;
+	__u64 w, live, ascii, e = 0, *at;
+	void *slot;
+	__s64 idx;
+	int err, *kp;
+
+	if (len > PERFLIB_BPF_CREATE_NAME_MAX || len + 1 > g->name_max)
+		return -22; /* -EINVAL */
+	idx = perflib__gclaim(data_map, live_map, g, hint, &w);
+	if (idx < 0)
+		return idx;
+	slot = perflib_gslot(data_map, g, (__u32)idx);
+	if (!slot)
+		return -28;
+	h = slot;
+	h->owner_start = PERFLIB_OWNER_KERNEL;
+	/* the Windows block (PERF_COUNTERSET_INSTANCE), exactly as PerfCreateInstance writes it */
+	for (k = 0; k < 16; k++)
+		*(__u8 *)(slot + PERFLIB_BLOCK_OFFSET + k) = guid[k];
+	name_bytes = (len + 1) * 2;
+	blk_size = 32 + 8 * g->nr_counters;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 16) = (blk_size + name_bytes + 7) & ~7u;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 20) = id;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 24) = blk_size;
+	*(__u32 *)(slot + PERFLIB_BLOCK_OFFSET + 28) = name_bytes;
+	/*
+	 * the name (a FREE slot is all zero past its header: the NUL and padding are there) and
+	 * the ASCII rendering bpftool shows (ascii_offset: name end rounded up to 8, layout.h)
+	 */
+	ascii = (g->name_offset + 2 * (__u64)g->name_max + 7) & ~7ULL;
+	perflib__for(it, kp, len)
+	{
+		__u32 k = (__u32)*kp;
+		__u64 off = g->name_offset + 2 * (__u64)k;
+		__u16 c;
+
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || off + 2 > g->slot_size)
+			break;
+		c = perflib__unit(name, ascii_name, k);
+		*(__u16 *)(slot + off) = c;
+		/* one register for the bound and the store (a small slot ends right after) */
+		off = ascii + k;
+		barrier_var(off);
+		if (k < PERFLIB_ASCII_MAX - 1 && k + 1 < g->name_max && off < g->slot_size)
+			*(__u8 *)(slot + off) = c >= 0x20 && c < 0x7f ? (__u8)c : '?';
+	}
+	bpf_iter_num_destroy(&it);
+	perflib__gkey(g, name, ascii_name, len, id, &key);
+	/* the entry goes into the table of the leader of the segment that holds the slot */
+	at = perflib__gidx_put(data_map, index_map, g, (__u32)idx, w, &key, &e);
+	if (!at) {
+		err = -7; /* -E2BIG: both of the key's buckets full */
+	} else {
+		/* our insert before every look (a full barrier; the slot is ours, unchanged) */
+		__sync_fetch_and_add((__u64 *)slot, 0);
+		err = (int)perflib__gidx_find(data_map, index_map, g, &key, (__u32)idx);
+		if (err)
+			__sync_val_compare_and_swap(at, e, 0);
+	}
+	if (err) {
+		perflib__grelease(slot, live_map, g, (__u32)idx, w);
+		return err; /* -EEXIST, -EBUSY, -E2BIG, ... */
+	}
+	/* publish: block and name are in place before the word says LIVE (CAS: full barrier) */
+	live = perflib_make_word(PERFLIB_SLOT_LIVE, perflib_gen_add(perflib_word_gen(w), 1), 0);
+	if (__sync_val_compare_and_swap((__u64 *)slot, w, live) != w)
+		return -16; /* -EBUSY: cannot happen while the protocol is kept */
+	return idx;
+}
+
+static __always_inline __s64 perflib_instance_create(void *data_map, void *index_map,
+						     void *live_map,
+						     const volatile struct perflib_bpf_geometry *g,
+						     const volatile __u8 *guid, const __u16 *name,
+						     __u32 len, __u32 id, __u32 hint)
+{
+	return perflib__gcreate(data_map, index_map, live_map, g, guid, name, 0, len, id, hint);
+}
+
+/*
+ * perflib_instance_create_ascii - perflib_instance_create() with an ASCII name (NUL-terminated,
+ * at most PERFLIB_BPF_CREATE_NAME_MAX characters; each byte one UTF-16 unit) in a buffer of
+ * PERFLIB_BPF_KEY_MAX bytes (the verifier checks reads up to its end), e.g. a stack buffer
+ * holding a task's comm read with bpf_probe_read_kernel_str().
+ */
+static __always_inline __s64 perflib_instance_create_ascii(
+	void *data_map, void *index_map, void *live_map,
+	const volatile struct perflib_bpf_geometry *g, const volatile __u8 *guid, const char *name,
+	__u32 id, __u32 hint)
+{
+	struct bpf_iter_num it;
+	__u32 len = 0;
+	int *kp;
+
+	/* its length; the bytes are read as units where they are (no copy on the stack) */
+	perflib__for(it, kp, PERFLIB_BPF_CREATE_NAME_MAX)
+	{
+		__u32 k = (__u32)*kp;
+
+		if (k >= PERFLIB_BPF_CREATE_NAME_MAX || !name[k])
+			break;
+		len = k + 1;
+	}
+	bpf_iter_num_destroy(&it);
+	return perflib__gcreate(data_map, index_map, live_map, g, guid, name, 1, len, id, hint);
 }
 
 /*
@@ -1089,7 +1254,7 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 		return -16;
 	/* the key as the creator inserted it: the name read back from the slot, pid 0 */
 	perflib__gslot_key(slot, g, 0, &key);
-	perflib__gunindex(index_map, g, idx, &key);
+	perflib__gidx_remove(index_map, g, idx, &key);
 	perflib__grelease(slot, live_map, g, idx, nw);
 	return 0;
 }
@@ -1112,14 +1277,14 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 struct perflib_bpf_counterset {
 	int info_fd;			 /* info pin, read-only */
 	int data_fd;			 /* segs pin (segment -> data map), read-write */
-	int index_fd;			 /* idxs pin (segment -> index map), read-write */
+	int index_fd;			 /* lives pin again: the index tables, read-write */
 	int live_fd;			 /* lives pin (segment -> live bitmap), read-write */
 	struct perflib_bpf_geometry geo; /* from the info map */
 };
 
 /*
  * perflib_bpf_geometry_from_class - the geometry of size class @cls of a (checked) info
- * value: the slots of the class's pins (segs<cls>, idxs<cls>, lives<cls>; layout.h)
+ * value: the slots of the class's pins (segs<cls>, lives<cls>; layout.h)
  */
 static inline void perflib_bpf_geometry_from_class(const struct perflib_info *info, __u32 cls,
 						   struct perflib_bpf_geometry *geo)
@@ -1140,7 +1305,7 @@ static inline void perflib_bpf_geometry_from_class(const struct perflib_info *in
 /*
  * perflib_bpf_geometry_from_info - the geometry of size class 0 of a (checked) info value:
  * the class of the names a program may create (up to PERFLIB_BPF_CREATE_NAME_MAX units) and
- * the one the segs, idxs and lives pins hold
+ * the one the segs and lives pins hold
  */
 static inline void perflib_bpf_geometry_from_info(const struct perflib_info *info,
 						  struct perflib_bpf_geometry *geo)
@@ -1163,14 +1328,15 @@ static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *c
 /*
  * perflib_bpf_counterset_open - open the pins of counter set @guid (text form, as the
  * directory is named) under @root (NULL: $PERFLIB_ROOT, else PERFLIB_DEFAULT_ROOT) and
- * read its geometry. The segs, idxs and lives pins need write permission. 0, or -errno
+ * read its geometry. The segs and lives pins need write permission. 0, or -errno
  * (-ENOENT not registered, -EACCES, -EBADMSG not a perflib info map of this layout). Close with
  * perflib_bpf_counterset_close().
  */
 static inline int perflib_bpf_counterset_open(const char *root, const char *guid,
 					      struct perflib_bpf_counterset *cs)
 {
-	static const char *const names[4] = {"info", "segs", "idxs", "lives"};
+	/* the index is in the lives: its PERFLIB_INDEX_MAP gets a second fd of that pin */
+	static const char *const names[4] = {"info", "segs", "lives", "lives"};
 	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->live_fd};
 	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
 	struct bpf_map_info mi;

@@ -5,18 +5,19 @@
  *
  * Invariants:
  *  - a slot is claimed by CAS of its word FREE -> CLAIMED with the claimer's pid;
- *  - only the holder of a slot inserts an index key that points to it, and the key of a
- *    slot is deleted before the slot returns to FREE, so a key that points to a FREE slot
- *    is only ever seen for an instant;
- *  - a reaper first takes the dead owner's slot by CAS, putting its own pid in the word (so
- *    exactly one process reaps it, and a second reaper sees a live owner), then deletes the
- *    key of the name stored in the slot if that key points to the slot;
- *  - a key lives in the index of the leader of the segment that holds its slot
- *    (perflib_idx_leader: one index per octave); after inserting it, the creator looks the
- *    key up in every other leader's index: a live instance there, or a
- *    creation in progress at a lower slot, wins; one at a higher slot is waited for (it
- *    sees ours and gives up, or goes live and ours gives up). Two creators of one name
- *    cannot both miss each other: each inserts before it looks, with a full fence between.
+ *  - only the holder of a slot inserts an index entry that names it, with the generation
+ *    of its claim; an entry whose slot no longer holds that claim is stale (the slot was
+ *    freed, reaped or claimed again) and anyone who meets it may clear it, so a reaper
+ *    never has to find the keys of what it frees (the owner clears its own on delete);
+ *  - an entry is only a hint: a lookup takes a current entry as a match once the slot's
+ *    own name, id and scope give the key it looks for;
+ *  - a key lives in the index table of the leader of the segment that holds its slot
+ *    (perflib_idx_leader: one table per octave, in the leader's live map); after inserting
+ *    it, the creator looks the key up in every leader's table: another live instance
+ *    there, or a creation in progress at a lower slot, wins; one at a higher slot is
+ *    waited for (it sees ours and gives up, or goes live and ours gives up). Two creators
+ *    of one name cannot both miss each other: each inserts before it looks, with a full
+ *    fence between.
  *  - the live bit of a slot is set once the slot is claimed and cleared before it is freed,
  *    so readers that visit only set bits miss no instance.
  */
@@ -84,21 +85,132 @@ static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
 	return perflib_proc_alive(perflib_word_pid(w), start);
 }
 
-/* delete the index key (inserted by @pid) of the name stored in slot @id if it points to it */
-static void slot_unindex(struct perflib_store *map, uint32_t id, uint32_t pid)
+/* the pid that scopes the key of slot @slot with word @w: its owner's, 0 for the kernel's */
+static uint32_t slot_key_pid(const uint8_t *slot, uint64_t w)
+{
+	const struct perflib_slot_hdr *h = (const void *)slot;
+
+	if (__atomic_load_n(&h->owner_start, __ATOMIC_RELAXED) == PERFLIB_OWNER_KERNEL)
+		return 0;
+	return perflib_word_pid(w);
+}
+
+/* the key of the instance stored in slot @id (word @w), as its creator computed it */
+static void slot_own_key(const struct perflib_store *map, uint32_t id, const uint8_t *slot,
+			 uint64_t w, struct perflib_index_key *key)
 {
 	const struct perflib_info *info = map->info;
-	uint8_t *slot = perflib_slot(map, id);
 	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
 	const WCHAR *name = (const WCHAR *)(slot + info->name_offset);
-	struct perflib_index_key key;
-	struct perflib_index_val val;
 	size_t len = perflib_wcsnlen(name, map->cls[perflib_slot_id_class(id)].geo->name_max);
 
-	slot_key(info, name, len, blk->InstanceId, pid, &key);
-	if (bpf_map_lookup_elem(perflib_index_fd(map, id), &key, &val) == 0 &&
-	    val.slot == perflib_slot_id_index(id))
-		bpf_map_delete_elem(perflib_index_fd(map, id), &key);
+	slot_key(info, name, len, blk->InstanceId, slot_key_pid(slot, w), key);
+}
+
+/* does slot @id, read with word @w, hold the instance of @key (and still that word)? */
+static bool slot_has_key(const struct perflib_store *map, uint32_t id, const uint8_t *slot,
+			 uint64_t w, const struct perflib_index_key *key)
+{
+	struct perflib_index_key k;
+
+	slot_own_key(map, id, slot, w, &k);
+	/* a name read while the slot changed hands is no answer */
+	return !memcmp(&k, key, sizeof(k)) && perflib_slot_word(slot) == w;
+}
+
+/* a key's place in leader @k's table of class @cls: the table (NULL: none mapped) */
+struct idx_ref {
+	uint64_t *t;
+	uint64_t nb;
+	struct perflib_idx_place p;
+};
+
+static bool idx_ref(const struct perflib_store *map, uint32_t cls, uint32_t k,
+		    const struct perflib_index_key *key, struct idx_ref *r)
+{
+	r->t = perflib_idx_table(map, cls, k, &r->nb);
+	if (!r->t)
+		return false;
+	perflib_idx_place(key, r->nb, &r->p);
+	return true;
+}
+
+/* entry @j of bucket @b (0 or 1) of the key's place @r */
+static uint64_t *idx_at(const struct idx_ref *r, int b, uint32_t j)
+{
+	return r->t + (uint64_t)r->p.b[b] * PERFLIB_IDX_BUCKET + j;
+}
+
+/* the buckets of place @r: two, or one in a table of one bucket */
+static int idx_nr_buckets(const struct idx_ref *r)
+{
+	return r->p.b[1] == r->p.b[0] ? 1 : 2;
+}
+
+/*
+ * Entry @e, read at @ep in leader @k's table of class @cls: 1 if current (its slot holds the
+ * claim that inserted it: the slot's id, mapping and word in *ret_id, *ret_slot, *ret_w);
+ * 0 if stale (cleared, when this process may write), or if it names no slot this process
+ * has opened (past the segments it sees, or outside the leader's group: left alone);
+ * -ENOMEM when the slot cannot be mapped.
+ */
+static int idx_entry(struct perflib_store *map, uint32_t cls, uint32_t k, uint64_t *ep, uint64_t e,
+		     uint32_t *ret_id, uint8_t **ret_slot, uint64_t *ret_w)
+{
+	uint32_t i = perflib_idx_entry_slot(e);
+	uint8_t *slot;
+	uint64_t w;
+
+	if (i >= perflib_store_slots(map, cls) || perflib_idx_of(i, map->cls[cls].seg0) != k)
+		return 0;
+	*ret_id = perflib_slot_id_make(cls, i);
+	slot = map->writable ? perflib_slot_map(map, *ret_id) : perflib_slot(map, *ret_id);
+	if (!slot)
+		return -ENOMEM;
+	w = perflib_slot_word(slot);
+	if (!perflib_idx_current(e, w)) {
+		if (map->writable)
+			__atomic_compare_exchange_n(ep, &e, 0, false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
+		return 0;
+	}
+	*ret_slot = slot;
+	*ret_w = w;
+	return 1;
+}
+
+/*
+ * Remove the entries of key @key that name slot @id from its leader's table (its owner
+ * deleting it, or a reaper freeing it: older entries of the slot go with them)
+ */
+static void slot_unindex_key(struct perflib_store *map, uint32_t id,
+			     const struct perflib_index_key *key)
+{
+	uint32_t i = perflib_slot_id_index(id), j;
+	struct idx_ref r;
+	uint64_t e;
+	int b;
+
+	if (!idx_ref(map, perflib_slot_id_class(id), perflib_slot_leader(map, id), key, &r))
+		return;
+	for (b = 0; b < idx_nr_buckets(&r); b++) {
+		for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
+			e = __atomic_load_n(idx_at(&r, b, j), __ATOMIC_RELAXED);
+			if (e && perflib_idx_entry_slot(e) == i &&
+			    perflib_idx_entry_tag(e) == r.p.tag)
+				__atomic_compare_exchange_n(idx_at(&r, b, j), &e, 0, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+/* remove the index entries of the instance slot @id (word @w) holds */
+static void slot_unindex(struct perflib_store *map, uint32_t id, uint64_t w)
+{
+	struct perflib_index_key key;
+
+	slot_own_key(map, id, perflib_slot(map, id), w, &key);
+	slot_unindex_key(map, id, &key);
 }
 
 int perflib_slot_reap(struct perflib_store *map, uint32_t i)
@@ -121,8 +233,8 @@ int perflib_slot_reap(struct perflib_store *map, uint32_t i)
 	perflib_owner_mark(map, i, true);
 	if (!perflib_slot_take_dead(slot, w, self, self_start, &cw))
 		return 0;
-	/* the key was inserted under the dead owner's pid (its scope for aggregate sets) */
-	slot_unindex(map, i, perflib_word_pid(w));
+	/* the key was made under the dead owner's pid (its scope for aggregate sets) */
+	slot_unindex(map, i, w);
 	slot_release(map, i, cw);
 	pr_debug("reaped slot %#x of a dead process\n", i);
 	return 1;
@@ -394,72 +506,52 @@ static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name,
 	blk->dwSize = (blk->InstanceNameOffset + name_bytes + 7) & ~7u;
 }
 
-/* does a key inserted at claim generation @gen still describe the slot with word @w? */
-static bool key_current(uint64_t w, uint32_t gen)
-{
-	uint32_t state = perflib_word_state(w), g = perflib_word_gen(w);
-
-	/* claimed at gen, published at gen + 1 (modulo 2^30); gen + 2 is the owner deleting it */
-	return (state == PERFLIB_SLOT_CLAIMED && g == gen) ||
-	       (state == PERFLIB_SLOT_LIVE && g == perflib_gen_add(gen, 1));
-}
-
 /*
- * an index value read from the index of leader @k of class @cls: a slot of a segment it
- * leads that this process has opened; its slot id in *ret_id
+ * Does leader @k's table hold @key for an instance other than ours (slot @id) that wins
+ * over it? -EEXIST: a live one, or a creation in progress at a lower slot; -EAGAIN: one at
+ * a higher slot, still undecided (wait and look again); 0: nothing that counts; -ENOMEM.
  */
-static bool index_val_ok(const struct perflib_store *map, uint32_t cls,
-			 const struct perflib_index_val *v, uint32_t k, uint32_t *ret_id)
-{
-	if (v->slot >= perflib_store_slots(map, cls) ||
-	    perflib_idx_of(v->slot, map->cls[cls].seg0) != k) {
-		pr_warn("index of counter set points outside its segment (slot %u)\n", v->slot);
-		return false;
-	}
-	*ret_id = perflib_slot_id_make(cls, v->slot);
-	return true;
-}
-
-/*
- * Is @key held in the index of leader @k of the class of our slot @id (not our leader)
- * by an instance that wins over ours? -EEXIST: a live one, or a creation in progress at a
- * lower slot; -EAGAIN: a creation at a higher slot, still undecided (wait and look again);
- * 0: nothing that counts.
- */
-static int key_elsewhere(struct perflib_store *map, uint32_t k, uint32_t id,
+static int key_in_leader(struct perflib_store *map, uint32_t k, uint32_t id,
 			 const struct perflib_index_key *key)
 {
-	uint32_t cls = perflib_slot_id_class(id), other;
-	struct perflib_index_val cur;
+	uint32_t cls = perflib_slot_id_class(id), j, other;
+	struct idx_ref r;
 	uint8_t *os;
-	uint64_t ow;
+	uint64_t e, ow;
+	int b, ret = 0, err;
 
-	if (bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, &cur) ||
-	    !index_val_ok(map, cls, &cur, k, &other))
+	if (!idx_ref(map, cls, k, key, &r))
 		return 0;
-	os = perflib_slot_map(map, other);
-	if (!os)
-		return -ENOMEM;
-	ow = perflib_slot_word(os);
-	if (!key_current(ow, cur.gen))
-		return 0; /* changing hands: its owner deletes the key shortly */
-	if (!slot_owner_alive(os, ow)) {
-		perflib_slot_reap(map, other);
-		return 0;
+	for (b = 0; b < idx_nr_buckets(&r); b++) {
+		for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
+			e = __atomic_load_n(idx_at(&r, b, j), __ATOMIC_ACQUIRE);
+			if (!e || perflib_idx_entry_tag(e) != r.p.tag)
+				continue;
+			err = idx_entry(map, cls, k, idx_at(&r, b, j), e, &other, &os, &ow);
+			if (err < 0)
+				return err;
+			if (!err || other == id || !slot_has_key(map, other, os, ow, key))
+				continue;
+			if (!slot_owner_alive(os, ow)) {
+				perflib_slot_reap(map, other);
+				continue;
+			}
+			if (perflib_word_state(ow) == PERFLIB_SLOT_LIVE || other < id)
+				return -EEXIST;
+			ret = -EAGAIN;
+		}
 	}
-	if (perflib_word_state(ow) == PERFLIB_SLOT_LIVE || other < id)
-		return -EEXIST;
-	return -EAGAIN;
+	return ret;
 }
 
 /*
- * after our key is in our leader's index: does another leader's index beat it? (Only the
+ * after our entry is in our leader's table: does any leader's table beat it? (Only the
  * segments of our class: a name's length decides its class, so the key is nowhere else.)
  */
 static int key_unique(struct perflib_store *map, uint32_t id, const struct perflib_index_key *key)
 {
-	uint32_t cls = perflib_slot_id_class(id), k, n, own = perflib_slot_leader(map, id);
-	uint64_t deadline = 0, mask;
+	uint32_t cls = perflib_slot_id_class(id), k, n;
+	uint64_t deadline = 0;
 	int err;
 
 	/* our insert before every look (the other creator does the same: one sees the other) */
@@ -467,15 +559,8 @@ static int key_unique(struct perflib_store *map, uint32_t id, const struct perfl
 	for (;;) {
 		perflib_store_refresh(map);
 		n = perflib_store_nr_segs(map, cls);
-		/* the leaders that hold the key, in one call; else every one is looked at */
-		if (n <= 1 && own == 0)
-			return 0; /* our leader is the only one */
-		if (perflib_keys_where(map, cls, key, n, own, &mask))
-			mask = ~0ULL;
-		for (k = 0, err = 0; k < n && !err; k = perflib_idx_next(k)) {
-			if (k != own && (mask >> k & 1))
-				err = key_elsewhere(map, k, id, key);
-		}
+		for (k = 0, err = 0; k < n && !err; k = perflib_idx_next(k))
+			err = key_in_leader(map, k, id, key);
 		if (err != -EAGAIN)
 			return err;
 		if (!deadline)
@@ -486,58 +571,149 @@ static int key_unique(struct perflib_store *map, uint32_t id, const struct perfl
 	}
 }
 
+/* free entries of bucket @b of place @r */
+static uint32_t idx_free(const struct idx_ref *r, int b)
+{
+	uint32_t j, n = 0;
+
+	for (j = 0; j < PERFLIB_IDX_BUCKET; j++)
+		n += !__atomic_load_n(idx_at(r, b, j), __ATOMIC_RELAXED);
+	return n;
+}
+
+/* clear the stale entries of the buckets of place @r in leader @k's table of class @cls */
+static void idx_sweep(struct perflib_store *map, uint32_t cls, uint32_t k, const struct idx_ref *r)
+{
+	uint32_t j, id;
+	uint8_t *slot;
+	uint64_t e, w;
+	int b;
+
+	for (b = 0; b < idx_nr_buckets(r); b++) {
+		for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
+			e = __atomic_load_n(idx_at(r, b, j), __ATOMIC_ACQUIRE);
+			if (e)
+				idx_entry(map, cls, k, idx_at(r, b, j), e, &id, &slot, &w);
+		}
+	}
+}
+
 /*
- * Insert the key of claimed slot @id. -EEXIST: a live instance holds it (or, for a
- * single-instance set, any instance); -EBUSY: it kept changing under us.
+ * Put entry @e in the emptier of the two buckets of place @r (leader @k of class @cls),
+ * clearing stale entries there when both are full: where it went, or NULL if both stay full
+ */
+static uint64_t *idx_put(struct perflib_store *map, uint32_t cls, uint32_t k,
+			 const struct idx_ref *r, uint64_t e)
+{
+	uint64_t zero;
+	uint32_t j, tries;
+	int b;
+
+	for (tries = 0; tries < 4; tries++) {
+		b = idx_nr_buckets(r) > 1 && idx_free(r, 1) > idx_free(r, 0);
+		for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
+			zero = 0;
+			if (__atomic_compare_exchange_n(idx_at(r, b, j), &zero, e, false,
+							__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+				return idx_at(r, b, j);
+		}
+		if (!idx_free(r, 0) && !idx_free(r, idx_nr_buckets(r) - 1))
+			idx_sweep(map, cls, k, r);
+	}
+	return NULL;
+}
+
+/*
+ * Index claimed slot @id (word @w) under @key. -EEXIST: a live instance holds it (or, for a
+ * single-instance set, any instance); -EBUSY: another creator of it did not decide in
+ * time; -ENOSPC: both of the key's buckets are full of current entries.
  */
 static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 		      const struct perflib_index_key *key)
 {
 	struct perflib_store *map = set->map;
-	struct perflib_index_val val = {.slot = perflib_slot_id_index(id),
-					.gen = perflib_word_gen(w)},
-				 cur;
-	uint32_t cls = perflib_slot_id_class(id), other, k = perflib_slot_leader(map, id);
-	int fd = map->cls[cls].segs[k].index_fd;
-	uint8_t *os;
-	uint64_t ow;
-	int tries, err;
+	uint32_t cls = perflib_slot_id_class(id), k = perflib_slot_leader(map, id);
+	struct idx_ref r;
+	uint64_t e, *at;
+	int err;
 
-	for (tries = 0; tries < CREATE_RETRIES; tries++) {
-		if (bpf_map_update_elem(fd, key, &val, BPF_NOEXIST) == 0) {
-			err = key_unique(map, id, key);
-			if (err)
-				bpf_map_delete_elem(fd, key);
-			return err;
-		}
-		if (errno == E2BIG)
-			return -ENOSPC;
-		if (errno != EEXIST)
-			return -errno;
-		if (bpf_map_lookup_elem(fd, key, &cur))
-			continue; /* deleted meanwhile: insert again */
-		if (!index_val_ok(map, cls, &cur, k, &other))
-			return -EBADMSG;
-		os = perflib_slot_map(map, other);
-		if (!os)
-			return -ENOMEM;
-		ow = perflib_slot_word(os);
-		if (key_current(ow, cur.gen)) {
-			if (slot_owner_alive(os, ow))
-				return -EEXIST;
-			perflib_slot_reap(map, other);
-			continue;
-		}
-		/* a key left by a process that died between freeing and deleting: stale */
-		if (perflib_word_state(ow) == PERFLIB_SLOT_FREE || tries > CREATE_RETRIES / 2) {
-			bpf_map_delete_elem(fd, key);
-			continue;
-		}
-		/* the key's slot is changing hands: its owner deletes the key shortly */
-		if (!perflib_slot_reap(map, other))
-			sched_yield();
+	if (!idx_ref(map, cls, k, key, &r))
+		return -EBADF;
+	e = perflib_idx_entry(r.p.tag, perflib_word_gen(w), perflib_slot_id_index(id));
+	at = idx_put(map, cls, k, &r, e);
+	if (!at) {
+		pr_warn("index of size class %u of a counter set: both buckets of a key full\n",
+			cls);
+		return -ENOSPC;
 	}
-	return -EBUSY;
+	err = key_unique(map, id, key);
+	if (err)
+		__atomic_compare_exchange_n(at, &e, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	return err;
+}
+
+int perflib_index_put(struct perflib_store *map, uint32_t id, uint32_t gen,
+		      const struct perflib_index_key *key)
+{
+	uint32_t cls = perflib_slot_id_class(id), k = perflib_slot_leader(map, id);
+	struct idx_ref r;
+
+	if (!map->writable || !idx_ref(map, cls, k, key, &r))
+		return -EBADF;
+	return idx_put(map, cls, k, &r, perflib_idx_entry(r.p.tag, gen, perflib_slot_id_index(id)))
+		       ? 0
+		       : -ENOSPC;
+}
+
+int perflib_index_lookup(struct perflib_store *map, uint32_t cls,
+			 const struct perflib_index_key *key, struct perflib_index_val *ret_val)
+{
+	uint32_t k, n = perflib_store_nr_segs(map, cls), j, id;
+	struct idx_ref r;
+	uint8_t *slot;
+	uint64_t e, w;
+	int b;
+
+	for (k = 0; k < n; k = perflib_idx_next(k)) {
+		if (!idx_ref(map, cls, k, key, &r))
+			continue;
+		for (b = 0; b < idx_nr_buckets(&r); b++) {
+			for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
+				e = __atomic_load_n(idx_at(&r, b, j), __ATOMIC_ACQUIRE);
+				if (!e || perflib_idx_entry_tag(e) != r.p.tag ||
+				    idx_entry(map, cls, k, idx_at(&r, b, j), e, &id, &slot, &w) <=
+					    0 ||
+				    !slot_has_key(map, id, slot, w, key))
+					continue;
+				ret_val->slot = perflib_slot_id_index(id);
+				ret_val->gen = (uint32_t)(e >> 32) & 0xFF;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+uint64_t perflib_index_count(struct perflib_store *map)
+{
+	uint32_t c, k, j, id;
+	uint64_t n = 0, nb, b, *t, e, w;
+	uint8_t *slot;
+
+	for (c = 0; c < map->nr_classes; c++) {
+		for (k = 0; k < perflib_store_nr_segs(map, c); k = perflib_idx_next(k)) {
+			t = perflib_idx_table(map, c, k, &nb);
+			for (b = 0; t && b < nb; b++) {
+				for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
+					uint64_t *ep = t + b * PERFLIB_IDX_BUCKET + j;
+
+					e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+					n += e && idx_entry(map, c, k, ep, e, &id, &slot, &w) > 0;
+				}
+			}
+		}
+	}
+	return n;
 }
 
 int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSetGuid,
@@ -642,7 +818,7 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 			(unsigned long long)w);
 		return;
 	}
-	slot_unindex(set->map, idx, pid);
+	slot_unindex(set->map, idx, w);
 	slot_release(set->map, idx, cw);
 	owner_unmark(set, idx);
 	/*

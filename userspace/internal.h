@@ -111,16 +111,17 @@ static inline uint32_t perflib_live_words(const struct perflib_info *info, uint3
 {
 	uint32_t seg0 = info->classes[cls].seg0_slots;
 
-	return cls || k ? (uint32_t)perflib_seg_live_words(k, seg0, info->nr_procs)
+	return cls || k ? (uint32_t)perflib_seg_map_words(k, seg0, info->nr_procs)
 			: perflib_live0_words(seg0, info->nr_procs);
 }
 
 struct perflib_seg {
-	int data_fd, index_fd, live_fd;
+	int data_fd, live_fd;
 	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
 			   * another id) */
-	uint64_t *live;	  /* mapping of the live bitmap, NULL for an unmapped reader; zero pages
-			 * in its place once the segment is retired (the address stays) */
+	uint64_t *live;	  /* mapping of the live map (bitmap, summaries, heads, a leader's index
+			   * table), NULL for an unmapped reader; zero pages in its place once
+			   * the segment is retired (the address stays) */
 	uint64_t *chunks; /* a provider's: which PERFLIB_CHUNK_BYTES chunks of the segment's
 			   * slots are mapped (perflib_slot_map maps them when first needed);
 			   * NULL when the segment is mapped whole */
@@ -129,15 +130,15 @@ struct perflib_seg {
 	uint32_t nr_chunks;
 	bool data_mapped; /* the segment's slots are mapped whole in the class's range (a
 			   * reader's; a provider's chunks say what it mapped) */
-	bool blank;	  /* retired: zero pages where its slots and live bitmap were mapped,
-			   * its index fd a placeholder; opened again over them */
+	bool blank;	  /* retired: zero pages where its slots and live map were mapped;
+			   * opened again over them */
 };
 
 /*
- * A segment's three maps and the outer map that publishes each to BPF programs, in this
- * order everywhere (pins s<k>/data, index, live and segs, idxs, lives: layout.h)
+ * A segment's two maps and the outer map that publishes each to BPF programs, in this
+ * order everywhere (pins s<k>/data, live and segs, lives: layout.h)
  */
-enum { PERFLIB_SEG_DATA, PERFLIB_SEG_INDEX, PERFLIB_SEG_LIVE, PERFLIB_SEG_NR };
+enum { PERFLIB_SEG_DATA, PERFLIB_SEG_LIVE, PERFLIB_SEG_NR };
 extern const char *const perflib_seg_pins[PERFLIB_SEG_NR];
 extern const char *const perflib_outer_pins[PERFLIB_SEG_NR];
 
@@ -155,7 +156,7 @@ struct perflib_class {
 	_Atomic uint32_t nr_segs;     /* segments opened (and mapped); lower when the top
 				       * segments are retired (perflib_store_shrink) */
 	uint32_t epoch;		      /* ctl.epoch[class] when the segments were last checked */
-	int outer_fd[PERFLIB_SEG_NR]; /* segs, idxs, lives (writers only), else -1 */
+	int outer_fd[PERFLIB_SEG_NR]; /* segs, lives (writers only), else -1 */
 	struct perflib_seg *segs;     /* max_segs entries, in perflib_store.seg_table; NULL
 				       * until the info is read (every process keeps this per
 				       * set it opens: sized by the set's capacity, not
@@ -169,8 +170,6 @@ struct perflib_store {
 	struct perflib_vspace vs; /* the range of every class's slots, class 0 first */
 	int info_fd;
 	int proc_index;		   /* this process's procs entry (a provider's map), -1 = none */
-	int keys_fd;		   /* <set>/keys program (keys.c), writers only, -1 = none,
-				    * PERFLIB_KEYS_LAZY = not opened yet */
 	struct perflib_info *info; /* validated private copy of the info value */
 	const struct perflib_info_counter *counters; /* inside info */
 	size_t info_size;			     /* bytes of info */
@@ -381,15 +380,19 @@ void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on);
 /* perflib_owner_clear_all - clear entry @proc's owner summaries and heads (segments mapped) */
 void perflib_owner_clear_all(struct perflib_store *map, int proc);
 /*
- * look @key up in the index of every opened leader of class @cls: 0 and *ret_val (its slot
- * an index in the class), or -ENOENT
+ * leader @k's index table in class @cls (layout.h, perflib_idx_word): its first word in the
+ * leader's live mapping, and in *ret_nb its buckets; NULL if the segment is not mapped or
+ * leads no group
  */
-int perflib_index_lookup(const struct perflib_store *map, uint32_t cls,
-			 const struct perflib_index_key *key, struct perflib_index_val *ret_val);
-/* the index map fd of slot @id: its segment's leader's (perflib_idx_leader) */
-static inline int perflib_index_fd(const struct perflib_store *map, uint32_t id)
+static inline uint64_t *perflib_idx_table(const struct perflib_store *map, uint32_t cls, uint32_t k,
+					  uint64_t *ret_nb)
 {
-	return map->cls[perflib_slot_id_class(id)].segs[perflib_slot_leader(map, id)].index_fd;
+	const struct perflib_class *c = &map->cls[cls];
+
+	*ret_nb = perflib_idx_buckets(k, c->seg0);
+	if (!*ret_nb || !c->segs[k].live || c->segs[k].blank)
+		return NULL;
+	return c->segs[k].live + perflib_idx_word(k, c->seg0, map->info->nr_procs);
 }
 /* pin access defaults (perflib_set_pin_access + environment) */
 void perflib_pin_defaults(struct perflib_pin_opts *opts);
@@ -471,29 +474,23 @@ int perflib_instance_create(struct perflib_provider *prov, const GUID *CounterSe
 /* retire live slot @idx owned by @set (provider lock held) */
 void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx);
 void perflib_index_key(const WCHAR *name, size_t len, uint32_t id, struct perflib_index_key *key);
-
 /*
- * keys.c: the program that looks an index key up in every segment in one call.
- * perflib_keys_pin - load it for a set whose classes' idxs outer maps are @idxs (class 0's
- * for the classes a set lacks) and pin it in @dir, the set's directory, unless it is there.
- * Called by the first grower of a class to a second segment (the set's lock held), before
- * the segment is published, so whoever sees two segments finds it; a set whose every class
- * has one segment has no program (4 KiB of kernel memory fewer: a create there looks in
- * its own segment only). 0 or -errno (creates then look segment by segment).
- * perflib_keys_unpin - remove the pin (the set's lock held, every class back to one
- * segment): its 4 KiB go when the processes that opened it close it.
- * perflib_keys_open - a writer's map->keys_fd: PERFLIB_KEYS_LAZY, the pinned program is
- * opened by the first perflib_keys_where (-1 when it is turned off, PERFLIB_KEYS_PROG=0).
- * perflib_keys_where - bitmask of the segments below @nr_segs, but @skip, whose index holds
- * @key; -errno when there is no program or it cannot run (then map->keys_fd becomes -1).
+ * perflib_index_lookup - the instance of @key in class @cls, through the index tables of the
+ * segments this process opened: 0 and *ret_val (its slot index in the class, the low 8 bits
+ * of its claim's generation), or -ENOENT. perflib_index_count - the current entries of every
+ * table (tests: what a reaper or a delete left).
  */
-#define PERFLIB_KEYS_LAZY (-2)
-int perflib_keys_pin(const int idxs[PERFLIB_MAX_CLASSES], const char *dir,
-		     const struct perflib_pin_opts *opts);
-void perflib_keys_unpin(const struct perflib_store *map);
-void perflib_keys_open(struct perflib_store *map);
-int perflib_keys_where(struct perflib_store *map, uint32_t cls, const struct perflib_index_key *key,
-		       uint32_t nr_segs, uint32_t skip, uint64_t *ret_mask);
+int perflib_index_lookup(struct perflib_store *map, uint32_t cls,
+			 const struct perflib_index_key *key, struct perflib_index_val *ret_val);
+uint64_t perflib_index_count(struct perflib_store *map);
+/*
+ * perflib_index_put - an entry for slot @id, claimed at generation @gen, under @key in its
+ * leader's table (a writer's map; tests forge entries with it): 0, -ENOSPC (both buckets
+ * full of current entries), -EBADF
+ */
+int perflib_index_put(struct perflib_store *map, uint32_t id, uint32_t gen,
+		      const struct perflib_index_key *key);
+
 /* libbpf's messages as the library's debug output (reaper.c) */
 int perflib_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
 

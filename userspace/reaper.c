@@ -2,7 +2,7 @@
 /*
  * reaper.c - help from the kernel with instance lifetimes:
  *  - the exit reaper: a BPF program on sched_process_exit (bpf/reaper.bpf.c) that frees a
- *    dead provider's slots and index keys as the process exits, loaded once per counter
+ *    dead provider's slots as the process exits, loaded once per counter
  *    set and kept attached by its link pinned at <root>/<guid>/reaper. Loaded by
  *    perflib_register_counterset (lodctr) and by the first privileged provider of the
  *    counter set; without CAP_BPF nothing happens and the lazy reaping of instance.c
@@ -191,11 +191,11 @@ static uint32_t exit_id_of(const struct perflib_store *map)
 }
 
 /* the reaper's maps of class @cls: the class's outer maps (class 0's if none) */
-static int reuse_class(struct bpf_map *slots, struct bpf_map *idx, struct bpf_map *live,
-		       const struct perflib_store *map, uint32_t cls)
+static int reuse_class(struct bpf_map *slots, struct bpf_map *live, const struct perflib_store *map,
+		       uint32_t cls)
 {
 	struct perflib_store *m = (struct perflib_store *)map; /* opens only (a cache) */
-	struct bpf_map *maps[PERFLIB_SEG_NR] = {slots, idx, live};
+	struct bpf_map *maps[PERFLIB_SEG_NR] = {slots, live};
 	int err = 0, j, fd;
 
 	cls = perflib_class_or0(map, cls);
@@ -264,13 +264,13 @@ int perflib_reaper_attach(const struct perflib_store *map)
 	perflib_bpf_geometry_from_class(map->info, perflib_class_or0(map, 3), &skel->rodata->geo3);
 	tck = sysconf(_SC_CLK_TCK);
 	skel->rodata->clk_tck = tck > 0 ? (uint64_t)tck : 100;
-	err = reuse_class(skel->maps.slots, skel->maps.idx, skel->maps.live, map, 0);
+	err = reuse_class(skel->maps.slots, skel->maps.live, map, 0);
 	if (!err)
-		err = reuse_class(skel->maps.slots1, skel->maps.idx1, skel->maps.live1, map, 1);
+		err = reuse_class(skel->maps.slots1, skel->maps.live1, map, 1);
 	if (!err)
-		err = reuse_class(skel->maps.slots2, skel->maps.idx2, skel->maps.live2, map, 2);
+		err = reuse_class(skel->maps.slots2, skel->maps.live2, map, 2);
 	if (!err)
-		err = reuse_class(skel->maps.slots3, skel->maps.idx3, skel->maps.live3, map, 3);
+		err = reuse_class(skel->maps.slots3, skel->maps.live3, map, 3);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.progs, progs_fd);
 	if (!err)

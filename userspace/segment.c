@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * segment.c - how a counter set grows: in each size class, segments of slots, each a data
- * map, an index map and a live bitmap pinned in <set>/[c<c>]s<k>/, published in the control
+ * map and a live map (bitmap, owner summaries, and in a group's leader the group's index
+ * table) pinned in <set>/[c<c>]s<k>/, published in the control
  * word (class 0's s0/live) and the class's outer maps, and mapped at their fixed place in
  * the class's range (layout.h): by readers whole, by providers by chunks as they need them
  * (perflib_slot_map); the empty ones at the top given back.
@@ -28,8 +29,8 @@
 
 #include "internal.h"
 
-const char *const perflib_seg_pins[PERFLIB_SEG_NR] = {"data", "index", "live"};
-const char *const perflib_outer_pins[PERFLIB_SEG_NR] = {"segs", "idxs", "lives"};
+const char *const perflib_seg_pins[PERFLIB_SEG_NR] = {"data", "live"};
+const char *const perflib_outer_pins[PERFLIB_SEG_NR] = {"segs", "lives"};
 
 void perflib_outer_pin(uint32_t cls, int j, char *buf, size_t size)
 {
@@ -62,12 +63,6 @@ static int seg_dir(const struct perflib_store *map, uint32_t cls, uint32_t k, ch
 	return 0;
 }
 
-/* has segment @k map @j? (an index only if it leads a group, layout.h) */
-static bool seg_has(uint32_t k, int j)
-{
-	return j != PERFLIB_SEG_INDEX || perflib_idx_leads(k);
-}
-
 void perflib_seg_maps_close(struct perflib_seg_maps *m)
 {
 	int j;
@@ -85,7 +80,7 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);
 	const struct perflib_info_class *ic = &info->classes[cls];
 	uint32_t slots = (uint32_t)perflib_seg_slots(k, ic->seg0_slots);
-	struct perflib_seg_maps m = {{-1, -1, -1}};
+	struct perflib_seg_maps m = {{-1, -1}};
 	int btf_fd, key_id, val_id, err, j;
 
 	err = perflib_data_btf(info, cls, &btf_fd, &key_id, &val_id);
@@ -101,18 +96,12 @@ int perflib_seg_create(const struct perflib_info *info, uint32_t cls, uint32_t k
 	close(btf_fd);
 	memset(&mopts, 0, sizeof(mopts));
 	mopts.sz = sizeof(mopts);
-	/* keys are allocated as instances are created: memory follows the live instances */
-	mopts.map_flags = BPF_F_NO_PREALLOC;
-	if (seg_has(k, PERFLIB_SEG_INDEX))
-		m.fd[PERFLIB_SEG_INDEX] = bpf_map_create(
-			BPF_MAP_TYPE_HASH, "pl_index", sizeof(struct perflib_index_key),
-			sizeof(struct perflib_index_val),
-			(uint32_t)perflib_idx_entries(k, ic->seg0_slots), &mopts);
+	/* bitmap, owner summaries and heads; a leader's index table (layout.h) */
 	mopts.map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP;
 	m.fd[PERFLIB_SEG_LIVE] = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pl_live", 4, 8,
 						perflib_live_words(info, cls, k), &mopts);
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (m.fd[j] < 0 && seg_has(k, j)) {
+		if (m.fd[j] < 0) {
 			err = -errno;
 			perflib_seg_maps_close(&m);
 			return err;
@@ -130,8 +119,7 @@ int perflib_seg_pin(const struct perflib_seg_maps *m, const char *dir,
 	if (mkdir(dir, 0755))
 		return -errno;
 	for (j = 0, err = 0; j < PERFLIB_SEG_NR && !err; j++) {
-		if (m->fd[j] >= 0) /* (no index but in a leader) */
-			err = perflib_pin_one(m->fd[j], dir, perflib_seg_pins[j], opts);
+		err = perflib_pin_one(m->fd[j], dir, perflib_seg_pins[j], opts);
 	}
 	if (!err && (opts->uid != (uid_t)-1 || opts->gid != (gid_t)-1) &&
 	    chown(dir, opts->uid, opts->gid))
@@ -244,7 +232,7 @@ uint8_t *perflib_slot_map(struct perflib_store *map, uint32_t id)
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_seg *s = &map->cls[cls].segs[k];
-	struct perflib_seg_maps m = {{s->data_fd, s->index_fd, s->live_fd}};
+	struct perflib_seg_maps m = {{s->data_fd, s->live_fd}};
 
 	const struct perflib_class *c = &map->cls[cls];
 
@@ -267,7 +255,7 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 		map->procs = NULL;
 	}
 	perflib_seg_maps_close(&m);
-	s->data_fd = s->index_fd = s->live_fd = -1;
+	s->data_fd = s->live_fd = -1;
 }
 
 /* the kernel's id of map @fd, 0 if unknown */
@@ -297,8 +285,8 @@ static void fd_install(int *slot, int fd)
 
 /*
  * Retired segment @k of class @cls in this process: zero pages where its slots and live
- * bitmap were (a reader walking them meanwhile sees no live slot, never a fault), its index
- * fd a placeholder (/dev/null: a lookup through it finds nothing). The maps' memory goes
+ * map were (a reader walking them meanwhile sees no live slot and no index entry, never a
+ * fault). The maps' memory goes
  * with the last process to do so. A reader that cannot map (read permission only) keeps
  * its fds until the segment is opened again or the set closed. seg_lock held.
  */
@@ -306,7 +294,6 @@ static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c = &map->cls[cls];
 	struct perflib_seg *s = &c->segs[k];
-	int nul;
 
 	if (!map->mapped)
 		return;
@@ -319,11 +306,6 @@ static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 				  perflib_seg_slots(k, c->seg0) * c->slot_size, map->writable);
 	if (s->live)
 		perflib_map_blank(s->live, s->live_map, map->writable);
-	if (s->index_fd >= 0) {
-		nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (nul >= 0)
-			fd_install(&s->index_fd, nul);
-	}
 	s->data_mapped = false;
 	s->blank = true;
 }
@@ -334,7 +316,7 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	struct perflib_seg *s;
 	uint64_t slots, words;
 	bool rdonly = !map->writable && !map->mapped, blank;
-	struct perflib_seg_maps m = {{-1, -1, -1}};
+	struct perflib_seg_maps m = {{-1, -1}};
 	char sdir[PATH_MAX + 48];
 	uint64_t *live;
 	int err, j;
@@ -350,22 +332,15 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (err)
 		return err;
 	m.fd[PERFLIB_SEG_DATA] = perflib_pin_open(sdir, "data", rdonly);
-	if (seg_has(k, PERFLIB_SEG_INDEX))
-		m.fd[PERFLIB_SEG_INDEX] = perflib_pin_open(sdir, "index", !map->writable);
 	m.fd[PERFLIB_SEG_LIVE] = perflib_pin_open(sdir, "live", rdonly);
 	for (j = 0, err = 0; j < PERFLIB_SEG_NR && !err; j++) {
-		if (m.fd[j] < 0 && seg_has(k, j))
+		if (m.fd[j] < 0)
 			err = m.fd[j];
 	}
 	if (err < 0)
 		goto fail;
 	err = perflib_map_check(m.fd[PERFLIB_SEG_DATA], BPF_MAP_TYPE_ARRAY, 4, c->slot_size,
 				(uint32_t)slots, BPF_F_MMAPABLE);
-	if (err >= 0 && seg_has(k, PERFLIB_SEG_INDEX))
-		err = perflib_map_check(m.fd[PERFLIB_SEG_INDEX], BPF_MAP_TYPE_HASH,
-					sizeof(struct perflib_index_key),
-					sizeof(struct perflib_index_val),
-					(uint32_t)perflib_idx_entries(k, c->seg0), 0);
 	if (err >= 0)
 		err = perflib_map_check(m.fd[PERFLIB_SEG_LIVE], BPF_MAP_TYPE_ARRAY, 4, 8,
 					(uint32_t)words, BPF_F_MMAPABLE);
@@ -374,7 +349,6 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	s->data_id = map_id(m.fd[PERFLIB_SEG_DATA]);
 	if (!map->mapped) {
 		fd_install(&s->data_fd, m.fd[PERFLIB_SEG_DATA]);
-		fd_install(&s->index_fd, m.fd[PERFLIB_SEG_INDEX]);
 		fd_install(&s->live_fd, m.fd[PERFLIB_SEG_LIVE]);
 		s->blank = false;
 		return 0;
@@ -430,8 +404,6 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 		map->ctl = (struct perflib_ctl *)(live +
 						  perflib_ctl_word(c->seg0, map->info->nr_procs));
 	}
-	fd_install(&s->index_fd, m.fd[PERFLIB_SEG_INDEX]);
-	m.fd[PERFLIB_SEG_INDEX] = -1;
 	s->blank = false;
 	/* mapped: the mappings hold the maps; fork() copies every fd a process keeps */
 	perflib_seg_maps_close(&m);
@@ -464,7 +436,7 @@ static bool seg_same(const struct perflib_store *map, uint32_t cls, uint32_t k)
 }
 
 /*
- * the outer map @j (segs, idxs, lives) of class @cls, opened from its pin the first time it
+ * the outer map @j (segs, lives) of class @cls, opened from its pin the first time it
  * is needed after perflib_store_trim() closed it (-errno). Writers only.
  */
 int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
@@ -627,15 +599,14 @@ int perflib_store_refresh(struct perflib_store *map)
 /*
  * enter published segment @k of class @cls in the outer maps and ctl (idempotent). The kernel
  * makes every update of an array of maps wait for an RCU grace period (no program still
- * runs with the old entry): three waits for a group's leader, two for the others (no index,
- * layout.h). (Running the updates in threads shares the waits and halves the cost of a grow,
+ * runs with the old entry): two waits per segment. (Running the updates in threads shares the waits and halves the cost of a grow,
  * but a thread made in a child forked from a threaded process can hang under the
  * sanitizers: not worth it for a cost paid once per segment, four times per doubling of the
  * set.)
  */
 static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
-	struct perflib_seg_maps m = {{-1, -1, -1}};
+	struct perflib_seg_maps m = {{-1, -1}};
 	char sdir[PATH_MAX + 48];
 	uint32_t cur = k;
 	__u32 key = k;
@@ -645,8 +616,6 @@ static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (err)
 		return err;
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (!seg_has(k, j))
-			continue;
 		m.fd[j] = perflib_pin_open(sdir, perflib_seg_pins[j], false);
 		outer = perflib_store_outer_fd(map, cls, j);
 		if (m.fd[j] < 0 || outer < 0) {
@@ -746,41 +715,10 @@ void perflib_store_settle(const struct perflib_store *map)
 		set_unlock(fd);
 }
 
-/* the keys program of @map pinned in its directory @dir (keys.c), unless it is there */
-static void keys_pin(struct perflib_store *map, const char *dir,
-		     const struct perflib_pin_opts *opts)
-{
-	int idxs[PERFLIB_MAX_CLASSES], c;
-
-	/* each class's idxs; a set with fewer classes gives class 0's for the others */
-	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
-		idxs[c] = perflib_store_outer_fd(map, perflib_class_or0(map, (uint32_t)c),
-						 PERFLIB_SEG_INDEX);
-		if (idxs[c] < 0)
-			return;
-	}
-	perflib_keys_pin(idxs, dir, opts);
-}
-
-/* has a class of @map more than one segment (the control word now)? */
-static bool keys_needed(const struct perflib_store *map)
-{
-	struct perflib_ctl ctl;
-	uint32_t c;
-
-	if (perflib_store_ctl_read(map, &ctl))
-		return true;
-	for (c = 0; c < map->nr_classes; c++) {
-		if (ctl.nr_segs[c] > 1)
-			return true;
-	}
-	return false;
-}
-
 /* grow class @cls to k + 1 segments, the set's lock held */
 static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
-	struct perflib_seg_maps m = {{-1, -1, -1}};
+	struct perflib_seg_maps m = {{-1, -1}};
 	struct perflib_pin_opts opts;
 	char dir[PATH_MAX], tmp[PATH_MAX + 64], sdir[PATH_MAX + 48];
 	static _Atomic unsigned int seq;
@@ -822,13 +760,6 @@ static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 		if (err)
 			return err;
 	}
-	/*
-	 * a second segment: creates of the class look in more than their own now, through the
-	 * keys program, pinned before anyone sees the segment (an accelerator: without it,
-	 * they look segment by segment)
-	 */
-	if (k >= 1)
-		keys_pin(map, dir, &opts);
 	return seg_publish(map, cls, k);
 }
 
@@ -907,8 +838,6 @@ static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
 	int j, outer;
 
 	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		if (!seg_has(k, j))
-			continue; /* none entered (seg_publish) */
 		outer = perflib_store_outer_fd(map, cls, j);
 		if (outer < 0)
 			return outer;
@@ -984,9 +913,6 @@ int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 			break;
 		n++;
 	}
-	/* every class back to one segment: the keys program goes too, until a class grows */
-	if (n > 0 && !keys_needed(map))
-		perflib_keys_unpin(map);
 	set_unlock(lock);
 	return err < 0 ? err : n;
 }
@@ -999,16 +925,4 @@ void perflib_live_set(struct perflib_store *map, uint32_t i, bool on)
 		__atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
 	else
 		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
-}
-
-int perflib_index_lookup(const struct perflib_store *map, uint32_t cls,
-			 const struct perflib_index_key *key, struct perflib_index_val *ret_val)
-{
-	uint32_t k, n = perflib_store_nr_segs(map, cls);
-
-	for (k = 0; k < n; k = perflib_idx_next(k)) {
-		if (!bpf_map_lookup_elem(map->cls[cls].segs[k].index_fd, key, ret_val))
-			return 0;
-	}
-	return -ENOENT;
 }

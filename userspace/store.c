@@ -97,8 +97,6 @@ void perflib_store_close(struct perflib_store *map)
 	perflib_vspace_put(&map->vs);
 	if (map->info_fd >= 0)
 		close(map->info_fd);
-	if (map->keys_fd >= 0)
-		close(map->keys_fd);
 	pthread_mutex_destroy(&map->seg_lock);
 	free(map->seg_table);
 	free(map->info);
@@ -114,7 +112,7 @@ static struct perflib_store *map_alloc(const GUID *guid, bool writable)
 		return NULL;
 	map->guid = *guid;
 	map->writable = writable;
-	map->info_fd = map->keys_fd = -1;
+	map->info_fd = -1;
 	map->proc_index = -1;
 	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
 		for (k = 0; k < PERFLIB_SEG_NR; k++)
@@ -195,8 +193,7 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 	for (c = 0, nr = 0; c < map->nr_classes; c++) {
 		map->cls[c].segs = map->seg_table + nr;
 		for (k = 0; k < map->cls[c].max_segs; k++)
-			map->cls[c].segs[k] = (struct perflib_seg){
-				.data_fd = -1, .index_fd = -1, .live_fd = -1};
+			map->cls[c].segs[k] = (struct perflib_seg){.data_fd = -1, .live_fd = -1};
 		nr += map->cls[c].max_segs;
 	}
 	if (!unmapped) {
@@ -289,7 +286,6 @@ int perflib_store_open(const GUID *guid, bool writable, struct perflib_store **r
 				}
 			}
 		}
-		perflib_keys_open(map);
 	}
 	err = map_attach(map, unmapped);
 	if (err)
@@ -390,7 +386,7 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 	 * maps are the template of its outer maps: class 0's are kept, the others' closed.
 	 */
 	for (c = 0; c < info->nr_classes; c++) {
-		struct perflib_seg_maps tmpl = {{-1, -1, -1}}, *m = c ? &tmpl : &seg0;
+		struct perflib_seg_maps tmpl = {{-1, -1}}, *m = c ? &tmpl : &seg0;
 
 		err = perflib_seg_create(info, c, 0, m);
 		for (j = 0; j < PERFLIB_SEG_NR && !err; j++) {
@@ -456,7 +452,6 @@ int perflib_store_create(const struct perflib_info *info, size_t info_size,
 		goto out;
 	}
 	perflib_seg_maps_close(&seg0);
-	perflib_keys_open(map);
 	err = map_read_info(map);
 	if (!err)
 		err = map_attach(map, false);

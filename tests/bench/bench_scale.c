@@ -434,8 +434,7 @@ static void row_note(const char *sec, const char *what, unsigned int n, const ch
 static void section_growth(void)
 {
 	unsigned int max = 0, nr_cp = 0, cp[MAX_SIZES], i, r, k;
-	double create[2][MAX_SIZES][64], mem[MAX_SIZES][64], del[64], empty[64], after[64];
-	unsigned int mode;
+	double create[MAX_SIZES][64], mem[MAX_SIZES][64], del[64], empty[64], after[64];
 	PPERF_COUNTERSET_INSTANCE *live;
 	WCHAR name[NAME_CHARS + 1];
 	char note[128];
@@ -481,28 +480,18 @@ static void section_growth(void)
 	live = malloc((size_t)max * sizeof(*live));
 	if (!live)
 		die("malloc", ENOMEM);
-	/*
-	 * mode 1: the same growth without the set's keys program (PERFLIB_KEYS_PROG=0), each
-	 * create looking a new key up segment by segment: the program's gain, side by side
-	 */
-	for (r = 0; r < 2 * opt.growth_rounds; r++) {
+	for (r = 0; r < opt.growth_rounds; r++) {
 		GUID set = set_guid(2, r);
 		unsigned int done = 0;
 		double t0;
 
-		mode = r % 2;
-		if (mode)
-			setenv("PERFLIB_KEYS_PROG", "0", 1);
-		else
-			unsetenv("PERFLIB_KEYS_PROG");
 		st = provide(&set, max, 0, &h);
 		if (st)
 			die("PerfSetCounterSetInfo (growth)", (long)st);
 		if (r == 0)
 			printf("# the maps of the growth set as registered, before any "
 			       "instance:\n");
-		if (!mode)
-			empty[r / 2] = (double)mem_of_set(&set, r == 0 ? stdout : NULL);
+		empty[r] = (double)mem_of_set(&set, r == 0 ? stdout : NULL);
 		for (i = 0; i < nr_cp; i++) {
 			t0 = now_ns();
 			for (; done < cp[i]; done++) {
@@ -511,14 +500,8 @@ static void section_growth(void)
 				if (!live[done])
 					die("PerfCreateInstance (growth)", (long)GetLastError());
 			}
-			create[mode][i][r / 2] = (now_ns() - t0) / (cp[i] - (i ? cp[i - 1] : 0));
-			if (!mode)
-				mem[i][r / 2] = (double)mem_of_set(&set, NULL) / cp[i];
-		}
-		if (mode) {
-			PerfStopProvider(h);
-			perflib_unregister_counterset(&set, true);
-			continue;
+			create[i][r] = (now_ns() - t0) / (cp[i] - (i ? cp[i - 1] : 0));
+			mem[i][r] = (double)mem_of_set(&set, NULL) / cp[i];
 		}
 		t0 = now_ns();
 		for (i = 0; i < done; i++) {
@@ -526,24 +509,16 @@ static void section_growth(void)
 			if (st)
 				die("PerfDeleteInstance (growth)", (long)st);
 		}
-		del[r / 2] = (now_ns() - t0) / done;
-		after[r / 2] = (double)mem_of_set(&set, NULL);
+		del[r] = (now_ns() - t0) / done;
+		after[r] = (double)mem_of_set(&set, NULL);
 		PerfStopProvider(h);
 		perflib_unregister_counterset(&set, true);
 	}
 	free(live);
 	for (i = 0; i < nr_cp; i++) {
 		snprintf(note, sizeof(note), "create %u..%u", i ? cp[i - 1] + 1 : 1, cp[i]);
-		row("growth", note, cp[i], "ns/create", create[0][i], NULL, opt.growth_rounds, 0);
+		row("growth", note, cp[i], "ns/create", create[i], NULL, opt.growth_rounds, 0);
 	}
-	/* ratio: with the keys program over without it */
-	for (i = 0; i < nr_cp; i++) {
-		snprintf(note, sizeof(note), "create %u..%u, no keys prog", i ? cp[i - 1] + 1 : 1,
-			 cp[i]);
-		row("growth", note, cp[i], "ns/create", create[1][i], create[0][i],
-		    opt.growth_rounds, 0);
-	}
-	unsetenv("PERFLIB_KEYS_PROG");
 	row("growth", "delete all", max, "ns/delete", del, NULL, opt.growth_rounds, 0);
 	for (i = 0; i < nr_cp; i++)
 		row("growth", "memory per instance", cp[i], "B/instance", mem[i], NULL,

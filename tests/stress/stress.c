@@ -229,37 +229,97 @@ static uint32_t max_entries(int fd)
 	return info.max_entries;
 }
 
+/* the info value of @set (malloc'd), or NULL */
+static struct perflib_info *info_read(const GUID *set)
+{
+	int fd = pin_open(set, "info");
+	uint32_t key = 0, vs = fd < 0 ? 0 : value_size(fd);
+	struct perflib_info *info = vs >= sizeof(*info) ? malloc(vs) : NULL;
+
+	if (info && bpf_map_lookup_elem(fd, &key, info)) {
+		free(info);
+		info = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	return info;
+}
+
 /*
  * where the procs entries of @set are (layout.h: words of class 0's s0/live, from its info):
  * the first word and the number of entries; 0 or -1
  */
 static int procs_words(const GUID *set, uint32_t *first, uint32_t *nr)
 {
-	int fd = pin_open(set, "info");
-	uint32_t key = 0, vs = fd < 0 ? 0 : value_size(fd);
-	struct perflib_info *info = vs >= sizeof(*info) ? malloc(vs) : NULL;
-	int err = -1;
+	struct perflib_info *info = info_read(set);
 
-	if (info && !bpf_map_lookup_elem(fd, &key, info)) {
-		*nr = info->nr_procs;
-		*first = perflib_procs_word(info->classes[0].seg0_slots, info->nr_procs, 0);
-		err = 0;
-	}
+	if (!info)
+		return -1;
+	*nr = info->nr_procs;
+	*first = perflib_procs_word(info->classes[0].seg0_slots, info->nr_procs, 0);
 	free(info);
-	if (fd >= 0)
-		close(fd);
-	return err;
+	return 0;
+}
+
+/* where class 0's s0 index table is (words of s0/live): its first word and its words */
+static int index_words(const GUID *set, uint32_t *first, uint32_t *nr)
+{
+	struct perflib_info *info = info_read(set);
+
+	if (!info)
+		return -1;
+	*first = (uint32_t)perflib_idx_word(0, info->classes[0].seg0_slots, info->nr_procs);
+	*nr = (uint32_t)perflib_idx_words(0, info->classes[0].seg0_slots);
+	free(info);
+	return 0;
+}
+
+/* the word of slot @i of a class whose segments' data maps are @data, or 0 */
+static __u64 slot_word_of(const int *data, uint32_t nr_segs, uint32_t seg0, uint32_t i,
+			  uint8_t *val)
+{
+	uint32_t k = perflib_seg_of(i, seg0), off;
+
+	if (k >= nr_segs)
+		return 0;
+	off = i - (uint32_t)perflib_seg_first(k, seg0);
+	if (bpf_map_lookup_elem(data[k], &off, val))
+		return 0;
+	return *(__u64 *)val;
+}
+
+/* current entries in the index tables of a class (leaders' live maps @live, layout.h) */
+static unsigned int count_entries(const struct perflib_info *info, uint32_t c, const int *data,
+				  const int *live, uint32_t nr_segs, uint8_t *val)
+{
+	uint32_t seg0 = info->classes[c].seg0_slots, k, w, first;
+	unsigned int n = 0;
+	__u64 e;
+
+	for (k = 0; k < nr_segs; k = perflib_idx_next(k)) {
+		first = (uint32_t)perflib_idx_word(k, seg0, info->nr_procs);
+		for (w = 0; w < perflib_idx_words(k, seg0); w++) {
+			uint32_t key = first + w;
+
+			if (bpf_map_lookup_elem(live[k], &key, &e) || !e)
+				continue;
+			n += perflib_idx_current(e, slot_word_of(data, nr_segs, seg0,
+								 perflib_idx_entry_slot(e), val));
+		}
+	}
+	return n;
 }
 
 /*
  * what is left in the set, read from the pins (layout.h): slot states in every segment
- * s<k>/data, keys in every s<k>/index, live procs entries
+ * s<k>/data, current entries in the leaders' index tables (s<k>/live), live procs entries
  */
 static int count_left(const GUID *set, struct left *l)
 {
-	uint8_t *val = NULL, key[256], next[256];
-	int data_fd, index_fd, live_fd, err = -1;
+	int data[PERFLIB_MAX_SEGS], lives[PERFLIB_MAX_SEGS], live_fd, err = -1;
 	uint32_t c, i, k, n, segs = 0, first, nr_procs;
+	struct perflib_info *info = info_read(set);
+	uint8_t *val = NULL;
 	char name[32];
 	__u64 w;
 
@@ -267,7 +327,7 @@ static int count_left(const GUID *set, struct left *l)
 	l->ghosts = listed(set);
 	live_fd = pin_open(set, "s0/live");
 	val = malloc(65536);
-	if (live_fd < 0 || !val || procs_words(set, &first, &nr_procs))
+	if (live_fd < 0 || !val || !info || procs_words(set, &first, &nr_procs))
 		goto out;
 	/* the procs entries: their first word is {state, gen} */
 	for (i = 0; i < nr_procs; i++) {
@@ -277,28 +337,26 @@ static int count_left(const GUID *set, struct left *l)
 			l->procs++;
 	}
 	/* every segment of every size class: s<k>/ for class 0, c<c>s<k>/ for the others */
-	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
+	for (c = 0; c < PERFLIB_MAX_CLASSES && c < info->nr_classes; c++) {
 		for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
 			if (c)
 				snprintf(name, sizeof(name), "c%us%u/data", c, k);
 			else
 				snprintf(name, sizeof(name), "s%u/data", k);
-			data_fd = pin_open(set, name);
-			memcpy(name + strlen(name) - 4, "index", 6);
-			/* a group's leader has the group's index, the others none (layout.h) */
-			index_fd = perflib_idx_leads(k) ? pin_open(set, name) : -1;
-			if (data_fd < 0 || (index_fd < 0 && perflib_idx_leads(k)) ||
-			    value_size(data_fd) > 65536) {
-				if (data_fd >= 0)
-					close(data_fd);
-				if (index_fd >= 0)
-					close(index_fd);
+			data[k] = pin_open(set, name);
+			memcpy(name + strlen(name) - 4, "live", 5);
+			lives[k] = pin_open(set, name);
+			if (data[k] < 0 || lives[k] < 0 || value_size(data[k]) > 65536) {
+				if (data[k] >= 0)
+					close(data[k]);
+				if (lives[k] >= 0)
+					close(lives[k]);
 				break; /* the class's last segment */
 			}
 			segs++;
-			n = max_entries(data_fd);
+			n = max_entries(data[k]);
 			for (i = 0; i < n; i++) {
-				if (bpf_map_lookup_elem(data_fd, &i, val))
+				if (bpf_map_lookup_elem(data[k], &i, val))
 					continue;
 				switch (((struct perflib_slot_hdr *)val)->seq &
 					PERFLIB_SLOT_STATE_MASK) {
@@ -310,22 +368,18 @@ static int count_left(const GUID *set, struct left *l)
 					break;
 				}
 			}
-			if (index_fd >= 0 && !bpf_map_get_next_key(index_fd, NULL, key)) {
-				l->keys++;
-				while (!bpf_map_get_next_key(index_fd, key, next)) {
-					memcpy(key, next, sizeof(key));
-					l->keys++;
-				}
-			}
-			close(data_fd);
-			if (index_fd >= 0)
-				close(index_fd);
+		}
+		l->keys += count_entries(info, c, data, lives, k, val);
+		while (k--) {
+			close(data[k]);
+			close(lives[k]);
 		}
 	}
 	l->segs = segs;
 	err = segs ? 0 : -1;
 out:
 	free(val);
+	free(info);
 	if (live_fd >= 0)
 		close(live_fd);
 	return err;
@@ -611,27 +665,6 @@ static void corrupt_array(int fd, uint32_t first, uint32_t nr)
 	free(v);
 }
 
-/* a random key in, or a random value for an existing key */
-static void corrupt_index(int fd)
-{
-	struct perflib_index_key key;
-	struct perflib_index_val val;
-	uint8_t *p = (uint8_t *)&key;
-	size_t i;
-
-	if (rnd() % 2 && !bpf_map_get_next_key(fd, NULL, &key)) {
-		val.slot = rnd() % 4 ? rnd() % 64 : rnd();
-		val.gen = rnd();
-		bpf_map_update_elem(fd, &key, &val, BPF_ANY);
-		return;
-	}
-	for (i = 0; i < sizeof(key); i++)
-		p[i] = (uint8_t)rnd();
-	val.slot = rnd() % 64;
-	val.gen = rnd();
-	bpf_map_update_elem(fd, &key, &val, BPF_ANY);
-}
-
 /* run @argv with stdout and stderr to /dev/null; crash / hang counted */
 static void run_reader(char *const argv[], unsigned int *crashes, unsigned int *hangs)
 {
@@ -702,7 +735,7 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 	char typeperf[PATH_MAX + 16], exporter[PATH_MAX + 24], dir[PATH_MAX + 64], g[37];
 	char data[PATH_MAX + 80], index[PATH_MAX + 80], procs[PATH_MAX + 80];
 	GUID set = set_guid(n);
-	uint32_t procs_first = 0, procs_nr = 0;
+	uint32_t procs_first = 0, procs_nr = 0, idx_first = 0, idx_nr = 0;
 	int fds[3], stop[2];
 	unsigned int r, i, before;
 	bool hung;
@@ -747,13 +780,15 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 	snprintf(typeperf, sizeof(typeperf), "%s/typeperf", tools);
 	snprintf(exporter, sizeof(exporter), "%s/perflib-exporter", tools);
 	snprintf(dir, sizeof(dir), "%s/%s", root, perflib_guid_to_string(&set, g));
-	/* segment 0's slots and index (the set never grows here) */
+	/* segment 0's slots and index table (in s0/live; the set never grows here) */
 	snprintf(data, sizeof(data), "%s/s0/data", dir);
-	snprintf(index, sizeof(index), "%s/s0/index", dir);
+	snprintf(index, sizeof(index), "%s/s0/live", dir);
 	/* the procs entries, words of s0/live */
 	snprintf(procs, sizeof(procs), "%s/s0/live", dir);
 	if (procs_words(&set, &procs_first, &procs_nr))
 		procs_nr = 0;
+	if (index_words(&set, &idx_first, &idx_nr))
+		idx_nr = 0;
 	fds[0] = bpf_obj_get(data);
 	fds[1] = bpf_obj_get(index);
 	fds[2] = bpf_obj_get(procs);
@@ -772,7 +807,7 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 				corrupt_array(fds[0], 0, 64);
 				break;
 			case 1:
-				corrupt_index(fds[1]);
+				corrupt_array(fds[1], idx_first, idx_nr);
 				break;
 			default:
 				corrupt_array(fds[2], procs_first, procs_nr * PERFLIB_PROC_WORDS);

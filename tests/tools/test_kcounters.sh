@@ -54,7 +54,7 @@ rc=$?
 
 out=$("$K" load 2>&1) || fail "load: $out"
 echo "$out"
-for p in info segs idxs lives s0/data s0/index s0/live link_sched_switch link_sys_enter reaper; do
+for p in info segs lives s0/data s0/live link_sched_switch link_sys_enter reaper; do
 	[ -e "$DIR/$p" ] || fail "load: $DIR/$p is not pinned"
 done
 # a kernel that lacks a tracepoint gets no link for it (load says so)

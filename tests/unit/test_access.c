@@ -29,7 +29,7 @@
 #define NOGROUP 65534
 #define WAIT_MS 10000
 
-static const char *const pins[] = {"info", "segs", "idxs", "s0/data", "s0/index", "s0/live"};
+static const char *const pins[] = {"info", "segs", "lives", "s0/data", "s0/live"};
 #define NR_PINS (sizeof(pins) / sizeof(pins[0]))
 
 /* become nobody:nogroup with no supplementary groups and, as a result, no capabilities */

@@ -291,7 +291,8 @@ static void pin_array(const char *dir, const char *name, __u32 value_size, __u32
  * words read as summaries), version 6 (no summary heads: pending words read as heads) and
  * version 7 (procs a map of its own: pending words read as procs entries) and version 8
  * (segments doubling: segment 1 read as a quarter-octave segment would put its slots at the
- * wrong indexes)
+ * wrong indexes), version 9 (segment 0's head bits meant nothing past bit 0) and version 10
+ * (index hash maps, no index table: procs entries read as a table and the other way round)
  */
 static void test_old_layout_refused(void **state)
 {
@@ -301,7 +302,7 @@ static void test_old_layout_refused(void **state)
 					0xFFFFFFFF, 0xFFFFFFFF,
 					0xFFFFFFFF, 0,
 					"c",	    NULL};
-	static const __u32 versions[] = {1, 3, 4, 5, 6, 7, 8, 9};
+	static const __u32 versions[] = {1, 3, 4, 5, 6, 7, 8, 9, 10};
 	struct perflib_ctl ctl = {.magic = PERFLIB_CTL_MAGIC, .nr_segs = {1}};
 	__u64 proc[8] = {0}; /* a procs entry of layouts 3 to 7: 64 bytes */
 	struct perflib_counterset_reg reg;
@@ -370,11 +371,14 @@ static void test_old_layout_refused(void **state)
 		if (versions[v] >= 8) {
 			/*
 			 * s0/live as this layout has it: only the segment geometry (8) or the
-			 * meaning of segment 0's head bits (9) differs
+			 * meaning of segment 0's head bits (9) differs, and none had an index
+			 * table in it (10)
 			 */
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
 			assert_int_equal(mkdir(sdir, 0755), 0);
-			pin_array(sdir, "live", 8, perflib_live0_words(info_seg0, 64),
+			pin_array(sdir, "live", 8,
+				  perflib_live0_words(info_seg0, 64) -
+					  (__u32)perflib_idx_words(0, info_seg0),
 				  BPF_F_MMAPABLE, 1, &bits);
 		}
 		warned[0] = 0;

@@ -272,7 +272,6 @@ static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start
 {
 	struct perflib_store *rw;
 	struct perflib_index_key key;
-	struct perflib_index_val val;
 	struct perflib_slot_hdr *hdr;
 	PERF_COUNTERSET_INSTANCE *blk;
 	uint8_t *slot;
@@ -295,9 +294,7 @@ static void forge_slot(const GUID *set, uint32_t i, uint32_t pid, uint64_t start
 	strcpy((char *)slot + rw->info->ascii_offset, "ghost");
 	hdr->owner_start = start;
 	perflib_index_key(u"ghost", 5, id, &key);
-	val.slot = i;
-	val.gen = gen - 1;
-	assert_int_equal(bpf_map_update_elem(perflib_index_fd(rw, i), &key, &val, BPF_NOEXIST), 0);
+	assert_int_equal(perflib_index_put(rw, i, gen - 1, &key), 0);
 	perflib_live_set(rw, i, true);
 	__atomic_store_n((uint64_t *)slot, perflib_make_word(PERFLIB_SLOT_LIVE, gen, pid),
 			 __ATOMIC_RELEASE);

@@ -253,20 +253,23 @@ static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store 
 	assert_int_equal(perflib_seg_sum_words(0, seg0), (perflib_seg_words(0, seg0) + 63) / 64);
 	assert_int_equal(perflib_sum_head_span(0, seg0), 1);
 	/*
-	 * the heads follow every entry's summaries, the procs entries follow the heads, the
-	 * pending words follow the entries, the control word is last
+	 * the heads follow every entry's summaries, segment 0's index table follows the heads,
+	 * the procs entries follow the table, the pending words follow the entries, the
+	 * control word is last
 	 */
 	assert_int_equal(perflib_sum_head(0, seg0, nr_procs, 0),
 			 perflib_seg_words(0, seg0) + nr_procs * perflib_seg_sum_words(0, seg0));
-	assert_int_equal(perflib_procs_word(seg0, nr_procs, 0),
+	assert_int_equal(perflib_idx_word(0, seg0, nr_procs),
 			 perflib_sum_head(0, seg0, nr_procs, nr_procs - 1) + 1);
+	assert_int_equal(perflib_procs_word(seg0, nr_procs, 0),
+			 perflib_idx_word(0, seg0, nr_procs) + perflib_idx_words(0, seg0));
 	assert_int_equal(perflib_pending_word(seg0, nr_procs, 0),
 			 perflib_procs_word(seg0, nr_procs, nr_procs - 1) + PERFLIB_PROC_WORDS);
 	assert_int_equal(perflib_live0_words(seg0, nr_procs),
 			 perflib_ctl_word(seg0, nr_procs) + PERFLIB_CTL_WORDS);
-	/* with the default 64 entries, all of it in one page */
+	/* with the default 64 entries and segment 0's table (2 KiB at most), two pages */
 	if (nr_procs == PERFLIB_PROCS_DEFAULT)
-		assert_true(perflib_live0_words(seg0, nr_procs) * 8 <= 4096);
+		assert_true(perflib_live0_words(seg0, nr_procs) * 8 <= 8192);
 	assert_int_equal(*sum, 0); /* nothing held */
 	assert_int_equal(*head, 0);
 	a = PerfCreateInstance(h, set, u"sum-a", 1);
@@ -315,13 +318,13 @@ static void test_procs_entry(void **state)
 	assert_true(idx >= 0);
 	/*
 	 * the procs entries, the pending words and the control word are in class 0's s0/live,
-	 * after the summary heads (fork() walks every mapping: no map of their own); a
-	 * reader's view
+	 * after the summary heads and segment 0's index table (fork() walks every mapping: no
+	 * map of their own); a reader's view
 	 */
 	assert_ptr_equal(cs->map->procs,
 			 (struct perflib_proc *)(cs->map->cls[0].segs[0].live +
-						 perflib_seg_live_words(0, cs->map->cls[0].seg0,
-									cs->map->info->nr_procs)));
+						 perflib_seg_map_words(0, cs->map->cls[0].seg0,
+								       cs->map->info->nr_procs)));
 	assert_ptr_equal(cs->map->pending, (uint64_t *)(cs->map->procs + cs->map->info->nr_procs));
 	assert_ptr_equal(cs->map->ctl, cs->map->pending + cs->map->info->nr_procs);
 	assert_non_null(cs->map->ctl);

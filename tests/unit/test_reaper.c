@@ -127,26 +127,13 @@ static void child_close(struct child *c)
 	close(c->go[1]);
 }
 
-/* keys in the index maps of every size class of @map */
-static unsigned int count_keys(const struct perflib_store *map)
+/*
+ * current entries in the index tables of every size class of @map: the reaper leaves the
+ * entries of what it frees, stale (no longer current), for whoever meets them to clear
+ */
+static unsigned int count_keys(struct perflib_store *map)
 {
-	struct perflib_index_key key, next;
-	unsigned int n = 0;
-	uint32_t c, k;
-
-	for (c = 0; c < map->nr_classes; c++) {
-		for (k = 0; k < perflib_store_nr_segs(map, c); k++) {
-			void *prev = NULL;
-
-			while (bpf_map_get_next_key(map->cls[c].segs[k].index_fd, prev, &next) ==
-			       0) {
-				key = next;
-				prev = &key;
-				n++;
-			}
-		}
-	}
-	return n;
+	return (unsigned int)perflib_index_count(map);
 }
 
 /* the slot id after @id in @map (every class's opened slots in turn), false at the end */

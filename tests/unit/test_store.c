@@ -762,9 +762,14 @@ static void test_hand_made_pins(void **state)
 	hand_set(&hs, info);
 	hand_unpin(&hs, "s0/live");
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);
+	/* layout 10's s0/live: no index table between the heads and the procs entries */
 	hand_set(&hs, info);
-	hand_unpin(&hs, "s0/index");
-	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);
+	hand_pin(&hs, "s0/live", BPF_MAP_TYPE_ARRAY, 4, 8,
+		 perflib_live0_words(info->seg0_slots, info->nr_procs) -
+			 (__u32)perflib_idx_words(0, info->seg0_slots),
+		 BPF_F_MMAPABLE | BPF_F_INNER_MAP, NULL);
+	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -EBADMSG);
+	assert_int_equal(perflib_store_open(&hs.guid, false, &map), -EBADMSG);
 	hand_set(&hs, info);
 	hand_unpin(&hs, "lives");
 	assert_int_equal(perflib_store_open(&hs.guid, true, &map), -ENOENT);

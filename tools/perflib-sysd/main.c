@@ -159,7 +159,7 @@ enum { LD_FREE_PCT = 7, LD_FREE_BASE, LD_FREE_MB };
 #define SD_MAX_DISKS 1024 /* pd_map's size */
 /*
  * longest name the BPF programs create: those of size class 0 (layout.h), the class the
- * programs' maps (segs, idxs, lives) hold; the path sets are registered with it, so they
+ * programs' maps (segs, lives) hold; the path sets are registered with it, so they
  * have that one class
  */
 #define SD_NAME_MAX (PERFLIB_CLASS0_NAME - 1)
