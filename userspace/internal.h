@@ -217,7 +217,7 @@ void perflib_store_close(struct perflib_store *map);
 /*
  * perflib_store_trim - close the fds a mapped set no longer needs (info, the outer maps):
  * every fd is copied by each fork() (about 60 ns per fd and fork, with the exit). Call it
- * after the loaders that take the set's fds (the reaper, the keys program).
+ * after the loaders that take the set's fds (the reaper).
  */
 void perflib_store_trim(struct perflib_store *map);
 /*

@@ -403,7 +403,7 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 		if (perflib_store_shrinkable(set->map, i))
 			perflib_store_shrink(set->map, i);
 	}
-	/* what stays open is what creates and deletes use: indexes and the keys program */
+	/* nothing of it stays open: creates and deletes use its mappings (the index too) */
 	perflib_store_trim(set->map);
 	set->nr_classes = set->map->nr_classes;
 	for (i = 0; i < set->nr_classes; i++) {

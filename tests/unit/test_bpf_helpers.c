@@ -375,7 +375,7 @@ static void test_loader_open(void **state)
 	assert_int_equal(cs.geo.slot_size, ro->info->slot_size);
 	assert_int_equal(cs.geo.capacity, ro->info->capacity);
 	assert_int_equal(cs.geo.nr_counters, 4);
-	/* the geometry of size class 0, whose pins (segs, idxs, lives) the loader opened */
+	/* the geometry of size class 0, whose pins (segs, lives) the loader opened */
 	assert_int_equal(cs.geo.name_max, ro->info->classes[0].name_max);
 	assert_int_equal(cs.geo.seg0_slots, ro->info->classes[0].seg0_slots);
 	assert_int_equal(cs.geo.name_offset, ro->info->name_offset);
