@@ -246,30 +246,23 @@ static struct perflib_info *info_read(const GUID *set)
 }
 
 /*
- * where the procs entries of @set are (layout.h: words of class 0's s0/live, from its info):
- * the first word and the number of entries; 0 or -1
+ * where the procs entries and segment 0's index table of @set are (layout.h: words of class
+ * 0's s0/live, from its info): the first word and the number of entries, the first word of
+ * the table and its words; 0 or -1
  */
-static int procs_words(const GUID *set, uint32_t *first, uint32_t *nr)
+static int procs_words(const GUID *set, uint32_t *first, uint32_t *nr, uint32_t *idx_first,
+		       uint32_t *idx_nr)
 {
 	struct perflib_info *info = info_read(set);
+	uint32_t seg0;
 
 	if (!info)
 		return -1;
+	seg0 = info->classes[0].seg0_slots;
 	*nr = info->nr_procs;
-	*first = perflib_procs_word(info->classes[0].seg0_slots, info->nr_procs, 0);
-	free(info);
-	return 0;
-}
-
-/* where class 0's s0 index table is (words of s0/live): its first word and its words */
-static int index_words(const GUID *set, uint32_t *first, uint32_t *nr)
-{
-	struct perflib_info *info = info_read(set);
-
-	if (!info)
-		return -1;
-	*first = (uint32_t)perflib_idx_word(0, info->classes[0].seg0_slots, info->nr_procs);
-	*nr = (uint32_t)perflib_idx_words(0, info->classes[0].seg0_slots);
+	*first = perflib_procs_word(seg0, info->nr_procs, 0);
+	*idx_first = (uint32_t)perflib_idx_word(0, seg0, info->nr_procs);
+	*idx_nr = (uint32_t)perflib_idx_words(0, seg0);
 	free(info);
 	return 0;
 }
@@ -317,7 +310,7 @@ static unsigned int count_entries(const struct perflib_info *info, uint32_t c, c
 static int count_left(const GUID *set, struct left *l)
 {
 	int data[PERFLIB_MAX_SEGS], lives[PERFLIB_MAX_SEGS], live_fd, err = -1;
-	uint32_t c, i, k, n, segs = 0, first, nr_procs;
+	uint32_t c, i, k, n, segs = 0, first, nr_procs, idx_first, idx_nr;
 	struct perflib_info *info = info_read(set);
 	uint8_t *val = NULL;
 	char name[32];
@@ -327,7 +320,8 @@ static int count_left(const GUID *set, struct left *l)
 	l->ghosts = listed(set);
 	live_fd = pin_open(set, "s0/live");
 	val = malloc(65536);
-	if (live_fd < 0 || !val || !info || procs_words(set, &first, &nr_procs))
+	if (live_fd < 0 || !val || !info ||
+	    procs_words(set, &first, &nr_procs, &idx_first, &idx_nr))
 		goto out;
 	/* the procs entries: their first word is {state, gen} */
 	for (i = 0; i < nr_procs; i++) {
@@ -785,10 +779,8 @@ static void corruption(unsigned int rounds, unsigned int n, struct corrupt *c)
 	snprintf(index, sizeof(index), "%s/s0/live", dir);
 	/* the procs entries, words of s0/live */
 	snprintf(procs, sizeof(procs), "%s/s0/live", dir);
-	if (procs_words(&set, &procs_first, &procs_nr))
-		procs_nr = 0;
-	if (index_words(&set, &idx_first, &idx_nr))
-		idx_nr = 0;
+	if (procs_words(&set, &procs_first, &procs_nr, &idx_first, &idx_nr))
+		procs_nr = idx_nr = 0;
 	fds[0] = bpf_obj_get(data);
 	fds[1] = bpf_obj_get(index);
 	fds[2] = bpf_obj_get(procs);

@@ -172,15 +172,24 @@ static void test_duplicate_across_leaders(void **state)
 	stop(h, &set);
 }
 
-/* the place of @key in the table of leader 0 of @map */
-static uint64_t *place_of(struct perflib_store *map, const struct perflib_index_key *key,
-			  struct perflib_idx_place *p)
+/*
+ * a provider of @n instances (fill), and the key of "k<i>", id i, with its place in the
+ * table of leader 0 (its words in *ret_t): the provider's map
+ */
+static struct perflib_store *fill_place(HANDLE *h, GUID *set, PPERF_COUNTERSET_INSTANCE *inst,
+					int n, uint32_t i, struct perflib_index_key *key,
+					struct perflib_idx_place *p, uint64_t **ret_t)
 {
-	uint64_t nb, *t = perflib_idx_table(map, 0, 0, &nb);
+	struct perflib_store *map;
+	uint64_t nb;
 
-	assert_non_null(t);
+	fill(h, set, inst, n);
+	map = provider_map(*h, set);
+	key_of(i, i, key);
+	*ret_t = perflib_idx_table(map, 0, 0, &nb);
+	assert_non_null(*ret_t);
 	perflib_idx_place(key, nb, p);
-	return t;
+	return map;
 }
 
 /*
@@ -200,10 +209,7 @@ static void test_stale_and_bogus_entries(void **state)
 	GUID set;
 
 	(void)state;
-	fill(&h, &set, inst, 4);
-	map = provider_map(h, &set);
-	key_of(100, 100, &key);
-	t = place_of(map, &key, &p);
+	map = fill_place(&h, &set, inst, 4, 100, &key, &p, &t);
 	b1 = p.b[1] * PERFLIB_IDX_BUCKET;
 	/* the last slot of segment 0 is FREE: an entry for it at its generation is stale */
 	s = map->cls[0].seg0 - 1;
@@ -255,10 +261,7 @@ static void test_full_buckets(void **state)
 	int b;
 
 	(void)state;
-	fill(&h, &set, inst, 40);
-	map = provider_map(h, &set);
-	key_of(500, 500, &key);
-	t = place_of(map, &key, &p);
+	map = fill_place(&h, &set, inst, 40, 500, &key, &p, &t);
 	assert_int_not_equal(p.b[0], p.b[1]);
 	/* stale: the live slots 4..35 two claims ago */
 	for (b = 0; b < 2; b++) {
