@@ -261,9 +261,9 @@ $(OUTPUT)tests/%: tests/unit/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) $(TES
 $(OUTPUT)tests/%.so-test: tests/unit/%.c $(SO) $(TESTLIB_OBJS)
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(ALL_LDFLAGS) -DPERFLIB_TEST_SHARED $< \
-		$(TESTLIB_OBJS) -L$(OUTPUT) -Wl,-rpath,$(abspath $(OUTPUT)) -lperflib -lcmocka \
-		$(LIB_LIBS) -lm -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(ALL_LDFLAGS) -DPERFLIB_TEST_SHARED -MMD -MP \
+		-MF $@.d $< $(TESTLIB_OBJS) -L$(OUTPUT) -Wl,-rpath,$(abspath $(OUTPUT)) -lperflib \
+		-lcmocka $(LIB_LIBS) -lm -o $@
 
 $(OUTPUT)tests/helpers/%: tests/helpers/%.c $(A) $(TESTLIB_OBJS)
 	$(call msg,TEST,$@)
