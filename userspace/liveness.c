@@ -8,6 +8,7 @@
  * with the last answer inline in the header, since one provider owns most slots); across
  * reads, a pidfd per owner turns the lookup into one poll().
  */
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -82,8 +83,16 @@ static void owners_atfork(void)
 static bool pidfd_exited(int fd)
 {
 	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int n;
 
-	return poll(&p, 1, 0) != 0; /* readable, an error or a hang-up: gone */
+	/*
+	 * a signal is no answer: poll() is never restarted, and taking its EINTR for an exit
+	 * would remember a running owner as dead for good (seen with a 37 µs interval timer)
+	 */
+	do
+		n = poll(&p, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n != 0; /* readable, an error or a hang-up: gone */
 }
 
 /*

@@ -557,6 +557,44 @@ static struct perflib_span fake_span(const uint8_t *a, const uint8_t *b, const u
 	return sp;
 }
 
+static volatile unsigned long ticks;
+
+static void tick(int sig)
+{
+	(void)sig;
+	ticks++;
+}
+
+/*
+ * a running owner stays running while signals rain on the reader: its pidfd's poll()
+ * interrupted (EINTR, never restarted) is no exit. Each fresh cache asks the process-wide
+ * one, which polls the remembered pidfd: 20,000 polls under a 20 µs interval timer (without
+ * the retry the first poll already failed here).
+ */
+static void test_alive_under_signals(void **state)
+{
+	struct itimerval it = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
+	struct perflib_alive ac;
+	unsigned long i;
+	uint64_t start;
+	uint32_t pid;
+
+	(void)state;
+	perflib_self(&pid, &start);
+	signal(SIGALRM, tick);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	for (i = 0; i < 20000; i++) {
+		memset(&ac, 0, sizeof(ac));
+		if (!perflib_owner_alive(&ac, pid, start))
+			break;
+	}
+	assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+	signal(SIGALRM, SIG_DFL);
+	print_message("%lu lookups, %lu signals\n", i, ticks);
+	assert_int_equal(i, 20000);
+	assert_true(ticks > 0);
+}
+
 static void test_read_slot_changing(void **state)
 {
 	static const uint64_t live = 1;
@@ -758,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_direct_equals_snapshot),
 		cmocka_unit_test(test_direct_other_sets),
 		cmocka_unit_test(test_name_copy),
+		cmocka_unit_test(test_alive_under_signals),
 		cmocka_unit_test(test_read_slot_changing),
 		cmocka_unit_test(test_read_slot_copies),
 		cmocka_unit_test(test_owner_exits_between_reads),
