@@ -499,6 +499,23 @@ static inline __u64 perflib_seg_map_words(__u32 k, __u32 seg0, __u32 nr_procs)
 }
 
 /*
+ * leader @k's table (k leads a group: 0, 1, 4, 8, ...): its buckets, and in *@ret_base its
+ * first word in the leader's live map; perflib_idx_buckets() and perflib_idx_word() written
+ * out for a leader, with fewer branches for a BPF program's verifier to walk in its loops
+ * over the leaders (test_index checks that they agree)
+ */
+static inline __u64 perflib_idx_leader_table(__u32 k, __u32 seg0, __u32 nr_procs, __u32 *ret_base)
+{
+	__u64 slots = (__u64)seg0 << (k >> 2), group, words;
+
+	/* the group: segment 0 alone, 1..3, or 4o..4o + 3 (4 segments of seg0 << o slots) */
+	group = k == 0 ? seg0 : k < 4 ? 3 * (__u64)seg0 : slots * 4;
+	words = (slots + 63) / 64;
+	*ret_base = (__u32)(words + (__u64)nr_procs * ((words + 63) / 64 + 1));
+	return (group + 7) / 8;
+}
+
+/*
  * class 0's s0/live: the first word of procs entry @proc (struct perflib_proc, its {state,
  * gen} word), after the heads
  */

@@ -854,22 +854,11 @@ static __always_inline __u64 *perflib__gidx_entry(void *seg, __u32 base,
 	return bpf_map_lookup_elem(seg, &word);
 }
 
-/*
- * leader @k's table in a set of geometry @g: its buckets, and in *@ret_base its first word
- * in the leader's live map (layout.h's perflib_idx_buckets and perflib_idx_word, written
- * out for a leader: fewer branches for the verifier to walk in the loops over leaders)
- */
+/* leader @k's table in a set of geometry @g: its buckets, its first word (layout.h) */
 static __always_inline __u64 perflib__gidx_table(const volatile struct perflib_bpf_geometry *g,
 						 __u32 k, __u32 *ret_base)
 {
-	__u64 seg0 = g->seg0_slots, group, words;
-	__u32 o = k >> 2;
-
-	/* the group: segment 0 alone, 1..3, or 4o..4o + 3 (4 segments of seg0 << o slots) */
-	group = k == 0 ? seg0 : k < 4 ? 3 * seg0 : (seg0 << o) * 4;
-	words = ((seg0 << o) + 63) / 64;
-	*ret_base = (__u32)(words + (__u64)g->nr_procs * ((words + 63) / 64 + 1));
-	return (group + 7) / 8;
+	return perflib_idx_leader_table(k, g->seg0_slots, g->nr_procs, ret_base);
 }
 
 /* the k-th leader of an index group: 0, 1, 4, 8, ..., 60 (layout.h) */

@@ -321,6 +321,18 @@ static void test_layout(void **state)
 	assert_int_equal(perflib_idx_buckets(0, 4), 1);
 	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
 		assert_int_equal(perflib_idx_words(k, 64), perflib_idx_buckets(k, 64) * 16);
+	/* BPF programs' form of a leader's table agrees with the general one */
+	for (i = 1; i <= 4096; i *= 2) {
+		for (k = 0; k < PERFLIB_MAX_SEGS; k = perflib_idx_next(k)) {
+			uint32_t base, procs;
+
+			for (procs = 1; procs <= 256; procs *= 4) {
+				assert_int_equal(perflib_idx_leader_table(k, i, procs, &base),
+						 perflib_idx_buckets(k, i));
+				assert_int_equal(base, perflib_idx_word(k, i, procs));
+			}
+		}
+	}
 	/* the table after the heads; class 0's procs after s0's table */
 	assert_int_equal(perflib_idx_word(0, 128, 64), perflib_seg_live_words(0, 128, 64));
 	assert_int_equal(perflib_procs_word(128, 64, 0),
