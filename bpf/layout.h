@@ -47,8 +47,7 @@
  *            80 bytes per key more, a map and an RCU wait per leader, and a program,
  *            keys, to look a key up in every leader in one system call).
  *            Class 0's segment 0 (s0/live, never retired, mapped by every process that
- *            maps the set) has more words after its summary heads (perflib_live0_words):
- *            Then, in class 0's segment 0 only:
+ *            maps the set) has more words after its index table (perflib_live0_words):
  *              4 nr_procs words: the procs entries, struct perflib_proc (32 bytes each,
  *                              perflib_procs_word): the processes that provide into the
  *                              counter set (liveness, callback sockets)
@@ -676,6 +675,15 @@ static inline __u64 perflib_key_scope(__u32 instance_type, __u32 pid)
 	if (instance_type == 0x4 || instance_type == 0xC || instance_type == 0x16)
 		return (__u64)pid << 1 | 1;
 	return 0;
+}
+
+/*
+ * the pid that scopes the key of a slot whose owner stamp is @owner_start and word @w (its
+ * instance's key is computed again from the slot): the owner's, 0 for a kernel-owned one
+ */
+static inline __u32 perflib_slot_key_pid(__u64 owner_start, __u64 w)
+{
+	return owner_start == PERFLIB_OWNER_KERNEL ? 0 : perflib_word_pid(w);
 }
 
 static inline int perflib_key_singleton(__u32 instance_type)

@@ -4,9 +4,10 @@
  *
  * A counter set lives in pinned maps under $PERFLIB_ROOT/<counter-set GUID>/ (layout.h):
  * segs (segment -> slots), lives (segment -> live bitmap; a group leader's also holds the
- * index of the group's instance names) and info. A BPF program declares the maps it uses with the macros below; its
- * loader opens the pins and hands their fds to libbpf with bpf_map__reuse_fd() before
- * loading, and copies the slot geometry into the program's read-only data (perflib_geo).
+ * index of the group's instance names) and info. A BPF program declares the maps it uses
+ * with the macros below; its loader opens the pins and hands their fds to libbpf with
+ * bpf_map__reuse_fd() before loading, and copies the slot geometry into the program's
+ * read-only data (perflib_geo).
  * LIBBPF_PIN_BY_NAME cannot be used: libbpf pins by map name in one directory, while
  * perflib's pins are named info/segs/lives inside a per-counter-set directory.
  *
@@ -835,14 +836,6 @@ static __always_inline void perflib__gslot_key(const void *slot,
 
 /* ---- the index tables (layout.h): lookups, inserts and removals from BPF ------------------ */
 
-/* the pid that scopes the key of @slot (word @w): its owner's, 0 for a kernel-owned one */
-static __always_inline __u32 perflib__slot_key_pid(const void *slot, __u64 w)
-{
-	const struct perflib_slot_hdr *h = slot;
-
-	return h->owner_start == PERFLIB_OWNER_KERNEL ? 0 : perflib_word_pid(w);
-}
-
 /* entry @j (0..31: bucket j / 16 of @p) of leader @k's table in @index_map, or NULL */
 static __always_inline __u64 *perflib__gidx_entry(void *seg, __u32 base,
 						  const struct perflib_idx_place *p, __u32 j)
@@ -879,16 +872,16 @@ static __always_inline int perflib__gidx_holds(void *data_map,
 					       const volatile struct perflib_bpf_geometry *g,
 					       const struct perflib_index_key *key, __u32 i)
 {
+	struct perflib_slot_hdr *hdr = perflib_gslot(data_map, g, i);
 	struct perflib_index_key sk;
-	void *slot = perflib_gslot(data_map, g, i);
 	__u64 w;
 
-	if (!slot)
+	if (!hdr)
 		return 0;
-	w = perflib_slot_word(slot);
-	perflib__gslot_key(slot, g, perflib__slot_key_pid(slot, w), &sk);
+	w = perflib_slot_word(hdr);
+	perflib__gslot_key(hdr, g, perflib_slot_key_pid(hdr->owner_start, w), &sk);
 	if (sk.id != key->id || sk.check != key->check || sk.hash != key->hash ||
-	    perflib_slot_word(slot) != w)
+	    perflib_slot_word(hdr) != w)
 		return 0;
 	return perflib_word_state(w) == PERFLIB_SLOT_LIVE ? 1 : 2;
 }
@@ -1006,6 +999,25 @@ static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map
 }
 
 /*
+ * the table of the leader of slot @idx and @key's place there: the leader's live map, the
+ * table's first word in *@ret_base; NULL if the set has no such segment
+ */
+static __always_inline void *perflib__gidx_home(void *index_map,
+						const volatile struct perflib_bpf_geometry *g,
+						__u32 idx, const struct perflib_index_key *key,
+						struct perflib_idx_place *p, __u32 *ret_base)
+{
+	__u32 k = perflib_idx_of(idx, g->seg0_slots);
+	__u64 nb = perflib__gidx_table(g, k, ret_base);
+	void *seg = perflib_segment(index_map, k);
+
+	if (!seg || !nb)
+		return NULL;
+	perflib_idx_place(key, nb, p);
+	return seg;
+}
+
+/*
  * put the entry of claimed slot @idx (word @w) under @key in its leader's table: in the
  * first free or stale entry of its first bucket, else of its second (user space takes the
  * emptier of the two; counting both here makes a loop the verifier cannot prune). The
@@ -1016,16 +1028,15 @@ static __always_inline __u64 *perflib__gidx_put(void *data_map, void *index_map,
 						__u32 idx, __u64 w,
 						const struct perflib_index_key *key, __u64 *ret_e)
 {
-	__u32 k = perflib_idx_of(idx, g->seg0_slots), base;
-	__u64 nb = perflib__gidx_table(g, k, &base), e, *at = NULL;
-	void *seg = perflib_segment(index_map, k);
 	struct perflib_idx_place p;
 	struct bpf_iter_num it;
+	__u64 e, *at = NULL;
+	__u32 base;
+	void *seg = perflib__gidx_home(index_map, g, idx, key, &p, &base);
 	int *jp;
 
-	if (!seg || !nb)
+	if (!seg)
 		return NULL;
-	perflib_idx_place(key, nb, &p);
 	e = perflib_idx_entry(p.tag, perflib_word_gen(w), idx);
 	*ret_e = e;
 	perflib__for(it, jp, 2 * PERFLIB_IDX_BUCKET)
@@ -1057,16 +1068,14 @@ static __always_inline void perflib__gidx_remove(void *index_map,
 						 const volatile struct perflib_bpf_geometry *g,
 						 __u32 idx, const struct perflib_index_key *key)
 {
-	__u32 k = perflib_idx_of(idx, g->seg0_slots), base;
-	__u64 nb = perflib__gidx_table(g, k, &base);
-	void *seg = perflib_segment(index_map, k);
 	struct perflib_idx_place p;
 	struct bpf_iter_num it;
+	__u32 base;
+	void *seg = perflib__gidx_home(index_map, g, idx, key, &p, &base);
 	int *jp;
 
-	if (!seg || !nb)
+	if (!seg)
 		return;
-	perflib_idx_place(key, nb, &p);
 	perflib__for(it, jp, 2 * PERFLIB_IDX_BUCKET)
 	{
 		__u64 *ep = perflib__gidx_entry(seg, base, &p, (__u32)*jp);

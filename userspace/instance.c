@@ -85,26 +85,18 @@ static bool slot_owner_alive(const uint8_t *slot, uint64_t w)
 	return perflib_proc_alive(perflib_word_pid(w), start);
 }
 
-/* the pid that scopes the key of slot @slot with word @w: its owner's, 0 for the kernel's */
-static uint32_t slot_key_pid(const uint8_t *slot, uint64_t w)
-{
-	const struct perflib_slot_hdr *h = (const void *)slot;
-
-	if (__atomic_load_n(&h->owner_start, __ATOMIC_RELAXED) == PERFLIB_OWNER_KERNEL)
-		return 0;
-	return perflib_word_pid(w);
-}
-
 /* the key of the instance stored in slot @id (word @w), as its creator computed it */
 static void slot_own_key(const struct perflib_store *map, uint32_t id, const uint8_t *slot,
 			 uint64_t w, struct perflib_index_key *key)
 {
 	const struct perflib_info *info = map->info;
 	const PERF_COUNTERSET_INSTANCE *blk = (const void *)(slot + PERFLIB_BLOCK_OFFSET);
+	const struct perflib_slot_hdr *hdr = (const void *)slot;
 	const WCHAR *name = (const WCHAR *)(slot + info->name_offset);
 	size_t len = perflib_wcsnlen(name, map->cls[perflib_slot_id_class(id)].geo->name_max);
+	uint64_t stamp = __atomic_load_n(&hdr->owner_start, __ATOMIC_RELAXED);
 
-	slot_key(info, name, len, blk->InstanceId, slot_key_pid(slot, w), key);
+	slot_key(info, name, len, blk->InstanceId, perflib_slot_key_pid(stamp, w), key);
 }
 
 /* does slot @id, read with word @w, hold the instance of @key (and still that word)? */
@@ -118,19 +110,30 @@ static bool slot_has_key(const struct perflib_store *map, uint32_t id, const uin
 	return !memcmp(&k, key, sizeof(k)) && perflib_slot_word(slot) == w;
 }
 
-/* a key's place in leader @k's table of class @cls: the table (NULL: none mapped) */
+/* a key's place in leader @k's table of class @cls, and the table */
 struct idx_ref {
 	uint64_t *t;
 	uint64_t nb;
+	uint32_t cls, k;
 	struct perflib_idx_place p;
 };
 
+/* a current entry's slot: its id, mapping and word, and the entry */
+struct idx_hit {
+	uint32_t id;
+	uint8_t *slot;
+	uint64_t w, e;
+};
+
+/* @key's place in leader @k's table of class @cls; false if that table is not mapped */
 static bool idx_ref(const struct perflib_store *map, uint32_t cls, uint32_t k,
 		    const struct perflib_index_key *key, struct idx_ref *r)
 {
 	r->t = perflib_idx_table(map, cls, k, &r->nb);
 	if (!r->t)
 		return false;
+	r->cls = cls;
+	r->k = k;
 	perflib_idx_place(key, r->nb, &r->p);
 	return true;
 }
@@ -148,35 +151,77 @@ static int idx_nr_buckets(const struct idx_ref *r)
 }
 
 /*
- * Entry @e, read at @ep in leader @k's table of class @cls: 1 if current (its slot holds the
- * claim that inserted it: the slot's id, mapping and word in *ret_id, *ret_slot, *ret_w);
- * 0 if stale (cleared, when this process may write), or if it names no slot this process
- * has opened (past the segments it sees, or outside the leader's group: left alone);
- * -ENOMEM when the slot cannot be mapped.
+ * The next non-empty entry of place @r from position *@pos on (entry pos % 16 of bucket
+ * pos / 16; start at 0), with @tagged only one with the place's tag: its address, its value
+ * in *@ret_e; NULL past the last
  */
-static int idx_entry(struct perflib_store *map, uint32_t cls, uint32_t k, uint64_t *ep, uint64_t e,
-		     uint32_t *ret_id, uint8_t **ret_slot, uint64_t *ret_w)
+static uint64_t *idx_next(const struct idx_ref *r, uint32_t *pos, bool tagged, uint64_t *ret_e)
+{
+	uint32_t end = (uint32_t)idx_nr_buckets(r) * PERFLIB_IDX_BUCKET;
+	uint64_t *ep, e;
+
+	for (; *pos < end; (*pos)++) {
+		ep = idx_at(r, (int)(*pos / PERFLIB_IDX_BUCKET), *pos % PERFLIB_IDX_BUCKET);
+		e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+		if (e && (!tagged || perflib_idx_entry_tag(e) == r->p.tag)) {
+			(*pos)++;
+			*ret_e = e;
+			return ep;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Entry @e, read at @ep in the table of @r: 1 if current (its slot holds the claim that
+ * inserted it: *@h), 0 if stale (cleared, when this process may write), or if it names no
+ * slot this process has opened (past the segments it sees, or outside the leader's group:
+ * left alone); -ENOMEM when the slot cannot be mapped.
+ */
+static int idx_entry(struct perflib_store *map, const struct idx_ref *r, uint64_t *ep, uint64_t e,
+		     struct idx_hit *h)
 {
 	uint32_t i = perflib_idx_entry_slot(e);
-	uint8_t *slot;
-	uint64_t w;
 
-	if (i >= perflib_store_slots(map, cls) || perflib_idx_of(i, map->cls[cls].seg0) != k)
+	if (i >= perflib_store_slots(map, r->cls) ||
+	    perflib_idx_of(i, map->cls[r->cls].seg0) != r->k)
 		return 0;
-	*ret_id = perflib_slot_id_make(cls, i);
-	slot = map->writable ? perflib_slot_map(map, *ret_id) : perflib_slot(map, *ret_id);
-	if (!slot)
+	h->id = perflib_slot_id_make(r->cls, i);
+	h->slot = map->writable ? perflib_slot_map(map, h->id) : perflib_slot(map, h->id);
+	if (!h->slot)
 		return -ENOMEM;
-	w = perflib_slot_word(slot);
-	if (!perflib_idx_current(e, w)) {
+	h->w = perflib_slot_word(h->slot);
+	h->e = e;
+	if (!perflib_idx_current(e, h->w)) {
 		if (map->writable)
 			__atomic_compare_exchange_n(ep, &e, 0, false, __ATOMIC_ACQ_REL,
 						    __ATOMIC_RELAXED);
 		return 0;
 	}
-	*ret_slot = slot;
-	*ret_w = w;
 	return 1;
+}
+
+/*
+ * The next instance of @key in place @r from *@pos on, but the one of slot @skip: a current
+ * entry with the key's tag whose slot's own name, id and scope give @key (stale entries met
+ * are cleared). 1 and *@h, 0 past the last, -ENOMEM.
+ */
+static int idx_next_match(struct perflib_store *map, const struct idx_ref *r, uint32_t *pos,
+			  const struct perflib_index_key *key, uint32_t skip, struct idx_hit *h)
+{
+	uint64_t *ep, e;
+	int err;
+
+	while ((ep = idx_next(r, pos, true, &e))) {
+		if (perflib_slot_id_make(r->cls, perflib_idx_entry_slot(e)) == skip)
+			continue;
+		err = idx_entry(map, r, ep, e, h);
+		if (err < 0)
+			return err;
+		if (err && slot_has_key(map, h->id, h->slot, h->w, key))
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -186,21 +231,16 @@ static int idx_entry(struct perflib_store *map, uint32_t cls, uint32_t k, uint64
 static void slot_unindex_key(struct perflib_store *map, uint32_t id,
 			     const struct perflib_index_key *key)
 {
-	uint32_t i = perflib_slot_id_index(id), j;
+	uint32_t pos = 0;
 	struct idx_ref r;
-	uint64_t e;
-	int b;
+	uint64_t *ep, e;
 
 	if (!idx_ref(map, perflib_slot_id_class(id), perflib_slot_leader(map, id), key, &r))
 		return;
-	for (b = 0; b < idx_nr_buckets(&r); b++) {
-		for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
-			e = __atomic_load_n(idx_at(&r, b, j), __ATOMIC_RELAXED);
-			if (e && perflib_idx_entry_slot(e) == i &&
-			    perflib_idx_entry_tag(e) == r.p.tag)
-				__atomic_compare_exchange_n(idx_at(&r, b, j), &e, 0, false,
-							    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-		}
+	while ((ep = idx_next(&r, &pos, true, &e))) {
+		if (perflib_idx_entry_slot(e) == perflib_slot_id_index(id))
+			__atomic_compare_exchange_n(ep, &e, 0, false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
 	}
 }
 
@@ -514,34 +554,23 @@ static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name,
 static int key_in_leader(struct perflib_store *map, uint32_t k, uint32_t id,
 			 const struct perflib_index_key *key)
 {
-	uint32_t cls = perflib_slot_id_class(id), j, other;
+	uint32_t pos = 0;
 	struct idx_ref r;
-	uint8_t *os;
-	uint64_t e, ow;
-	int b, ret = 0, err;
+	struct idx_hit h;
+	int ret = 0, err;
 
-	if (!idx_ref(map, cls, k, key, &r))
+	if (!idx_ref(map, perflib_slot_id_class(id), k, key, &r))
 		return 0;
-	for (b = 0; b < idx_nr_buckets(&r); b++) {
-		for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
-			e = __atomic_load_n(idx_at(&r, b, j), __ATOMIC_ACQUIRE);
-			if (!e || perflib_idx_entry_tag(e) != r.p.tag)
-				continue;
-			err = idx_entry(map, cls, k, idx_at(&r, b, j), e, &other, &os, &ow);
-			if (err < 0)
-				return err;
-			if (!err || other == id || !slot_has_key(map, other, os, ow, key))
-				continue;
-			if (!slot_owner_alive(os, ow)) {
-				perflib_slot_reap(map, other);
-				continue;
-			}
-			if (perflib_word_state(ow) == PERFLIB_SLOT_LIVE || other < id)
-				return -EEXIST;
-			ret = -EAGAIN;
+	while ((err = idx_next_match(map, &r, &pos, key, id, &h)) > 0) {
+		if (!slot_owner_alive(h.slot, h.w)) {
+			perflib_slot_reap(map, h.id);
+			continue;
 		}
+		if (perflib_word_state(h.w) == PERFLIB_SLOT_LIVE || h.id < id)
+			return -EEXIST;
+		ret = -EAGAIN;
 	}
-	return ret;
+	return err < 0 ? err : ret;
 }
 
 /*
@@ -581,29 +610,22 @@ static uint32_t idx_free(const struct idx_ref *r, int b)
 	return n;
 }
 
-/* clear the stale entries of the buckets of place @r in leader @k's table of class @cls */
-static void idx_sweep(struct perflib_store *map, uint32_t cls, uint32_t k, const struct idx_ref *r)
+/* clear the stale entries of the buckets of place @r */
+static void idx_sweep(struct perflib_store *map, const struct idx_ref *r)
 {
-	uint32_t j, id;
-	uint8_t *slot;
-	uint64_t e, w;
-	int b;
+	uint32_t pos = 0;
+	struct idx_hit h;
+	uint64_t *ep, e;
 
-	for (b = 0; b < idx_nr_buckets(r); b++) {
-		for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
-			e = __atomic_load_n(idx_at(r, b, j), __ATOMIC_ACQUIRE);
-			if (e)
-				idx_entry(map, cls, k, idx_at(r, b, j), e, &id, &slot, &w);
-		}
-	}
+	while ((ep = idx_next(r, &pos, false, &e)))
+		idx_entry(map, r, ep, e, &h);
 }
 
 /*
- * Put entry @e in the emptier of the two buckets of place @r (leader @k of class @cls),
- * clearing stale entries there when both are full: where it went, or NULL if both stay full
+ * Put entry @e in the emptier of the two buckets of place @r, clearing stale entries there
+ * when both are full: where it went, or NULL if both stay full
  */
-static uint64_t *idx_put(struct perflib_store *map, uint32_t cls, uint32_t k,
-			 const struct idx_ref *r, uint64_t e)
+static uint64_t *idx_put(struct perflib_store *map, const struct idx_ref *r, uint64_t e)
 {
 	uint64_t zero;
 	uint32_t j, tries;
@@ -618,9 +640,25 @@ static uint64_t *idx_put(struct perflib_store *map, uint32_t cls, uint32_t k,
 				return idx_at(r, b, j);
 		}
 		if (!idx_free(r, 0) && !idx_free(r, idx_nr_buckets(r) - 1))
-			idx_sweep(map, cls, k, r);
+			idx_sweep(map, r);
 	}
 	return NULL;
+}
+
+/*
+ * the entry of slot @id, claimed at generation @gen, under @key in its leader's table:
+ * where it went (the entry in *@ret_e), or NULL (both buckets full of current entries, or
+ * the table not mapped)
+ */
+static uint64_t *slot_entry_put(struct perflib_store *map, uint32_t id, uint32_t gen,
+				const struct perflib_index_key *key, uint64_t *ret_e)
+{
+	struct idx_ref r;
+
+	if (!idx_ref(map, perflib_slot_id_class(id), perflib_slot_leader(map, id), key, &r))
+		return NULL;
+	*ret_e = perflib_idx_entry(r.p.tag, gen, perflib_slot_id_index(id));
+	return idx_put(map, &r, *ret_e);
 }
 
 /*
@@ -631,22 +669,15 @@ static uint64_t *idx_put(struct perflib_store *map, uint32_t cls, uint32_t k,
 static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 		      const struct perflib_index_key *key)
 {
-	struct perflib_store *map = set->map;
-	uint32_t cls = perflib_slot_id_class(id), k = perflib_slot_leader(map, id);
-	struct idx_ref r;
-	uint64_t e, *at;
+	uint64_t e, *at = slot_entry_put(set->map, id, perflib_word_gen(w), key, &e);
 	int err;
 
-	if (!idx_ref(map, cls, k, key, &r))
-		return -EBADF;
-	e = perflib_idx_entry(r.p.tag, perflib_word_gen(w), perflib_slot_id_index(id));
-	at = idx_put(map, cls, k, &r, e);
 	if (!at) {
 		pr_warn("index of size class %u of a counter set: both buckets of a key full\n",
-			cls);
+			perflib_slot_id_class(id));
 		return -ENOSPC;
 	}
-	err = key_unique(map, id, key);
+	err = key_unique(set->map, id, key);
 	if (err)
 		__atomic_compare_exchange_n(at, &e, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	return err;
@@ -655,40 +686,27 @@ static int slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
 int perflib_index_put(struct perflib_store *map, uint32_t id, uint32_t gen,
 		      const struct perflib_index_key *key)
 {
-	uint32_t cls = perflib_slot_id_class(id), k = perflib_slot_leader(map, id);
-	struct idx_ref r;
+	uint64_t e;
 
-	if (!map->writable || !idx_ref(map, cls, k, key, &r))
+	if (!map->writable)
 		return -EBADF;
-	return idx_put(map, cls, k, &r, perflib_idx_entry(r.p.tag, gen, perflib_slot_id_index(id)))
-		       ? 0
-		       : -ENOSPC;
+	return slot_entry_put(map, id, gen, key, &e) ? 0 : -ENOSPC;
 }
 
 int perflib_index_lookup(struct perflib_store *map, uint32_t cls,
 			 const struct perflib_index_key *key, struct perflib_index_val *ret_val)
 {
-	uint32_t k, n = perflib_store_nr_segs(map, cls), j, id;
+	uint32_t k, n = perflib_store_nr_segs(map, cls), pos;
 	struct idx_ref r;
-	uint8_t *slot;
-	uint64_t e, w;
-	int b;
+	struct idx_hit h;
 
 	for (k = 0; k < n; k = perflib_idx_next(k)) {
-		if (!idx_ref(map, cls, k, key, &r))
-			continue;
-		for (b = 0; b < idx_nr_buckets(&r); b++) {
-			for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
-				e = __atomic_load_n(idx_at(&r, b, j), __ATOMIC_ACQUIRE);
-				if (!e || perflib_idx_entry_tag(e) != r.p.tag ||
-				    idx_entry(map, cls, k, idx_at(&r, b, j), e, &id, &slot, &w) <=
-					    0 ||
-				    !slot_has_key(map, id, slot, w, key))
-					continue;
-				ret_val->slot = perflib_slot_id_index(id);
-				ret_val->gen = (uint32_t)(e >> 32) & 0xFF;
-				return 0;
-			}
+		pos = 0;
+		if (idx_ref(map, cls, k, key, &r) &&
+		    idx_next_match(map, &r, &pos, key, UINT32_MAX, &h) > 0) {
+			ret_val->slot = perflib_slot_id_index(h.id);
+			ret_val->gen = (uint32_t)(h.e >> 32) & 0xFF;
+			return 0;
 		}
 	}
 	return -ENOENT;
@@ -696,20 +714,18 @@ int perflib_index_lookup(struct perflib_store *map, uint32_t cls,
 
 uint64_t perflib_index_count(struct perflib_store *map)
 {
-	uint32_t c, k, j, id;
-	uint64_t n = 0, nb, b, *t, e, w;
-	uint8_t *slot;
+	struct idx_ref r = {0};
+	struct idx_hit h;
+	uint64_t n = 0, i, *ep, e;
 
-	for (c = 0; c < map->nr_classes; c++) {
-		for (k = 0; k < perflib_store_nr_segs(map, c); k = perflib_idx_next(k)) {
-			t = perflib_idx_table(map, c, k, &nb);
-			for (b = 0; t && b < nb; b++) {
-				for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {
-					uint64_t *ep = t + b * PERFLIB_IDX_BUCKET + j;
-
-					e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
-					n += e && idx_entry(map, c, k, ep, e, &id, &slot, &w) > 0;
-				}
+	for (r.cls = 0; r.cls < map->nr_classes; r.cls++) {
+		for (r.k = 0; r.k < perflib_store_nr_segs(map, r.cls);
+		     r.k = perflib_idx_next(r.k)) {
+			r.t = perflib_idx_table(map, r.cls, r.k, &r.nb);
+			for (i = 0; r.t && i < r.nb * PERFLIB_IDX_BUCKET; i++) {
+				ep = r.t + i;
+				e = __atomic_load_n(ep, __ATOMIC_ACQUIRE);
+				n += e && idx_entry(map, &r, ep, e, &h) > 0;
 			}
 		}
 	}

@@ -2,9 +2,9 @@
 /*
  * segment.c - how a counter set grows: in each size class, segments of slots, each a data
  * map and a live map (bitmap, owner summaries, and in a group's leader the group's index
- * table) pinned in <set>/[c<c>]s<k>/, published in the control
- * word (class 0's s0/live) and the class's outer maps, and mapped at their fixed place in
- * the class's range (layout.h): by readers whole, by providers by chunks as they need them
+ * table) pinned in <set>/[c<c>]s<k>/, published in the control word (class 0's s0/live)
+ * and the class's outer maps, and mapped at their fixed place in the class's range
+ * (layout.h): by readers whole, by providers by chunks as they need them
  * (perflib_slot_map); the empty ones at the top given back.
  *
  * Growing: the process that finds no free slot creates segment k's maps, pins them in a
@@ -286,9 +286,9 @@ static void fd_install(int *slot, int fd)
 /*
  * Retired segment @k of class @cls in this process: zero pages where its slots and live
  * map were (a reader walking them meanwhile sees no live slot and no index entry, never a
- * fault). The maps' memory goes
- * with the last process to do so. A reader that cannot map (read permission only) keeps
- * its fds until the segment is opened again or the set closed. seg_lock held.
+ * fault). The maps' memory goes with the last process to do so. A reader that cannot map
+ * (read permission only) keeps its fds until the segment is opened again or the set
+ * closed. seg_lock held.
  */
 static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
@@ -599,10 +599,10 @@ int perflib_store_refresh(struct perflib_store *map)
 /*
  * enter published segment @k of class @cls in the outer maps and ctl (idempotent). The kernel
  * makes every update of an array of maps wait for an RCU grace period (no program still
- * runs with the old entry): two waits per segment. (Running the updates in threads shares the waits and halves the cost of a grow,
- * but a thread made in a child forked from a threaded process can hang under the
- * sanitizers: not worth it for a cost paid once per segment, four times per doubling of the
- * set.)
+ * runs with the old entry): two waits per segment. (Running the updates in threads shares
+ * the waits and halves the cost of a grow, but a thread made in a child forked from a
+ * threaded process can hang under the sanitizers: not worth it for a cost paid once per
+ * segment, four times per doubling of the set.)
  */
 static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
