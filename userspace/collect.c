@@ -163,7 +163,7 @@ static bool proc_read(const struct perflib_store *map, uint32_t i, struct perfli
 	uint64_t w1, w2;
 
 	if (!map->procs) {
-		int fd = map->cls[0].segs[0].live_fd;
+		int fd = perflib_seg_at(&map->cls[0], 0)->live_fd;
 		__u32 w, k = perflib_procs_word(map->cls[0].seg0, map->info->nr_procs, i);
 
 		for (w = 0; w < PERFLIB_PROC_WORDS; w++, k++) {

@@ -326,7 +326,9 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		span = end - i < 64 - bit ? end - i : 64 - bit;
 		if (span > left)
 			span = left;
-		free_bits = ~__atomic_load_n(&cl->segs[k].live[off / 64], __ATOMIC_ACQUIRE) >> bit;
+		free_bits = ~__atomic_load_n(&perflib_seg_at(cl, k)->live[off / 64],
+					     __ATOMIC_ACQUIRE) >>
+			    bit;
 		if (span < 64)
 			free_bits &= (1ULL << span) - 1;
 		if (!free_bits) {

@@ -142,6 +142,8 @@ enum { PERFLIB_SEG_DATA, PERFLIB_SEG_LIVE, PERFLIB_SEG_NR };
 extern const char *const perflib_seg_pins[PERFLIB_SEG_NR];
 extern const char *const perflib_outer_pins[PERFLIB_SEG_NR];
 
+#define PERFLIB_SEG_GROUP 8 /* segment entries allocated together (perflib_class) */
+
 /* one size class of an opened counter set (layout.h): its reservation and segments */
 struct perflib_class {
 	const struct perflib_info_class *geo; /* in the map's info */
@@ -157,10 +159,15 @@ struct perflib_class {
 				       * segments are retired (perflib_store_shrink) */
 	uint32_t epoch;		      /* ctl.epoch[class] when the segments were last checked */
 	int outer_fd[PERFLIB_SEG_NR]; /* segs, lives (writers only), else -1 */
-	struct perflib_seg *segs;     /* max_segs entries, in perflib_store.seg_table; NULL
-				       * until the info is read (every process keeps this per
-				       * set it opens: sized by the set's capacity, not
-				       * PERFLIB_MAX_SEGS for each of PERFLIB_MAX_CLASSES) */
+	/*
+	 * The class's segments, PERFLIB_SEG_GROUP entries per allocation, made when the
+	 * group's first segment is opened (perflib_seg_open, seg_lock held) and kept until
+	 * the set is closed: a set that never grew keeps one group for each class it used,
+	 * where a table sized by the capacity (52 entries per class for 1M instances) took
+	 * 10 KB of heap per set, in every process that opens it, and fork() copies every
+	 * page of heap a process touched
+	 */
+	struct perflib_seg *seg_groups[PERFLIB_MAX_SEGS / PERFLIB_SEG_GROUP];
 };
 
 struct perflib_store {
@@ -181,9 +188,25 @@ struct perflib_store {
 						      * instead) */
 	uint32_t nr_classes;			     /* info->nr_classes */
 	pthread_mutex_t seg_lock;		     /* serialises opening segments */
-	struct perflib_seg *seg_table; /* every class's segments, one allocation */
 	struct perflib_class cls[PERFLIB_MAX_CLASSES];
 };
+
+/* segment @k of class @c, or NULL when no segment of its group was ever opened */
+static inline struct perflib_seg *perflib_seg_find(const struct perflib_class *c, uint32_t k)
+{
+	struct perflib_seg *g;
+
+	if (k >= PERFLIB_MAX_SEGS)
+		return NULL;
+	g = __atomic_load_n(&c->seg_groups[k / PERFLIB_SEG_GROUP], __ATOMIC_ACQUIRE);
+	return g ? g + k % PERFLIB_SEG_GROUP : NULL;
+}
+/* segment @k of class @c, opened before (below nr_segs, or being opened) */
+static inline struct perflib_seg *perflib_seg_at(const struct perflib_class *c, uint32_t k)
+{
+	return __atomic_load_n(&c->seg_groups[k / PERFLIB_SEG_GROUP], __ATOMIC_ACQUIRE) +
+	       k % PERFLIB_SEG_GROUP;
+}
 
 const char *perflib_root_path(void);
 /* "<root>/<guid>" into @buf */
@@ -291,7 +314,7 @@ static inline uint64_t *perflib_live_word(const struct perflib_store *map, uint3
 	uint64_t off = i - perflib_seg_first(k, c->seg0);
 
 	*ret_bit = 1ULL << (off % 64);
-	return &c->segs[k].live[off / 64];
+	return &perflib_seg_at(c, k)->live[off / 64];
 }
 /*
  * perflib_store_refresh - open (and map) the segments other processes published since the
@@ -388,11 +411,12 @@ static inline uint64_t *perflib_idx_table(const struct perflib_store *map, uint3
 					  uint64_t *ret_nb)
 {
 	const struct perflib_class *c = &map->cls[cls];
+	const struct perflib_seg *s = perflib_seg_find(c, k);
 
 	*ret_nb = perflib_idx_buckets(k, c->seg0);
-	if (!*ret_nb || !c->segs[k].live || c->segs[k].blank)
+	if (!*ret_nb || !s || !s->live || s->blank)
 		return NULL;
-	return c->segs[k].live + perflib_idx_word(k, c->seg0, map->info->nr_procs);
+	return s->live + perflib_idx_word(k, c->seg0, map->info->nr_procs);
 }
 /* pin access defaults (perflib_set_pin_access + environment) */
 void perflib_pin_defaults(struct perflib_pin_opts *opts);

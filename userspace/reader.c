@@ -136,16 +136,17 @@ struct perflib_span perflib_reader_span(struct perflib_reader *r)
 		if (map->mapped) {
 			/* the segment: its live bitmap */
 			n = end - r->next;
-			sp.live = c->segs[k].live + (r->next - first) / 64;
+			sp.live = perflib_seg_at(c, k)->live + (r->next - first) / 64;
 			sp.a = sp.b = c->data + (size_t)r->next * c->slot_size;
 		} else {
 			/* a chunk of the segment, copied twice */
 			n = end - r->next < PERFLIB_COPY_CHUNK ? end - r->next : PERFLIB_COPY_CHUNK;
-			r->err = perflib_array_copy(c->segs[k].data_fd, r->next - first, n, c->slot_size,
-					      r->copy[0]);
+			r->err = perflib_array_copy(perflib_seg_at(c, k)->data_fd, r->next - first,
+						    n, c->slot_size, r->copy[0]);
 			if (!r->err)
-				r->err = perflib_array_copy(c->segs[k].data_fd, r->next - first, n,
-						      c->slot_size, r->copy[1]);
+				r->err = perflib_array_copy(perflib_seg_at(c, k)->data_fd,
+							    r->next - first, n, c->slot_size,
+							    r->copy[1]);
 			if (r->err)
 				break;
 			sp.live = r->ones;

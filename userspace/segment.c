@@ -174,7 +174,7 @@ static void chunk_blank(struct perflib_store *map, uint32_t cls, uint32_t k, uin
 static void chunks_each(struct perflib_store *map, uint32_t cls, uint32_t k,
 			void (*fn)(struct perflib_store *, uint32_t, uint32_t, uint32_t))
 {
-	const struct perflib_seg *s = &map->cls[cls].segs[k];
+	const struct perflib_seg *s = perflib_seg_at(&map->cls[cls], k);
 	uint32_t j;
 
 	for (j = 0; j < s->nr_chunks; j++) {
@@ -187,7 +187,7 @@ uint8_t *perflib_slot_map(struct perflib_store *map, uint32_t id)
 {
 	struct perflib_class *c = &map->cls[perflib_slot_id_class(id)];
 	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0), j, last;
-	struct perflib_seg *s = &c->segs[k];
+	struct perflib_seg *s = perflib_seg_at(c, k);
 	size_t off = (i - perflib_seg_first(k, c->seg0)) * c->slot_size;
 	int err = 0;
 
@@ -231,7 +231,7 @@ uint8_t *perflib_slot_map(struct perflib_store *map, uint32_t id)
 
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
-	struct perflib_seg *s = &map->cls[cls].segs[k];
+	struct perflib_seg *s = perflib_seg_at(&map->cls[cls], k);
 	struct perflib_seg_maps m = {{s->data_fd, s->live_fd}};
 
 	const struct perflib_class *c = &map->cls[cls];
@@ -293,7 +293,7 @@ static void fd_install(int *slot, int fd)
 static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c = &map->cls[cls];
-	struct perflib_seg *s = &c->segs[k];
+	struct perflib_seg *s = perflib_seg_at(c, k);
 
 	if (!map->mapped)
 		return;
@@ -310,6 +310,26 @@ static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 	s->blank = true;
 }
 
+/*
+ * segment @k's entry, its group allocated when it is the first opened (seg_lock held, or
+ * the set not yet shared): published before the segment is (nr_segs), never moved
+ */
+static struct perflib_seg *seg_entry(struct perflib_class *c, uint32_t k)
+{
+	struct perflib_seg *g = perflib_seg_find(c, k);
+	uint32_t j;
+
+	if (g)
+		return g;
+	g = malloc(PERFLIB_SEG_GROUP * sizeof(*g));
+	if (!g)
+		return NULL;
+	for (j = 0; j < PERFLIB_SEG_GROUP; j++)
+		g[j] = (struct perflib_seg){.data_fd = -1, .live_fd = -1};
+	__atomic_store_n(&c->seg_groups[k / PERFLIB_SEG_GROUP], g, __ATOMIC_RELEASE);
+	return g + k % PERFLIB_SEG_GROUP;
+}
+
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c;
@@ -324,7 +344,9 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	if (cls >= map->nr_classes || k >= map->cls[cls].max_segs)
 		return -EINVAL;
 	c = &map->cls[cls];
-	s = &c->segs[k];
+	s = seg_entry(c, k);
+	if (!s)
+		return -ENOMEM;
 	slots = perflib_seg_slots(k, c->seg0);
 	words = perflib_live_words(map->info, cls, k);
 	blank = s->blank;
@@ -432,7 +454,7 @@ static bool seg_same(const struct perflib_store *map, uint32_t cls, uint32_t k)
 		return false;
 	id = map_id(fd);
 	close(fd);
-	return id && id == map->cls[cls].segs[k].data_id;
+	return id && id == perflib_seg_at(&map->cls[cls], k)->data_id;
 }
 
 /*
@@ -495,9 +517,9 @@ int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *
 
 	if (!c) {
 		/* an unmapped reader: the last words of class 0's s0/live */
-		if (map->cls[0].segs[0].live_fd < 0)
+		if (perflib_seg_at(&map->cls[0], 0)->live_fd < 0)
 			return -EBADF;
-		return ctl_copy(map->cls[0].segs[0].live_fd,
+		return ctl_copy(perflib_seg_at(&map->cls[0], 0)->live_fd,
 				perflib_ctl_word(map->cls[0].seg0, map->info->nr_procs), ret);
 	}
 	memset(ret, 0, sizeof(*ret));
@@ -792,7 +814,7 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 /* does segment @k of class @cls hold no claimed or live slot (its live bitmap all zero)? */
 static bool seg_empty(const struct perflib_store *map, uint32_t cls, uint32_t k)
 {
-	const struct perflib_seg *s = &map->cls[cls].segs[k];
+	const struct perflib_seg *s = perflib_seg_at(&map->cls[cls], k);
 	size_t i, n = s->live_len / 8;
 
 	for (i = 0; i < n; i++) {
@@ -811,9 +833,9 @@ static bool below_roomy(const struct perflib_store *map, uint32_t cls, uint32_t 
 	size_t i;
 
 	for (j = 0; j < k; j++) {
-		for (i = 0; i < c->segs[j].live_len / 8; i++)
+		for (i = 0; i < perflib_seg_at(c, j)->live_len / 8; i++)
 			live += (uint64_t)__builtin_popcountll(
-				__atomic_load_n(&c->segs[j].live[i], __ATOMIC_RELAXED));
+				__atomic_load_n(&perflib_seg_at(c, j)->live[i], __ATOMIC_RELAXED));
 	}
 	return live * 4 <= room * 3;
 }

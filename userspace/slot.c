@@ -211,8 +211,8 @@ static bool owner_span_clear(const struct perflib_class *c, uint32_t k, uint32_t
 	uint64_t j, end = (b + 1) * span < words ? (b + 1) * span : words;
 
 	for (j = b * span; j < end; j++) {
-		if (__atomic_load_n(&c->segs[k].live[perflib_sum_word(k, c->seg0, proc,
-								       (uint32_t)j)],
+		if (__atomic_load_n(&perflib_seg_at(c, k)->live[perflib_sum_word(k, c->seg0, proc,
+										 (uint32_t)j)],
 				    __ATOMIC_SEQ_CST))
 			return false;
 	}
@@ -229,10 +229,10 @@ void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on)
 
 	if (map->proc_index < 0 || p >= nr_procs)
 		return;
-	w = &c->segs[k].live[perflib_sum_word(k, c->seg0, p, (uint32_t)(g / 64))];
-	head = &c->segs[k].live[perflib_sum_head(k, c->seg0, nr_procs, p)];
+	w = &perflib_seg_at(c, k)->live[perflib_sum_word(k, c->seg0, p, (uint32_t)(g / 64))];
+	head = &perflib_seg_at(c, k)->live[perflib_sum_head(k, c->seg0, nr_procs, p)];
 	/* the segments bits: in segment 0's head, mapped whenever segment k is (opened in order) */
-	segs = &c->segs[0].live[perflib_sum_head(0, c->seg0, nr_procs, p)];
+	segs = &perflib_seg_at(c, 0)->live[perflib_sum_head(0, c->seg0, nr_procs, p)];
 	hb = g / 64 / perflib_sum_head_span(k, c->seg0);
 	bit = 1ULL << (g % 64);
 	hbit = 1ULL << hb;
@@ -274,16 +274,15 @@ void perflib_owner_clear_all(struct perflib_store *map, int proc)
 		cl = &map->cls[c];
 		n = perflib_store_nr_segs(map, c);
 		for (k = 0; k < n; k++) {
-			if (!cl->segs[k].live)
+			if (!perflib_seg_at(cl, k)->live)
 				continue;
 			words = (uint32_t)perflib_seg_sum_words(k, cl->seg0);
 			for (j = 0; j < words; j++)
-				__atomic_store_n(&cl->segs[k].live[perflib_sum_word(k, cl->seg0,
-										    (uint32_t)proc,
-										    j)],
+				__atomic_store_n(&perflib_seg_at(cl, k)->live[perflib_sum_word(
+							 k, cl->seg0, (uint32_t)proc, j)],
 						 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&cl->segs[k].live[perflib_sum_head(k, cl->seg0, nr_procs,
-									    (uint32_t)proc)],
+			__atomic_store_n(&perflib_seg_at(cl, k)->live[perflib_sum_head(
+						 k, cl->seg0, nr_procs, (uint32_t)proc)],
 					 0, __ATOMIC_RELAXED);
 		}
 	}

@@ -86,8 +86,12 @@ void perflib_store_close(struct perflib_store *map)
 	if (!map)
 		return;
 	for (c = 0; c < PERFLIB_MAX_CLASSES; c++) {
-		for (k = 0; map->cls[c].segs && k < map->cls[c].max_segs; k++)
-			perflib_seg_close(map, c, k);
+		for (k = 0; k < PERFLIB_MAX_SEGS; k++) {
+			if (perflib_seg_find(&map->cls[c], k))
+				perflib_seg_close(map, c, k);
+		}
+		for (k = 0; k < PERFLIB_MAX_SEGS / PERFLIB_SEG_GROUP; k++)
+			free(map->cls[c].seg_groups[k]);
 		for (k = 0; k < PERFLIB_SEG_NR; k++) {
 			if (map->cls[c].outer_fd[k] >= 0)
 				close(map->cls[c].outer_fd[k]);
@@ -98,7 +102,6 @@ void perflib_store_close(struct perflib_store *map)
 	if (map->info_fd >= 0)
 		close(map->info_fd);
 	pthread_mutex_destroy(&map->seg_lock);
-	free(map->seg_table);
 	free(map->info);
 	free(map);
 }
@@ -169,8 +172,8 @@ static int map_read_info(struct perflib_store *map)
 static int map_attach(struct perflib_store *map, bool unmapped)
 {
 	const struct perflib_info *info = map->info;
-	uint32_t c, k, nr = 0;
 	size_t len = 0;
+	uint32_t c;
 	int err;
 
 	map->counters = (const struct perflib_info_counter *)(info + 1);
@@ -184,17 +187,6 @@ static int map_attach(struct perflib_store *map, bool unmapped)
 		cl->max_segs = perflib_info_segs(info, c);
 		cl->data_len = (size_t)perflib_seg_first(cl->max_segs, cl->seg0) * cl->slot_size;
 		len += cl->data_len;
-		nr += cl->max_segs;
-	}
-	/* the segments each class may have (its capacity's), in one table */
-	map->seg_table = malloc((size_t)nr * sizeof(*map->seg_table));
-	if (!map->seg_table)
-		return -ENOMEM;
-	for (c = 0, nr = 0; c < map->nr_classes; c++) {
-		map->cls[c].segs = map->seg_table + nr;
-		for (k = 0; k < map->cls[c].max_segs; k++)
-			map->cls[c].segs[k] = (struct perflib_seg){.data_fd = -1, .live_fd = -1};
-		nr += map->cls[c].max_segs;
 	}
 	if (!unmapped) {
 		/*

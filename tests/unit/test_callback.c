@@ -686,7 +686,7 @@ static int reader_ref_a(struct perflib_store *map, uint64_t *ret)
 
 	/* segment 0: the test's few instances */
 	for (i = 0; i < map->cls[0].seg0; i++) {
-		if (bpf_map_lookup_elem(map->cls[0].segs[0].data_fd, &i, slot))
+		if (bpf_map_lookup_elem(perflib_seg_at(&map->cls[0], 0)->data_fd, &i, slot))
 			break;
 		if ((*(uint32_t *)slot & PERFLIB_SLOT_STATE_MASK) == PERFLIB_SLOT_LIVE &&
 		    !strcmp((char *)slot + info->ascii_offset, "a")) {

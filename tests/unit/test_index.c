@@ -107,7 +107,7 @@ static void test_tables(void **state)
 		assert_true((perflib_idx_word(k, map->cls[0].seg0, map->info->nr_procs) +
 			     nb * PERFLIB_IDX_BUCKET) *
 				    8 <=
-			    map->cls[0].segs[k].live_map);
+			    perflib_seg_at(&map->cls[0], k)->live_map);
 		/* every entry of leader k names a slot of its group */
 		for (b = 0; b < nb; b++) {
 			for (j = 0; j < PERFLIB_IDX_BUCKET; j++) {

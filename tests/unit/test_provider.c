@@ -247,8 +247,9 @@ static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store 
 	PPERF_COUNTERSET_INSTANCE a, b;
 	struct perflib_ctrset *cs = ctrset_of(h, set);
 	uint32_t ia, ib, seg0 = ro->cls[0].seg0, nr_procs = ro->info->nr_procs;
-	uint64_t *sum = ro->cls[0].segs[0].live + perflib_sum_word(0, seg0, p, 0);
-	uint64_t *head = ro->cls[0].segs[0].live + perflib_sum_head(0, seg0, nr_procs, p);
+	uint64_t *sum = perflib_seg_at(&ro->cls[0], 0)->live + perflib_sum_word(0, seg0, p, 0);
+	uint64_t *head =
+		perflib_seg_at(&ro->cls[0], 0)->live + perflib_sum_head(0, seg0, nr_procs, p);
 
 	assert_int_equal(perflib_seg_sum_words(0, seg0), (perflib_seg_words(0, seg0) + 63) / 64);
 	assert_int_equal(perflib_sum_head_span(0, seg0), 1);
@@ -283,8 +284,11 @@ static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store 
 	assert_int_equal(*head, 1); /* summary word 0 */
 	/* another entry's summary is not ours */
 	if (p + 1 < nr_procs) {
-		assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_word(0, seg0, p + 1, 0)], 0);
-		assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_head(0, seg0, nr_procs, p + 1)],
+		assert_int_equal(
+			perflib_seg_at(&ro->cls[0], 0)->live[perflib_sum_word(0, seg0, p + 1, 0)],
+			0);
+		assert_int_equal(perflib_seg_at(&ro->cls[0], 0)
+					 ->live[perflib_sum_head(0, seg0, nr_procs, p + 1)],
 				 0);
 	}
 	assert_int_equal(PerfDeleteInstance(h, a), ERROR_SUCCESS);
@@ -294,8 +298,10 @@ static void owner_summary_marks(HANDLE h, const GUID *set, struct perflib_store 
 	assert_int_equal(*sum, 0);
 	assert_int_equal(*head, 0);
 	/* bits left by a dead holder of the entry go with the stop (and a FREE claim) */
-	*(uint64_t *)(cs->map->cls[0].segs[0].live + perflib_sum_word(0, seg0, p, 0)) = 0x5;
-	*(uint64_t *)(cs->map->cls[0].segs[0].live + perflib_sum_head(0, seg0, nr_procs, p)) = 0x3;
+	*(uint64_t *)(perflib_seg_at(&cs->map->cls[0], 0)->live + perflib_sum_word(0, seg0, p, 0)) =
+		0x5;
+	*(uint64_t *)(perflib_seg_at(&cs->map->cls[0], 0)->live +
+		      perflib_sum_head(0, seg0, nr_procs, p)) = 0x3;
 	assert_int_equal(*sum, 0x5);
 	assert_int_equal(*head, 0x3);
 }
@@ -322,7 +328,7 @@ static void test_procs_entry(void **state)
 	 * map of their own); a reader's view
 	 */
 	assert_ptr_equal(cs->map->procs,
-			 (struct perflib_proc *)(cs->map->cls[0].segs[0].live +
+			 (struct perflib_proc *)(perflib_seg_at(&cs->map->cls[0], 0)->live +
 						 perflib_seg_map_words(0, cs->map->cls[0].seg0,
 								       cs->map->info->nr_procs)));
 	assert_ptr_equal(cs->map->pending, (uint64_t *)(cs->map->procs + cs->map->info->nr_procs));
@@ -351,11 +357,12 @@ static void test_procs_entry(void **state)
 	/* released on stop, with the next generation, its summaries cleared */
 	assert_int_equal(e->state, PERFLIB_PROC_FREE);
 	assert_int_equal(e->gen, gen + 1);
-	assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_word(0, ro->cls[0].seg0, (uint32_t)idx,
-								   0)],
+	assert_int_equal(perflib_seg_at(&ro->cls[0], 0)
+				 ->live[perflib_sum_word(0, ro->cls[0].seg0, (uint32_t)idx, 0)],
 			 0);
-	assert_int_equal(ro->cls[0].segs[0].live[perflib_sum_head(0, ro->cls[0].seg0,
-								   ro->info->nr_procs, (uint32_t)idx)],
+	assert_int_equal(perflib_seg_at(&ro->cls[0], 0)
+				 ->live[perflib_sum_head(0, ro->cls[0].seg0, ro->info->nr_procs,
+							 (uint32_t)idx)],
 			 0);
 	perflib_store_close(ro);
 }
@@ -385,7 +392,7 @@ static void test_procs_in_live(void **state)
 	snprintf(path, sizeof(path), "%s/procs", dir);
 	assert_int_equal(access(path, F_OK), -1);
 	/* the entry is in the provider's own s0/live mapping, where layout.h puts it */
-	live = ca->map->cls[0].segs[0].live;
+	live = perflib_seg_at(&ca->map->cls[0], 0)->live;
 	assert_ptr_equal(
 		&ca->map->procs[ca->proc_index],
 		(struct perflib_proc *)(live + perflib_procs_word(ca->map->cls[0].seg0,

@@ -374,11 +374,12 @@ static void test_reaped_beside_others(void **state)
 	p = live_entry(ro, b.pid);
 	for (k = 0; k < perflib_store_nr_segs(ro, 0); k++) {
 		uint32_t seg0 = ro->cls[0].seg0, nr_procs = ro->info->nr_procs;
-		uint64_t head = ro->cls[0].segs[k].live[perflib_sum_head(k, seg0, nr_procs, p)];
+		uint64_t head = perflib_seg_at(&ro->cls[0], k)
+					->live[perflib_sum_head(k, seg0, nr_procs, p)];
 		uint64_t span = perflib_sum_head_span(k, seg0), sj;
 
 		words = (uint32_t)perflib_seg_words(k, seg0);
-		sum = ro->cls[0].segs[k].live + perflib_sum_word(k, seg0, p, 0);
+		sum = perflib_seg_at(&ro->cls[0], k)->live + perflib_sum_word(k, seg0, p, 0);
 		/* its summary head names exactly the summary words that have bits */
 		for (sj = 0; sj < perflib_seg_sum_words(k, seg0); sj++)
 			assert_int_equal(head >> (sj / span) & 1, sum[sj] != 0);
@@ -401,8 +402,10 @@ static void test_reaped_beside_others(void **state)
 	/* its head in segment 0 names (bit k) exactly the segments k > 0 where its head is not 0 */
 	for (k = 1; k < perflib_store_nr_segs(ro, 0); k++) {
 		uint32_t seg0 = ro->cls[0].seg0, nr_procs = ro->info->nr_procs;
-		uint64_t segbits = ro->cls[0].segs[0].live[perflib_sum_head(0, seg0, nr_procs, p)];
-		uint64_t head = ro->cls[0].segs[k].live[perflib_sum_head(k, seg0, nr_procs, p)];
+		uint64_t segbits = perflib_seg_at(&ro->cls[0], 0)
+					   ->live[perflib_sum_head(0, seg0, nr_procs, p)];
+		uint64_t head = perflib_seg_at(&ro->cls[0], k)
+					->live[perflib_sum_head(k, seg0, nr_procs, p)];
 
 		assert_int_equal(segbits >> k & 1, head != 0);
 	}
@@ -474,7 +477,7 @@ static void test_reaped_by_segments_bits(void **state)
 	assert_true(nr_top > 0 && nr_top < 200); /* b's slots in more than one segment */
 	/* b's segments bit of that segment cleared, through the pinned map */
 	q = (uint32_t)perflib_sum_head(0, ro->cls[0].seg0, ro->info->nr_procs, p);
-	bits = ro->cls[0].segs[0].live[q];
+	bits = perflib_seg_at(&ro->cls[0], 0)->live[q];
 	assert_true(bits >> top & 1);
 	bits &= ~(1ULL << top);
 	assert_int_equal(perflib_store_dir(&a.set, dir, sizeof(dir)), 0);

@@ -200,7 +200,7 @@ static void test_owner_heads(void **state)
 	struct perflib_store map = {.info = &info, .proc_index = (int)me, .writable = true,
 				    .nr_classes = 1};
 	uint32_t first = (uint32_t)perflib_seg_first(k, seg0);
-	struct perflib_seg segs[49] = {{0}}; /* segment 48: 2^19 slots */
+	struct perflib_seg segs[56] = {{0}}; /* segment 48: 2^19 slots */
 	uint64_t *live, *live0, *head, *sum, *segbits;
 	const uint64_t bit48 = 1ULL << 48;
 
@@ -215,7 +215,8 @@ static void test_owner_heads(void **state)
 	assert_non_null(live0);
 	map.cls[0].seg0 = seg0;
 	map.cls[0].nr_segs = map.cls[0].max_segs = k + 1;
-	map.cls[0].segs = segs;
+	for (uint32_t g = 0; g < 56 / PERFLIB_SEG_GROUP; g++)
+		map.cls[0].seg_groups[g] = segs + g * PERFLIB_SEG_GROUP;
 	segs[0].live = live0;
 	segs[k].live = live;
 	head = live + perflib_sum_head(k, seg0, nr_procs, me);

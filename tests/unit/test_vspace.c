@@ -262,7 +262,7 @@ static void chunks_of(const struct perflib_store *map, uint32_t *ret_mapped, uin
 
 	*ret_mapped = *ret_all = 0;
 	for (k = 0; k < perflib_store_nr_segs(map, 0); k++) {
-		const struct perflib_seg *s = &map->cls[0].segs[k];
+		const struct perflib_seg *s = perflib_seg_at(&map->cls[0], k);
 
 		assert_non_null(s->chunks);
 		*ret_all += s->nr_chunks;
