@@ -98,6 +98,7 @@ static void test_two_processes_grow(void **state)
 	struct grow_arg a[2];
 	int go[2], done[2], quit[2], p0, p1, i;
 	struct perflib_store *ro;
+	struct perflib_seg *seg0;
 	HANDLE h;
 	GUID set = prov_guid(), pg = prov_provider_guid();
 	struct prov_tmpl t;
@@ -112,6 +113,12 @@ static void test_two_processes_grow(void **state)
 	/* a reader opened while the set has one segment */
 	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
 	assert_int_equal(perflib_store_nr_segs(ro, 0), 1);
+	/* its segment entries: one group of PERFLIB_SEG_GROUP, the others not allocated */
+	seg0 = perflib_seg_at(&ro->cls[0], 0);
+	assert_non_null(ro->cls[0].seg_groups[0]);
+	for (i = 1; i < PERFLIB_MAX_SEGS / PERFLIB_SEG_GROUP; i++)
+		assert_null(ro->cls[0].seg_groups[i]);
+	assert_null(perflib_seg_find(&ro->cls[0], PERFLIB_SEG_GROUP));
 	assert_int_equal(tl_pipe(go), 0);
 	assert_int_equal(tl_pipe(done), 0);
 	assert_int_equal(tl_pipe(quit), 0);
@@ -142,7 +149,12 @@ static void test_two_processes_grow(void **state)
 	assert_int_equal(p1, PER_CHILD);
 	/* the reader opened before sees the new segments without reopening */
 	assert_int_equal(perflib_store_refresh(ro), 0);
-	assert_true(perflib_store_nr_segs(ro, 0) >= 5);
+	/* 4,000 slots: segment 8 (slots 3,072-4,095) is in the second group of entries */
+	assert_true(perflib_store_nr_segs(ro, 0) > PERFLIB_SEG_GROUP);
+	assert_non_null(ro->cls[0].seg_groups[1]);
+	assert_non_null(perflib_seg_find(&ro->cls[0], PERFLIB_SEG_GROUP)->live);
+	assert_ptr_equal(perflib_seg_at(&ro->cls[0], 0), seg0); /* entries never move */
+	assert_non_null(seg0->live);
 	tl_signal(quit[1]);
 	tl_signal(quit[1]);
 	for (i = 0; i < 2; i++)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -326,12 +327,13 @@ static void test_provider_maps_chunks(void **state)
 	close(h.go[1]);
 }
 
-/* mappings and fds a provider keeps per counter set: what every fork() walks */
-static void provider_costs(int *ret_vmas, int *ret_fds)
+/* mappings, fds and heap bytes a provider keeps per counter set: what every fork() walks */
+static void provider_costs(int *ret_vmas, int *ret_fds, long *ret_heap)
 {
 	const int sets = 8;
 	HANDLE h[8];
 	GUID set[8];
+	size_t m0;
 	int v0, f0, i;
 
 	/* a first set: the process-wide tables mapping exists from then on */
@@ -339,10 +341,12 @@ static void provider_costs(int *ret_vmas, int *ret_fds)
 	assert_non_null(PerfCreateInstance(h[0], &set[0], u"w", 0));
 	v0 = nr_vmas();
 	f0 = nr_fds();
+	m0 = mallinfo2().uordblks;
 	for (i = 1; i < sets; i++) {
 		assert_int_equal(prov_std_start(&h[i], &set[i]), 0);
 		assert_non_null(PerfCreateInstance(h[i], &set[i], u"w", 0));
 	}
+	*ret_heap = ((long)mallinfo2().uordblks - (long)m0) / (sets - 1);
 	*ret_vmas = (nr_vmas() - v0) / (sets - 1);
 	*ret_fds = (nr_fds() - f0) / (sets - 1);
 	for (i = 0; i < sets; i++) {
@@ -354,15 +358,22 @@ static void provider_costs(int *ret_vmas, int *ret_fds)
 static void test_provider_mappings(void **state)
 {
 	int vmas, fds;
+	long heap;
 
 	(void)state;
 	/*
 	 * segment 0's slots and live bitmap: no reservation, no table of its own, and no
 	 * mapping of procs
 	 */
-	provider_costs(&vmas, &fds);
-	print_message("per set: %d mappings, %d fds\n", vmas, fds);
+	provider_costs(&vmas, &fds, &heap);
+	print_message("per set: %d mappings, %d fds, %ld bytes of heap\n", vmas, fds, heap);
 	assert_true(vmas <= 2);
+	/*
+	 * the set's structures, the info copy, the provider's tables and one group of segment
+	 * entries: 6.2 KB; 15.8 KB while the entries were sized by the capacity (208 of 48
+	 * bytes for a default set), whatever of it a set used
+	 */
+	assert_true(heap > 0 && heap <= 8192);
 	/*
 	 * none: not info, outer maps, data, procs (opened again from its pin for the release),
 	 * nor an index (layout version 10 kept segment 0's index map open: its table is in
@@ -371,7 +382,7 @@ static void test_provider_mappings(void **state)
 	assert_int_equal(fds, 0);
 	/* with the region disabled, a reservation per set: one mapping more at most */
 	setenv("PERFLIB_VSPACE", "0", 1);
-	provider_costs(&vmas, &fds);
+	provider_costs(&vmas, &fds, &heap);
 	unsetenv("PERFLIB_VSPACE");
 	print_message("per set without the region: %d mappings, %d fds\n", vmas, fds);
 	assert_true(vmas <= 4 && vmas > 2);
