@@ -143,6 +143,7 @@ extern const char *const perflib_seg_pins[PERFLIB_SEG_NR];
 extern const char *const perflib_outer_pins[PERFLIB_SEG_NR];
 
 #define PERFLIB_SEG_GROUP 8 /* segment entries allocated together (perflib_class) */
+_Static_assert(PERFLIB_MAX_SEGS % PERFLIB_SEG_GROUP == 0, "whole groups of segments");
 
 /* one size class of an opened counter set (layout.h): its reservation and segments */
 struct perflib_class {

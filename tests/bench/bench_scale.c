@@ -74,7 +74,10 @@ static const char usage[] =
 	"          4 instances against the same program with none (two processes forked\n"
 	"          from the same parent). Target: ratio <= 1.1. Then the floor of any\n"
 	"          storage that maps each set's BPF map once: a process holding 50 one-page\n"
-	"          maps mapped as a segment is (shared, MADV_DONTFORK) and nothing else.\n"
+	"          maps mapped as a segment is (shared, MADV_DONTFORK) and nothing else;\n"
+	"          the same with 100 maps, the two a provider maps per set (its slots and\n"
+	"          live map); and the provider against those 100 maps: what the library\n"
+	"          adds to the kernel's cost of its mappings.\n"
 	"  exit    fork + _exit + waitpid of a process that provides nothing, with 1 and with\n"
 	"          --sets counter sets registered on the machine (from a helper process that\n"
 	"          stays alive; registration loads the kernel exit reaper as lodctr does);\n"
@@ -956,13 +959,12 @@ static void fork_provider_setup(void)
 }
 
 /*
- * The floor of any storage where a provider writes its counters through a mapping of each
- * set's BPF map: FORK_SETS one-page mmapable array maps, each mapped once as the library
- * maps a segment (shared, MADV_DONTFORK), and nothing else.
+ * @n one-page mmapable array maps, each mapped once as the library maps a segment (shared,
+ * MADV_DONTFORK), and nothing else
  */
-static void fork_floor_setup(void)
+static void fork_maps(unsigned int n)
 {
-	for (unsigned int s = 0; s < FORK_SETS; s++) {
+	for (unsigned int s = 0; s < n; s++) {
 		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
 		int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 512, &o);
 		void *p;
@@ -976,35 +978,56 @@ static void fork_floor_setup(void)
 	}
 }
 
+/*
+ * The floor of any storage where a provider writes its counters through a mapping of each
+ * set's BPF map: one mapping per set
+ */
+static void fork_floor_setup(void)
+{
+	fork_maps(FORK_SETS);
+}
+
+/* the provider's own mappings without the library: two per set (slots and live map) */
+static void fork_pairs_setup(void)
+{
+	fork_maps(2 * FORK_SETS);
+}
+
 static void section_fork(void)
 {
 	unsigned int iters = opt.quick ? 100 : 300, r;
-	double with[64], without[64], bare[64];
-	struct worker a, b, f;
+	double with[64], without[64], bare[64], pairs[64];
+	struct worker a, b, f, p;
 
 	worker_start(&a, fork_provider_setup);
 	worker_start(&b, NULL);
 	worker_start(&f, fork_floor_setup);
+	worker_start(&p, fork_pairs_setup);
 	worker_run(&a, iters / 10); /* warm up all */
 	worker_run(&b, iters / 10);
 	worker_run(&f, iters / 10);
+	worker_run(&p, iters / 10);
 	for (r = 0; r < opt.rounds; r++) {
 		if (r % 2) {
 			with[r] = worker_run(&a, iters);
+			pairs[r] = worker_run(&p, iters);
 			bare[r] = worker_run(&f, iters);
 			without[r] = worker_run(&b, iters);
 		} else {
 			without[r] = worker_run(&b, iters);
 			bare[r] = worker_run(&f, iters);
+			pairs[r] = worker_run(&p, iters);
 			with[r] = worker_run(&a, iters);
 		}
 		with[r] /= 1000;
 		without[r] /= 1000;
 		bare[r] /= 1000;
+		pairs[r] /= 1000;
 	}
 	worker_stop(&a);
 	worker_stop(&b);
 	worker_stop(&f);
+	worker_stop(&p);
 	for (unsigned int s = 0; s < FORK_SETS; s++) {
 		GUID set = set_guid(4, s);
 
@@ -1014,6 +1037,10 @@ static void section_fork(void)
 	    1.1);
 	row("fork", "floor: 50 maps mapped once", FORK_SETS, "us/fork", bare, without, opt.rounds,
 	    0);
+	row("fork", "floor: 100 maps (2 per set)", FORK_SETS, "us/fork", pairs, without, opt.rounds,
+	    0);
+	/* what the library adds to the mappings it keeps: the provider against that floor */
+	row("fork", "50 sets against 100 maps", FORK_SETS, "us/fork", with, pairs, opt.rounds, 0);
 }
 
 /* ---- exit --------------------------------------------------------------------------------- */
