@@ -826,6 +826,8 @@ out:
 
 /* ---- fork --------------------------------------------------------------------------------- */
 
+static void run_child(void (*fn)(unsigned int), unsigned int arg);
+
 static void xwrite(int fd, const void *p, size_t n)
 {
 	if (write(fd, p, n) != (ssize_t)n)
@@ -980,35 +982,26 @@ static void worker_stop(struct worker *w)
 }
 
 /*
- * The fork row's sets, registered as lodctr does, by a process of their own: the provider
- * then only opens them, as in a service whose sets were registered at install or boot (a
- * registration in the provider left it 590 KB of heap, 117 KB without: libbpf's parse of
- * the kernel's BTF for the set's reaper, freed but kept by malloc, and fork() copies it).
+ * The fork row's @n sets, registered as lodctr does, in a process of their own (run_child):
+ * the provider then only opens them, as in a service whose sets were registered at install
+ * or boot (a registration in the provider left it 590 KB of heap, 117 KB without: libbpf's
+ * parse of the kernel's BTF for the set's reaper, freed but kept by malloc, and fork()
+ * copies it).
  */
-static void fork_register_sets(void)
+static void fork_register_sets(unsigned int n)
 {
 	struct perflib_counter_reg c[NR_COUNTERS];
 	struct perflib_counterset_reg reg;
-	int status, err;
-	pid_t pid;
+	int err;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("fork", errno);
-	if (!pid) {
-		for (unsigned int s = 0; s < FORK_SETS; s++) {
-			GUID set = set_guid(4, s);
+	for (unsigned int s = 0; s < n; s++) {
+		GUID set = set_guid(4, s);
 
-			make_reg(&reg, c, &set);
-			err = perflib_register_counterset(&reg, NULL);
-			if (err && err != -EEXIST)
-				_exit(1);
-		}
-		_exit(0);
+		make_reg(&reg, c, &set);
+		err = perflib_register_counterset(&reg, NULL);
+		if (err && err != -EEXIST)
+			die("perflib_register_counterset (fork)", err);
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		die("perflib_register_counterset (fork)", status);
 }
 
 /* the fork row's provider: FORK_SETS sets of FORK_INSTANCES instances, default capacity */
@@ -1078,7 +1071,7 @@ static void section_fork(void)
 	double exec_with[64], exec_without[64], spawn_with[64], spawn_without[64];
 	struct worker a, b, f, p;
 
-	fork_register_sets();
+	run_child(fork_register_sets, FORK_SETS);
 	worker_start(&a, fork_provider_setup);
 	worker_start(&b, NULL);
 	worker_start(&f, fork_floor_setup);
