@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,7 @@ static void test_limit_mid_segment(void **state)
 }
 
 static HANDLE fork_provider; /* the parent's provider, inherited by the child */
+static GUID fork_set;	     /* its counter set */
 
 static int forked_child(void *p)
 {
@@ -239,6 +241,11 @@ static int forked_child(void *p)
 		return 2;
 	if (PerfDeleteInstance(fork_provider, inst) != ERROR_INVALID_PARAMETER)
 		return 3;
+	/* nor can the inherited handle make instances */
+	SetLastError(0);
+	if (PerfCreateInstance(fork_provider, &fork_set, u"child of", 9) ||
+	    GetLastError() != ERROR_INVALID_PARAMETER)
+		return 8;
 	if (PerfStopProvider(fork_provider) != ERROR_INVALID_PARAMETER)
 		return 4;
 	/* a provider of its own works */
@@ -255,14 +262,31 @@ static void test_fork(void **state)
 	PPERF_COUNTERSET_INSTANCE inst;
 	GUID set;
 	pid_t pid;
+	int status;
 
 	(void)state;
 	assert_int_equal(prov_std_start(&fork_provider, &set), 0);
+	fork_set = set;
 	inst = PerfCreateInstance(fork_provider, &set, u"parent", 1);
 	assert_non_null(inst);
 	pid = tl_fork(forked_child, inst);
 	assert_true(pid > 0);
 	assert_int_equal(tl_wait(pid, 20000), 0);
+	/*
+	 * a child writing through an inherited instance pointer: the parent's slots are not
+	 * mapped in the child (MADV_DONTFORK), so it dies there and writes nothing
+	 */
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		signal(SIGSEGV, SIG_DFL); /* cmocka's handler would carry on with the tests */
+		*(volatile ULONG *)prov_slot(inst, 0) = 99;
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGSEGV);
 	/* the parent's instance is untouched and still its own */
 	assert_int_equal(*(ULONG *)prov_slot(inst, 0), 0);
 	assert_int_equal(PerfIncrementULongCounterValue(fork_provider, inst, PROV_STD_DWORD, 2), 0);
