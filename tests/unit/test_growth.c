@@ -228,12 +228,48 @@ static void test_limit_mid_segment(void **state)
 
 static HANDLE fork_provider; /* the parent's provider, inherited by the child */
 static GUID fork_set;	     /* its counter set */
+static HANDLE fork_query;    /* the parent's query handle on it, inherited by the child */
+
+/* the instances of fork_set a consumer enumerates: 1 when "parent" (id 1) alone, else 0 */
+static int parent_alone(void)
+{
+	uint8_t buf[512];
+	const PERF_INSTANCE_HEADER *ih = (const void *)buf;
+	const WCHAR *name = (const WCHAR *)(ih + 1);
+	DWORD got = 0;
+
+	if (PerfEnumerateCounterSetInstances(NULL, &fork_set, (PPERF_INSTANCE_HEADER)buf,
+					     sizeof(buf), &got) != ERROR_SUCCESS)
+		return 0;
+	return got == ih->Size && ih->InstanceId == 1 && name[0] == u'p' && name[5] == u't' &&
+	       !name[6];
+}
+
+/* fork_query's data: one counter read without error */
+static int query_works(void)
+{
+	uint8_t buf[1024];
+	const PERF_DATA_HEADER *dh = (const void *)buf;
+	const PERF_COUNTER_HEADER *ch = (const void *)(dh + 1);
+	DWORD got = 0;
+
+	if (PerfQueryCounterData(fork_query, (PPERF_DATA_HEADER)buf, sizeof(buf), &got) !=
+	    ERROR_SUCCESS)
+		return 0;
+	return got == dh->dwTotalSize && dh->dwNumCounters == 1 && ch->dwStatus == ERROR_SUCCESS;
+}
 
 static int forked_child(void *p)
 {
 	PPERF_COUNTERSET_INSTANCE inst = p, mine;
 	HANDLE h;
 	GUID set;
+
+	/* what the parent opened as a consumer works here: its openings and its query handle */
+	if (!parent_alone())
+		return 9;
+	if (!query_works())
+		return 10;
 
 	/* an inherited instance is not the child's: an error, never a write */
 	if (PerfIncrementULongCounterValue(fork_provider, inst, PROV_STD_DWORD, 1) !=
@@ -259,6 +295,10 @@ static int forked_child(void *p)
 
 static void test_fork(void **state)
 {
+	struct {
+		PERF_COUNTER_IDENTIFIER id;
+		WCHAR name[8];
+	} spec;
 	PPERF_COUNTERSET_INSTANCE inst;
 	GUID set;
 	pid_t pid;
@@ -269,6 +309,18 @@ static void test_fork(void **state)
 	fork_set = set;
 	inst = PerfCreateInstance(fork_provider, &set, u"parent", 1);
 	assert_non_null(inst);
+	/* the parent is a consumer of the set too, before it forks */
+	memset(&spec, 0, sizeof(spec));
+	spec.id.CounterSetGuid = set;
+	spec.id.Size = sizeof(spec);
+	spec.id.CounterId = PROV_STD_DWORD;
+	spec.id.InstanceId = 1;
+	memcpy(spec.name, u"parent", sizeof(u"parent"));
+	assert_int_equal(PerfOpenQueryHandle(NULL, &fork_query), ERROR_SUCCESS);
+	assert_int_equal(PerfAddCounters(fork_query, &spec.id, sizeof(spec)), ERROR_SUCCESS);
+	assert_int_equal(spec.id.Status, ERROR_SUCCESS);
+	assert_true(parent_alone());
+	assert_true(query_works());
 	pid = tl_fork(forked_child, inst);
 	assert_true(pid > 0);
 	assert_int_equal(tl_wait(pid, 20000), 0);
@@ -291,6 +343,7 @@ static void test_fork(void **state)
 	assert_int_equal(*(ULONG *)prov_slot(inst, 0), 0);
 	assert_int_equal(PerfIncrementULongCounterValue(fork_provider, inst, PROV_STD_DWORD, 2), 0);
 	assert_int_equal(*(ULONG *)prov_slot(inst, 0), 2);
+	assert_int_equal(PerfCloseQueryHandle(fork_query), ERROR_SUCCESS);
 	assert_int_equal(PerfStopProvider(fork_provider), 0);
 }
 
