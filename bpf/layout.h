@@ -363,6 +363,17 @@ static inline __u32 perflib_idx_next(__u32 k)
 	return k >= 4 ? (k & ~3u) + 4 : k ? 4 : 1;
 }
 
+/*
+ * the @n-th leader (n < PERFLIB_IDX_LEADERS): 0, 1, 4, 8, ..., 60, what perflib_idx_next()
+ * steps through from 0, for loops that count leaders (a BPF program's iterator)
+ */
+#define PERFLIB_IDX_LEADERS 17 /* leaders of PERFLIB_MAX_SEGS segments: 0, 1, 4, ..., 60 */
+
+static inline __u32 perflib_idx_leader_nr(__u32 n)
+{
+	return n < 2 ? n : 4 * (n - 1);
+}
+
 /* does segment @k lead a group, and so have an index table? */
 static inline int perflib_idx_leads(__u32 k)
 {
@@ -419,6 +430,12 @@ static inline __u32 perflib_idx_entry_tag(__u64 e)
 	return (__u32)(e >> 40);
 }
 
+/* the low 8 bits of the generation of the claim that put the entry */
+static inline __u32 perflib_idx_entry_gen(__u64 e)
+{
+	return (__u32)(e >> 32) & 0xFF;
+}
+
 /* the slot an entry names (0xFFFFFFFF for an empty entry) */
 static inline __u32 perflib_idx_entry_slot(__u64 e)
 {
@@ -431,7 +448,7 @@ static inline __u32 perflib_idx_entry_slot(__u64 e)
  */
 static inline int perflib_idx_current(__u64 e, __u64 w)
 {
-	__u32 gen = (__u32)(e >> 32) & 0xFF, cur = perflib_word_gen(w) & 0xFF;
+	__u32 gen = perflib_idx_entry_gen(e), cur = perflib_word_gen(w) & 0xFF;
 	__u32 state = perflib_word_state(w);
 
 	return (state == PERFLIB_SLOT_CLAIMED && cur == gen) ||

@@ -786,15 +786,6 @@ static __always_inline void perflib__grelease(void *slot, void *live_map,
 	perflib__grelease_in(slot, live_map, g, idx, perflib_seg_of(idx, g->seg0_slots), w);
 }
 
-/* does an index value of claim generation @gen still describe the slot with word @w? */
-static __always_inline int perflib__key_current(__u64 w, __u32 gen)
-{
-	__u32 state = perflib_word_state(w), cur = perflib_word_gen(w);
-
-	return (state == PERFLIB_SLOT_CLAIMED && cur == gen) ||
-	       (state == PERFLIB_SLOT_LIVE && cur == perflib_gen_add(gen, 1));
-}
-
 /*
  * perflib__gslot_key - perflib_gslot_key() (the key of the instance in @slot as its owner,
  * of pid @pid, inserted it; 0 for a kernel-owned one) with an open-coded iterator over the
@@ -854,14 +845,6 @@ static __always_inline __u64 perflib__gidx_table(const volatile struct perflib_b
 	return perflib_idx_leader_table(k, g->seg0_slots, g->nr_procs, ret_base);
 }
 
-/* the k-th leader of an index group: 0, 1, 4, 8, ..., 60 (layout.h) */
-static __always_inline __u32 perflib__leader_nr(__u32 n)
-{
-	return n < 2 ? n : 4 * (n - 1);
-}
-
-#define PERFLIB__LEADERS 16 /* leaders of PERFLIB_MAX_SEGS segments */
-
 #define PERFLIB__LOOKUP 0xFFFFFFFFu /* perflib__gidx_find: a lookup, not a creator's check */
 
 /*
@@ -910,9 +893,9 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 	struct bpf_iter_num it, jt;
 	__s64 ret = live_only ? -1 : 0;
 
-	perflib__for(it, np, PERFLIB__LEADERS)
+	perflib__for(it, np, PERFLIB_IDX_LEADERS)
 	{
-		__u32 k = perflib__leader_nr((__u32)*np), base;
+		__u32 k = perflib_idx_leader_nr((__u32)*np), base;
 		__u64 nb = perflib__gidx_table(g, k, &base);
 		void *seg = perflib_segment(index_map, k);
 
@@ -982,7 +965,8 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
  * perflib_gfind_by_key - the slot index of the live instance with @key in the set of
  * geometry @g whose segs and index pins are @data_map and @index_map (a PERFLIB_INDEX_MAP:
  * the set's lives pin), or -1: two buckets of each group leader's table, the candidates
- * checked against the slot's own name, id and scope (up to 16 leaders, 32 entries each).
+ * checked against the slot's own name, id and scope (up to PERFLIB_IDX_LEADERS, 17,
+ * leaders, 32 entries each).
  * perflib_find_by_key - the same for the program's one counter set (perflib_geo).
  */
 static __always_inline __s64 perflib_gfind_by_key(void *index_map, void *data_map,

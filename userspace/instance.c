@@ -707,7 +707,7 @@ int perflib_index_lookup(struct perflib_store *map, uint32_t cls,
 		if (idx_ref(map, cls, k, key, &r) &&
 		    idx_next_match(map, &r, &pos, key, UINT32_MAX, &h) > 0) {
 			ret_val->slot = perflib_slot_id_index(h.id);
-			ret_val->gen = (uint32_t)(h.e >> 32) & 0xFF;
+			ret_val->gen = perflib_idx_entry_gen(h.e);
 			return 0;
 		}
 	}

@@ -140,12 +140,13 @@ struct perflib_span perflib_reader_span(struct perflib_reader *r)
 			sp.a = sp.b = c->data + (size_t)r->next * c->slot_size;
 		} else {
 			/* a chunk of the segment, copied twice */
+			int fd = perflib_seg_at(c, k)->data_fd;
+
 			n = end - r->next < PERFLIB_COPY_CHUNK ? end - r->next : PERFLIB_COPY_CHUNK;
-			r->err = perflib_array_copy(perflib_seg_at(c, k)->data_fd, r->next - first,
-						    n, c->slot_size, r->copy[0]);
+			r->err = perflib_array_copy(fd, r->next - first, n, c->slot_size,
+						    r->copy[0]);
 			if (!r->err)
-				r->err = perflib_array_copy(perflib_seg_at(c, k)->data_fd,
-							    r->next - first, n, c->slot_size,
+				r->err = perflib_array_copy(fd, r->next - first, n, c->slot_size,
 							    r->copy[1]);
 			if (r->err)
 				break;

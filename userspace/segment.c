@@ -517,10 +517,11 @@ int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *
 
 	if (!c) {
 		/* an unmapped reader: the last words of class 0's s0/live */
-		if (perflib_seg_at(&map->cls[0], 0)->live_fd < 0)
+		int fd = perflib_seg_at(&map->cls[0], 0)->live_fd;
+
+		if (fd < 0)
 			return -EBADF;
-		return ctl_copy(perflib_seg_at(&map->cls[0], 0)->live_fd,
-				perflib_ctl_word(map->cls[0].seg0, map->info->nr_procs), ret);
+		return ctl_copy(fd, perflib_ctl_word(map->cls[0].seg0, map->info->nr_procs), ret);
 	}
 	memset(ret, 0, sizeof(*ret));
 	ret->magic = __atomic_load_n(&c->magic, __ATOMIC_RELAXED);
@@ -833,9 +834,11 @@ static bool below_roomy(const struct perflib_store *map, uint32_t cls, uint32_t 
 	size_t i;
 
 	for (j = 0; j < k; j++) {
-		for (i = 0; i < perflib_seg_at(c, j)->live_len / 8; i++)
+		const struct perflib_seg *s = perflib_seg_at(c, j);
+
+		for (i = 0; i < s->live_len / 8; i++)
 			live += (uint64_t)__builtin_popcountll(
-				__atomic_load_n(&perflib_seg_at(c, j)->live[i], __ATOMIC_RELAXED));
+				__atomic_load_n(&s->live[i], __ATOMIC_RELAXED));
 	}
 	return live * 4 <= room * 3;
 }

@@ -209,10 +209,10 @@ static bool owner_span_clear(const struct perflib_class *c, uint32_t k, uint32_t
 {
 	uint64_t span = perflib_sum_head_span(k, c->seg0), words = perflib_seg_sum_words(k, c->seg0);
 	uint64_t j, end = (b + 1) * span < words ? (b + 1) * span : words;
+	const uint64_t *live = perflib_seg_at(c, k)->live;
 
 	for (j = b * span; j < end; j++) {
-		if (__atomic_load_n(&perflib_seg_at(c, k)->live[perflib_sum_word(k, c->seg0, proc,
-										 (uint32_t)j)],
+		if (__atomic_load_n(&live[perflib_sum_word(k, c->seg0, proc, (uint32_t)j)],
 				    __ATOMIC_SEQ_CST))
 			return false;
 	}
@@ -225,12 +225,13 @@ void perflib_owner_mark(struct perflib_store *map, uint32_t id, bool on)
 	uint32_t i = perflib_slot_id_index(id), k = perflib_seg_of(i, c->seg0);
 	uint32_t nr_procs = map->info->nr_procs, p = (uint32_t)map->proc_index;
 	uint64_t g = (i - perflib_seg_first(k, c->seg0)) / 64; /* the slot's bitmap word */
-	uint64_t hb, bit, hbit, sbit = k ? 1ULL << k : 0, *w, *head, *segs;
+	uint64_t hb, bit, hbit, sbit = k ? 1ULL << k : 0, *live, *w, *head, *segs;
 
 	if (map->proc_index < 0 || p >= nr_procs)
 		return;
-	w = &perflib_seg_at(c, k)->live[perflib_sum_word(k, c->seg0, p, (uint32_t)(g / 64))];
-	head = &perflib_seg_at(c, k)->live[perflib_sum_head(k, c->seg0, nr_procs, p)];
+	live = perflib_seg_at(c, k)->live;
+	w = &live[perflib_sum_word(k, c->seg0, p, (uint32_t)(g / 64))];
+	head = &live[perflib_sum_head(k, c->seg0, nr_procs, p)];
 	/* the segments bits: in segment 0's head, mapped whenever segment k is (opened in order) */
 	segs = &perflib_seg_at(c, 0)->live[perflib_sum_head(0, c->seg0, nr_procs, p)];
 	hb = g / 64 / perflib_sum_head_span(k, c->seg0);
@@ -267,6 +268,7 @@ void perflib_owner_clear_all(struct perflib_store *map, int proc)
 {
 	uint32_t c, k, n, j, words, nr_procs = map->info->nr_procs;
 	struct perflib_class *cl;
+	uint64_t *live;
 
 	if (proc < 0 || (uint32_t)proc >= nr_procs || !map->writable)
 		return;
@@ -274,16 +276,17 @@ void perflib_owner_clear_all(struct perflib_store *map, int proc)
 		cl = &map->cls[c];
 		n = perflib_store_nr_segs(map, c);
 		for (k = 0; k < n; k++) {
-			if (!perflib_seg_at(cl, k)->live)
+			live = perflib_seg_at(cl, k)->live;
+			if (!live)
 				continue;
 			words = (uint32_t)perflib_seg_sum_words(k, cl->seg0);
 			for (j = 0; j < words; j++)
-				__atomic_store_n(&perflib_seg_at(cl, k)->live[perflib_sum_word(
-							 k, cl->seg0, (uint32_t)proc, j)],
-						 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&perflib_seg_at(cl, k)->live[perflib_sum_head(
-						 k, cl->seg0, nr_procs, (uint32_t)proc)],
-					 0, __ATOMIC_RELAXED);
+				__atomic_store_n(
+					&live[perflib_sum_word(k, cl->seg0, (uint32_t)proc, j)], 0,
+					__ATOMIC_RELAXED);
+			__atomic_store_n(
+				&live[perflib_sum_head(k, cl->seg0, nr_procs, (uint32_t)proc)], 0,
+				__ATOMIC_RELAXED);
 		}
 	}
 }

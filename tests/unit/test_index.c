@@ -321,6 +321,12 @@ static void test_layout(void **state)
 	assert_int_equal(perflib_idx_buckets(0, 4), 1);
 	for (k = 0; k < PERFLIB_MAX_SEGS; k++)
 		assert_int_equal(perflib_idx_words(k, 64), perflib_idx_buckets(k, 64) * 16);
+	/* the n-th leader, as BPF programs count them, is perflib_idx_next's n-th step */
+	for (i = 0, k = 0; k < PERFLIB_MAX_SEGS; i++, k = perflib_idx_next(k)) {
+		assert_true(perflib_idx_leads(k));
+		assert_int_equal(perflib_idx_leader_nr(i), k);
+	}
+	assert_int_equal(i, PERFLIB_IDX_LEADERS);
 	/* BPF programs' form of a leader's table agrees with the general one */
 	for (i = 1; i <= 4096; i *= 2) {
 		for (k = 0; k < PERFLIB_MAX_SEGS; k = perflib_idx_next(k)) {
@@ -342,6 +348,7 @@ static void test_layout(void **state)
 	assert_int_not_equal(e, 0);
 	assert_int_equal(perflib_idx_entry_slot(e), 0);
 	assert_int_equal(perflib_idx_entry_tag(e), 0xABCDEF);
+	assert_int_equal(perflib_idx_entry_gen(e), 0xF1);
 	assert_int_equal(perflib_idx_entry_slot(0), 0xFFFFFFFF);
 	/* current: claimed at its generation, or published at the next (mod 256) */
 	assert_true(perflib_idx_current(e, perflib_make_word(PERFLIB_SLOT_CLAIMED, 0x3FFFFFF1, 9)));
