@@ -66,11 +66,12 @@ static const char usage[] =
 	"          counter, every instance) beside the plain loop building the same instance\n"
 	"          records. Target: ratio <= 1.5.\n"
 	"  export  the same sets up to 100,000 live: one perflib-exporter scrape (PDH\n"
-	"          collection, sampling, OpenMetrics text; in-process, without HTTP) per live\n"
-	"          instance, beside the same scrape once the N were deleted and made anew\n"
-	"          (the set gave its storage back: they take the lowest slots, as in a set\n"
-	"          that never churned). The rounds of the two are not interleaved. Target:\n"
-	"          ratio <= 1.3 (what was allocated before costs nothing).\n"
+	"          collection, sampling, OpenMetrics text; without HTTP) per live instance,\n"
+	"          from a process of its own as the exporter runs, beside the same scrape\n"
+	"          by another process of the same N instances (names, ids, values) in a\n"
+	"          set that never churned, under a pin root of its own; rounds\n"
+	"          interleaved. Target: ratio <= 1.3 (what was allocated before costs\n"
+	"          nothing).\n"
 	"  fork    fork + _exit + waitpid, from a provider process with 50 sets of 4\n"
 	"          instances (registered before by another process, as lodctr does) against\n"
 	"          the same program with none (two processes forked from the same\n"
@@ -79,7 +80,9 @@ static const char usage[] =
 	"          maps mapped as a segment is (shared, MADV_DONTFORK) and nothing else;\n"
 	"          the same with 100 maps, the two a provider maps per set (its slots and\n"
 	"          live map); and the provider against those 100 maps: what the library\n"
-	"          adds to the kernel's cost of its mappings. Last, what a service forks\n"
+	"          adds to the kernel's cost of its mappings. And 50 mappings that map no\n"
+	"          BPF map (private anonymous pages, read-only, never touched, inherited):\n"
+	"          what any 50 mappings add to a fork. Last, what a service forks\n"
 	"          for: starting /bin/true and waiting for it, by fork + execve and by\n"
 	"          posix_spawn (no copy of the address space), provider against plain.\n"
 	"  exit    fork + _exit + waitpid of a process that provides nothing, with 1 and with\n"
@@ -90,7 +93,11 @@ static const char usage[] =
 	"          the same set (each size N), against the same exit once that provider\n"
 	"          is gone, and the kernel's time in the exit program for those exits\n"
 	"          (BPF_ENABLE_STATS: the machine's dispatcher and the set's reaper),\n"
-	"          and its start (PerfStartProvider + PerfSetCounterSetInfo).\n"
+	"          and its start (PerfStartProvider + PerfSetCounterSetInfo); the exit\n"
+	"          program again with the last bitmap word of the N filled by a third\n"
+	"          process (when N is no multiple of 64), so that the exiting provider's\n"
+	"          slots have a word of their own: the reaper reads every live slot of a\n"
+	"          word the exiting process held slots in, its own and others'.\n"
 	"          Target: the exit program's ratio <= 1.3 (the reaper's cost follows\n"
 	"          what the exiting process owned; a provider maps the chunks of the set's\n"
 	"          slots it uses, so its start and exit follow that too).\n"
@@ -616,64 +623,7 @@ static void churn_values(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, unsigned long
 /* exporter scrapes of @n live instances at most (1M x 8 counters is 0.6 GB of text) */
 #define EXPORT_MAX 100000
 
-/* ns per live instance of one exporter scrape (OpenMetrics) of the root, over @rounds */
-static void scrape_rounds(struct collector *col, struct exp_buf *out, unsigned int n, double *ret)
-{
-	double min_ns = opt.quick ? 2e7 : 1e8;
-
-	for (unsigned int r = 0; r < opt.rounds; r++) {
-		TIMED(ret[r], min_ns, {
-			out->len = 0;
-			if (collector_scrape(col, EXP_FMT_OPENMETRICS, out))
-				die(collector_error(col), 0);
-		});
-		ret[r] /= n;
-	}
-	if (collector_stats(col)->nr_instances != n)
-		die("exporter scrape: instances exported",
-		    (long)collector_stats(col)->nr_instances);
-}
-
-/*
- * The exporter (PDH collection, sampling, OpenMetrics text) over the churned set: @n live
- * instances among 10 x @n ever made (@all, every tenth live), then the same @n made anew
- * after all were deleted (the set gave its segments back: they take the lowest slots, as
- * in a set that never churned). The ratio is the cost of the history.
- */
-static void exporter_rows(HANDLE h, const GUID *set, PPERF_COUNTERSET_INSTANCE *all,
-			  unsigned long long total, unsigned int n)
-{
-	double churned[64], compact[64];
-	struct collector *col = NULL;
-	struct exp_buf out = {0};
-	WCHAR name[NAME_CHARS + 1];
-	unsigned long long i;
-	ULONG st;
-
-	if (n > EXPORT_MAX) {
-		row_note("export", "exporter scrape", n, "skipped: 8N series of text per scrape");
-		return;
-	}
-	if (collector_new(&col))
-		die("collector_new", ENOMEM);
-	scrape_rounds(col, &out, n, churned);
-	for (i = 0; i < total; i += 10) {
-		if ((st = PerfDeleteInstance(h, all[i])))
-			die("PerfDeleteInstance (export)", (long)st);
-	}
-	for (i = 0; i < total; i += 10) {
-		inst_name(name, (unsigned int)i);
-		all[i] = PerfCreateInstance(h, set, name, (ULONG)i);
-		if (!all[i])
-			die("PerfCreateInstance (export)", (long)GetLastError());
-		churn_values(h, all[i], i);
-	}
-	scrape_rounds(col, &out, n, compact);
-	row("export", "exporter scrape, churned/new", n, "ns/instance", churned, compact,
-	    opt.rounds, 1.3);
-	exp_buf_free(&out);
-	collector_free(col);
-}
+static void exporter_rows(unsigned int n);
 
 static void churn_one(unsigned int n)
 {
@@ -814,7 +764,7 @@ static void churn_one(unsigned int n)
 	free(qbuf);
 	free(ebuf);
 	free(out);
-	exporter_rows(h, &set, all, total, n);
+	exporter_rows(n);
 	for (i = 0; i < total; i += 10)
 		PerfDeleteInstance(h, all[i]);
 out:
@@ -892,9 +842,14 @@ static double exec_loop(unsigned int iters, bool spawn)
 }
 
 /* a worker's commands: an iteration count, with the loop to run in the top bits */
+#define LOOP_FORK 0
 #define LOOP_EXEC (1u << 30)
 #define LOOP_SPAWN (2u << 30)
+#define LOOP_SCRAPE (3u << 30) /* exporter scrapes for at least 10^count ns (a worker_scrape) */
+#define LOOP_KIND(c) ((c) & (3u << 30))
 #define LOOP_ITERS(c) ((c) & ~(3u << 30))
+
+static double worker_scrape(unsigned int log10_ns);
 
 /*
  * A worker process: runs @setup (may be NULL), says it is ready, then for each command
@@ -945,12 +900,20 @@ static void worker_start(struct worker *w, void (*setup)(void))
 			xread(c[0], &iters, sizeof(iters));
 			if (!iters)
 				_exit(0);
-			if (iters & LOOP_EXEC)
+			switch (LOOP_KIND(iters)) {
+			case LOOP_EXEC:
 				ns = exec_loop(LOOP_ITERS(iters), false);
-			else if (iters & LOOP_SPAWN)
+				break;
+			case LOOP_SPAWN:
 				ns = exec_loop(LOOP_ITERS(iters), true);
-			else
+				break;
+			case LOOP_SCRAPE:
+				ns = worker_scrape(LOOP_ITERS(iters));
+				break;
+			default:
 				ns = fork_loop(iters);
+				break;
+			}
 			xwrite(r[1], &ns, sizeof(ns));
 		}
 	}
@@ -979,6 +942,124 @@ static void worker_stop(struct worker *w)
 	waitpid(w->pid, &status, 0);
 	close(w->cmd);
 	close(w->res);
+}
+
+/* ---- the exporter after churn ---------------------------------------------------------- */
+
+/*
+ * What the exporter workers share: the live instances of a row, the pin root of the set
+ * that never churned, and in each scraping worker its collector and output.
+ */
+static struct {
+	unsigned int n;
+	char root[300];
+	struct collector *col;
+	struct exp_buf out;
+} ex;
+
+/* use pin root @path in this process (a worker of the set that never churned) */
+static void use_root(const char *path)
+{
+	if (setenv("PERFLIB_ROOT", path, 1) || perflib_set_pin_root(path))
+		die("perflib_set_pin_root", errno);
+}
+
+/* ns per scrape of the root, scraping for at least 10^@log10_ns ns (one scrape at least) */
+static double worker_scrape(unsigned int log10_ns)
+{
+	double ns, min_ns = 1;
+
+	while (log10_ns--)
+		min_ns *= 10;
+	TIMED(ns, min_ns, {
+		ex.out.len = 0;
+		if (collector_scrape(ex.col, EXP_FMT_OPENMETRICS, &ex.out))
+			die(collector_error(ex.col), 0);
+	});
+	if (collector_stats(ex.col)->nr_instances != ex.n)
+		die("exporter scrape: instances exported",
+		    (long)collector_stats(ex.col)->nr_instances);
+	return ns;
+}
+
+/* a scraping worker of the root it was given (its first scrape builds the collector) */
+static void scraper_setup(void)
+{
+	if (collector_new(&ex.col))
+		die("collector_new", ENOMEM);
+	worker_scrape(0);
+}
+
+static void compact_scraper_setup(void)
+{
+	use_root(ex.root);
+	scraper_setup();
+}
+
+/*
+ * The provider of the set that never churned: ex.n instances with the names, ids and
+ * values of the churned set's live ones (every tenth id), in the lowest slots. It stays
+ * until stopped (its exit frees them).
+ */
+static void compact_provider_setup(void)
+{
+	GUID set = set_guid(7, ex.n);
+	WCHAR name[NAME_CHARS + 1];
+	PPERF_COUNTERSET_INSTANCE inst;
+	HANDLE h;
+	ULONG st;
+
+	use_root(ex.root);
+	if ((st = provide(&set, 0, NAME_CHARS + 1, &h)))
+		die("provide (export)", (long)st);
+	for (unsigned long long i = 0; i < 10ull * ex.n; i += 10) {
+		inst_name(name, (unsigned int)i);
+		inst = PerfCreateInstance(h, &set, name, (ULONG)i);
+		if (!inst)
+			die("PerfCreateInstance (export)", (long)GetLastError());
+		churn_values(h, inst, i);
+	}
+}
+
+/*
+ * The exporter (PDH collection, sampling, OpenMetrics text), in processes of its own as it
+ * runs: one scrapes the churned set of this process (@n live instances among 10 x @n ever
+ * made, every tenth live), the other the same @n instances in a set that never churned,
+ * under a pin root of its own (each scrape takes every set of its root). Rounds
+ * interleaved, as every other row's: the ratio is the cost of the history.
+ */
+static void exporter_rows(unsigned int n)
+{
+	unsigned int log10_ns = opt.quick ? 7 : 8;
+	double churned[64], compact[64];
+	struct worker prov, a, b;
+
+	if (n > EXPORT_MAX) {
+		row_note("export", "exporter scrape", n, "skipped: 8N series of text per scrape");
+		return;
+	}
+	ex.n = n;
+	snprintf(ex.root, sizeof(ex.root), "%s-compact", root);
+	if (mkdir(ex.root, 0755))
+		die("mkdir (export root)", errno);
+	worker_start(&prov, compact_provider_setup);
+	worker_start(&a, scraper_setup);
+	worker_start(&b, compact_scraper_setup);
+	for (unsigned int r = 0; r < opt.rounds; r++) {
+		if (r % 2) {
+			compact[r] = worker_run(&b, LOOP_SCRAPE | log10_ns) / n;
+			churned[r] = worker_run(&a, LOOP_SCRAPE | log10_ns) / n;
+		} else {
+			churned[r] = worker_run(&a, LOOP_SCRAPE | log10_ns) / n;
+			compact[r] = worker_run(&b, LOOP_SCRAPE | log10_ns) / n;
+		}
+	}
+	worker_stop(&a);
+	worker_stop(&b);
+	worker_stop(&prov);
+	remove_tree(ex.root);
+	row("export", "exporter scrape, churned/new", n, "ns/instance", churned, compact,
+	    opt.rounds, 1.3);
 }
 
 /*
@@ -1058,6 +1139,22 @@ static void fork_floor_setup(void)
 	fork_maps(FORK_SETS);
 }
 
+/*
+ * 50 mappings that are no BPF map at all: private anonymous pages, read-only, never
+ * touched, one page apart, which the child inherits (no page to copy). What any 50
+ * mappings add to a fork, whatever they map.
+ */
+static void fork_anon_setup(void)
+{
+	for (unsigned int s = 0; s < FORK_SETS; s++) {
+		void *p = mmap(NULL, 2 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		/* one page kept, one given back: a gap, so the kernel cannot merge them */
+		if (p == MAP_FAILED || munmap((char *)p + 4096, 4096))
+			die("mmap (fork floor)", errno);
+	}
+}
+
 /* the provider's own mappings without the library: two per set (slots and live map) */
 static void fork_pairs_setup(void)
 {
@@ -1067,27 +1164,31 @@ static void fork_pairs_setup(void)
 static void section_fork(void)
 {
 	unsigned int iters = opt.quick ? 100 : 300, r;
-	double with[64], without[64], bare[64], pairs[64];
+	double with[64], without[64], bare[64], pairs[64], anon[64];
 	double exec_with[64], exec_without[64], spawn_with[64], spawn_without[64];
-	struct worker a, b, f, p;
+	struct worker a, b, f, p, m;
 
 	run_child(fork_register_sets, FORK_SETS);
 	worker_start(&a, fork_provider_setup);
 	worker_start(&b, NULL);
 	worker_start(&f, fork_floor_setup);
 	worker_start(&p, fork_pairs_setup);
+	worker_start(&m, fork_anon_setup);
 	worker_run(&a, iters / 10); /* warm up all */
 	worker_run(&b, iters / 10);
 	worker_run(&f, iters / 10);
 	worker_run(&p, iters / 10);
+	worker_run(&m, iters / 10);
 	for (r = 0; r < opt.rounds; r++) {
 		if (r % 2) {
 			with[r] = worker_run(&a, iters);
 			pairs[r] = worker_run(&p, iters);
 			bare[r] = worker_run(&f, iters);
+			anon[r] = worker_run(&m, iters);
 			without[r] = worker_run(&b, iters);
 		} else {
 			without[r] = worker_run(&b, iters);
+			anon[r] = worker_run(&m, iters);
 			bare[r] = worker_run(&f, iters);
 			pairs[r] = worker_run(&p, iters);
 			with[r] = worker_run(&a, iters);
@@ -1096,6 +1197,7 @@ static void section_fork(void)
 		without[r] /= 1000;
 		bare[r] /= 1000;
 		pairs[r] /= 1000;
+		anon[r] /= 1000;
 	}
 	/* what a service does with fork: start a program, by fork + exec or by posix_spawn */
 	for (r = 0; r < opt.rounds; r++) {
@@ -1121,6 +1223,7 @@ static void section_fork(void)
 	worker_stop(&b);
 	worker_stop(&f);
 	worker_stop(&p);
+	worker_stop(&m);
 	for (unsigned int s = 0; s < FORK_SETS; s++) {
 		GUID set = set_guid(4, s);
 
@@ -1132,6 +1235,7 @@ static void section_fork(void)
 	    0);
 	row("fork", "floor: 100 maps (2 per set)", FORK_SETS, "us/fork", pairs, without, opt.rounds,
 	    0);
+	row("fork", "50 anonymous mappings", FORK_SETS, "us/fork", anon, without, opt.rounds, 0);
 	/* what the library adds to the mappings it keeps: the provider against that floor */
 	row("fork", "50 sets against 100 maps", FORK_SETS, "us/fork", with, pairs, opt.rounds, 0);
 	row("fork", "fork+exec /bin/true, 50 sets", FORK_SETS, "us/start", exec_with, exec_without,
@@ -1445,13 +1549,28 @@ static void section_exit(void)
 	for (unsigned int i = 0; i < opt.nr_sizes; i++) {
 		unsigned int n = opt.sizes[i];
 		double beside[64], alone[64], kbeside[64], kalone[64], sbeside[64], salone[64];
-		int go_fd, st;
-		pid_t holder;
+		double own[64], kown[64], sown[64];
+		int go_fd, pad_go = -1, st;
+		pid_t holder, pad = 0;
 
 		if (n + 2 * EXIT_MANY > EXIT_CAPACITY_BIG)
 			continue;
 		holder = holder_start(&set, n, 100 * EXIT_MANY, &go_fd);
 		few_exits(&set, each, beside, kbeside, sbeside);
+		/*
+		 * The exiting provider's slots follow the holder's, in the bitmap word of its last
+		 * slots when N is no multiple of 64: the reaper reads the holder's slots there too
+		 * (it cannot tell whose they are before it reads them). Another process fills that
+		 * word, and the same exits are measured with a word of their own.
+		 */
+		if (n % 64)
+			pad = holder_start(&set, 64 - n % 64, 200 * EXIT_MANY, &pad_go);
+		few_exits(&set, each, own, kown, sown);
+		if (pad) {
+			close(pad_go);
+			if (waitpid(pad, &st, 0) != pad || !WIFEXITED(st) || WEXITSTATUS(st))
+				die("holder (pad)", st);
+		}
 		close(go_fd);
 		if (waitpid(holder, &st, 0) != holder || !WIFEXITED(st) || WEXITSTATUS(st))
 			die("holder", st);
@@ -1459,9 +1578,12 @@ static void section_exit(void)
 		few_exits(&set, each, alone, kalone, salone);
 		row("exit", "provider exit, 10 beside N", n, "us/exit", beside, alone, opt.rounds,
 		    0);
-		if (exit_prog >= 0)
+		if (exit_prog >= 0) {
 			row("exit", "its exit program, 10 beside N", n, "us/exit", kbeside, kalone,
 			    opt.rounds, 1.3);
+			row("exit", "  the same, a word of its own", n, "us/exit", kown, kalone,
+			    opt.rounds, 1.3);
+		}
 		row("exit", "its start, beside N", n, "us/start", sbeside, salone, opt.rounds, 0);
 	}
 	if (exit_prog >= 0)
