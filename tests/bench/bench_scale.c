@@ -126,6 +126,7 @@ static struct {
 } opt = {{1000, 10000, 100000, 1000000}, 4, 5, 3, 1000, false, NULL};
 
 static char root[256];
+static char root2[300]; /* the exporter row's second pin root while it exists */
 static pid_t main_pid;
 static GUID provider_guid = {0xbe5ca1e0, 1, 2, {1, 2, 3, 4, 5, 6, 7, 8}};
 
@@ -134,8 +135,11 @@ static GUID provider_guid = {0xbe5ca1e0, 1, 2, {1, 2, 3, 4, 5, 6, 7, 8}};
 static void die(const char *what, long code)
 {
 	fprintf(stderr, "bench_scale: %s failed (%ld)\n", what, code);
-	if (getpid() == main_pid)
+	if (getpid() == main_pid) {
+		if (root2[0])
+			remove_tree(root2);
 		remove_tree(root);
+	}
 	exit(1);
 }
 
@@ -947,12 +951,11 @@ static void worker_stop(struct worker *w)
 /* ---- the exporter after churn ---------------------------------------------------------- */
 
 /*
- * What the exporter workers share: the live instances of a row, the pin root of the set
- * that never churned, and in each scraping worker its collector and output.
+ * What the exporter workers share: the live instances of a row, and in each scraping
+ * worker its collector and output (the set that never churned is under root2)
  */
 static struct {
 	unsigned int n;
-	char root[300];
 	struct collector *col;
 	struct exp_buf out;
 } ex;
@@ -992,7 +995,7 @@ static void scraper_setup(void)
 
 static void compact_scraper_setup(void)
 {
-	use_root(ex.root);
+	use_root(root2);
 	scraper_setup();
 }
 
@@ -1009,7 +1012,7 @@ static void compact_provider_setup(void)
 	HANDLE h;
 	ULONG st;
 
-	use_root(ex.root);
+	use_root(root2);
 	if ((st = provide(&set, 0, NAME_CHARS + 1, &h)))
 		die("provide (export)", (long)st);
 	for (unsigned long long i = 0; i < 10ull * ex.n; i += 10) {
@@ -1039,9 +1042,11 @@ static void exporter_rows(unsigned int n)
 		return;
 	}
 	ex.n = n;
-	snprintf(ex.root, sizeof(ex.root), "%s-compact", root);
-	if (mkdir(ex.root, 0755))
+	snprintf(root2, sizeof(root2), "%s-compact", root);
+	if (mkdir(root2, 0755)) {
+		root2[0] = 0;
 		die("mkdir (export root)", errno);
+	}
 	worker_start(&prov, compact_provider_setup);
 	worker_start(&a, scraper_setup);
 	worker_start(&b, compact_scraper_setup);
@@ -1057,7 +1062,8 @@ static void exporter_rows(unsigned int n)
 	worker_stop(&a);
 	worker_stop(&b);
 	worker_stop(&prov);
-	remove_tree(ex.root);
+	remove_tree(root2);
+	root2[0] = 0;
 	row("export", "exporter scrape, churned/new", n, "ns/instance", churned, compact,
 	    opt.rounds, 1.3);
 }
