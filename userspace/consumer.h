@@ -153,7 +153,7 @@ struct perflib_cset {
 	bool stale;		   /* replaced in the cache: freed at the last put */
 	uint64_t last_use;	   /* for evicting unused entries */
 	uint64_t checked;	   /* CLOCK_MONOTONIC_COARSE ns of the last stat() of the pins */
-	struct perflib_cset *next; /* cache list */
+	struct perflib_cset *next; /* cache: its hash bucket's chain (cset.c) */
 };
 
 /*

@@ -826,6 +826,100 @@ static void test_reregistered(void **state)
 	assert_int_equal(PerfCloseQueryHandle(q), 0);
 }
 
+/* ---- many counter sets ------------------------------------------------------------------ */
+
+#define MANY_SETS 200 /* more than the 64 most recent openings a consumer always keeps */
+
+struct many {
+	GUID sets[MANY_SETS];
+	int go[2], done[2];
+	int opened, after; /* the child's counts of mapped BPF maps: after two passes, at the end */
+};
+
+/* the mappings of BPF maps this process holds (a child holds none of its parent's) */
+static int bpf_mappings(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "anon_inode:bpf-map") != NULL;
+	fclose(f);
+	return n;
+}
+
+static int many_child(void *arg)
+{
+	struct many *m = arg;
+	PERF_INSTANCE_HEADER buf[64];
+	int pass, base = bpf_mappings();
+	DWORD got;
+	unsigned int i;
+
+	/* every set in turn, twice: each an instance "many" */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < MANY_SETS; i++) {
+			if (PerfEnumerateCounterSetInstances(NULL, &m->sets[i], buf, sizeof(buf),
+							     &got) ||
+			    got != buf[0].Size || buf[0].InstanceId != i)
+				return __LINE__;
+		}
+	}
+	/* the openings stayed: mapped, not opened again by each call */
+	m->opened = bpf_mappings() - base;
+	if (tl_signal(m->done[1]) || tl_await(m->go[0], 20000))
+		return __LINE__;
+	/* the parent unregistered them: the next call learns of it and they go */
+	if (PerfEnumerateCounterSetInstances(NULL, &m->sets[0], buf, sizeof(buf), &got) !=
+	    ERROR_WMI_GUID_NOT_FOUND)
+		return __LINE__;
+	m->after = bpf_mappings() - base;
+	return 0;
+}
+
+static void test_many_sets_cached(void **state)
+{
+	struct many *m =
+		mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	GUID pg = prov_provider_guid();
+	struct prov_tmpl t;
+	unsigned int i;
+	HANDLE h;
+	pid_t pid;
+
+	(void)state;
+	assert_ptr_not_equal(m, MAP_FAILED);
+	/* registrations without the exit reaper: 200 of them in about a second */
+	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
+	assert_int_equal(PerfStartProvider(&pg, NULL, &h), 0);
+	for (i = 0; i < MANY_SETS; i++) {
+		m->sets[i] = prov_guid();
+		prov_tmpl_init(&t, m->sets[i], PERF_COUNTERSET_MULTI_INSTANCES);
+		prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, 0);
+		assert_int_equal(prov_tmpl_register(h, &t), 0);
+		assert_non_null(PerfCreateInstance(h, &m->sets[i], cons_w("many"), i));
+	}
+	unsetenv("PERFLIB_KERNEL_REAPER");
+	assert_int_equal(tl_pipe(m->go), 0);
+	assert_int_equal(tl_pipe(m->done), 0);
+	pid = tl_fork(many_child, m);
+	assert_int_equal(tl_await(m->done[0], 60000), 0);
+	/* a consumer going over 200 small sets keeps them open (it kept 64: 70 us a call) */
+	if (m->opened < MANY_SETS)
+		fail_msg("%d mappings of counter sets after two passes", m->opened);
+	assert_int_equal(PerfStopProvider(h), 0);
+	for (i = 0; i < MANY_SETS; i++)
+		assert_int_equal(perflib_unregister_counterset(&m->sets[i], true), 0);
+	assert_int_equal(tl_signal(m->go[1]), 0);
+	assert_int_equal(tl_wait(pid, 20000), 0);
+	/* and lets them go once they are unregistered */
+	assert_int_equal(m->after, 0);
+	munmap(m, sizeof(*m));
+}
+
 /* ---- churn --------------------------------------------------------------------------------- */
 
 #define CHURN_NAMES 64
@@ -1297,6 +1391,7 @@ int main(void)
 		cmocka_unit_test(test_garbage_slots),
 		cmocka_unit_test(test_corrupt_info),
 		cmocka_unit_test(test_reregistered),
+		cmocka_unit_test(test_many_sets_cached),
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_callbacks),
 		cmocka_unit_test(test_by_reference),
