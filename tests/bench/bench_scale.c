@@ -88,6 +88,8 @@ static const char usage[] =
 	"  exit    fork + _exit + waitpid of a process that provides nothing, with 1 and with\n"
 	"          --sets counter sets registered on the machine (from a helper process that\n"
 	"          stays alive; registration loads the kernel exit reaper as lodctr does);\n"
+	"          a consumer in a process of its own enumerating the instances of each of\n"
+	"          those sets in turn, five passes (the first opens them);\n"
 	"          and a provider's own exit (exit to waitpid) owning 10 against 10,000\n"
 	"          instances; then owning 10 while another provider holds N instances of\n"
 	"          the same set (each size N), against the same exit once that provider\n"
@@ -1471,10 +1473,56 @@ static void few_exits(const GUID *set, unsigned int each, double *whole, double 
 	}
 }
 
+#define CONSUMER_PASSES 5
+
+/*
+ * A consumer in a process of its own enumerates the instances of each of the @n exit-row
+ * sets in turn, CONSUMER_PASSES times: us per set of each pass into @ret (the first pass
+ * opens every set; the others find them open, or open them again if they were let go)
+ */
+static void consumer_passes(unsigned int n, double *ret)
+{
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe(p))
+		die("pipe", errno);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (!pid) {
+		PERF_INSTANCE_HEADER buf[8];
+		DWORD got;
+
+		close(p[0]);
+		for (unsigned int pass = 0; pass < CONSUMER_PASSES; pass++) {
+			double t0 = now_ns();
+
+			for (unsigned int i = 0; i < n; i++) {
+				GUID set = set_guid(5, i);
+
+				if (PerfEnumerateCounterSetInstances(NULL, &set, buf, sizeof(buf),
+								     &got))
+					die("PerfEnumerateCounterSetInstances (many sets)", i);
+			}
+			ret[pass] = (now_ns() - t0) / 1000 / n;
+		}
+		xwrite(p[1], ret, CONSUMER_PASSES * sizeof(*ret));
+		_exit(0);
+	}
+	close(p[1]);
+	xread(p[0], ret, CONSUMER_PASSES * sizeof(*ret));
+	close(p[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		die("consumer (many sets)", status);
+}
+
 static void section_exit(void)
 {
 	unsigned int iters = opt.quick ? 200 : 500, r, j, each = 5;
 	double one[64], many[64], few[64], lots[64], reg_ns[64], unreg_ns[64], mem[64];
+	double passes[CONSUMER_PASSES] = {0};
 	unsigned int nr_reg = 0, nr_unreg = 0;
 	int stats_fd;
 	struct perflib_pin_opts po = PERFLIB_PIN_OPTS_INIT;
@@ -1496,6 +1544,8 @@ static void section_exit(void)
 			reg_ns[nr_reg++] = registrar_cmd(&w, 1) / 1e6;
 			mem[r] = (double)mem_of_dir(root, NULL) / 1024;
 			many[r] = fork_loop(iters) / 1000;
+			if (!r)
+				consumer_passes(opt.sets, passes);
 		} else {
 			many[r] = fork_loop(iters) / 1000;
 			unreg_ns[nr_unreg++] = registrar_cmd(&w, 2) / 1e6;
@@ -1512,6 +1562,9 @@ static void section_exit(void)
 	row("exit", "(register a set, lodctr's way)", opt.sets, "ms/set", reg_ns, NULL, nr_reg, 0);
 	row("exit", "(unregister a set)", opt.sets, "ms/set", unreg_ns, NULL, nr_unreg, 0);
 	row("exit", "memory of the registered sets", opt.sets, "KiB", mem, NULL, opt.rounds, 0);
+	row("exit", "consumer: each set in turn, opened", opt.sets, "us/set", passes, NULL, 1, 0);
+	row("exit", "  the same, again", opt.sets, "us/set", passes + 1, NULL, CONSUMER_PASSES - 1,
+	    0);
 
 	/* a provider's own exit: 10 against 10,000 instances */
 	fflush(NULL);
