@@ -12,10 +12,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -435,11 +437,17 @@ static void test_enum_counter_sets(void **state)
 	HANDLE h = start_provider();
 	GUID a = add_set(h, PERF_COUNTERSET_MULTI_INSTANCES, 2, ids12, types_dw_large);
 	GUID b = add_set(h, PERF_COUNTERSET_SINGLE_INSTANCE, 2, ids12, types_dw_large);
-	GUID *ids;
+	GUID c = prov_guid(), *ids;
+	char dir[PATH_MAX], other[PATH_MAX], s[37];
 	DWORD n = 0, m = 0, i;
 	int seen = 0;
 
 	(void)state;
+	/* a directory named by a GUID that holds no registration, and one named otherwise */
+	snprintf(dir, sizeof(dir), "%s/%s", perflib_pin_root(), perflib_guid_to_string(&c, s));
+	snprintf(other, sizeof(other), "%s/not-a-counter-set", perflib_pin_root());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(mkdir(other, 0755), 0);
 	assert_int_equal(PerfEnumerateCounterSet(NULL, NULL, 0, &n), ERROR_NOT_ENOUGH_MEMORY);
 	assert_true(n >= 2);
 	/* counts of GUIDs, not bytes */
@@ -453,11 +461,15 @@ static void test_enum_counter_sets(void **state)
 			seen |= 1;
 		if (!memcmp(&ids[i], &b, sizeof(GUID)))
 			seen |= 2;
+		if (!memcmp(&ids[i], &c, sizeof(GUID)))
+			seen |= 4;
 		/* sorted, each once */
 		if (i)
 			assert_true(memcmp(&ids[i - 1], &ids[i], sizeof(GUID)) < 0);
 	}
 	assert_int_equal(seen, 3);
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(rmdir(other), 0);
 	assert_int_equal(PerfEnumerateCounterSet(NULL, ids, 1, NULL), ERROR_INVALID_PARAMETER);
 	assert_int_equal(PerfEnumerateCounterSet(NULL, NULL, 5, &m), ERROR_INVALID_PARAMETER);
 	free(ids);
