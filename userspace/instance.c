@@ -854,16 +854,12 @@ struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, co
 					       uint32_t *ret_idx)
 {
 	struct perflib_ctrset *set;
-	int64_t idx;
+	int64_t idx = -1;
 
-	for (set = atomic_load_explicit(&prov->sets, memory_order_acquire); set; set = set->next) {
-		idx = perflib_ctrset_instance_index(set, inst);
-		if (idx >= 0) {
-			*ret_idx = (uint32_t)idx;
-			return set;
-		}
-	}
-	return NULL;
+	set = perflib_provider_set_of(prov, inst, &idx);
+	if (set)
+		*ret_idx = (uint32_t)idx;
+	return set;
 }
 
 ULONG PerfDeleteInstance(HANDLE Provider, PPERF_COUNTERSET_INSTANCE InstanceBlock)

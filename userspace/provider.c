@@ -112,6 +112,7 @@ static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *se
 	uint32_t c;
 
 	perflib_store_close(set->map);
+	perflib_prov_free(prov, set->gidx);
 	perflib_prov_free(prov, set->dense);
 	/* one table of each kind for every class, class 0's first (ctrset_tables) */
 	for (c = 0; c < set->nr_classes; c++) {
@@ -124,6 +125,48 @@ static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *se
 	if (set->cls[0].owned)
 		perflib_table_free((void *)set->cls[0].owned, owned_len);
 	perflib_prov_free(prov, set);
+}
+
+/* the granules class @c of @set may have slots in: the first, and how many */
+static uint64_t gidx_span(const struct perflib_ctrset_class *c, uint64_t *ret_first)
+{
+	uint64_t first = (uintptr_t)c->base >> PERFLIB_GIDX_SHIFT;
+
+	*ret_first = first;
+	if (!c->span)
+		return 0;
+	return (((uintptr_t)c->base + c->span - 1) >> PERFLIB_GIDX_SHIFT) - first + 1;
+}
+
+/*
+ * Put @set in @prov's index by address (prov->lock held, @set complete: a value function
+ * may find it from here on). 0 or -ENOMEM (then nothing was published).
+ */
+static int gidx_add(struct perflib_provider *prov, struct perflib_ctrset *set)
+{
+	uint64_t first, n = 0, k;
+	uint32_t c, i = 0;
+
+	for (c = 0; c < set->nr_classes; c++)
+		n += gidx_span(&set->cls[c], &first);
+	set->gidx = perflib_prov_alloc(prov, (n ? n : 1) * sizeof(*set->gidx));
+	if (!set->gidx)
+		return -ENOMEM;
+	for (c = 0; c < set->nr_classes; c++) {
+		uint64_t nr = gidx_span(&set->cls[c], &first);
+
+		for (k = 0; k < nr; k++, i++) {
+			struct perflib_gidx *e = &set->gidx[i];
+			const struct perflib_gidx *_Atomic *head =
+				&prov->gidx[perflib_gidx_hash(first + k)];
+
+			e->granule = first + k;
+			e->set = set;
+			e->next = atomic_load_explicit(head, memory_order_relaxed);
+			atomic_store_explicit(head, e, memory_order_release);
+		}
+	}
+	return 0;
 }
 
 ULONG PerfStopProvider(HANDLE ProviderHandle)
@@ -157,6 +200,8 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 		perflib_exit_leave(set->map);
 	pthread_mutex_lock(&prov->lock);
 	set = atomic_exchange(&prov->sets, NULL);
+	for (i = 0; i < PERFLIB_GIDX_BUCKETS; i++)
+		atomic_store_explicit(&prov->gidx[i], NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&prov->lock);
 	for (; set; set = next) {
 		next = set->next;
@@ -423,6 +468,9 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	/* the library lays the slots out: 8 bytes each, in template order */
 	for (i = 0; i < n; i++)
 		c[i].Offset = 8 * i;
+	err = gidx_add(prov, set);
+	if (err)
+		goto out;
 	perflib_cb_ctrset_added(set);
 	set->next = atomic_load(&prov->sets);
 	atomic_store_explicit(&prov->sets, set, memory_order_release);

@@ -127,6 +127,134 @@ static void test_instance_index(void **state)
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
+/* ---- many counter sets in one provider: finding an instance's set ------------------------ */
+
+#define MANY_SETS 40
+
+/* every granule a class of @cs may have slots in names @cs in its provider's index */
+static void check_gidx(const struct perflib_provider *prov, const struct perflib_ctrset *cs)
+{
+	for (uint32_t c = 0; c < cs->nr_classes; c++) {
+		uintptr_t base = (uintptr_t)cs->cls[c].base;
+		uint64_t g = base >> PERFLIB_GIDX_SHIFT,
+			 last = (base + cs->cls[c].span - 1) >> PERFLIB_GIDX_SHIFT;
+
+		for (; g <= last; g++) {
+			const struct perflib_gidx *e = prov->gidx[perflib_gidx_hash(g)];
+
+			while (e && !(e->granule == g && e->set == cs))
+				e = e->next;
+			if (!e)
+				fail_msg("class %u: granule %#llx not in the index", c,
+					 (unsigned long long)g);
+		}
+	}
+}
+
+static void test_many_sets(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst[MANY_SETS][2], other;
+	GUID sets[MANY_SETS], g = prov_provider_guid(), oset;
+	struct perflib_provider *prov;
+	ULONG ref_value = 77;
+	struct prov_tmpl t;
+	HANDLE h, h2;
+	int64_t idx = -1;
+	unsigned int i, j;
+
+	(void)state;
+	/* registrations without the exit reaper: 40 of them in a fraction of a second */
+	setenv("PERFLIB_KERNEL_REAPER", "0", 1);
+	assert_int_equal(PerfStartProvider(&g, NULL, &h), ERROR_SUCCESS);
+	for (i = 0; i < MANY_SETS; i++) {
+		sets[i] = prov_guid();
+		prov_tmpl_init(&t, sets[i], PERF_COUNTERSET_MULTI_INSTANCES);
+		prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, 0);
+		prov_tmpl_add(&t, 2, PERF_COUNTER_BULK_COUNT, 0);
+		prov_tmpl_add(&t, 3, PERF_COUNTER_RAWCOUNT, PERF_ATTRIB_BY_REFERENCE);
+		assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+		/* a short name (class 0) and a long one (the last class: another range) */
+		inst[i][0] = PerfCreateInstance(h, &sets[i], u"short", i);
+		inst[i][1] = PerfCreateInstance(
+			h, &sets[i],
+			u"a name long enough for the last size class of the counter set, past 255 "
+			u"units: "
+			u"0123456789012345678901234567890123456789012345678901234567890123456789"
+			u"0123456789012345678901234567890123456789012345678901234567890123456789012"
+			u"345"
+			u"67890123456789012345678901234567890123456789",
+			i);
+		assert_non_null(inst[i][0]);
+		assert_non_null(inst[i][1]);
+	}
+	prov = perflib_provider_get(h);
+	assert_non_null(prov);
+	/* oldest first (the last in the list), then newest: every value function finds its set */
+	for (i = 0; i < MANY_SETS; i++) {
+		for (j = 0; j < 2; j++) {
+			PPERF_COUNTERSET_INSTANCE in = inst[i][j];
+			const uint8_t *ctr = (const uint8_t *)(in + 1);
+
+			assert_int_equal(PerfSetULongCounterValue(h, in, 1, 10 + i), ERROR_SUCCESS);
+			assert_int_equal(PerfIncrementULongCounterValue(h, in, 1, 2),
+					 ERROR_SUCCESS);
+			assert_int_equal(PerfDecrementULongCounterValue(h, in, 1, 1),
+					 ERROR_SUCCESS);
+			assert_int_equal(*(const ULONG *)ctr, 11 + i);
+			assert_int_equal(PerfSetULongLongCounterValue(h, in, 2, 1000ull + i),
+					 ERROR_SUCCESS);
+			assert_int_equal(PerfIncrementULongLongCounterValue(h, in, 2, 5),
+					 ERROR_SUCCESS);
+			assert_int_equal(PerfDecrementULongLongCounterValue(h, in, 2, 3),
+					 ERROR_SUCCESS);
+			assert_int_equal(*(const ULONGLONG *)(ctr + 8), 1002ull + i);
+			assert_int_equal(PerfSetCounterRefValue(h, in, 3, &ref_value),
+					 ERROR_SUCCESS);
+			/* the wrong size for a counter is still refused */
+			assert_int_equal(PerfSetULongLongCounterValue(h, in, 1, 1),
+					 ERROR_INVALID_PARAMETER);
+			assert_int_equal(PerfSetULongCounterValue(h, in, 9, 1), ERROR_NOT_FOUND);
+			assert_ptr_equal(perflib_provider_set_of(prov, in, &idx),
+					 ctrset_of(h, &sets[i]));
+			assert_int_equal(idx,
+					 perflib_ctrset_instance_index(ctrset_of(h, &sets[i]), in));
+			/* the long name is in the set's last class, the short one in class 0 */
+			assert_int_equal(perflib_slot_id_class((uint32_t)idx),
+					 j ? ctrset_of(h, &sets[i])->nr_classes - 1 : 0);
+			/* anything but a block's start is no instance of any set */
+			assert_int_equal(
+				PerfSetULongCounterValue(h, (void *)((uint8_t *)in + 8), 1, 1),
+				ERROR_INVALID_PARAMETER);
+			assert_null(perflib_provider_set_of(prov, (uint8_t *)in + 16, &idx));
+		}
+		check_gidx(prov, ctrset_of(h, &sets[i]));
+	}
+	/* another provider's instance is not this one's, in either direction */
+	oset = prov_guid();
+	assert_int_equal(PerfStartProvider(&g, NULL, &h2), ERROR_SUCCESS);
+	prov_tmpl_init(&t, oset, PERF_COUNTERSET_MULTI_INSTANCES);
+	prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, 0);
+	assert_int_equal(prov_tmpl_register(h2, &t), ERROR_SUCCESS);
+	other = PerfCreateInstance(h2, &oset, u"other", 0);
+	assert_non_null(other);
+	assert_int_equal(PerfSetULongCounterValue(h, other, 1, 1), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfDeleteInstance(h, other), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfSetULongCounterValue(h2, inst[0][0], 1, 1), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfStopProvider(h2), ERROR_SUCCESS);
+	/* a deleted instance of the oldest set is gone for the value functions */
+	assert_int_equal(PerfDeleteInstance(h, inst[0][0]), ERROR_SUCCESS);
+	assert_int_equal(PerfSetULongCounterValue(h, inst[0][0], 1, 1), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfDeleteInstance(h, inst[0][0]), ERROR_INVALID_PARAMETER);
+	assert_int_equal(PerfSetULongCounterValue(h, inst[0][1], 1, 5), ERROR_SUCCESS);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	/* a stopped provider's handle finds nothing */
+	assert_int_equal(PerfSetULongCounterValue(h, inst[1][0], 1, 1), ERROR_INVALID_PARAMETER);
+	unsetenv("PERFLIB_KERNEL_REAPER");
+	for (i = 0; i < MANY_SETS; i++)
+		assert_int_equal(perflib_unregister_counterset(&sets[i], true), 0);
+	assert_int_equal(perflib_unregister_counterset(&oset, true), 0);
+}
+
 /* the slot word, owner, index key and zeroing through a create/delete cycle */
 static void test_slot_protocol(void **state)
 {
@@ -718,6 +846,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counter_tables),
 		cmocka_unit_test(test_instance_index),
+		cmocka_unit_test(test_many_sets),
 		cmocka_unit_test(test_slot_protocol),
 		cmocka_unit_test(test_ascii_name),
 		cmocka_unit_test(test_index_key),
