@@ -573,6 +573,7 @@ struct perflib_ctrset_class {
  */
 #define PERFLIB_GIDX_SHIFT 32
 #define PERFLIB_GIDX_BUCKETS 256 /* a power of two */
+#define PERFLIB_GUID_BUCKETS 64	 /* the provider's sets by GUID (prov->by_guid) */
 
 struct perflib_gidx {
 	uint64_t granule;		 /* address >> PERFLIB_GIDX_SHIFT */
@@ -602,6 +603,7 @@ struct perflib_ctrset {
 	uint32_t nr_live;		  /* live instances of this provider */
 	bool has_byref;			  /* a counter is by reference */
 	struct perflib_gidx *gidx;	  /* its entries in prov->gidx */
+	const struct perflib_ctrset *guid_next; /* its bucket's chain in prov->by_guid */
 };
 
 struct perflib_provider {
@@ -613,7 +615,19 @@ struct perflib_provider {
 	struct perflib_provider *next;	     /* process-wide list (providers_lock) */
 	/* the sets by address (struct perflib_gidx): bucket heads, published with release */
 	const struct perflib_gidx *_Atomic gidx[PERFLIB_GIDX_BUCKETS];
+	/* the sets by GUID (perflib_ctrset_find): bucket heads, chained by set->guid_next */
+	const struct perflib_ctrset *_Atomic by_guid[PERFLIB_GUID_BUCKETS];
 };
+
+/* the bucket of counter set @guid in a provider's by_guid */
+static inline uint32_t perflib_guid_bucket(const GUID *guid)
+{
+	uint64_t a, b;
+
+	memcpy(&a, guid, 8);
+	memcpy(&b, (const uint8_t *)guid + 8, 8);
+	return (uint32_t)(((a ^ b) * 0x9E3779B97F4A7C15ull) >> 58) & (PERFLIB_GUID_BUCKETS - 1);
+}
 
 /* perflib_provider_get - the provider behind a handle, or NULL if not a started provider */
 static inline struct perflib_provider *perflib_provider_get(HANDLE h)
@@ -634,7 +648,7 @@ static inline struct perflib_provider *perflib_provider_get(HANDLE h)
  * for every provider function but the value functions, which use perflib_provider_get.
  */
 struct perflib_provider *perflib_provider_lookup(HANDLE h);
-/* find a registered counter set of @prov by GUID (NULL if none) */
+/* find a registered counter set of @prov by GUID (NULL if none): its by_guid bucket */
 /*
  * perflib_ctrset_slots - the slots of class @cls a provider's per-slot tables (owned, refs)
  * cover: those of the published segments, at most the class's capacity (the last segment

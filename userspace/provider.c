@@ -202,6 +202,8 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	set = atomic_exchange(&prov->sets, NULL);
 	for (i = 0; i < PERFLIB_GIDX_BUCKETS; i++)
 		atomic_store_explicit(&prov->gidx[i], NULL, memory_order_relaxed);
+	for (i = 0; i < PERFLIB_GUID_BUCKETS; i++)
+		atomic_store_explicit(&prov->by_guid[i], NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&prov->lock);
 	for (; set; set = next) {
 		next = set->next;
@@ -391,6 +393,7 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 {
 	struct perflib_provider *prov = perflib_provider_lookup(ProviderHandle);
 	PERF_COUNTER_INFO *c;
+	const struct perflib_ctrset *_Atomic *bucket;
 	struct perflib_ctrset *set = NULL;
 	ULONG i, n;
 	int err;
@@ -474,6 +477,9 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	perflib_cb_ctrset_added(set);
 	set->next = atomic_load(&prov->sets);
 	atomic_store_explicit(&prov->sets, set, memory_order_release);
+	bucket = &prov->by_guid[perflib_guid_bucket(&set->guid)];
+	set->guid_next = atomic_load_explicit(bucket, memory_order_relaxed);
+	atomic_store_explicit(bucket, set, memory_order_release);
 	pthread_mutex_unlock(&prov->lock);
 	return ERROR_SUCCESS;
 out:

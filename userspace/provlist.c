@@ -181,11 +181,13 @@ struct perflib_provider *perflib_providers_remove(HANDLE h)
 
 struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const GUID *guid)
 {
-	struct perflib_ctrset *set;
+	const struct perflib_ctrset *set;
 
-	for (set = atomic_load_explicit(&prov->sets, memory_order_acquire); set; set = set->next) {
+	for (set = atomic_load_explicit(&prov->by_guid[perflib_guid_bucket(guid)],
+					memory_order_acquire);
+	     set; set = set->guid_next) {
 		if (perflib_guid_equal(&set->guid, guid))
-			return set;
+			return (struct perflib_ctrset *)set;
 	}
 	return NULL;
 }

@@ -189,6 +189,16 @@ static void test_many_sets(void **state)
 	}
 	prov = perflib_provider_get(h);
 	assert_non_null(prov);
+	/* every set found by its GUID (prov->by_guid), a second registration of any refused */
+	for (i = 0; i < MANY_SETS; i++) {
+		assert_non_null(ctrset_of(h, &sets[i]));
+		assert_true(perflib_guid_equal(&ctrset_of(h, &sets[i])->guid, &sets[i]));
+		prov_tmpl_init(&t, sets[i], PERF_COUNTERSET_MULTI_INSTANCES);
+		prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, 0);
+		assert_int_equal(prov_tmpl_register(h, &t), ERROR_ALREADY_EXISTS);
+	}
+	oset = prov_guid();
+	assert_null(ctrset_of(h, &oset));
 	/* oldest first (the last in the list), then newest: every value function finds its set */
 	for (i = 0; i < MANY_SETS; i++) {
 		for (j = 0; j < 2; j++) {
@@ -230,7 +240,6 @@ static void test_many_sets(void **state)
 		check_gidx(prov, ctrset_of(h, &sets[i]));
 	}
 	/* another provider's instance is not this one's, in either direction */
-	oset = prov_guid();
 	assert_int_equal(PerfStartProvider(&g, NULL, &h2), ERROR_SUCCESS);
 	prov_tmpl_init(&t, oset, PERF_COUNTERSET_MULTI_INSTANCES);
 	prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, 0);
