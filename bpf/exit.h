@@ -9,8 +9,14 @@
 
 #include "layout.h"
 
+/*
+ * Not preallocated: its elements are the provider processes there are, not room for
+ * PERFLIB_EXIT_PROVS of them (9.4 MB of kernel memory per root when preallocated; 1 MB of
+ * buckets now). Elements are added and updated from user space, deleted by the dispatcher.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct perflib_exit_key);
 	__type(value, struct perflib_exit_val);
 	__uint(max_entries, PERFLIB_EXIT_PROVS);

@@ -94,7 +94,8 @@ static int exit_dir_ensure(void)
 		const char *name;
 		mode_t mode;
 	} pins[] = {{"provs", 0666}, {"progs", 0600}, {"exit_ctx", 0600}, {"ids", 0600}};
-	LIBBPF_OPTS(bpf_map_create_opts, mopts);
+	/* the ids taken: as many elements as counter sets with a reaper, not PERFLIB_EXIT_IDS */
+	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
 	static _Atomic unsigned int seq;
 	struct exit_bpf *skel = NULL;
 	struct bpf_link *link = NULL;

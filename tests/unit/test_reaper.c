@@ -884,6 +884,33 @@ static void test_register_pins(void **state)
 	assert_true(ids >= 0);
 	assert_int_equal(bpf_map_lookup_elem(ids, &id, owner), 0);
 	assert_memory_equal(owner, &reg.counterset_guid, 16);
+	/*
+	 * the two hashes are not preallocated: their elements follow the providers and sets
+	 * there are (provs preallocated for its 65,536 entries was 9.4 MB of kernel memory)
+	 */
+	{
+		unsigned long long maps = 0, progs_mem = 0;
+		struct bpf_map_info mi;
+		__u32 mlen = sizeof(mi);
+		int provs;
+
+		memset(&mi, 0, sizeof(mi));
+		assert_int_equal(bpf_obj_get_info_by_fd(ids, &mi, &mlen), 0);
+		assert_true(mi.map_flags & BPF_F_NO_PREALLOC);
+		snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR "/provs", perflib_pin_root());
+		provs = bpf_obj_get(path);
+		assert_true(provs >= 0);
+		memset(&mi, 0, sizeof(mi));
+		mlen = sizeof(mi);
+		assert_int_equal(bpf_obj_get_info_by_fd(provs, &mi, &mlen), 0);
+		assert_true(mi.map_flags & BPF_F_NO_PREALLOC);
+		assert_int_equal(mi.max_entries, PERFLIB_EXIT_PROVS);
+		close(provs);
+		snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR, perflib_pin_root());
+		tl_dir_memlock(path, &maps, &progs_mem);
+		if (maps > 2 << 20)
+			fail_msg("the exit dispatcher's maps hold %llu bytes", maps);
+	}
 	/* one dispatcher for the root, attached to the exit tracepoint */
 	snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR "/link", perflib_pin_root());
 	fd = bpf_obj_get(path);
