@@ -581,6 +581,10 @@ struct perflib_gidx {
 	const struct perflib_gidx *next; /* the bucket's chain */
 };
 
+struct perflib_gidx_table {
+	const struct perflib_gidx *_Atomic b[PERFLIB_GIDX_BUCKETS];
+};
+
 static inline uint32_t perflib_gidx_hash(uint64_t granule)
 {
 	return (uint32_t)((granule * 0x9E3779B97F4A7C15ull) >> 56) & (PERFLIB_GIDX_BUCKETS - 1);
@@ -613,8 +617,11 @@ struct perflib_provider {
 	pthread_mutex_t lock;		     /* serialises set info, create, delete, stop */
 	struct perflib_ctrset *_Atomic sets; /* registered counter sets */
 	struct perflib_provider *next;	     /* process-wide list (providers_lock) */
-	/* the sets by address (struct perflib_gidx): bucket heads, published with release */
-	const struct perflib_gidx *_Atomic gidx[PERFLIB_GIDX_BUCKETS];
+	/*
+	 * the sets by address (struct perflib_gidx), made with the second set (the newest set
+	 * is checked before it): bucket heads, published with release
+	 */
+	struct perflib_gidx_table *_Atomic gidx;
 	/* the sets by GUID (perflib_ctrset_find): bucket heads, chained by set->guid_next */
 	const struct perflib_ctrset *_Atomic by_guid[PERFLIB_GUID_BUCKETS];
 };
@@ -765,11 +772,15 @@ static inline bool perflib_ctrset_owns(const struct perflib_ctrset *set, const v
 static inline struct perflib_ctrset *perflib_provider_set_of(const struct perflib_provider *prov,
 							     const void *inst, int64_t *ret_idx)
 {
+	const struct perflib_gidx_table *tab =
+		atomic_load_explicit(&prov->gidx, memory_order_acquire);
 	uint64_t g = (uintptr_t)inst >> PERFLIB_GIDX_SHIFT;
 	const struct perflib_gidx *e;
 	int64_t idx;
 
-	for (e = atomic_load_explicit(&prov->gidx[perflib_gidx_hash(g)], memory_order_acquire); e;
+	if (!tab)
+		return NULL; /* one set: the newest, checked before */
+	for (e = atomic_load_explicit(&tab->b[perflib_gidx_hash(g)], memory_order_acquire); e;
 	     e = e->next) {
 		if (e->granule != g)
 			continue;

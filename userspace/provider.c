@@ -138,17 +138,40 @@ static uint64_t gidx_span(const struct perflib_ctrset_class *c, uint64_t *ret_fi
 	return (((uintptr_t)c->base + c->span - 1) >> PERFLIB_GIDX_SHIFT) - first + 1;
 }
 
+/* publish the entries of @set in @tab (prov->lock held) */
+static void gidx_publish(struct perflib_gidx_table *tab, struct perflib_ctrset *set, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct perflib_gidx *e = &set->gidx[i];
+		const struct perflib_gidx *_Atomic *head = &tab->b[perflib_gidx_hash(e->granule)];
+
+		e->next = atomic_load_explicit(head, memory_order_relaxed);
+		atomic_store_explicit(head, e, memory_order_release);
+	}
+}
+
+/* the entries of @set (its classes' granules) */
+static uint64_t gidx_count(const struct perflib_ctrset *set)
+{
+	uint64_t first, n = 0;
+
+	for (uint32_t c = 0; c < set->nr_classes; c++)
+		n += gidx_span(&set->cls[c], &first);
+	return n;
+}
+
 /*
- * Put @set in @prov's index by address (prov->lock held, @set complete: a value function
- * may find it from here on). 0 or -ENOMEM (then nothing was published).
+ * Put @set in @prov's index by address (prov->lock held, @set complete and not yet in
+ * prov->sets: a value function may find it from here on). The table is made with the
+ * second set, with the first one's entries. 0 or -ENOMEM (then nothing was published).
  */
 static int gidx_add(struct perflib_provider *prov, struct perflib_ctrset *set)
 {
-	uint64_t first, n = 0, k;
+	struct perflib_gidx_table *tab = atomic_load_explicit(&prov->gidx, memory_order_relaxed);
+	struct perflib_ctrset *old;
+	uint64_t first, n = gidx_count(set), k;
 	uint32_t c, i = 0;
 
-	for (c = 0; c < set->nr_classes; c++)
-		n += gidx_span(&set->cls[c], &first);
 	set->gidx = perflib_prov_alloc(prov, (n ? n : 1) * sizeof(*set->gidx));
 	if (!set->gidx)
 		return -ENOMEM;
@@ -156,16 +179,21 @@ static int gidx_add(struct perflib_provider *prov, struct perflib_ctrset *set)
 		uint64_t nr = gidx_span(&set->cls[c], &first);
 
 		for (k = 0; k < nr; k++, i++) {
-			struct perflib_gidx *e = &set->gidx[i];
-			const struct perflib_gidx *_Atomic *head =
-				&prov->gidx[perflib_gidx_hash(first + k)];
-
-			e->granule = first + k;
-			e->set = set;
-			e->next = atomic_load_explicit(head, memory_order_relaxed);
-			atomic_store_explicit(head, e, memory_order_release);
+			set->gidx[i].granule = first + k;
+			set->gidx[i].set = set;
 		}
 	}
+	if (!tab && atomic_load_explicit(&prov->sets, memory_order_relaxed)) {
+		tab = perflib_prov_alloc(prov, sizeof(*tab));
+		if (!tab)
+			return -ENOMEM;
+		for (old = atomic_load_explicit(&prov->sets, memory_order_relaxed); old;
+		     old = old->next)
+			gidx_publish(tab, old, gidx_count(old));
+		atomic_store_explicit(&prov->gidx, tab, memory_order_release);
+	}
+	if (tab)
+		gidx_publish(tab, set, n);
 	return 0;
 }
 
@@ -200,8 +228,7 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 		perflib_exit_leave(set->map);
 	pthread_mutex_lock(&prov->lock);
 	set = atomic_exchange(&prov->sets, NULL);
-	for (i = 0; i < PERFLIB_GIDX_BUCKETS; i++)
-		atomic_store_explicit(&prov->gidx[i], NULL, memory_order_relaxed);
+	perflib_prov_free(prov, atomic_exchange(&prov->gidx, NULL));
 	for (i = 0; i < PERFLIB_GUID_BUCKETS; i++)
 		atomic_store_explicit(&prov->by_guid[i], NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&prov->lock);
