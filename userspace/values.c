@@ -50,8 +50,8 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 		return NULL;
 	/*
 	 * the newest set first (a provider of one set: one check), then any set by the granule
-	 * of the address (perflib_provider_set_of, inline: a call would give every update a
-	 * stack frame); only the by-reference function needs the slot id
+	 * of the address (perflib_provider_set_of); only the by-reference function needs the
+	 * slot id. The numeric functions come here from their fast path (VALUE_FN).
 	 */
 	set = atomic_load_explicit(&prov->sets, memory_order_acquire);
 	if (__builtin_expect(!set, 0))
