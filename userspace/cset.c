@@ -33,7 +33,8 @@
 #define CACHE_KEEP 64
 #define CACHE_KEEP_MAX 1024
 #define CACHE_KEEP_BYTES (256ull << 20)
-#define CACHE_BUCKETS 256 /* the cache's hash by GUID (a power of two) */
+#define CACHE_BITS 8 /* the cache's hash by GUID: 256 buckets */
+#define CACHE_BUCKETS (1u << CACHE_BITS)
 #define OPEN_RETRIES 3	  /* re-registrations raced while opening */
 #define WATCH_MAX 4	  /* pin roots watched with inotify */
 
@@ -112,11 +113,7 @@ static void cset_free(struct perflib_cset *cs)
 /* the cache's hash bucket of counter set @guid */
 static struct perflib_cset **cache_bucket(const GUID *guid)
 {
-	uint64_t a, b;
-
-	memcpy(&a, guid, 8);
-	memcpy(&b, (const uint8_t *)guid + 8, 8);
-	return &cache_hash[((a ^ b) * 0x9E3779B97F4A7C15ull) >> 56 & (CACHE_BUCKETS - 1)];
+	return &cache_hash[perflib_bucket(perflib_guid_key(guid), CACHE_BITS)];
 }
 
 /* put @cs in the cache (cache lock held) */
@@ -435,8 +432,7 @@ static bool watch_root(const char *root)
 	memcpy(watch.w[watch.nr].root, root, len + 1);
 	watch.nr++;
 	/* what happened before the watch went unseen: check those openings once more */
-	cache_for_each(cs)
-	{
+	cache_for_each(cs) {
 		if (!strncmp(cs->dir, root, len) && cs->dir[len] == '/')
 			cs->checked = 0;
 	}
@@ -468,7 +464,8 @@ static void cache_postfork_child(void)
 	ev.fd = -1;
 	atomic_fetch_add(&ev.gen, 1);
 	ev_fresh = false;
-	cache_for_each(cs) cs->checked = 0;
+	cache_for_each(cs)
+		cs->checked = 0;
 	pthread_mutex_unlock(&cache_lock);
 }
 

@@ -572,8 +572,28 @@ struct perflib_ctrset_class {
  * with their set at PerfStopProvider.
  */
 #define PERFLIB_GIDX_SHIFT 32
-#define PERFLIB_GIDX_BUCKETS 256 /* a power of two */
-#define PERFLIB_GUID_BUCKETS 64	 /* the provider's sets by GUID (prov->by_guid) */
+#define PERFLIB_GIDX_BITS 8 /* 256 buckets */
+#define PERFLIB_GUID_BITS 6 /* the provider's sets by GUID (prov->by_guid): 64 buckets */
+
+/*
+ * the bucket of key @x in a table of 2^@bits (0 < bits < 64): multiplicative hashing, the
+ * top bits of the product (every table of the library's own that is keyed by a GUID or an
+ * address granule)
+ */
+static inline uint32_t perflib_bucket(uint64_t x, unsigned int bits)
+{
+	return (uint32_t)((x * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+/* counter set @guid as one 64-bit key for perflib_bucket */
+static inline uint64_t perflib_guid_key(const GUID *guid)
+{
+	uint64_t a, b;
+
+	memcpy(&a, guid, 8);
+	memcpy(&b, (const uint8_t *)guid + 8, 8);
+	return a ^ b;
+}
 
 struct perflib_gidx {
 	uint64_t granule;		 /* address >> PERFLIB_GIDX_SHIFT */
@@ -582,13 +602,8 @@ struct perflib_gidx {
 };
 
 struct perflib_gidx_table {
-	const struct perflib_gidx *_Atomic b[PERFLIB_GIDX_BUCKETS];
+	const struct perflib_gidx *_Atomic b[1u << PERFLIB_GIDX_BITS];
 };
-
-static inline uint32_t perflib_gidx_hash(uint64_t granule)
-{
-	return (uint32_t)((granule * 0x9E3779B97F4A7C15ull) >> 56) & (PERFLIB_GIDX_BUCKETS - 1);
-}
 
 struct perflib_ctrset {
 	struct perflib_ctrset *next;   /* provider's list; append-only until stop */
@@ -623,18 +638,8 @@ struct perflib_provider {
 	 */
 	struct perflib_gidx_table *_Atomic gidx;
 	/* the sets by GUID (perflib_ctrset_find): bucket heads, chained by set->guid_next */
-	const struct perflib_ctrset *_Atomic by_guid[PERFLIB_GUID_BUCKETS];
+	const struct perflib_ctrset *_Atomic by_guid[1u << PERFLIB_GUID_BITS];
 };
-
-/* the bucket of counter set @guid in a provider's by_guid */
-static inline uint32_t perflib_guid_bucket(const GUID *guid)
-{
-	uint64_t a, b;
-
-	memcpy(&a, guid, 8);
-	memcpy(&b, (const uint8_t *)guid + 8, 8);
-	return (uint32_t)(((a ^ b) * 0x9E3779B97F4A7C15ull) >> 58) & (PERFLIB_GUID_BUCKETS - 1);
-}
 
 /* perflib_provider_get - the provider behind a handle, or NULL if not a started provider */
 static inline struct perflib_provider *perflib_provider_get(HANDLE h)
@@ -780,8 +785,9 @@ static inline struct perflib_ctrset *perflib_provider_set_of(const struct perfli
 
 	if (!tab)
 		return NULL; /* one set: the newest, checked before */
-	for (e = atomic_load_explicit(&tab->b[perflib_gidx_hash(g)], memory_order_acquire); e;
-	     e = e->next) {
+	for (e = atomic_load_explicit(&tab->b[perflib_bucket(g, PERFLIB_GIDX_BITS)],
+				      memory_order_acquire);
+	     e; e = e->next) {
 		if (e->granule != g)
 			continue;
 		idx = perflib_ctrset_instance_index(e->set, inst);

@@ -143,7 +143,8 @@ static void gidx_publish(struct perflib_gidx_table *tab, struct perflib_ctrset *
 {
 	for (uint64_t i = 0; i < n; i++) {
 		struct perflib_gidx *e = &set->gidx[i];
-		const struct perflib_gidx *_Atomic *head = &tab->b[perflib_gidx_hash(e->granule)];
+		const struct perflib_gidx *_Atomic *head =
+			&tab->b[perflib_bucket(e->granule, PERFLIB_GIDX_BITS)];
 
 		e->next = atomic_load_explicit(head, memory_order_relaxed);
 		atomic_store_explicit(head, e, memory_order_release);
@@ -229,7 +230,7 @@ ULONG PerfStopProvider(HANDLE ProviderHandle)
 	pthread_mutex_lock(&prov->lock);
 	set = atomic_exchange(&prov->sets, NULL);
 	perflib_prov_free(prov, atomic_exchange(&prov->gidx, NULL));
-	for (i = 0; i < PERFLIB_GUID_BUCKETS; i++)
+	for (i = 0; i < 1u << PERFLIB_GUID_BITS; i++)
 		atomic_store_explicit(&prov->by_guid[i], NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&prov->lock);
 	for (; set; set = next) {
@@ -504,7 +505,7 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 	perflib_cb_ctrset_added(set);
 	set->next = atomic_load(&prov->sets);
 	atomic_store_explicit(&prov->sets, set, memory_order_release);
-	bucket = &prov->by_guid[perflib_guid_bucket(&set->guid)];
+	bucket = &prov->by_guid[perflib_bucket(perflib_guid_key(&set->guid), PERFLIB_GUID_BITS)];
 	set->guid_next = atomic_load_explicit(bucket, memory_order_relaxed);
 	atomic_store_explicit(bucket, set, memory_order_release);
 	pthread_mutex_unlock(&prov->lock);

@@ -183,8 +183,9 @@ struct perflib_ctrset *perflib_ctrset_find(struct perflib_provider *prov, const 
 {
 	const struct perflib_ctrset *set;
 
-	for (set = atomic_load_explicit(&prov->by_guid[perflib_guid_bucket(guid)],
-					memory_order_acquire);
+	for (set = atomic_load_explicit(
+		     &prov->by_guid[perflib_bucket(perflib_guid_key(guid), PERFLIB_GUID_BITS)],
+		     memory_order_acquire);
 	     set; set = set->guid_next) {
 		if (perflib_guid_equal(&set->guid, guid))
 			return (struct perflib_ctrset *)set;

@@ -140,7 +140,8 @@ static void check_gidx(const struct perflib_provider *prov, const struct perflib
 			 last = (base + cs->cls[c].span - 1) >> PERFLIB_GIDX_SHIFT;
 
 		for (; g <= last; g++) {
-			const struct perflib_gidx *e = prov->gidx->b[perflib_gidx_hash(g)];
+			const struct perflib_gidx *e =
+				prov->gidx->b[perflib_bucket(g, PERFLIB_GIDX_BITS)];
 
 			while (e && !(e->granule == g && e->set == cs))
 				e = e->next;

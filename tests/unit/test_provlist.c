@@ -81,19 +81,22 @@ static void test_ctrset_find(void **state)
 	s1.next = &s2;
 	atomic_store(&p->sets, &s1);
 	/* found by GUID in its bucket, as PerfSetCounterSetInfo puts them (chained if shared) */
-	s2.guid_next = atomic_load(&p->by_guid[perflib_guid_bucket(&g2)]);
-	atomic_store(&p->by_guid[perflib_guid_bucket(&g2)], &s2);
-	s1.guid_next = atomic_load(&p->by_guid[perflib_guid_bucket(&g1)]);
-	atomic_store(&p->by_guid[perflib_guid_bucket(&g1)], &s1);
+	s2.guid_next =
+		atomic_load(&p->by_guid[perflib_bucket(perflib_guid_key(&g2), PERFLIB_GUID_BITS)]);
+	atomic_store(&p->by_guid[perflib_bucket(perflib_guid_key(&g2), PERFLIB_GUID_BITS)], &s2);
+	s1.guid_next =
+		atomic_load(&p->by_guid[perflib_bucket(perflib_guid_key(&g1), PERFLIB_GUID_BITS)]);
+	atomic_store(&p->by_guid[perflib_bucket(perflib_guid_key(&g1), PERFLIB_GUID_BITS)], &s1);
 	assert_ptr_equal(perflib_ctrset_find(p, &g1), &s1);
 	assert_ptr_equal(perflib_ctrset_find(p, &g2), &s2);
 	assert_null(perflib_ctrset_find(p, &g3));
 	/* in the list but not in its bucket: not found (the buckets are the index) */
-	atomic_store(&p->by_guid[perflib_guid_bucket(&g1)], s1.guid_next);
+	atomic_store(&p->by_guid[perflib_bucket(perflib_guid_key(&g1), PERFLIB_GUID_BITS)],
+		     s1.guid_next);
 	assert_null(perflib_ctrset_find(p, &g1));
 	assert_ptr_equal(perflib_ctrset_find(p, &g2), &s2);
 	atomic_store(&p->sets, NULL);
-	for (unsigned int i = 0; i < PERFLIB_GUID_BUCKETS; i++)
+	for (unsigned int i = 0; i < 1u << PERFLIB_GUID_BITS; i++)
 		atomic_store(&p->by_guid[i], NULL);
 	stopped(p);
 }
