@@ -853,14 +853,9 @@ void perflib_instance_retire(struct perflib_ctrset *set, uint32_t idx)
 struct perflib_ctrset *perflib_instance_lookup(struct perflib_provider *prov, const void *inst,
 					       uint32_t *ret_idx)
 {
-	struct perflib_ctrset *set = atomic_load_explicit(&prov->sets, memory_order_acquire);
 	int64_t idx = -1;
+	struct perflib_ctrset *set = perflib_provider_set_of(prov, inst, &idx);
 
-	/* the newest set, then the others by address (made with the second set) */
-	if (set)
-		idx = perflib_ctrset_instance_index(set, inst);
-	if (idx < 0)
-		set = perflib_provider_set_of(prov, inst, &idx);
 	if (set)
 		*ret_idx = (uint32_t)idx;
 	return set;

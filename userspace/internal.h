@@ -757,34 +757,41 @@ static inline int64_t perflib_ctrset_instance_index(const struct perflib_ctrset 
 }
 
 /*
- * perflib_ctrset_owns - perflib_ctrset_instance_index(set, inst) >= 0, for the value
- * functions, which need no slot id: class 0 checked first, with no loop in the way
+ * perflib_ctrset_owns0 - is @inst the block of a class-0 slot of @set this provider owns
+ * live? (the value functions' fast path: no slot id, no loop over the classes)
  */
-static inline bool perflib_ctrset_owns(const struct perflib_ctrset *set, const void *inst)
+static inline bool perflib_ctrset_owns0(const struct perflib_ctrset *set, const void *inst)
 {
 	uint64_t off = (uint64_t)((const uint8_t *)inst - set->cls[0].base);
 
-	if (__builtin_expect(off >= set->cls[0].span, 0))
-		return perflib_ctrset_instance_index(set, inst) >= 0;
-	return perflib_ctrset_class_index(&set->cls[0], off) >= 0;
+	return off < set->cls[0].span && perflib_ctrset_class_index(&set->cls[0], off) >= 0;
 }
 
 /*
  * perflib_provider_set_of - the counter set of @prov that @inst is a live instance block
- * of (a slot it owns), its slot id in *@ret_idx; NULL if none. By the granule index: the
- * value functions try the newest set first, then this.
+ * of (a slot it owns), its slot id in *@ret_idx; NULL if none. The newest set first (a
+ * provider of one set: one check), then the others by the granule of the address
+ * (prov->gidx, made with the second set).
  */
-static inline struct perflib_ctrset *perflib_provider_set_of(const struct perflib_provider *prov,
-							     const void *inst, int64_t *ret_idx)
+static inline __attribute__((always_inline)) struct perflib_ctrset *
+perflib_provider_set_of(const struct perflib_provider *prov, const void *inst, int64_t *ret_idx)
 {
-	const struct perflib_gidx_table *tab =
-		atomic_load_explicit(&prov->gidx, memory_order_acquire);
+	struct perflib_ctrset *set = atomic_load_explicit(&prov->sets, memory_order_acquire);
+	const struct perflib_gidx_table *tab;
 	uint64_t g = (uintptr_t)inst >> PERFLIB_GIDX_SHIFT;
 	const struct perflib_gidx *e;
 	int64_t idx;
 
+	if (!set)
+		return NULL;
+	idx = perflib_ctrset_instance_index(set, inst);
+	if (idx >= 0) {
+		*ret_idx = idx;
+		return set;
+	}
+	tab = atomic_load_explicit(&prov->gidx, memory_order_acquire);
 	if (!tab)
-		return NULL; /* one set: the newest, checked before */
+		return NULL;
 	for (e = atomic_load_explicit(&tab->b[perflib_bucket(g, PERFLIB_GIDX_BITS)],
 				      memory_order_acquire);
 	     e; e = e->next) {

@@ -48,22 +48,8 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 	*ret_err = ERROR_INVALID_PARAMETER;
 	if (__builtin_expect(!prov || !Instance, 0))
 		return NULL;
-	/*
-	 * the newest set first (a provider of one set: one check), then any set by the granule
-	 * of the address (perflib_provider_set_of); only the by-reference function needs the
-	 * slot id. The numeric functions come here from their fast path (VALUE_FN).
-	 */
-	set = atomic_load_explicit(&prov->sets, memory_order_acquire);
-	if (__builtin_expect(!set, 0))
-		return NULL;
-	if (want != WANT_REF) {
-		if (__builtin_expect(!perflib_ctrset_owns(set, Instance), 0))
-			set = perflib_provider_set_of(prov, Instance, &idx);
-	} else {
-		idx = perflib_ctrset_instance_index(set, Instance);
-		if (idx < 0)
-			set = perflib_provider_set_of(prov, Instance, &idx);
-	}
+	/* the numeric functions come here from their fast path (VALUE_FN) */
+	set = perflib_provider_set_of(prov, Instance, &idx);
 	if (__builtin_expect(!set, 0))
 		return NULL;
 	c = counter_find(set, CounterId);
@@ -115,16 +101,13 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 	{                                                                                          \
 		struct perflib_provider *prov = perflib_provider_get(Provider);                    \
 		const struct perflib_ctrset *set;                                                  \
-		uint64_t off;                                                                      \
 		uint32_t c;                                                                        \
                                                                                                    \
 		if (__builtin_expect(!prov, 0))                                                    \
 			return ERROR_INVALID_PARAMETER;                                            \
 		set = atomic_load_explicit(&prov->sets, memory_order_acquire);                     \
 		/* NULL is past class 0's range as any address before it */                        \
-		off = (uint64_t)((const uint8_t *)Instance - (set ? set->cls[0].base : NULL));     \
-		if (__builtin_expect(set && off < set->cls[0].span &&                              \
-					     perflib_ctrset_class_index(&set->cls[0], off) >= 0 && \
+		if (__builtin_expect(set && perflib_ctrset_owns0(set, Instance) &&                 \
 					     CounterId < set->max_dense_id,                        \
 				     1)) {                                                         \
 			c = set->dense[CounterId];                                                 \
