@@ -622,6 +622,7 @@ struct perflib_ctrset {
 	uint32_t nr_live;		  /* live instances of this provider */
 	bool has_byref;			  /* a counter is by reference */
 	struct perflib_gidx *gidx;	  /* its entries in prov->gidx */
+	uint32_t nr_gidx;		  /* how many */
 	const struct perflib_ctrset *guid_next; /* its bucket's chain in prov->by_guid */
 };
 

@@ -139,9 +139,9 @@ static uint64_t gidx_span(const struct perflib_ctrset_class *c, uint64_t *ret_fi
 }
 
 /* publish the entries of @set in @tab (prov->lock held) */
-static void gidx_publish(struct perflib_gidx_table *tab, struct perflib_ctrset *set, uint64_t n)
+static void gidx_publish(struct perflib_gidx_table *tab, struct perflib_ctrset *set)
 {
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < set->nr_gidx; i++) {
 		struct perflib_gidx *e = &set->gidx[i];
 		const struct perflib_gidx *_Atomic *head =
 			&tab->b[perflib_bucket(e->granule, PERFLIB_GIDX_BITS)];
@@ -149,16 +149,6 @@ static void gidx_publish(struct perflib_gidx_table *tab, struct perflib_ctrset *
 		e->next = atomic_load_explicit(head, memory_order_relaxed);
 		atomic_store_explicit(head, e, memory_order_release);
 	}
-}
-
-/* the entries of @set (its classes' granules) */
-static uint64_t gidx_count(const struct perflib_ctrset *set)
-{
-	uint64_t first, n = 0;
-
-	for (uint32_t c = 0; c < set->nr_classes; c++)
-		n += gidx_span(&set->cls[c], &first);
-	return n;
 }
 
 /*
@@ -170,18 +160,20 @@ static int gidx_add(struct perflib_provider *prov, struct perflib_ctrset *set)
 {
 	struct perflib_gidx_table *tab = atomic_load_explicit(&prov->gidx, memory_order_relaxed);
 	struct perflib_ctrset *old;
-	uint64_t first, n = gidx_count(set), k;
-	uint32_t c, i = 0;
+	uint64_t first, n = 0, k;
+	uint32_t c;
 
+	for (c = 0; c < set->nr_classes; c++)
+		n += gidx_span(&set->cls[c], &first);
 	set->gidx = perflib_prov_alloc(prov, (n ? n : 1) * sizeof(*set->gidx));
 	if (!set->gidx)
 		return -ENOMEM;
 	for (c = 0; c < set->nr_classes; c++) {
 		uint64_t nr = gidx_span(&set->cls[c], &first);
 
-		for (k = 0; k < nr; k++, i++) {
-			set->gidx[i].granule = first + k;
-			set->gidx[i].set = set;
+		for (k = 0; k < nr; k++, set->nr_gidx++) {
+			set->gidx[set->nr_gidx].granule = first + k;
+			set->gidx[set->nr_gidx].set = set;
 		}
 	}
 	if (!tab && atomic_load_explicit(&prov->sets, memory_order_relaxed)) {
@@ -190,11 +182,11 @@ static int gidx_add(struct perflib_provider *prov, struct perflib_ctrset *set)
 			return -ENOMEM;
 		for (old = atomic_load_explicit(&prov->sets, memory_order_relaxed); old;
 		     old = old->next)
-			gidx_publish(tab, old, gidx_count(old));
+			gidx_publish(tab, old);
 		atomic_store_explicit(&prov->gidx, tab, memory_order_release);
 	}
 	if (tab)
-		gidx_publish(tab, set, n);
+		gidx_publish(tab, set);
 	return 0;
 }
 
