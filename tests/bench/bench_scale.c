@@ -1475,47 +1475,41 @@ static void few_exits(const GUID *set, unsigned int each, double *whole, double 
 
 #define CONSUMER_PASSES 5
 
+static double *consumer_us; /* consumer_child's answers: a shared page */
+
 /*
- * A consumer in a process of its own enumerates the instances of each of the @n exit-row
- * sets in turn, CONSUMER_PASSES times: us per set of each pass into @ret (the first pass
- * opens every set; the others find them open, or open them again if they were let go)
+ * A consumer, in a process of its own (run_child), enumerates the instances of each of the
+ * @n exit-row sets in turn, CONSUMER_PASSES times: us per set of each pass in consumer_us
+ * (the first pass opens every set; the others find them open, or open them again if they
+ * were let go)
  */
+static void consumer_child(unsigned int n)
+{
+	PERF_INSTANCE_HEADER buf[8];
+	DWORD got;
+
+	for (unsigned int pass = 0; pass < CONSUMER_PASSES; pass++) {
+		double t0 = now_ns();
+
+		for (unsigned int i = 0; i < n; i++) {
+			GUID set = set_guid(5, i);
+
+			if (PerfEnumerateCounterSetInstances(NULL, &set, buf, sizeof(buf), &got))
+				die("PerfEnumerateCounterSetInstances (many sets)", i);
+		}
+		consumer_us[pass] = (now_ns() - t0) / 1000 / n;
+	}
+}
+
+/* consumer_child over @n sets: us per set of each pass into @ret */
 static void consumer_passes(unsigned int n, double *ret)
 {
-	int p[2], status;
-	pid_t pid;
-
-	if (pipe(p))
-		die("pipe", errno);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("fork", errno);
-	if (!pid) {
-		PERF_INSTANCE_HEADER buf[8];
-		DWORD got;
-
-		close(p[0]);
-		for (unsigned int pass = 0; pass < CONSUMER_PASSES; pass++) {
-			double t0 = now_ns();
-
-			for (unsigned int i = 0; i < n; i++) {
-				GUID set = set_guid(5, i);
-
-				if (PerfEnumerateCounterSetInstances(NULL, &set, buf, sizeof(buf),
-								     &got))
-					die("PerfEnumerateCounterSetInstances (many sets)", i);
-			}
-			ret[pass] = (now_ns() - t0) / 1000 / n;
-		}
-		xwrite(p[1], ret, CONSUMER_PASSES * sizeof(*ret));
-		_exit(0);
-	}
-	close(p[1]);
-	xread(p[0], ret, CONSUMER_PASSES * sizeof(*ret));
-	close(p[0]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		die("consumer (many sets)", status);
+	consumer_us = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (consumer_us == MAP_FAILED)
+		die("mmap", errno);
+	run_child(consumer_child, n);
+	memcpy(ret, consumer_us, CONSUMER_PASSES * sizeof(*ret));
+	munmap(consumer_us, 4096);
 }
 
 static void section_exit(void)
