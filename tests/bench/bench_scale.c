@@ -916,7 +916,7 @@ static void worker_start(struct worker *w, void (*setup)(void))
 			case LOOP_SCRAPE:
 				ns = worker_scrape(LOOP_ITERS(iters));
 				break;
-			default:
+			case LOOP_FORK:
 				ns = fork_loop(iters);
 				break;
 			}
