@@ -45,7 +45,7 @@ endif
 
 # Debian packages the build needs: pkg-config module or command -> package.
 DEPS_PKGS := libbpf-dev libelf-dev zlib1g-dev libxml2-dev libcmocka-dev libmicrohttpd-dev \
-	bpftool clang llvm pkg-config make gcc curl python3
+	bpftool clang llvm pkg-config make gcc curl python3 spin
 XML_CFLAGS = $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread
@@ -104,7 +104,7 @@ A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
 .PHONY: all lib tools tests check bench bench-scale install uninstall clean deps deps-check \
-	demo check-abi check-headers check-layers format-check dupcheck stress
+	demo check-load check-abi check-headers check-layers format-check dupcheck stress
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -292,6 +292,14 @@ check:
 	$(Q)$(MAKE) --no-print-directory check-abi
 	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
+	@echo "make check-load: the multi-process tests many times with every core busy (CI runs it)"
+
+# the multi-process tests again and again under CPU pressure (tests/load.sh); CI runs it in
+# the plain and the sanitizer build. LOAD_RUNS=N, LOAD_SLOW_RUNS=N, LOAD_RETIRE=N
+check-load:
+	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/load.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
 # a bench links the library, tools/common, the tools' private modules and tests/lib

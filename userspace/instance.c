@@ -30,7 +30,6 @@
 
 #define CREATE_RETRIES 64
 #define CREATE_WAIT_MS 1000 /* longest wait for another creator of the same key */
-#define CLAIM_WAITS 100	    /* retirements a claim waits for before it gives up */
 
 /* the key of (name, id) in a uniqueness scope; the hash lives in layout.h, shared with BPF */
 static void index_key_scoped(const WCHAR *name, size_t len, uint32_t id, uint64_t scope,
@@ -301,6 +300,71 @@ int perflib_reap_counterset(const GUID *counterset_guid)
 }
 
 /*
+ * Undo a claim refused after our live bit went into slot @id (FREE when we looked): only the
+ * holder of a slot touches its bit, so take it first, then give it back as any holder
+ * does. Held by another process meanwhile: that holder clears the bit when it frees the slot.
+ */
+static void claim_undo(struct perflib_store *map, uint32_t id, uint8_t *slot, uint32_t pid,
+		       uint64_t start)
+{
+	uint64_t w, cw;
+
+	do {
+		w = perflib_slot_word(slot);
+		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
+			return;
+	} while (!perflib_slot_claim(slot, w, pid, start, &cw));
+	slot_release(map, id, cw);
+}
+
+/*
+ * Claim slot @id of segment @k (mapped at @slot) if it is FREE: 0 and its word in *@ret_word;
+ * -EBUSY when another process holds it; -EAGAIN when segment @k is being retired, or this
+ * process's map of it was retired (the claim undone: the caller refreshes its view).
+ */
+static int slot_try(struct perflib_store *map, uint32_t k, uint32_t id, uint8_t *slot, uint32_t pid,
+		    uint64_t start, uint64_t *ret_word)
+{
+	uint32_t cls = perflib_slot_id_class(id);
+	uint64_t w;
+
+	for (;;) {
+		w = perflib_slot_word(slot);
+		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
+			return -EBUSY;
+		/*
+		 * Our owner summary's bit, then the live bit (a kill right after the claim
+		 * leaves a slot the exit reaper walks to), then word and stamp at once: the
+		 * slot is never ours without our stamp.
+		 */
+		perflib_owner_mark(map, id, true);
+		perflib_live_set(map, id, true);
+		/*
+		 * a segment being retired (perflib_store_shrink): our bit, then its count and
+		 * the class's epoch; the retirer lowers the count, then looks at the bits, and
+		 * moves the epoch before the pins go. One sees the other. The epoch, not the
+		 * count alone: segment k retired and grown again since this process's view was
+		 * made has the count it had, and our bit went into the old map.
+		 */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (k >= __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&map->ctl->epoch[cls], __ATOMIC_ACQUIRE) !=
+			    __atomic_load_n(&map->cls[cls].epoch, __ATOMIC_ACQUIRE)) {
+			claim_undo(map, id, slot, pid, start);
+			return -EAGAIN;
+		}
+		if (perflib_slot_claim(slot, w, pid, start, ret_word))
+			return 0;
+		/*
+		 * The word moved: another process claimed it (its free clears our bit with
+		 * its own), or claimed and freed it already, maybe clearing the bit before
+		 * ours went in: then it is FREE again and claimed anew here, never left FREE
+		 * with our bit on it (a bit on a FREE slot keeps its segment from retirement)
+		 */
+	}
+}
+
+/*
  * Claim a FREE slot among the first @n_slots of class @cls, from the hint on; the live bitmap
  * tells which slots are taken, so a full stretch costs one load per 64 slots. *ret_id gets
  * the slot id.
@@ -319,7 +383,8 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		uint32_t first = (uint32_t)perflib_seg_first(k, cl->seg0);
 		uint32_t end = first + (uint32_t)perflib_seg_slots(k, cl->seg0);
 		uint32_t off = i - first, bit = off % 64, span, c;
-		uint64_t free_bits, w, nw;
+		uint64_t free_bits, nw;
+		int err;
 
 		if (end > n_slots)
 			end = n_slots;
@@ -344,28 +409,11 @@ static int claim_scan(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, ui
 		slot = perflib_slot_map(map, id);
 		if (!slot)
 			return -ENOMEM;
-		w = perflib_slot_word(slot);
-		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
-			continue;
-		/*
-		 * Our owner summary's bit, then the live bit (a kill right after the claim
-		 * leaves a slot the exit reaper walks to; if the claim fails the bit stays on a
-		 * FREE slot until slot_scrub), then word and stamp at once: the slot is never
-		 * ours without our stamp.
-		 */
-		perflib_owner_mark(map, id, true);
-		perflib_live_set(map, id, true);
-		/*
-		 * a segment being retired (perflib_store_shrink): our bit, then its count; the
-		 * retirer lowers the count, then looks at the bits. One sees the other.
-		 */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (k >= __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE)) {
-			perflib_live_set(map, id, false);
-			return -EAGAIN;
-		}
-		if (!perflib_slot_claim(slot, w, pid, start, &nw))
-			continue;
+		err = slot_try(map, k, id, slot, pid, start, &nw);
+		if (err == -EAGAIN)
+			return err;
+		if (err)
+			continue; /* another process holds it */
 		cc->alloc_hint = i;
 		*ret_id = id;
 		*ret_word = nw;
@@ -415,58 +463,77 @@ static uint32_t reap_all(struct perflib_store *map, uint32_t cls, uint32_t n_slo
 }
 
 /*
- * Claim a FREE slot of class @cls for this process: in the segments there are, then after
- * reaping the slots of dead processes, then in a new segment.
+ * Claim with the set's lock held: nothing is grown or retired meanwhile, so the view the
+ * refresh makes stays the published one, and a full class is reaped, then grown, here.
  */
-static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, uint64_t start,
+static int claim_held(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, uint64_t start,
 		      uint32_t *ret_id, uint64_t *ret_word)
 {
 	struct perflib_store *map = set->map;
-	uint32_t n, k, tries, waits = 0;
+	uint32_t n, tries;
 	bool reaped = false;
-	int err;
+	int err, lock;
 
+	lock = perflib_store_lock(map);
+	if (lock < 0)
+		return lock;
 	for (tries = 0; tries <= PERFLIB_MAX_SEGS + 1; tries++) {
-		/* segments other processes added (or retired) meanwhile */
-		err = perflib_store_refresh(map);
+		err = perflib_store_refresh_held(map);
 		if (err)
-			return err;
+			break;
+		/*
+		 * a retirer killed midway left the count below this view (its segment whole):
+		 * published again before anything is claimed there
+		 */
+		if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) <
+		    perflib_store_nr_segs(map, cls)) {
+			err = perflib_store_grow_held(map, cls);
+			if (err)
+				break;
+			continue;
+		}
 		/* the last segment's slots past the capacity stay unused */
 		n = perflib_ctrset_slots(set, cls);
 		err = claim_scan(set, cls, pid, start, n, ret_id, ret_word);
-		if (!err)
-			return 0;
-		if (err == -EAGAIN) {
-			/*
-			 * A segment being retired: wait for the retirer and look again. Still
-			 * below this process's view after that: a retirer killed midway left it
-			 * unpublished, so publish it again (it is whole, or made anew).
-			 */
-			if (++waits > CLAIM_WAITS)
-				return -EBUSY;
-			perflib_store_settle(map);
-			err = perflib_store_refresh(map);
-			if (err)
-				return err;
-			k = __atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE);
-			if (k < perflib_store_nr_segs(map, cls))
-				perflib_store_grow(map, cls, k);
-			tries--;
-			continue;
-		}
+		if (err != -ENOSPC)
+			break;
 		if (!reaped) {
 			reaped = true;
 			if (reap_all(map, cls, n, pid, start))
 				continue;
 		}
-		err = perflib_store_grow(map, cls, perflib_store_nr_segs(map, cls));
+		err = perflib_store_grow_held(map, cls);
 		if (err) {
 			pr_debug("size class %u of counter set full at %u slots: %s\n", cls, n,
 				 strerror(-err));
-			return -ENOSPC;
+			break;
 		}
 	}
-	return -ENOSPC;
+	perflib_store_unlock(lock);
+	/* -EAGAIN cannot come with the lock held: it would be a claim refused forever */
+	return err == -EAGAIN ? -EBUSY : err;
+}
+
+/*
+ * Claim a FREE slot of class @cls for this process. First without the set's lock, in the
+ * segments this process sees: the common case, loads and a CAS. When they are full, or a
+ * segment is being retired under the claim, again with the lock (claim_held): reaping dead
+ * processes' slots, growing, and never refused because of what another process did.
+ * -ENOSPC only when the class is at its capacity or the kernel's memory is out.
+ */
+static int slot_claim(struct perflib_ctrset *set, uint32_t cls, uint32_t pid, uint64_t start,
+		      uint32_t *ret_id, uint64_t *ret_word)
+{
+	int err;
+
+	/* segments other processes added (or retired) meanwhile */
+	err = perflib_store_refresh(set->map);
+	if (!err)
+		err = claim_scan(set, cls, pid, start, perflib_ctrset_slots(set, cls), ret_id,
+				 ret_word);
+	if (err == -ENOSPC || err == -EAGAIN)
+		err = claim_held(set, cls, pid, start, ret_id, ret_word);
+	return err;
 }
 
 /* give a claimed slot back */
@@ -509,9 +576,11 @@ static void owner_unmark(struct perflib_ctrset *set, uint32_t id)
 	if (end > n)
 		end = n;
 	for (; g < end; g++) {
-		if (g != i && atomic_load_explicit(perflib_ctrset_owned(set, perflib_slot_id_make(
-							   perflib_slot_id_class(id), g)),
-						   memory_order_relaxed))
+		if (g != i &&
+		    atomic_load_explicit(
+			    perflib_ctrset_owned(
+				    set, perflib_slot_id_make(perflib_slot_id_class(id), g)),
+			    memory_order_relaxed))
 			return;
 	}
 	perflib_owner_mark(set->map, id, false);

@@ -117,12 +117,12 @@ static inline uint32_t perflib_live_words(const struct perflib_info *info, uint3
 
 struct perflib_seg {
 	int data_fd, live_fd;
-	uint32_t data_id; /* the kernel's id of the data map opened (retired and grown again:
+	uint32_t data_id;  /* the kernel's id of the data map opened (retired and grown again:
 			   * another id) */
-	uint64_t *live;	  /* mapping of the live map (bitmap, summaries, heads, a leader's index
+	uint64_t *live;	   /* mapping of the live map (bitmap, summaries, heads, a leader's index
 			   * table), NULL for an unmapped reader; zero pages in its place once
 			   * the segment is retired (the address stays) */
-	uint64_t *chunks; /* a provider's: which PERFLIB_CHUNK_BYTES chunks of the segment's
+	uint64_t *chunks;  /* a provider's: which PERFLIB_CHUNK_BYTES chunks of the segment's
 			   * slots are mapped (perflib_slot_map maps them when first needed);
 			   * NULL when the segment is mapped whole */
 	uint32_t live_len; /* bytes of the bitmap (at most 2^25: 2^28 slots) */
@@ -337,8 +337,28 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k);
  * only. The segments retired, or -errno.
  */
 int perflib_store_shrink(struct perflib_store *map, uint32_t cls);
-/* wait for a growth or retirement of @map's segments in progress in any process */
-void perflib_store_settle(const struct perflib_store *map);
+/*
+ * perflib_store_lock - take the set's structure lock (an flock on its directory, which the
+ * kernel drops with a holder that dies): while it is held no process grows or retires a
+ * segment of the set. Its fd, or -errno. Not recursive: a process holding it calls the
+ * _held functions below, never the plain ones that take it.
+ */
+int perflib_store_lock(const struct perflib_store *map);
+void perflib_store_unlock(int fd);
+/* perflib_store_refresh with the set's lock held (one pass settles) */
+int perflib_store_refresh_held(struct perflib_store *map);
+/*
+ * perflib_store_grow_held - with the set's lock held, one more segment for class @cls from
+ * the control word's count (a segment a retirer killed midway left unpublished is published
+ * again, else a new one made), and the view brought to it. -ENOSPC at the class's last
+ * segment or out of kernel memory.
+ */
+int perflib_store_grow_held(struct perflib_store *map, uint32_t cls);
+/*
+ * perflib_store_reserve - grow class @cls to at least @slots slots and keep its segments
+ * from retirement (ctl.keep), under the set's lock: BPF programs create instances there.
+ */
+int perflib_store_reserve(struct perflib_store *map, uint32_t cls, uint64_t slots);
 /* may class @cls of @map shrink now? (cheap: after a delete emptied a live word) */
 bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls);
 /* open and map the published segment @k of class @cls (seg_lock held) */
@@ -616,13 +636,13 @@ struct perflib_ctrset {
 	uint32_t *dense;       /* id -> perflib_counter_pack() of the counter, 0 = none */
 	struct perflib_ctrset_class cls[PERFLIB_MAX_CLASSES];
 	uint32_t nr_counters;
-	struct perflib_counter *counters; /* sorted by id after the dense range */
-	uint32_t instance_type;		  /* PERF_COUNTERSET_* */
-	int proc_index;			  /* this process's procs entry, -1 = none */
-	uint32_t nr_live;		  /* live instances of this provider */
-	bool has_byref;			  /* a counter is by reference */
-	struct perflib_gidx *gidx;	  /* its entries in prov->gidx */
-	uint32_t nr_gidx;		  /* how many */
+	struct perflib_counter *counters;	/* sorted by id after the dense range */
+	uint32_t instance_type;			/* PERF_COUNTERSET_* */
+	int proc_index;				/* this process's procs entry, -1 = none */
+	uint32_t nr_live;			/* live instances of this provider */
+	bool has_byref;				/* a counter is by reference */
+	struct perflib_gidx *gidx;		/* its entries in prov->gidx */
+	uint32_t nr_gidx;			/* how many */
 	const struct perflib_ctrset *guid_next; /* its bucket's chain in prov->by_guid */
 };
 

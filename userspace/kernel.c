@@ -71,19 +71,10 @@ int perflib_kernel_reserve(HANDLE provider, const GUID *counterset_guid, ULONG n
 	}
 	/* room in class 0: the names programs create (perflib_bpf.h) */
 	want = nr_instances < set->cls[0].capacity ? nr_instances : set->cls[0].capacity;
-	while (!err && perflib_store_slots(set->map, 0) < want)
-		err = perflib_store_grow(set->map, 0, perflib_store_nr_segs(set->map, 0));
-	if (!err) {
-		/* room kept: never retired when the user-space instances in it are deleted */
-		uint8_t keep = __atomic_load_n(&set->map->ctl->keep[0], __ATOMIC_RELAXED);
-		uint32_t nr = perflib_store_nr_segs(set->map, 0);
-
-		while (keep < nr &&
-		       !__atomic_compare_exchange_n(&set->map->ctl->keep[0], &keep, (uint8_t)nr,
-						    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			;
+	/* room kept: never retired when the user-space instances in it are deleted */
+	err = perflib_store_reserve(set->map, 0, want);
+	if (!err)
 		err = (int)perflib_ctrset_slots(set, 0);
-	}
 	pthread_mutex_unlock(&prov->lock);
 	return err == -ENOSPC ? -ENOMEM : err;
 }

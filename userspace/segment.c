@@ -440,21 +440,31 @@ fail:
 	return err;
 }
 
-/* is segment @k of class @cls still the map this process opened? */
-static bool seg_same(const struct perflib_store *map, uint32_t cls, uint32_t k)
+/*
+ * is segment @k of class @cls still the map this process opened? 1 yes, 0 no (its pin is
+ * gone or another map), -errno when that cannot be told (the caller must not guess: a
+ * segment wrongly kept is a retired map claimed in, one wrongly dropped is this process's
+ * instances turned to zero pages)
+ */
+static int seg_same(const struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	char sdir[PATH_MAX + 48];
 	uint32_t id;
-	int fd;
+	int fd, err;
 
-	if (seg_dir(map, cls, k, sdir, sizeof(sdir)))
-		return false;
+	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
+	if (err)
+		return err;
 	fd = perflib_pin_open(sdir, "data", true);
+	if (fd == -ENOENT)
+		return 0;
 	if (fd < 0)
-		return false;
+		return fd;
 	id = map_id(fd);
 	close(fd);
-	return id && id == perflib_seg_at(&map->cls[cls], k)->data_id;
+	if (!id)
+		return -EIO;
+	return id == perflib_seg_at(&map->cls[cls], k)->data_id;
 }
 
 /*
@@ -486,13 +496,30 @@ int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
 	return fd;
 }
 
-/* the control word at word @key of s0/live map @fd: one batch lookup */
+/*
+ * the control word at word @key of s0/live map @fd: the epochs first, then the whole word
+ * (two batch lookups). A batch copies in key order, which puts nr_segs before epoch; read
+ * that way, a retirement landing between the two gives an old count with the new epoch, and
+ * the refresh would keep, as current, a segment being retired (tests/model/retire.pml).
+ */
 static int ctl_copy(int fd, __u32 key, struct perflib_ctl *ret)
 {
-	int err = perflib_array_copy(fd, key, PERFLIB_CTL_WORDS, 8, (uint8_t *)ret);
+	uint32_t first = (uint32_t)(offsetof(struct perflib_ctl, epoch) / 8);
+	uint32_t last =
+		(uint32_t)((offsetof(struct perflib_ctl, epoch) + sizeof(ret->epoch) - 1) / 8);
+	uint64_t words[PERFLIB_CTL_WORDS];
+	uint32_t epoch[PERFLIB_MAX_CLASSES];
+	int err;
 
+	err = perflib_array_copy(fd, key + first, last - first + 1, 8, (uint8_t *)words);
 	if (err)
 		return err;
+	memcpy(epoch, (uint8_t *)words + offsetof(struct perflib_ctl, epoch) - first * 8,
+	       sizeof(epoch));
+	err = perflib_array_copy(fd, key, PERFLIB_CTL_WORDS, 8, (uint8_t *)ret);
+	if (err)
+		return err;
+	memcpy(ret->epoch, epoch, sizeof(epoch));
 	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
 }
 
@@ -557,55 +584,122 @@ static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *
 }
 
 /*
- * Segments were retired since this process last looked (ctl.epoch moved): zero pages for
- * those at or past @want and for any whose pin is another map now (retired, then grown
- * again: opened anew by the caller). seg_lock held.
+ * Segments were retired since this process last looked (ctl.epoch moved; @want is
+ * ctl.nr_segs[cls] in the same read): zero pages for those at or past @want and for any
+ * whose pin is another map now (retired, then grown again: opened anew by the caller).
+ * -errno when a pin could not be checked (nothing dropped past it). seg_lock held.
  */
-static void class_retired(struct perflib_store *map, uint32_t cls, uint32_t want)
+static int class_retired(struct perflib_store *map, uint32_t cls, uint32_t want)
 {
 	struct perflib_class *c = &map->cls[cls];
 	uint32_t nr = perflib_store_nr_segs(map, cls), k, bad;
+	int same = 1;
 
-	for (bad = 1; bad < nr && bad < want && seg_same(map, cls, bad); bad++)
-		;
+	for (bad = 1; bad < nr && bad < want; bad++) {
+		same = seg_same(map, cls, bad);
+		if (same <= 0)
+			break;
+	}
+	if (same < 0)
+		return same;
 	if (bad >= nr)
-		return;
+		return 0;
 	/* readers of nr_segs stop at the retired ones before they turn to zero pages */
 	atomic_store_explicit(&c->nr_segs, bad, memory_order_release);
 	for (k = nr; k-- > bad;)
 		seg_blank(map, cls, k);
+	return 0;
 }
 
+/* segment @k of class @cls opened, then found not to be the one published: none of it kept */
+static void seg_drop(struct perflib_store *map, uint32_t cls, uint32_t k)
+{
+	if (map->mapped)
+		seg_blank(map, cls, k); /* zero pages where it was mapped */
+	else
+		perflib_seg_close(map, cls, k);
+}
+
+/* ctl.epoch[@cls] now (one batch lookup for an unmapped reader) */
+static int ctl_epoch(const struct perflib_store *map, uint32_t cls, uint32_t *ret_epoch)
+{
+	struct perflib_ctl ctl;
+	uint32_t nr;
+	int err = perflib_store_ctl_read(map, &ctl);
+
+	if (!err)
+		ctl_state(map, &ctl, cls, &nr, ret_epoch);
+	return err;
+}
+
+/*
+ * Bring class @cls's view to control word @ctl: drop what was retired, open what was
+ * published. -EAGAIN when a retirement moved the epoch meanwhile (a pin gone, or maps opened
+ * that may straddle two incarnations of a segment): the caller reads the control word again.
+ *
+ * The view is {segments 0..nr_segs-1, epoch}: every segment in it was the published one
+ * when ctl.epoch[cls] was c->epoch. A retirement moves the epoch before it removes the pins,
+ * so a segment opened with the epoch unchanged from before its pins were opened to after is
+ * the one published (its data and live maps of one incarnation); and a claimer that finds
+ * the epoch still c->epoch after setting its live bit claims in the map published now, never
+ * in one retired and grown again under the same count (instance.c claim_scan).
+ */
 static int class_refresh(struct perflib_store *map, const struct perflib_ctl *ctl, uint32_t cls)
 {
 	struct perflib_class *c = &map->cls[cls];
-	uint32_t want, epoch, k;
+	uint32_t want, epoch, now, k;
 	int err = 0;
 
 	ctl_state(map, ctl, cls, &want, &epoch);
-	if (want <= perflib_store_nr_segs(map, cls) && epoch == c->epoch)
+	if (want <= perflib_store_nr_segs(map, cls) &&
+	    epoch == __atomic_load_n(&c->epoch, __ATOMIC_ACQUIRE))
 		return 0;
 	pthread_mutex_lock(&map->seg_lock);
 	if (epoch != c->epoch) {
-		class_retired(map, cls, want);
-		c->epoch = epoch;
+		err = class_retired(map, cls, want);
+		if (err)
+			goto out;
+		__atomic_store_n(&c->epoch, epoch, __ATOMIC_RELEASE);
 	}
 	for (k = perflib_store_nr_segs(map, cls); k < want; k++) {
 		err = perflib_seg_open(map, cls, k);
+		if (!err || err == -ENOENT) {
+			int e = ctl_epoch(map, cls, &now);
+
+			if (e) {
+				if (!err)
+					seg_drop(map, cls, k);
+				err = e;
+			} else if (now != epoch) {
+				/* retired meanwhile: what was opened may be the old maps, or half */
+				if (!err)
+					seg_drop(map, cls, k);
+				err = -EAGAIN;
+			} else if (err) {
+				/* published and not retired, yet not pinned: removed by hand */
+				pr_warn("counter set storage damaged: segment %u of size class %u "
+					"is "
+					"published but not pinned\n",
+					k, cls);
+				err = -EBADMSG;
+			}
+		}
 		if (err)
 			break;
 		/* readers of nr_segs see the segment's fds and mappings */
 		atomic_store_explicit(&c->nr_segs, k + 1, memory_order_release);
 	}
+out:
 	pthread_mutex_unlock(&map->seg_lock);
 	return err;
 }
 
-int perflib_store_refresh(struct perflib_store *map)
+/* the view of every class brought to the control word; -EAGAIN: it moved meanwhile */
+static int refresh_once(struct perflib_store *map)
 {
 	struct perflib_ctl ctl;
 	uint32_t c;
-	int err, e;
+	int err, e, again = 0;
 
 	/* one read of the control word for every class (lookups for an unmapped reader) */
 	err = perflib_store_ctl_read(map, &ctl);
@@ -613,10 +707,40 @@ int perflib_store_refresh(struct perflib_store *map)
 		return err;
 	for (c = 0; c < map->nr_classes; c++) {
 		e = class_refresh(map, &ctl, c);
-		if (e && !err)
+		if (e == -EAGAIN)
+			again = e;
+		else if (e && !err)
 			err = e;
 	}
+	return err ? err : again;
+}
+
+/*
+ * With the set's lock held nothing is grown or retired, so one pass settles. Without it,
+ * every -EAGAIN is a retirement another process made meanwhile: a few passes, then one with
+ * the lock, which always settles.
+ */
+#define REFRESH_TRIES 8
+
+static int store_refresh(struct perflib_store *map, bool locked)
+{
+	int err = -EAGAIN, lock, tries;
+
+	for (tries = 0; tries < REFRESH_TRIES && err == -EAGAIN; tries++)
+		err = refresh_once(map);
+	if (err != -EAGAIN || locked)
+		return err;
+	lock = perflib_store_lock(map);
+	if (lock < 0)
+		return lock;
+	err = refresh_once(map);
+	perflib_store_unlock(lock);
 	return err;
+}
+
+int perflib_store_refresh(struct perflib_store *map)
+{
+	return store_refresh(map, false);
 }
 
 /*
@@ -702,7 +826,7 @@ static void sweep_leftovers(const char *dir)
  * flock on the set's directory, so the kernel releases it with a holder that dies. The
  * directory's fd (the lock's), or -errno.
  */
-static int set_lock(const struct perflib_store *map)
+int perflib_store_lock(const struct perflib_store *map)
 {
 	char dir[PATH_MAX];
 	int fd, err;
@@ -724,18 +848,10 @@ static int set_lock(const struct perflib_store *map)
 	return fd;
 }
 
-static void set_unlock(int fd)
+void perflib_store_unlock(int fd)
 {
 	flock(fd, LOCK_UN);
 	close(fd);
-}
-
-void perflib_store_settle(const struct perflib_store *map)
-{
-	int fd = set_lock(map);
-
-	if (fd >= 0)
-		set_unlock(fd);
 }
 
 /* grow class @cls to k + 1 segments, the set's lock held */
@@ -800,14 +916,60 @@ int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
 		return perflib_store_refresh(map);
 	if (k >= map->cls[cls].max_segs)
 		return -ENOSPC;
-	lock = set_lock(map);
+	lock = perflib_store_lock(map);
 	if (lock < 0)
 		return lock;
 	err = grow_locked(map, cls, k);
-	set_unlock(lock);
-	if (err)
-		return err;
-	return perflib_store_refresh(map);
+	if (!err)
+		err = store_refresh(map, true);
+	perflib_store_unlock(lock);
+	return err;
+}
+
+int perflib_store_refresh_held(struct perflib_store *map)
+{
+	return store_refresh(map, true);
+}
+
+int perflib_store_grow_held(struct perflib_store *map, uint32_t cls)
+{
+	uint32_t nr;
+	int err;
+
+	if (!map->writable || !map->ctl)
+		return -EBADF;
+	err = ctl_nr_segs(map, cls, &nr);
+	if (!err)
+		err = grow_locked(map, cls, nr);
+	if (!err)
+		err = store_refresh(map, true);
+	return err;
+}
+
+int perflib_store_reserve(struct perflib_store *map, uint32_t cls, uint64_t slots)
+{
+	uint8_t keep, nr;
+	int lock, err;
+
+	if (!map->writable || !map->ctl)
+		return -EBADF;
+	lock = perflib_store_lock(map);
+	if (lock < 0)
+		return lock;
+	err = store_refresh(map, true);
+	while (!err && perflib_store_slots(map, cls) < slots)
+		err = perflib_store_grow_held(map, cls);
+	if (!err) {
+		/* under the lock: no retirer sees the new segments before they are kept */
+		nr = (uint8_t)perflib_store_nr_segs(map, cls);
+		keep = __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED);
+		while (keep < nr &&
+		       !__atomic_compare_exchange_n(&map->ctl->keep[cls], &keep, nr, false,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+	}
+	perflib_store_unlock(lock);
+	return err;
 }
 
 /* ---- retirement: segments given back ------------------------------------------------- */
@@ -845,14 +1007,31 @@ static bool below_roomy(const struct perflib_store *map, uint32_t cls, uint32_t 
 
 bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls)
 {
-	uint32_t nr = perflib_store_nr_segs(map, cls), k = nr - 1;
+	uint32_t nr, k;
 
-	if (!map->writable || !map->mapped || !map->ctl || nr < 2)
+	if (!map->writable || !map->mapped || !map->ctl)
 		return false;
-	if (k < __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED))
+	/*
+	 * the view behind the control word (another process grew or retired since this one
+	 * last looked): brought to it first, else the last delete of a set made in a view
+	 * that was behind would leave the top segments to nobody
+	 */
+	if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) !=
+		    perflib_store_nr_segs(map, cls) ||
+	    __atomic_load_n(&map->ctl->epoch[cls], __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(&map->cls[cls].epoch, __ATOMIC_ACQUIRE))
+		perflib_store_refresh(map);
+	nr = perflib_store_nr_segs(map, cls);
+	k = nr - 1;
+	if (nr < 2 || k < __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED))
 		return false;
 	if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) != nr)
 		return false;
+	/*
+	 * our delete cleared its live bit before this look, and another process's delete
+	 * did the same before its own: whichever looks last sees both bits clear
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return seg_empty(map, cls, k) && below_roomy(map, cls, k);
 }
 
@@ -924,13 +1103,13 @@ int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 
 	if (!map->writable || !map->mapped || !map->ctl)
 		return -EBADF;
-	lock = set_lock(map);
+	lock = perflib_store_lock(map);
 	if (lock < 0)
 		return lock;
 	/* from the top down, as long as the top is empty and the rest has room (the refresh
 	 * drops what the last turn retired) */
 	for (;;) {
-		err = perflib_store_refresh(map);
+		err = store_refresh(map, true);
 		if (err || !perflib_store_shrinkable(map, cls))
 			break;
 		err = seg_retire(map, cls, perflib_store_nr_segs(map, cls) - 1);
@@ -938,7 +1117,7 @@ int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
 			break;
 		n++;
 	}
-	set_unlock(lock);
+	perflib_store_unlock(lock);
 	return err < 0 ? err : n;
 }
 

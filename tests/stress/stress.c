@@ -21,15 +21,22 @@
  *                  SIGKILLed at random moments (mid-grow, mid-retire, holding the set's
  *                  lock); then what they left, and one more provider that grows the set,
  *                  lists its instances and deletes them: no private directory of the dead
- *                  left, the set back to segment 0.
+ *                  left, the set back to segment 0;
+ *   grow/retire    a grower takes class 0 of a set of its own to segment 8 and empties it,
+ *                  round after round (segments grown and retired all the time), while two
+ *                  providers create and delete instances and a consumer lists them, each
+ *                  in a process of its own (issue 29): creates that fail (by their
+ *                  GetLastError), instances overwritten, wrong listings (a stable instance
+ *                  missing, a name twice, a name no process created), crashes, hangs; then
+ *                  nothing listed, the set back to segment 0, no private directory left.
  *
  * Uses only the public API (perflib.h, perflib-linux.h) and reads the pins the layout
  * describes (bpf/layout.h) to count what is left, so it keeps working whatever the
  * library does inside. Runs as root (it pins maps and attaches the exit reaper) in a
  * private pin root under /sys/fs/bpf, removed at the end.
  *
- *   stress [--kills N] [--corrupt N] [--race N] [--grow N] [--strict] [--tools DIR]
- *          [--bpftool PATH]
+ *   stress [--kills N] [--corrupt N] [--race N] [--grow N] [--retire N] [--strict]
+ *          [--tools DIR] [--bpftool PATH]
  *
  * Crashes are deaths by a signal the soak did not send; in sanitizer builds the children
  * abort on a report (ASAN_OPTIONS / UBSAN_OPTIONS abort_on_error=1), so a report counts.
@@ -37,7 +44,8 @@
  * Exit: 0 when the gated figures are all 0, 1 otherwise, 77 when it cannot run here.
  * Without --strict, figures that depend on the slot protocol rework (issue 13 items 3
  * and 6: slots and keys left by the kernel reaper, overwritten instances, double reaps,
- * stale keys) are printed but do not fail; crashes, hangs and ghosts always do.
+ * stale keys) are printed but do not fail; crashes, hangs and ghosts always do, and so does
+ * every figure of the grow/retire race.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -51,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1035,6 +1044,597 @@ static void race(unsigned int rounds, unsigned int n, struct race *r)
 	unsetenv("PERFLIB_KERNEL_REAPER");
 }
 
+/* ---- grow/retire race --------------------------------------------------------------------- */
+
+#define RETIRE_SEG 8	    /* the grower's segment: every round grows class 0 to it and back */
+#define RETIRE_CHURNERS 2   /* providers creating and deleting meanwhile */
+#define RETIRE_CHURN_MIN 20 /* a churner's instances per round: 20 to 50 */
+#define RETIRE_CHURN_MAX 50
+#define RETIRE_MISSES 1024     /* missing stable instances recorded (see retire_race) */
+#define RETIRE_DEATHS 64       /* deaths recorded per churner */
+#define RETIRE_MAX_CRASHES 100 /* crashed processes started again, at most: then it ends */
+
+/* the race's processes; each has a heartbeat in the shared page */
+enum { RR_GROWER, RR_CONSUMER, RR_CHURNER, RR_ROLES = RR_CHURNER + RETIRE_CHURNERS };
+
+/*
+ * The page the race's processes share (MAP_SHARED | MAP_ANONYMOUS, made before the forks):
+ * what each publishes for the consumer to check a listing against, and the figures they
+ * count, summed there rather than squeezed into exit codes. Atomics only.
+ */
+struct retire_page {
+	uint32_t done;		 /* the grower's rounds are over (or a hang): everyone ends */
+	uint32_t rounds;	 /* grower rounds completed */
+	uint32_t grower_round;	 /* names g<r>-<j> were created for r <= grower_round only */
+	uint32_t beat[RR_ROLES]; /* progress of each role, for the hang watch */
+	struct {
+		uint32_t gen; /* even: the stable instance s<p>-<gen/2> is live; odd: changing */
+		uint32_t seq; /* names c<p>-<n> were created for n < seq only */
+	} ch[RETIRE_CHURNERS];
+	/* creates that failed, by GetLastError: ERROR_NOT_FOUND, ERROR_NOT_ENOUGH_MEMORY, other */
+	uint32_t failed[3];
+	uint32_t overwritten; /* a block that was not (or no longer) what was created */
+	uint32_t reached;     /* grower rounds that found segment RETIRE_SEG pinned */
+	uint32_t retired;     /* and found it gone after their deletes */
+	uint32_t listings, twice, unknown, errors;
+	uint32_t nr_miss; /* listings missing a stable instance live all along: (churner, gen) */
+	struct {
+		uint32_t p, gen;
+	} miss[RETIRE_MISSES];
+};
+
+struct retire {
+	unsigned int rounds, per_round, reached, retired, listings;
+	unsigned int failed[3], overwritten;
+	unsigned int missing, twice, unknown; /* wrong listings, by what was wrong */
+	unsigned int excused; /* stable instances missing because their churner had died */
+	unsigned int crashes, hangs, errors;
+	unsigned int crashed[3]; /* crashes of the grower, the churners, the consumer */
+	int signal;		 /* the last crash's signal */
+	struct left end;	 /* once every process is gone */
+	uint32_t nr_segs;	 /* class 0's ctl.nr_segs then */
+	unsigned int tmp;	 /* private directories then */
+};
+
+static void retire_add(uint32_t *v)
+{
+	__atomic_fetch_add(v, 1, __ATOMIC_RELAXED);
+}
+
+/* creates that failed so far, every error */
+static uint32_t retire_failed(struct retire_page *pg)
+{
+	return __atomic_load_n(&pg->failed[0], __ATOMIC_RELAXED) +
+	       __atomic_load_n(&pg->failed[1], __ATOMIC_RELAXED) +
+	       __atomic_load_n(&pg->failed[2], __ATOMIC_RELAXED);
+}
+
+static bool wsame(const WCHAR *a, const WCHAR *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+/* is @inst still instance @name/@id, its counter 2 @sig (0 right after the create)? */
+static bool retire_is(PPERF_COUNTERSET_INSTANCE inst, const WCHAR *name, ULONG id, uint64_t sig)
+{
+	ULONG off = inst->InstanceNameOffset;
+	ULONGLONG *v = (ULONGLONG *)((BYTE *)inst + sizeof(PERF_COUNTERSET_INSTANCE) + 8);
+
+	/* another block's header (or zeroes) may be here: its offset is not followed far */
+	if (inst->InstanceId != id || off < sizeof(*inst) || off >= 512 || off % 2)
+		return false;
+	return wsame((const WCHAR *)((BYTE *)inst + off), name) &&
+	       __atomic_load_n(v, __ATOMIC_RELAXED) == sig;
+}
+
+/* create @name/@id and sign it with @sig: NULL when it failed (counted by its error) or the
+ * block is not what was asked (counted overwritten) */
+static PPERF_COUNTERSET_INSTANCE retire_create(HANDLE h, const GUID *set, struct retire_page *pg,
+					       const WCHAR *name, ULONG id, uint64_t sig)
+{
+	PPERF_COUNTERSET_INSTANCE inst = PerfCreateInstance(h, set, name, id);
+	DWORD e;
+
+	if (!inst) {
+		e = GetLastError();
+		if (e == ERROR_NOT_FOUND)
+			retire_add(&pg->failed[0]);
+		else if (e == ERROR_NOT_ENOUGH_MEMORY)
+			retire_add(&pg->failed[1]);
+		else
+			retire_add(&pg->failed[2]);
+		return NULL;
+	}
+	if (!retire_is(inst, name, id, 0)) {
+		retire_add(&pg->overwritten);
+		return NULL;
+	}
+	PerfSetULongLongCounterValue(h, inst, 2, sig);
+	return inst;
+}
+
+/* delete @inst if it is still @name/@id/@sig; one that is not is another process's now:
+ * counted, and left alone */
+static void retire_delete(HANDLE h, struct retire_page *pg, PPERF_COUNTERSET_INSTANCE inst,
+			  const WCHAR *name, ULONG id, uint64_t sig)
+{
+	if (!retire_is(inst, name, id, sig))
+		retire_add(&pg->overwritten);
+	else if (PerfDeleteInstance(h, inst))
+		retire_add(&pg->errors);
+}
+
+/*
+ * The grower: each round creates @per_round instances of its own (class 0 names), enough to
+ * need segment RETIRE_SEG whatever the others hold, checks that the segment is there, and
+ * deletes them all (the deletes retire the empty top segments). Until the rounds are done.
+ */
+static int retire_grower(const GUID *set, struct retire_page *pg, unsigned int rounds,
+			 uint32_t per_round)
+{
+	PPERF_COUNTERSET_INSTANCE *inst = calloc(per_round, sizeof(*inst));
+	uint64_t sig = (uint64_t)getpid() << 32;
+	uint32_t r, j, failed;
+	char seg[16];
+	WCHAR name[40];
+	HANDLE h = provider(set);
+	int fd;
+
+	if (!h || !inst)
+		return 1;
+	snprintf(seg, sizeof(seg), "s%u/data", RETIRE_SEG);
+	while (__atomic_load_n(&pg->rounds, __ATOMIC_RELAXED) < rounds &&
+	       !__atomic_load_n(&pg->done, __ATOMIC_RELAXED)) {
+		/* published before the creates: a listed g<r>-* past it was never created; a
+		 * grower started again after a crash takes a round number of its own */
+		r = __atomic_add_fetch(&pg->grower_round, 1, __ATOMIC_SEQ_CST);
+		failed = retire_failed(pg);
+		for (j = 0; j < per_round; j++) {
+			wname(name, 40, "g%u-%u", r, j);
+			inst[j] = retire_create(h, set, pg, name, j, sig | j);
+			retire_add(&pg->beat[RR_GROWER]);
+		}
+		fd = pin_open(set, seg);
+		if (fd >= 0) {
+			retire_add(&pg->reached);
+			close(fd);
+		} else if (failed == retire_failed(pg)) {
+			/* every create went through and no segment RETIRE_SEG: not what is soaked */
+			retire_add(&pg->errors);
+		}
+		for (j = 0; j < per_round; j++) {
+			if (!inst[j])
+				continue;
+			wname(name, 40, "g%u-%u", r, j);
+			retire_delete(h, pg, inst[j], name, j, sig | j);
+			retire_add(&pg->beat[RR_GROWER]);
+		}
+		/* not always at once: a churner's instance may hold it, and its delete retires */
+		fd = pin_open(set, seg);
+		if (fd >= 0)
+			close(fd);
+		else
+			retire_add(&pg->retired);
+		retire_add(&pg->rounds);
+	}
+	PerfStopProvider(h);
+	free(inst);
+	return 0;
+}
+
+/*
+ * Churner @p: each round replaces its stable instance s<p>-<k> (published in ch[p].gen:
+ * odd before the old one is deleted, even once the new one is created) and creates and
+ * deletes 20 to 50 instances c<p>-<n> of unique names, every block checked. Says it is
+ * under way on @ready (if >= 0), then runs until done.
+ */
+static int retire_churner(const GUID *set, struct retire_page *pg, unsigned int p, int ready)
+{
+	PPERF_COUNTERSET_INSTANCE inst[RETIRE_CHURN_MAX], stable = NULL;
+	WCHAR name[RETIRE_CHURN_MAX][40], sname[40];
+	uint32_t *gen = &pg->ch[p].gen, id[RETIRE_CHURN_MAX], g, k = 0, j, n;
+	uint64_t sig = (uint64_t)getpid() << 32;
+	HANDLE h = provider(set);
+
+	if (!h)
+		return 1;
+	/* odd, and past any stable name an earlier churner @p that crashed may have created */
+	g = (__atomic_load_n(gen, __ATOMIC_RELAXED) | 1) + 2;
+	__atomic_store_n(gen, g, __ATOMIC_SEQ_CST);
+	if (ready >= 0 && write(ready, "r", 1) != 1)
+		return 1;
+	while (!__atomic_load_n(&pg->done, __ATOMIC_ACQUIRE)) {
+		/* odd before the delete: a consumer that still reads the even value after its
+		 * listing knows the instance was live through all of it */
+		if (stable) {
+			__atomic_store_n(gen, ++g, __ATOMIC_SEQ_CST);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			retire_delete(h, pg, stable, sname, k, sig | k);
+		}
+		k = (g + 1) / 2;
+		wname(sname, 40, "s%u-%u", p, k);
+		stable = retire_create(h, set, pg, sname, k, sig | k);
+		if (stable)
+			__atomic_store_n(gen, ++g, __ATOMIC_RELEASE);
+		n = RETIRE_CHURN_MIN + rnd() % (RETIRE_CHURN_MAX - RETIRE_CHURN_MIN + 1);
+		for (j = 0; j < n; j++) {
+			/* counted before the create: a listed c<p>-<n> past it was never created */
+			id[j] = __atomic_fetch_add(&pg->ch[p].seq, 1, __ATOMIC_SEQ_CST);
+			wname(name[j], 40, "c%u-%u", p, id[j]);
+			inst[j] = retire_create(h, set, pg, name[j], id[j], sig | id[j]);
+		}
+		for (j = 0; j < n; j++) {
+			if (inst[j])
+				retire_delete(h, pg, inst[j], name[j], id[j], sig | id[j]);
+		}
+		retire_add(&pg->beat[RR_CHURNER + p]);
+	}
+	if (stable) {
+		__atomic_store_n(gen, ++g, __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		retire_delete(h, pg, stable, sname, k, sig | k);
+	}
+	PerfStopProvider(h);
+	return 0;
+}
+
+/* parse a listed name as the race prints them ("%c%u-%u"): false for anything else */
+static bool retire_parse(const WCHAR *s, size_t units, char *kind, uint32_t *a, uint32_t *b)
+{
+	uint64_t v[2];
+	size_t i = 1, start;
+	int f;
+
+	if (!units || (s[0] != 'g' && s[0] != 'c' && s[0] != 's'))
+		return false;
+	*kind = (char)s[0];
+	for (f = 0; f < 2; f++) {
+		for (v[f] = 0, start = i; i < units && i - start < 10 && s[i] >= '0' && s[i] <= '9';
+		     i++)
+			v[f] = v[f] * 10 + (s[i] - '0');
+		/* digits (no leading zero, below 2^32), then '-' or the NUL */
+		if (i == start || (s[start] == '0' && i - start > 1) || v[f] > UINT32_MAX ||
+		    i >= units || s[i] != (f ? 0 : '-'))
+			return false;
+		i++;
+	}
+	*a = (uint32_t)v[0];
+	*b = (uint32_t)v[1];
+	return true;
+}
+
+/* a listed name as a number, for sorting: its kind, then its two numbers */
+static uint64_t retire_key(char kind, uint32_t a, uint32_t b)
+{
+	uint64_t k = kind == 'g' ? 1 : kind == 'c' ? 2 : 3;
+
+	return k << 62 | (uint64_t)(a & 0x3fffffff) << 32 | b;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The consumer: lists the set's instances over and over until done and checks each listing:
+ * no name twice (every name of the race is created once), no name or id no process created
+ * (checked against what the others published, read after the listing), and each churner's
+ * stable instance there if it was live through the whole listing (ch[p].gen even and the
+ * same before and after: a seqlock read). A missing one is recorded with its generation:
+ * the parent excuses those of a churner that died (its instances went with it).
+ */
+static int retire_consumer(const GUID *set, struct retire_page *pg, uint32_t per_round, int ready)
+{
+	uint32_t before[RETIRE_CHURNERS], after[RETIRE_CHURNERS], seq[RETIRE_CHURNERS], round, a, b;
+	DWORD cap = (per_round + 4 * RETIRE_CHURN_MAX) * 64, got, size;
+	BYTE *buf = malloc(cap);
+	uint64_t *keys = malloc(cap / 16 * sizeof(*keys)), key;
+	size_t nk, off, i;
+	bool twice, unknown;
+	unsigned int p;
+	ULONG st;
+	char kind;
+
+	if (!buf || !keys || (ready >= 0 && write(ready, "r", 1) != 1))
+		return 1;
+	while (!__atomic_load_n(&pg->done, __ATOMIC_ACQUIRE)) {
+		for (p = 0; p < RETIRE_CHURNERS; p++)
+			before[p] = __atomic_load_n(&pg->ch[p].gen, __ATOMIC_ACQUIRE);
+		got = 0;
+		st = PerfEnumerateCounterSetInstances(NULL, set, (PPERF_INSTANCE_HEADER)buf, cap,
+						      &got);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		for (p = 0; p < RETIRE_CHURNERS; p++) {
+			after[p] = __atomic_load_n(&pg->ch[p].gen, __ATOMIC_RELAXED);
+			seq[p] = __atomic_load_n(&pg->ch[p].seq, __ATOMIC_RELAXED);
+		}
+		round = __atomic_load_n(&pg->grower_round, __ATOMIC_RELAXED);
+		retire_add(&pg->beat[RR_CONSUMER]);
+		if (st == ERROR_NOT_ENOUGH_MEMORY && got > cap) {
+			/* more than expected: room for it, and the listing again */
+			cap = got * 2;
+			free(buf);
+			free(keys);
+			buf = malloc(cap);
+			keys = malloc(cap / 16 * sizeof(*keys));
+			if (!buf || !keys)
+				return 1;
+			continue;
+		}
+		if (st || got > cap) {
+			retire_add(&pg->errors);
+			continue;
+		}
+		twice = unknown = false;
+		for (nk = 0, off = 0; off + sizeof(PERF_INSTANCE_HEADER) <= got; off += size) {
+			PPERF_INSTANCE_HEADER hdr = (PPERF_INSTANCE_HEADER)(buf + off);
+			const WCHAR *name = (const WCHAR *)(hdr + 1);
+			size_t units;
+
+			size = hdr->Size;
+			if (size < sizeof(*hdr) + sizeof(WCHAR) || size > got - off || size % 8) {
+				unknown = true; /* a broken block: what follows cannot be read */
+				break;
+			}
+			units = (size - sizeof(*hdr)) / sizeof(WCHAR);
+			if (!retire_parse(name, units, &kind, &a, &b) || hdr->InstanceId != b ||
+			    (kind == 'g' && (a < 1 || a > round || b >= per_round)) ||
+			    (kind == 'c' && (a >= RETIRE_CHURNERS || b >= seq[a])) ||
+			    (kind == 's' &&
+			     (a >= RETIRE_CHURNERS || 2 * (uint64_t)b > after[a] + 1ull))) {
+				unknown = true;
+				continue;
+			}
+			keys[nk++] = retire_key(kind, a, b);
+		}
+		qsort(keys, nk, sizeof(*keys), u64_cmp);
+		for (i = 1; i < nk; i++)
+			twice |= keys[i] == keys[i - 1];
+		for (p = 0; p < RETIRE_CHURNERS; p++) {
+			if (before[p] % 2 || before[p] != after[p])
+				continue;
+			key = retire_key('s', p, before[p] / 2);
+			if (!bsearch(&key, keys, nk, sizeof(*keys), u64_cmp)) {
+				i = __atomic_fetch_add(&pg->nr_miss, 1, __ATOMIC_RELAXED);
+				if (i < RETIRE_MISSES) {
+					pg->miss[i].p = p;
+					pg->miss[i].gen = before[p];
+				}
+			}
+		}
+		if (twice)
+			retire_add(&pg->twice);
+		if (unknown)
+			retire_add(&pg->unknown);
+		retire_add(&pg->listings);
+	}
+	free(buf);
+	free(keys);
+	return 0;
+}
+
+/* class 0's ctl.nr_segs of @set (the last words of s0/live, layout.h), or 0 */
+static uint32_t retire_nr_segs(const GUID *set)
+{
+	struct perflib_info *info = info_read(set);
+	uint64_t w[PERFLIB_CTL_WORDS];
+	struct perflib_ctl ctl;
+	uint32_t i, first, nr = 0;
+	int fd = pin_open(set, "s0/live");
+
+	_Static_assert(sizeof(ctl) <= sizeof(w), "ctl in its words");
+	if (info && fd >= 0) {
+		first = perflib_ctl_word(info->classes[0].seg0_slots, info->nr_procs);
+		for (i = 0; i < PERFLIB_CTL_WORDS; i++) {
+			uint32_t key = first + i;
+
+			if (bpf_map_lookup_elem(fd, &key, &w[i]))
+				break;
+		}
+		if (i == PERFLIB_CTL_WORDS) {
+			memcpy(&ctl, w, sizeof(ctl));
+			nr = ctl.nr_segs[0];
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(info);
+	return nr;
+}
+
+/* a crash of @role, dead of status @st */
+static void retire_crash(struct retire *f, int role, int st)
+{
+	f->crashes++;
+	f->crashed[role == RR_GROWER ? 0 : role == RR_CONSUMER ? 2 : 1]++;
+	f->signal = WTERMSIG(st);
+}
+
+/* start @role of the race in a child (@ready: where a churner or consumer says it is under
+ * way, -1 for none); its pid, or -1 */
+static pid_t retire_spawn(const GUID *set, struct retire_page *pg, int role, unsigned int rounds,
+			  uint32_t per_round, int ready)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	seed ^= (unsigned int)getpid();
+	if (role == RR_GROWER)
+		_exit(retire_grower(set, pg, rounds, per_round));
+	if (role == RR_CONSUMER)
+		_exit(retire_consumer(set, pg, per_round, ready));
+	_exit(retire_churner(set, pg, (unsigned int)(role - RR_CHURNER), ready));
+}
+
+/*
+ * Issue 29: a provider's PerfCreateInstance failed (ERROR_NOT_FOUND, ERROR_NOT_ENOUGH_MEMORY)
+ * or crashed while another process grew or retired the set's segments. A grower takes class
+ * 0 of a set of its own to segment RETIRE_SEG and back, @rounds times, while two churners
+ * create and delete (every block checked) and a consumer lists (every listing checked),
+ * in processes of their own sharing a page for what each must know of the others. A
+ * process that crashes is counted and started again (up to RETIRE_MAX_CRASHES); one that
+ * makes no progress for TIMEOUT_MS is a hang, and the race ends there. Once they are all
+ * gone: nothing listed, the set back to segment 0 alone, no private directory left.
+ */
+static void retire_race(unsigned int rounds, unsigned int n, struct retire *f)
+{
+	uint32_t beat[RR_ROLES], deaths[RETIRE_CHURNERS][RETIRE_DEATHS], b, i, j;
+	unsigned int nr_deaths[RETIRE_CHURNERS] = {0};
+	pid_t pids[RR_ROLES] = {0};
+	uint64_t seen[RR_ROLES];
+	GUID set = set_guid(n);
+	struct perflib_info *info = NULL;
+	struct retire_page *pg = MAP_FAILED;
+	int ready[2] = {-1, -1}, role, st;
+	bool hung, stop = false;
+	char c;
+
+	memset(f, 0, sizeof(*f));
+	if (!rounds)
+		return;
+	/* the exit reaper on: a churner that crashes leaves nothing the others must step over */
+	unsetenv("PERFLIB_KERNEL_REAPER");
+	if (register_set(&set, "Stress Retire", 1u << 20) || !(info = info_read(&set)) ||
+	    pipe(ready)) {
+		f->errors++;
+		goto out;
+	}
+	pg = mmap(NULL, sizeof(*pg), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	/* the grower's own instances reach segment RETIRE_SEG's first slot: it must be there */
+	f->per_round = (unsigned int)perflib_seg_first(RETIRE_SEG, info->classes[0].seg0_slots) + 1;
+	if (pg == MAP_FAILED ||
+	    info->classes[0].capacity < f->per_round + RETIRE_CHURNERS * (RETIRE_CHURN_MAX + 1)) {
+		f->errors++;
+		goto out;
+	}
+	memset(pg, 0, sizeof(*pg));
+	for (j = 0; j < RETIRE_CHURNERS; j++)
+		pg->ch[j].gen = 1; /* odd: no stable instance yet */
+	for (role = RR_CONSUMER; role < RR_ROLES; role++)
+		pids[role] = retire_spawn(&set, pg, role, rounds, f->per_round, ready[1]);
+	/* the grower starts once the others are under way (one that could not start is an
+	 * early exit, seen below) */
+	for (role = RR_CONSUMER; role < RR_ROLES; role++) {
+		struct pollfd pfd = {.fd = ready[0], .events = POLLIN};
+
+		if (poll(&pfd, 1, TIMEOUT_MS) != 1 || read(ready[0], &c, 1) != 1)
+			break;
+	}
+	pids[RR_GROWER] = retire_spawn(&set, pg, RR_GROWER, rounds, f->per_round, -1);
+	for (role = 0; role < RR_ROLES; role++) {
+		if (pids[role] < 0) {
+			pids[role] = 0;
+			f->errors++;
+		}
+		beat[role] = 0;
+		seen[role] = now_ms();
+	}
+	/* the watch, until the grower is done: a crash is counted and the process started
+	 * again; a process whose heartbeat stays still TIMEOUT_MS is hung */
+	while (pids[RR_GROWER] && !stop) {
+		for (role = 0; role < RR_ROLES && !stop; role++) {
+			if (!pids[role])
+				continue;
+			if (waitpid(pids[role], &st, WNOHANG) == pids[role]) {
+				pids[role] = 0;
+				if (!WIFSIGNALED(st)) {
+					/* the grower's end; another's is a start that failed */
+					f->errors += role != RR_GROWER || WEXITSTATUS(st);
+					continue;
+				}
+				retire_crash(f, role, st);
+			} else if ((b = __atomic_load_n(&pg->beat[role], __ATOMIC_RELAXED)) !=
+				   beat[role]) {
+				beat[role] = b;
+				seen[role] = now_ms();
+				continue;
+			} else if (now_ms() - seen[role] <= TIMEOUT_MS) {
+				continue;
+			} else {
+				f->hangs++;
+				kill(pids[role], SIGKILL);
+				waitpid(pids[role], &st, 0);
+				pids[role] = 0;
+				stop = true;
+			}
+			/* a churner dead: its stable instance went with it (recorded, see below) */
+			j = (uint32_t)(role - RR_CHURNER);
+			if (role >= RR_CHURNER && nr_deaths[j] < RETIRE_DEATHS)
+				deaths[j][nr_deaths[j]++] =
+					__atomic_load_n(&pg->ch[j].gen, __ATOMIC_SEQ_CST);
+			if (stop || f->crashes >= RETIRE_MAX_CRASHES) {
+				stop = true;
+				break;
+			}
+			pids[role] = retire_spawn(&set, pg, role, rounds, f->per_round, -1);
+			if (pids[role] < 0) {
+				pids[role] = 0;
+				f->errors++;
+			}
+			seen[role] = now_ms();
+		}
+		usleep(1000);
+	}
+	__atomic_store_n(&pg->done, 1, __ATOMIC_SEQ_CST);
+	for (role = 0; role < RR_ROLES; role++) {
+		if (!pids[role])
+			continue;
+		st = wait_child(pids[role], TIMEOUT_MS, &hung);
+		f->hangs += hung;
+		if (!hung && crashed(st, 0))
+			retire_crash(f, role, st);
+		f->errors += !hung && WIFEXITED(st) && WEXITSTATUS(st);
+		j = (uint32_t)(role - RR_CHURNER);
+		if (role >= RR_CHURNER && (hung || WIFSIGNALED(st)) && nr_deaths[j] < RETIRE_DEATHS)
+			deaths[j][nr_deaths[j]++] =
+				__atomic_load_n(&pg->ch[j].gen, __ATOMIC_SEQ_CST);
+	}
+	/* a stable instance missing is wrong unless its churner died with it live */
+	for (i = 0; i < pg->nr_miss && i < RETIRE_MISSES; i++) {
+		bool died = false;
+
+		for (j = 0; j < nr_deaths[pg->miss[i].p]; j++)
+			died |= deaths[pg->miss[i].p][j] == pg->miss[i].gen;
+		if (died)
+			f->excused++;
+		else
+			f->missing++;
+	}
+	if (pg->nr_miss > RETIRE_MISSES)
+		f->missing += pg->nr_miss - RETIRE_MISSES;
+	f->rounds = pg->rounds;
+	f->reached = pg->reached;
+	f->retired = pg->retired;
+	f->listings = pg->listings;
+	for (i = 0; i < 3; i++)
+		f->failed[i] = pg->failed[i];
+	f->overwritten = pg->overwritten;
+	f->twice = pg->twice;
+	f->unknown = pg->unknown;
+	f->errors += pg->errors;
+	if (count_left(&set, &f->end))
+		f->errors++;
+	f->nr_segs = retire_nr_segs(&set);
+	f->tmp = tmp_dirs(&set);
+out:
+	if (pg != MAP_FAILED)
+		munmap(pg, sizeof(*pg));
+	if (ready[0] >= 0) {
+		close(ready[0]);
+		close(ready[1]);
+	}
+	free(info);
+	perflib_unregister_counterset(&set, true);
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 static void rm_root(void)
@@ -1059,8 +1659,9 @@ static void sanitizer_aborts(const char *var, const char *opts)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: stress [--kills N] [--corrupt N] [--race N] [--grow N] [--strict] "
-			"[--tools DIR] [--bpftool PATH]\n");
+	fprintf(stderr,
+		"usage: stress [--kills N] [--corrupt N] [--race N] [--grow N] [--retire N] "
+		"[--strict] [--tools DIR] [--bpftool PATH]\n");
 	exit(2);
 }
 
@@ -1074,9 +1675,11 @@ static void print_left(const char *what, const struct left *l)
 int main(int argc, char **argv)
 {
 	unsigned int kills = 1000, corrupt_rounds = 200, race_rounds = 40, grow_kills = 60;
+	unsigned int retire_rounds = 1000;
 	unsigned int gate = 0, known = 0;
 	struct soak on, off;
 	struct grow gr;
+	struct retire rr;
 	struct corrupt c;
 	struct race r;
 	bool strict = false;
@@ -1100,6 +1703,8 @@ int main(int argc, char **argv)
 			race_rounds = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--grow") && i + 1 < argc)
 			grow_kills = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--retire") && i + 1 < argc)
+			retire_rounds = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--tools") && i + 1 < argc)
 			snprintf(tools, sizeof(tools), "%s", argv[++i]);
 		else if (!strcmp(argv[i], "--bpftool") && i + 1 < argc)
@@ -1125,8 +1730,8 @@ int main(int argc, char **argv)
 	sanitizer_aborts("UBSAN_OPTIONS", "halt_on_error=1:abort_on_error=1");
 	atexit(rm_root);
 	printf("stress: %u kills per reaper mode, %u corruption rounds, %u claim/reap rounds, "
-	       "%u growth kills (seed %u)\n",
-	       kills, corrupt_rounds, race_rounds, grow_kills, seed);
+	       "%u growth kills, %u grow/retire rounds (seed %u)\n",
+	       kills, corrupt_rounds, race_rounds, grow_kills, retire_rounds, seed);
 	fflush(stdout);
 
 	kill_soak(kills, true, 1, &on);
@@ -1134,6 +1739,7 @@ int main(int argc, char **argv)
 	corruption(corrupt_rounds, 3, &c);
 	race(race_rounds, 4, &r);
 	grow_soak(grow_kills, 5, &gr);
+	retire_race(retire_rounds, 6, &rr);
 
 	printf("\n== stress summary\n");
 	printf("  kill soak, kernel reaper on (%u SIGKILLs): crashes %u, errors %u\n", kills,
@@ -1163,6 +1769,26 @@ int main(int argc, char **argv)
 	       "private directories %u; after one more provider grew and emptied it: segments "
 	       "%u, private directories %u, wrong listings %u\n",
 	       gr.tmp_seen, gr.gone.segs, gr.tmp_gone, gr.after.segs, gr.tmp_after, gr.wrong_list);
+	printf("  grow/retire race (%u rounds: a grower to segment %d and back with %u instances, "
+	       "%d churners, a consumer): failed creates %u (ERROR_NOT_FOUND %u, "
+	       "ERROR_NOT_ENOUGH_MEMORY %u, other %u), overwritten %u, wrong listings %u (a stable "
+	       "instance missing %u, a name twice %u, a name never created %u; of %u listings), "
+	       "crashes %u (grower %u, churners %u, consumer %u%s%s), hangs %u, errors %u\n",
+	       rr.rounds, RETIRE_SEG, rr.per_round, RETIRE_CHURNERS,
+	       rr.failed[0] + rr.failed[1] + rr.failed[2], rr.failed[0], rr.failed[1], rr.failed[2],
+	       rr.overwritten, rr.missing + rr.twice + rr.unknown, rr.missing, rr.twice, rr.unknown,
+	       rr.listings, rr.crashes, rr.crashed[0], rr.crashed[1], rr.crashed[2],
+	       rr.crashes ? "; the last by " : "", rr.crashes ? strsignal(rr.signal) : "", rr.hangs,
+	       rr.errors);
+	printf("    segment %d reached in %u rounds, retired at the grower's deletes in %u; at the "
+	       "end: instances listed %u, segments %u (ctl.nr_segs %u), private directories %u, "
+	       "slots not free %u, index keys %u\n",
+	       RETIRE_SEG, rr.reached, rr.retired, rr.end.ghosts, rr.end.segs, rr.nr_segs, rr.tmp,
+	       rr.end.live + rr.end.claimed, rr.end.keys);
+	if (rr.excused)
+		printf("    (stable instances missing because their churner had died: %u, not "
+		       "counted)\n",
+		       rr.excused);
 
 	/* always: no crash, no hang, no ghost once reaped, nothing left after a lazy reap */
 	gate = on.crashes + off.crashes + c.crashes + c.hangs + r.crashes + on.errors + off.errors +
@@ -1172,9 +1798,16 @@ int main(int argc, char **argv)
 	/* the growth soak: storage given back, whatever was killed when */
 	gate += gr.crashes + gr.errors + gr.gone.ghosts + gr.tmp_after + gr.wrong_list +
 		(grow_kills && gr.after.segs != 1);
+	/* the grow/retire race (issue 29): every create must go through, whatever grows or
+	 * retires meanwhile; then the storage given back */
+	gate += rr.failed[0] + rr.failed[1] + rr.failed[2] + rr.overwritten + rr.missing +
+		rr.twice + rr.unknown + rr.crashes + rr.hangs + rr.errors + rr.end.ghosts + rr.tmp +
+		(retire_rounds && (rr.end.segs != 1 || rr.nr_segs != 1));
 	/* the slot protocol (issue 13 items 3 and 6) */
 	known = on.gone.live + on.gone.claimed + on.gone.keys + r.overwritten + r.double_reaps +
 		r.stale_keys + r.keys_left + r.not_free;
+	/* what the grow/retire race's processes left in slots and index (all deleted, or reaped) */
+	known += rr.end.live + rr.end.claimed + rr.end.keys;
 	printf("  total: %u failures%s, %u slot-protocol failures (issue 13 items 3, 6)%s\n", gate,
 	       gate ? "" : " (crashes, hangs, ghosts, leftovers after a reap)", known,
 	       strict ? "" : ", not gating without --strict");
