@@ -100,25 +100,25 @@
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
 #define PERFLIB_LAYOUT_VERSION 11
-#define PERFLIB_SLOT_ALIGN 16	      /* slot sizes: the header's 16-byte CAS needs it */
-#define PERFLIB_BLOCK_OFFSET 16	      /* Windows block inside a slot */
-#define PERFLIB_COUNTERS_OFFSET 48    /* first counter slot inside a slot */
-#define PERFLIB_ASCII_MAX 64	      /* bytes of ASCII name rendering, incl. NUL */
-#define PERFLIB_NAME_MAX_DEFAULT 1025 /* UTF-16 units incl. NUL: PERF_MAX_INSTANCE_NAME + 1 */
+#define PERFLIB_SLOT_ALIGN 16		    /* slot sizes: the header's 16-byte CAS needs it */
+#define PERFLIB_BLOCK_OFFSET 16		    /* Windows block inside a slot */
+#define PERFLIB_COUNTERS_OFFSET 48	    /* first counter slot inside a slot */
+#define PERFLIB_ASCII_MAX 64		    /* bytes of ASCII name rendering, incl. NUL */
+#define PERFLIB_NAME_MAX_DEFAULT 1025	    /* UTF-16 units incl. NUL: PERF_MAX_INSTANCE_NAME + 1 */
 #define PERFLIB_CAPACITY_DEFAULT (1u << 20) /* slot limit per counter set (rounded up) */
 #define PERFLIB_CAPACITY_MAX (1u << 28)	    /* largest slot limit */
 #define PERFLIB_MAX_SEGS 64		    /* segments per size class */
-#define PERFLIB_MAX_CLASSES 4	    /* size classes per counter set */
-#define PERFLIB_CLASS_SHIFT 28	    /* slot id = class << 28 | index in the class */
-#define PERFLIB_CLASS0_NAME 36	    /* class 0: names up to 35 units (+ NUL) */
+#define PERFLIB_MAX_CLASSES 4		    /* size classes per counter set */
+#define PERFLIB_CLASS_SHIFT 28		    /* slot id = class << 28 | index in the class */
+#define PERFLIB_CLASS0_NAME 36		    /* class 0: names up to 35 units (+ NUL) */
 #define PERFLIB_SEG0_MIN_BYTES 16384	    /* segment 0 holds at least this many bytes */
 #define PERFLIB_SEG0_MAX_BYTES 32768	    /* and slot sizes keep it at most this long */
 #define PERFLIB_CTL_MAGIC 0x4c544350	    /* "PCTL" */
 /* provider processes per counter set: their entries fit s0/live's page beside the bitmap */
 #define PERFLIB_PROCS_DEFAULT 64
-#define PERFLIB_CTL_WORDS 8	      /* words of struct perflib_ctl at the end of s0/live */
-#define PERFLIB_MAX_COUNTERS 4096     /* counters per counter set */
-#define PERFLIB_STR_NONE 0xFFFFFFFFu  /* string offset: absent */
+#define PERFLIB_CTL_WORDS 8	     /* words of struct perflib_ctl at the end of s0/live */
+#define PERFLIB_MAX_COUNTERS 4096    /* counters per counter set */
+#define PERFLIB_STR_NONE 0xFFFFFFFFu /* string offset: absent */
 
 /* info flags */
 #define PERFLIB_INFO_REGISTERED 0x1 /* created by lodctr from a manifest */
@@ -160,7 +160,7 @@ static inline __u64 perflib_pidns_tag(__u32 pidns_ino)
 static inline __u64 perflib_owner_stamp(__u64 start_ticks, __u32 pidns_ino)
 {
 	return (start_ticks & PERFLIB_START_MASK) | perflib_pidns_tag(pidns_ino)
-						      << PERFLIB_START_BITS;
+							    << PERFLIB_START_BITS;
 }
 
 /* proc states and flags (perflib_proc) */
@@ -211,16 +211,16 @@ struct perflib_info {
 
 /* the control word of a counter set: the last PERFLIB_CTL_WORDS words of class 0's s0/live */
 struct perflib_ctl {
-	__u32 magic;			     /* PERFLIB_CTL_MAGIC */
-	__u32 exit_id;			     /* the set's id in the machine's exit reaper, 0 = none */
+	__u32 magic;   /* PERFLIB_CTL_MAGIC */
+	__u32 exit_id; /* the set's id in the machine's exit reaper, 0 = none */
 	__u32 nr_segs[PERFLIB_MAX_CLASSES]; /* segments published per class */
 	__u32 epoch[PERFLIB_MAX_CLASSES];   /* segments retired per class, ever: a segment
 					     * below nr_segs may be another map than the one a
 					     * process opened when this changed */
 	__u8 keep[PERFLIB_MAX_CLASSES];	    /* segments per class never retired (the room a
 					     * BPF program's loader reserved) */
-	__u32 reserved0;		     /* 0 */
-	__u64 reserved[2];		     /* 0 */
+	__u32 reserved0;		    /* 0 */
+	__u64 reserved[2];		    /* 0 */
 };
 
 struct perflib_info_counter {
@@ -263,12 +263,12 @@ struct perflib_index_val {
 };
 
 struct perflib_proc {
-	__u32 state;	   /* PERFLIB_PROC_* */
-	__u32 gen;	   /* +1 on every state change */
-	__u32 pid;	   /* provider process */
-	__u32 flags;	   /* PERFLIB_PROC_CALLBACK | _BYREF */
-	__u64 start;	   /* process stamp (start time, pid namespace, above) */
-	__u64 token;	   /* random socket name component */
+	__u32 state; /* PERFLIB_PROC_* */
+	__u32 gen;   /* +1 on every state change */
+	__u32 pid;   /* provider process */
+	__u32 flags; /* PERFLIB_PROC_CALLBACK | _BYREF */
+	__u64 start; /* process stamp (start time, pid namespace, above) */
+	__u64 token; /* random socket name component */
 };
 
 #define PERFLIB_PROC_WORDS 4 /* s0/live words of a struct perflib_proc */
@@ -488,8 +488,7 @@ static inline __u64 perflib_sum_head_span(__u32 k, __u32 seg0)
  */
 static inline __u64 perflib_sum_head(__u32 k, __u32 seg0, __u32 nr_procs, __u32 proc)
 {
-	return perflib_seg_words(k, seg0) + (__u64)nr_procs * perflib_seg_sum_words(k, seg0) +
-	       proc;
+	return perflib_seg_words(k, seg0) + (__u64)nr_procs * perflib_seg_sum_words(k, seg0) + proc;
 }
 
 /*
@@ -498,8 +497,7 @@ static inline __u64 perflib_sum_head(__u32 k, __u32 seg0, __u32 nr_procs, __u32 
  */
 static inline __u64 perflib_seg_live_words(__u32 k, __u32 seg0, __u32 nr_procs)
 {
-	return perflib_seg_words(k, seg0) +
-	       (__u64)nr_procs * (perflib_seg_sum_words(k, seg0) + 1);
+	return perflib_seg_words(k, seg0) + (__u64)nr_procs * (perflib_seg_sum_words(k, seg0) + 1);
 }
 
 /* segment k's live map: the first word of its index table (a leader's), after the heads */
@@ -728,8 +726,8 @@ static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *
  * A counter set's exit id is in its control entry (perflib_ctl.exit_id, 0 = none yet).
  */
 #define PERFLIB_EXIT_DIR "exit-reaper"
-#define PERFLIB_EXIT_IDS 4096 /* counter sets with a reaper program per root */
-#define PERFLIB_EXIT_SETS 14  /* counter sets one process's entry names (more: lazy reaping) */
+#define PERFLIB_EXIT_IDS 4096	 /* counter sets with a reaper program per root */
+#define PERFLIB_EXIT_SETS 14	 /* counter sets one process's entry names (more: lazy reaping) */
 #define PERFLIB_EXIT_PROVS 65536 /* provider processes with an entry at once */
 
 struct perflib_exit_key {
@@ -739,9 +737,9 @@ struct perflib_exit_key {
 };
 
 struct perflib_exit_val {
-	__u32 nr;			   /* entries of ids */
-	__u32 overflow;			   /* more sets than ids holds (those are reaped lazily) */
-	__u32 ids[PERFLIB_EXIT_SETS];	   /* exit ids of the counter sets it provides into */
+	__u32 nr;		      /* entries of ids */
+	__u32 overflow;		      /* more sets than ids holds (those are reaped lazily) */
+	__u32 ids[PERFLIB_EXIT_SETS]; /* exit ids of the counter sets it provides into */
 };
 
 struct perflib_exit_ctx {

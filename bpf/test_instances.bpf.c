@@ -35,12 +35,12 @@ int ti_create(struct ti_ctx *ctx)
 	if (ctx->ascii) {
 		__builtin_memcpy(ascii, ctx->name8, sizeof(ascii));
 		ascii[TI_NAME_UNITS - 1] = 0;
-		ctx->ret = perflib_instance_create_ascii(&slots, &idx, &live, &ti_geo, ti_guid, ascii,
-							 ctx->id, ctx->hint);
+		ctx->ret = perflib_instance_create_ascii(&slots, &idx, &live, &ti_geo, ti_guid,
+							 ascii, ctx->id, ctx->hint);
 	} else {
 		__builtin_memcpy(name, ctx->name16, sizeof(name));
-		ctx->ret = perflib_instance_create(&slots, &idx, &live, &ti_geo, ti_guid, name, ctx->len,
-						   ctx->id, ctx->hint);
+		ctx->ret = perflib_instance_create(&slots, &idx, &live, &ti_geo, ti_guid, name,
+						   ctx->len, ctx->id, ctx->hint);
 	}
 	return 0;
 }
@@ -69,9 +69,10 @@ int BPF_PROG(ti_sys_enter, struct pt_regs *regs, long nr)
 	if (nr == 110) { /* getppid */
 		char name[TI_NAME_UNITS] = "tp";
 
-		tp_created = perflib_instance_create_ascii(&slots, &idx, &live, &ti_geo, ti_guid, name,
-							   tp_id, 0);
+		tp_created = perflib_instance_create_ascii(&slots, &idx, &live, &ti_geo, ti_guid,
+							   name, tp_id, 0);
 	} else if (nr == 111 && tp_created >= 0) /* getpgrp */
-		tp_deleted = perflib_instance_delete(&slots, &idx, &live, &ti_geo, (__u32)tp_created);
+		tp_deleted =
+			perflib_instance_delete(&slots, &idx, &live, &ti_geo, (__u32)tp_created);
 	return 0;
 }

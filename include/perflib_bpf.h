@@ -188,9 +188,8 @@ static __always_inline void *perflib__gslot_at(void *data_map, __u32 k, __u32 of
  * the capacity or in a segment not created yet; perflib_gslot_in - the same, its segment @k
  * (perflib_seg_of(@idx, seg0_slots)) found by the caller
  */
-static __always_inline void *perflib_gslot_in(void *data_map,
-					      const volatile struct perflib_bpf_geometry *g,
-					      __u32 idx, __u32 k)
+static __always_inline void *
+perflib_gslot_in(void *data_map, const volatile struct perflib_bpf_geometry *g, __u32 idx, __u32 k)
 {
 	__u32 seg0 = g->seg0_slots;
 
@@ -559,7 +558,7 @@ static __always_inline int perflib__slot_matches(const void *slot, const struct 
 				break;                                                             \
 		}                                                                                  \
 		bpf_loop(perflib_geo.capacity < PERFLIB_BPF_LOOP_MAX ? perflib_geo.capacity        \
-									 : PERFLIB_BPF_LOOP_MAX,   \
+								     : PERFLIB_BPF_LOOP_MAX,       \
 			 _name##__perflib_find_cb, &f, 0);                                         \
 		return f.found;                                                                    \
 	}
@@ -736,7 +735,8 @@ static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
 		w = perflib_slot_word(slot);
 		if (perflib_word_state(w) != PERFLIB_SLOT_FREE)
 			continue;
-		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
+		nw = perflib_make_word(PERFLIB_SLOT_CLAIMED,
+				       perflib_gen_add(perflib_word_gen(w), 1),
 				       PERFLIB_KERNEL_CLAIM_PID);
 		if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) == w) {
 			perflib_glive_set(live_map, g, i, 1);
@@ -1185,10 +1185,10 @@ static __always_inline __s64 perflib_instance_create(void *data_map, void *index
  * PERFLIB_BPF_KEY_MAX bytes (the verifier checks reads up to its end), e.g. a stack buffer
  * holding a task's comm read with bpf_probe_read_kernel_str().
  */
-static __always_inline __s64 perflib_instance_create_ascii(
-	void *data_map, void *index_map, void *live_map,
-	const volatile struct perflib_bpf_geometry *g, const volatile __u8 *guid, const char *name,
-	__u32 id, __u32 hint)
+static __always_inline __s64
+perflib_instance_create_ascii(void *data_map, void *index_map, void *live_map,
+			      const volatile struct perflib_bpf_geometry *g,
+			      const volatile __u8 *guid, const char *name, __u32 id, __u32 hint)
 {
 	struct bpf_iter_num it;
 	__u32 len = 0;
@@ -1213,8 +1213,7 @@ static __always_inline __s64 perflib_instance_create_ascii(
  * zero the slot, clear its live bit and free it for reuse. 0, -ENOENT (not a live
  * kernel-owned instance), -EBUSY (its word changed under us).
  */
-static __always_inline int perflib_instance_delete(void *data_map, void *index_map,
-						   void *live_map,
+static __always_inline int perflib_instance_delete(void *data_map, void *index_map, void *live_map,
 						   const volatile struct perflib_bpf_geometry *g,
 						   __u32 idx)
 {

@@ -35,8 +35,8 @@
 #define CACHE_KEEP_BYTES (256ull << 20)
 #define CACHE_BITS 8 /* the cache's hash by GUID: 256 buckets */
 #define CACHE_BUCKETS (1u << CACHE_BITS)
-#define OPEN_RETRIES 3	  /* re-registrations raced while opening */
-#define WATCH_MAX 4	  /* pin roots watched with inotify */
+#define OPEN_RETRIES 3 /* re-registrations raced while opening */
+#define WATCH_MAX 4    /* pin roots watched with inotify */
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 /* every opening, by the hash of its GUID (cache_bucket), chained by cs->next */

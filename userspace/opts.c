@@ -76,8 +76,8 @@ int perflib_counterset_layout_1_1(const struct perflib_counterset_reg *reg,
 PERFLIB_SYMVER(perflib_counterset_layout_1_1, perflib_counterset_layout, "@@PERFLIB_1.1");
 
 int perflib_counterset_classes(const struct perflib_counterset_reg *reg,
-			       const struct perflib_pin_opts *opts, struct perflib_class_layout *ret,
-			       unsigned int n)
+			       const struct perflib_pin_opts *opts,
+			       struct perflib_class_layout *ret, unsigned int n)
 {
 	struct perflib_pin_opts sized;
 	int err = perflib_pin_opts_read(opts, &sized);

@@ -76,8 +76,7 @@ void *perflib_map_shared(void *addr, size_t len, bool writable, bool replace, in
 	return perflib_map_shared_at(addr, len, writable, replace, fd, 0);
 }
 
-void *perflib_map_shared_at(void *addr, size_t len, bool writable, bool replace, int fd,
-			    size_t off)
+void *perflib_map_shared_at(void *addr, size_t len, bool writable, bool replace, int fd, size_t off)
 {
 	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
 	int place = !addr ? 0 : replace ? MAP_FIXED : MAP_FIXED_NOREPLACE;

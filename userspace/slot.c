@@ -204,10 +204,10 @@ void perflib_proc_release(struct perflib_store *map, int i)
 }
 
 /* are procs entry @proc's summary words of head bit @b in segment @k all clear? */
-static bool owner_span_clear(const struct perflib_class *c, uint32_t k, uint32_t proc,
-			     uint64_t b)
+static bool owner_span_clear(const struct perflib_class *c, uint32_t k, uint32_t proc, uint64_t b)
 {
-	uint64_t span = perflib_sum_head_span(k, c->seg0), words = perflib_seg_sum_words(k, c->seg0);
+	uint64_t span = perflib_sum_head_span(k, c->seg0),
+		 words = perflib_seg_sum_words(k, c->seg0);
 	uint64_t j, end = (b + 1) * span < words ? (b + 1) * span : words;
 	const uint64_t *live = perflib_seg_at(c, k)->live;
 

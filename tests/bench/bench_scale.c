@@ -35,8 +35,8 @@
 #define NR_COUNTERS 8
 #define NAME_CHARS 32 /* "conn-0000000000000000000000000042" */
 #define MAX_SIZES 8
-#define FORK_SETS 50	     /* registered sets of the fork row's provider */
-#define FORK_INSTANCES 4     /* instances in each of them */
+#define FORK_SETS 50		  /* registered sets of the fork row's provider */
+#define FORK_INSTANCES 4	  /* instances in each of them */
 #define EXIT_CAPACITY_BIG 1100000 /* the provider-exit rows' set: room for a holder's 1M */
 #define EXIT_FEW 10
 #define EXIT_MANY 10000

@@ -436,15 +436,16 @@ static void test_old_layout_refused(void **state)
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
 			assert_int_equal(mkdir(sdir, 0755), 0);
 			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, proc);
-			pin_array(sdir, "live", 8, 2 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1, &bits);
+			pin_array(sdir, "live", 8, 2 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1,
+				  &bits);
 		}
 		if (versions[v] == 6) {
 			/* s0/live: bitmap, owner summaries (no heads), pending words, control word */
 			snprintf(sdir, sizeof(sdir), "%s/s0", dir);
 			assert_int_equal(mkdir(sdir, 0755), 0);
 			pin_array(dir, "procs", sizeof(proc), 64, BPF_F_MMAPABLE, 63, proc);
-			pin_array(sdir, "live", 8, 2 + 64 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE, 1,
-				  &bits);
+			pin_array(sdir, "live", 8, 2 + 64 + 64 + PERFLIB_CTL_WORDS, BPF_F_MMAPABLE,
+				  1, &bits);
 		}
 		if (versions[v] == 7) {
 			/*

@@ -385,7 +385,8 @@ static void test_reaped_beside_others(void **state)
 			assert_int_equal(head >> (sj / span) & 1, sum[sj] != 0);
 		for (j = 0; j < words; j++) {
 			bool marked = sum[j / 64] >> (j % 64) & 1;
-			uint32_t i, first = (uint32_t)perflib_seg_first(k, ro->cls[0].seg0) + 64 * j;
+			uint32_t i,
+				first = (uint32_t)perflib_seg_first(k, ro->cls[0].seg0) + 64 * j;
 			bool holds = false;
 
 			for (i = first; i < first + 64 && i < perflib_store_slots(ro, 0); i++) {

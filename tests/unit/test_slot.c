@@ -197,8 +197,8 @@ static void test_owner_heads(void **state)
 {
 	const uint32_t seg0 = 128, k = 48, nr_procs = 4, me = 1;
 	struct perflib_info info = {.nr_procs = nr_procs};
-	struct perflib_store map = {.info = &info, .proc_index = (int)me, .writable = true,
-				    .nr_classes = 1};
+	struct perflib_store map = {
+		.info = &info, .proc_index = (int)me, .writable = true, .nr_classes = 1};
 	uint32_t first = (uint32_t)perflib_seg_first(k, seg0);
 	struct perflib_seg segs[56] = {{0}}; /* segment 48: 2^19 slots */
 	uint64_t *live, *live0, *head, *sum, *segbits;
@@ -308,12 +308,9 @@ static void test_log2(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lifecycle),
-		cmocka_unit_test(test_generation_wraps),
-		cmocka_unit_test(test_reaper_take),
-		cmocka_unit_test(test_kernel_handover),
-		cmocka_unit_test(test_procs),
-		cmocka_unit_test(test_owner_heads),
+		cmocka_unit_test(test_lifecycle),   cmocka_unit_test(test_generation_wraps),
+		cmocka_unit_test(test_reaper_take), cmocka_unit_test(test_kernel_handover),
+		cmocka_unit_test(test_procs),	    cmocka_unit_test(test_owner_heads),
 		cmocka_unit_test(test_log2),
 	};
 

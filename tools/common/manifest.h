@@ -35,11 +35,11 @@
 #define MANIFEST_SCHEMA_2_0 20
 
 /* Limits from the schema. */
-#define MANIFEST_MAX_NAME 1023	    /* characters in a counterSet or counter name */
+#define MANIFEST_MAX_NAME 1023 /* characters in a counterSet or counter name */
 /* counters in one counterSet: the library's limit (the schema allows 65,536), so that ctrpp,
  * lodctr and PerfSetCounterSetInfo refuse the same manifests, the first one with FILE:LINE */
 #define MANIFEST_MAX_COUNTERS PERFLIB_MAX_COUNTERS
-#define MANIFEST_MIN_SCALE (-10)    /* defaultScale range */
+#define MANIFEST_MIN_SCALE (-10) /* defaultScale range */
 #define MANIFEST_MAX_SCALE 10
 
 /* An optional UInt32Type attribute (nameID, baseID, resourceBase, ...). */
