@@ -204,6 +204,68 @@ static void test_group_provides_registered(void **state)
 	check_child_instance(&set);
 }
 
+/*
+ * as nobody: create until the set's first segment is full. The next create needs a segment,
+ * which only a process with CAP_BPF can make: ERROR_ACCESS_DENIED, never the
+ * ERROR_NOT_ENOUGH_MEMORY of a full set; the instances made still work.
+ */
+static int child_fill(void *p)
+{
+	struct acc *a = p;
+	GUID pg = prov_provider_guid();
+	PPERF_COUNTERSET_INSTANCE first = NULL, inst;
+	struct prov_tmpl t;
+	WCHAR name[32];
+	HANDLE h;
+	int i;
+
+	unsetenv("PERFLIB_DEBUG");
+	if (drop_privileges())
+		return 3;
+	prov_tmpl_std(&t, a->set, PERF_COUNTERSET_MULTI_INSTANCES);
+	if (PerfStartProvider(&pg, NULL, &h) || prov_tmpl_register(h, &t))
+		return 4;
+	for (i = 0; i < 100000; i++) {
+		inst = PerfCreateInstance(h, &a->set, prov_wname(name, 32, "n%d", i), 0);
+		if (!inst)
+			break;
+		if (!first)
+			first = inst;
+	}
+	if (!first || i == 100000)
+		return 5;
+	if (GetLastError() != ERROR_ACCESS_DENIED) {
+		fprintf(stderr, "create %d: error %u, expected ERROR_ACCESS_DENIED\n", i,
+			GetLastError());
+		return 6;
+	}
+	/* room again once one is deleted: the set was never broken */
+	if (PerfDeleteInstance(h, first) ||
+	    !PerfCreateInstance(h, &a->set, prov_wname(name, 32, "again%d", 0), 0))
+		return 7;
+	return PerfStopProvider(h) ? 8 : 0;
+}
+
+static void test_grow_needs_cap_bpf(void **state)
+{
+	GUID set = prov_guid(), pg = prov_provider_guid();
+	struct acc a = {set, ERROR_SUCCESS, -1};
+	struct prov_tmpl t;
+	HANDLE h;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(perflib_set_pin_access(0660, NOGROUP), 0);
+	prov_tmpl_std(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
+	assert_int_equal(PerfStartProvider(&pg, NULL, &h), ERROR_SUCCESS);
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	assert_int_equal(perflib_set_pin_access(0, (gid_t)-1), 0);
+	pid = tl_fork(child_fill, &a);
+	assert_true(pid > 0);
+	assert_int_equal(tl_wait(pid, WAIT_MS), 0);
+}
+
 /* pins 0640 root:root: nobody may not provide */
 static void test_denied(void **state)
 {
@@ -351,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_group_provides_on_demand),
 		cmocka_unit_test(test_group_provides_registered),
 		cmocka_unit_test(test_denied),
+		cmocka_unit_test(test_grow_needs_cap_bpf),
 		cmocka_unit_test(test_denied_read_only_group),
 		cmocka_unit_test(test_unregistered_without_cap_bpf),
 		cmocka_unit_test(test_pin_modes),

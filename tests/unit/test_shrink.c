@@ -387,6 +387,64 @@ static void test_claims_race_retirements(void **state)
 	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
 }
 
+static char warned[1024];
+
+static int capture(enum perflib_log_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(warned);
+
+	(void)level;
+	vsnprintf(warned + n, sizeof(warned) - n, fmt, ap);
+	return 0;
+}
+
+/*
+ * A segment the control word publishes whose pins were removed by hand (no retirement moved
+ * the epoch) is damaged storage: a create that needs it fails with ERROR_INVALID_DATA and a
+ * warning naming it, never ERROR_NOT_FOUND (a set not registered on the provider), never a
+ * crash; a segment retired under the create is no error at all (test_claims_race_retirements).
+ */
+static void test_damaged_segment(void **state)
+{
+	char dir[PATH_MAX], sdir[PATH_MAX + 8];
+	WCHAR name[32];
+	HANDLE a, b;
+	GUID set;
+	int i, n;
+
+	(void)state;
+	assert_int_equal(perflib_set_capacity(0, NAME_MAX_UNITS), 0);
+	assert_int_equal(prov_std_start(&a, &set), 0);
+	/* a second provider of the set in this process: a store and a view of its own */
+	assert_int_equal(prov_std_provide(&set, &b), 0);
+	n = seg0_of(&set);
+	assert_true(n + 1 <= INST_MAX);
+	for (i = 0; i <= n; i++) {
+		inst[i] = PerfCreateInstance(b, &set, prov_wname(name, 32, "d%d", i), 0);
+		assert_non_null(inst[i]);
+	}
+	assert_int_equal(ctl_segs(&set), 2);
+	assert_int_equal(perflib_store_dir(&set, dir, sizeof(dir)), 0);
+	snprintf(sdir, sizeof(sdir), "%s/s1", dir);
+	perflib_remove_dir(sdir);
+	assert_int_equal(access(sdir, F_OK), -1);
+	/* a's view has segment 0 only, which is full: it must open s1 */
+	warned[0] = 0;
+	perflib_set_print(capture);
+	SetLastError(0);
+	assert_null(PerfCreateInstance(a, &set, u"needs s1", 0));
+	perflib_set_print(NULL);
+	assert_int_equal(GetLastError(), ERROR_INVALID_DATA);
+	assert_non_null(strstr(warned, "published but not pinned"));
+	/* b, which had it open, works on */
+	assert_int_equal(PerfSetULongLongCounterValue(b, inst[n], PROV_STD_LARGE, 5), 0);
+	for (i = 0; i <= n; i++)
+		assert_int_equal(PerfDeleteInstance(b, inst[i]), 0);
+	assert_int_equal(PerfStopProvider(b), 0);
+	assert_int_equal(PerfStopProvider(a), 0);
+	assert_int_equal(perflib_set_capacity(PROV_CAPACITY_DEFAULT, PERFLIB_NAME_MAX_DEFAULT), 0);
+}
+
 /* hold the set's structure lock, then wait to be killed */
 static int lock_holder(void *p)
 {
@@ -598,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_claims_race_retirements),
 		cmocka_unit_test(test_retirer_killed),
+		cmocka_unit_test(test_damaged_segment),
 		cmocka_unit_test(test_crash_reaped),
 		cmocka_unit_test(test_reserved_kept),
 	};
