@@ -281,7 +281,8 @@ $(OUTPUT)stress/%: tests/stress/%.c $(A) | skeletons
 tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS) $(STRESS_BINS) $(BENCH_BINS)
 
 # the reliability soak at full count (1,000 kills per reaper mode, 200 corruption rounds,
-# 40 claim/reap rounds, 60 growth kills); `make check` runs a short one (tests/tools/test_stress.sh)
+# 40 claim/reap rounds, 60 growth kills, 1,000 grow/retire race rounds); `make check` runs a
+# short one (tests/tools/test_stress.sh)
 stress:
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)TOOLS=$(abspath $(OUTPUT))/tools $(OUTPUT)stress/stress --strict $(STRESS_ARGS)

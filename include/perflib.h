@@ -413,7 +413,13 @@ PERFLIB_API ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_I
  * of a single-instance counter set), ERROR_NOT_FOUND (counter set not registered on this
  * provider), ERROR_ALREADY_EXISTS (same counter set, name and id already live, in any
  * process; names compare case-sensitively), ERROR_NOT_ENOUGH_MEMORY (every slot of the
- * counter set is in use). On success the last error is left unchanged.
+ * counter set's capacity is in use, or the kernel is out of memory for a new segment),
+ * ERROR_OUTOFMEMORY (this process cannot map more memory), ERROR_ACCESS_DENIED (the set must
+ * grow and this process may not create BPF maps: no CAP_BPF), ERROR_BUSY (another process
+ * creating the same name and id did not finish within a second), ERROR_INVALID_DATA (the
+ * set's storage was damaged: a segment removed by hand). Never an error because another
+ * process grew or gave back the set's storage meanwhile. On success the last error is left
+ * unchanged.
  */
 PERFLIB_API PPERF_COUNTERSET_INSTANCE PerfCreateInstance(HANDLE ProviderHandle,
 							 const GUID *CounterSetGuid,
