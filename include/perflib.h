@@ -411,7 +411,7 @@ PERFLIB_API ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_I
  * data map, or NULL with the last error set: ERROR_INVALID_PARAMETER (a NULL, stopped or
  * unknown provider handle, a NULL GUID or name, a name longer than the counter set's name capacity, or a second instance
  * of a single-instance counter set), ERROR_NOT_FOUND (counter set not registered on this
- * provider), ERROR_ALREADY_EXISTS (same counter set, name and id already live, in any
+ * provider, or unregistered by unlodctr while it runs and more storage is needed), ERROR_ALREADY_EXISTS (same counter set, name and id already live, in any
  * process; names compare case-sensitively), ERROR_NOT_ENOUGH_MEMORY (every slot of the
  * counter set's capacity is in use, or the kernel is out of memory for a new segment),
  * ERROR_OUTOFMEMORY (this process cannot map more memory), ERROR_ACCESS_DENIED (the set must

@@ -632,6 +632,18 @@ static int ctl_epoch(const struct perflib_store *map, uint32_t cls, uint32_t *re
 	return err;
 }
 
+/* is the set's registration gone from its directory (unregistered while open)? */
+static bool set_removed(const struct perflib_store *map)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	struct stat st;
+
+	if (perflib_store_dir(&map->guid, dir, sizeof(dir)))
+		return false;
+	snprintf(path, sizeof(path), "%s/info", dir);
+	return stat(path, &st) && errno == ENOENT;
+}
+
 /*
  * Bring class @cls's view to control word @ctl: drop what was retired, open what was
  * published. -EAGAIN when a retirement moved the epoch meanwhile (a pin gone, or maps opened
@@ -675,11 +687,12 @@ static int class_refresh(struct perflib_store *map, const struct perflib_ctl *ct
 				if (!err)
 					seg_drop(map, cls, k);
 				err = -EAGAIN;
+			} else if (err && set_removed(map)) {
+				/* unregistered (unlodctr) while open: -ENOENT, as for any set gone */
 			} else if (err) {
 				/* published and not retired, yet not pinned: removed by hand */
-				pr_warn("counter set storage damaged: segment %u of size class %u "
-					"is "
-					"published but not pinned\n",
+				pr_warn("counter set storage damaged: segment %u of size class "
+					"%u is published but not pinned\n",
 					k, cls);
 				err = -EBADMSG;
 			}

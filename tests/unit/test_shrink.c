@@ -403,6 +403,7 @@ static int capture(enum perflib_log_level level, const char *fmt, va_list ap)
  * the epoch) is damaged storage: a create that needs it fails with ERROR_INVALID_DATA and a
  * warning naming it, never ERROR_NOT_FOUND (a set not registered on the provider), never a
  * crash; a segment retired under the create is no error at all (test_claims_race_retirements).
+ * The whole set unregistered under its providers is a set not found.
  */
 static void test_damaged_segment(void **state)
 {
@@ -438,6 +439,14 @@ static void test_damaged_segment(void **state)
 	assert_non_null(strstr(warned, "published but not pinned"));
 	/* b, which had it open, works on */
 	assert_int_equal(PerfSetULongLongCounterValue(b, inst[n], PROV_STD_LARGE, 5), 0);
+	/* the set unregistered under both providers (unlodctr --force): not found, no warning */
+	assert_int_equal(perflib_unregister_counterset(&set, true), 0);
+	warned[0] = 0;
+	perflib_set_print(capture);
+	assert_null(PerfCreateInstance(a, &set, u"needs s1", 0));
+	perflib_set_print(NULL);
+	assert_int_equal(GetLastError(), ERROR_NOT_FOUND);
+	assert_string_equal(warned, "");
 	for (i = 0; i <= n; i++)
 		assert_int_equal(PerfDeleteInstance(b, inst[i]), 0);
 	assert_int_equal(PerfStopProvider(b), 0);
