@@ -1457,6 +1457,24 @@ static void retire_crash(struct retire *f, int role, int st)
 	f->signal = WTERMSIG(st);
 }
 
+/*
+ * what a hung process @pid was doing: its threads' stacks (gdb, when installed) and its
+ * kernel stack, on stderr, before it is killed
+ */
+static void hung_report(pid_t pid, const char *what)
+{
+	char cmd[256];
+
+	fprintf(stderr, "stress: the %s (pid %d) made no progress for %d ms:\n", what, (int)pid,
+		TIMEOUT_MS);
+	snprintf(cmd, sizeof(cmd),
+		 "command -v gdb >/dev/null && gdb -p %d -batch -nx -ex 'thread apply all bt' "
+		 "2>/dev/null | grep -E '^(#|Thread)' >&2; cat /proc/%d/stack >&2 2>/dev/null",
+		 (int)pid, (int)pid);
+	if (system(cmd) == -1)
+		fprintf(stderr, "stress: cannot run gdb\n");
+}
+
 /* start @role of the race in a child (@ready: where a churner or consumer says it is under
  * way, -1 for none); its pid, or -1 */
 static pid_t retire_spawn(const GUID *set, struct retire_page *pg, int role, unsigned int rounds,
@@ -1560,6 +1578,9 @@ static void retire_race(unsigned int rounds, unsigned int n, struct retire *f)
 				continue;
 			} else {
 				f->hangs++;
+				hung_report(pids[role], role == RR_GROWER     ? "grower"
+							: role == RR_CONSUMER ? "consumer"
+									      : "churner");
 				kill(pids[role], SIGKILL);
 				waitpid(pids[role], &st, 0);
 				pids[role] = 0;
