@@ -361,6 +361,18 @@ int perflib_store_grow_held(struct perflib_store *map, uint32_t cls);
 int perflib_store_reserve(struct perflib_store *map, uint32_t cls, uint64_t slots);
 /* may class @cls of @map shrink now? (cheap: after a delete emptied a live word) */
 bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls);
+/* the kernel's id of map @fd, 0 if unknown */
+uint32_t perflib_map_id(int fd);
+/*
+ * perflib_seg_blank - zero pages where retired segment @k of class @cls was mapped (a reader
+ * walking them meanwhile sees no live slot, never a fault); seg_lock held
+ */
+void perflib_seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k);
+/* the directory of segment @k of class @cls: "<set dir>/[c<c>]s<k>" */
+int perflib_seg_path(const struct perflib_store *map, uint32_t cls, uint32_t k, char *buf,
+		     size_t size);
+/* ctl.nr_segs[@cls] now, bounded by the class's segments */
+int perflib_store_ctl_nr(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr);
 /* open and map the published segment @k of class @cls (seg_lock held) */
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k);
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k);

@@ -2,7 +2,7 @@
 /*
  * pin.c - bpffs and libbpf at their lowest: pin and open one object, check a map's shape,
  * map a map shared, copy entries of an array, remove a directory of pins, libbpf's messages. Below every file that
- * keeps counter sets (store.c, segment.c, keys.c, reaper.c).
+ * keeps counter sets (store.c, segment.c, view.c, resize.c, reaper.c).
  */
 #include <dirent.h>
 #include <limits.h>

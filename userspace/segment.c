@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * segment.c - how a counter set grows: in each size class, segments of slots, each a data
+ * segment.c - a counter set's segments: in each size class, segments of slots, each a data
  * map and a live map (bitmap, owner summaries, and in a group's leader the group's index
- * table) pinned in <set>/[c<c>]s<k>/, published in the control word (class 0's s0/live)
- * and the class's outer maps, and mapped at their fixed place in the class's range
- * (layout.h): by readers whole, by providers by chunks as they need them
- * (perflib_slot_map); the empty ones at the top given back.
- *
- * Growing: the process that finds no free slot creates segment k's maps, pins them in a
- * private directory and renames it to s<k>; a loser of that race removes its copy. Then
- * whoever sees s<k> enters it in the outer maps and moves ctl.nr_segs from k to k + 1, so a
- * grower that dies after the rename only delays the next one. Readers open the segments
- * below ctl.nr_segs[c] (perflib_store_refresh), so they see new storage without reopening.
+ * table) pinned in <set>/[c<c>]s<k>/, made, pinned, opened and mapped at their fixed place
+ * in the class's range (layout.h): by readers whole, by providers by chunks as they need
+ * them (perflib_slot_map); zero pages where a retired one was; and the set's structure
+ * lock. Which segments a process has open is view.c's; growing and giving back is
+ * resize.c's.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -49,8 +44,8 @@ void perflib_seg_dirname(uint32_t cls, uint32_t k, char *buf, size_t size)
 }
 
 /* "<set dir>/[c<c>]s<k>" */
-static int seg_dir(const struct perflib_store *map, uint32_t cls, uint32_t k, char *buf,
-		   size_t size)
+int perflib_seg_path(const struct perflib_store *map, uint32_t cls, uint32_t k, char *buf,
+		     size_t size)
 {
 	char dir[PATH_MAX], name[32];
 	int err = perflib_store_dir(&map->guid, dir, sizeof(dir));
@@ -259,7 +254,7 @@ void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k)
 }
 
 /* the kernel's id of map @fd, 0 if unknown */
-static uint32_t map_id(int fd)
+uint32_t perflib_map_id(int fd)
 {
 	struct bpf_map_info mi;
 	__u32 len = sizeof(mi);
@@ -290,7 +285,7 @@ static void fd_install(int *slot, int fd)
  * (read permission only) keeps its fds until the segment is opened again or the set
  * closed. seg_lock held.
  */
-static void seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
+void perflib_seg_blank(struct perflib_store *map, uint32_t cls, uint32_t k)
 {
 	struct perflib_class *c = &map->cls[cls];
 	struct perflib_seg *s = perflib_seg_at(c, k);
@@ -350,7 +345,7 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 	slots = perflib_seg_slots(k, c->seg0);
 	words = perflib_live_words(map->info, cls, k);
 	blank = s->blank;
-	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
+	err = perflib_seg_path(map, cls, k, sdir, sizeof(sdir));
 	if (err)
 		return err;
 	m.fd[PERFLIB_SEG_DATA] = perflib_pin_open(sdir, "data", rdonly);
@@ -368,7 +363,7 @@ int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k)
 					(uint32_t)words, BPF_F_MMAPABLE);
 	if (err < 0)
 		goto fail;
-	s->data_id = map_id(m.fd[PERFLIB_SEG_DATA]);
+	s->data_id = perflib_map_id(m.fd[PERFLIB_SEG_DATA]);
 	if (!map->mapped) {
 		fd_install(&s->data_fd, m.fd[PERFLIB_SEG_DATA]);
 		fd_install(&s->live_fd, m.fd[PERFLIB_SEG_LIVE]);
@@ -434,37 +429,10 @@ fail:
 	perflib_seg_maps_close(&m);
 	/* over zero pages: readers may be walking them, so zero pages again, never a hole */
 	if (blank)
-		seg_blank(map, cls, k);
+		perflib_seg_blank(map, cls, k);
 	else
 		perflib_seg_close(map, cls, k);
 	return err;
-}
-
-/*
- * is segment @k of class @cls still the map this process opened? 1 yes, 0 no (its pin is
- * gone or another map), -errno when that cannot be told (the caller must not guess: a
- * segment wrongly kept is a retired map claimed in, one wrongly dropped is this process's
- * instances turned to zero pages)
- */
-static int seg_same(const struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	char sdir[PATH_MAX + 48];
-	uint32_t id;
-	int fd, err;
-
-	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
-	if (err)
-		return err;
-	fd = perflib_pin_open(sdir, "data", true);
-	if (fd == -ENOENT)
-		return 0;
-	if (fd < 0)
-		return fd;
-	id = map_id(fd);
-	close(fd);
-	if (!id)
-		return -EIO;
-	return id == perflib_seg_at(&map->cls[cls], k)->data_id;
 }
 
 /*
@@ -494,320 +462,6 @@ int perflib_store_outer_fd(struct perflib_store *map, uint32_t cls, int j)
 		fd = none;
 	}
 	return fd;
-}
-
-/*
- * the control word at word @key of s0/live map @fd: the epochs first, then the whole word
- * (two batch lookups). A batch copies in key order, which puts nr_segs before epoch; read
- * that way, a retirement landing between the two gives an old count with the new epoch, and
- * the refresh would keep, as current, a segment being retired (tests/model/retire.pml).
- */
-static int ctl_copy(int fd, __u32 key, struct perflib_ctl *ret)
-{
-	uint32_t first = (uint32_t)(offsetof(struct perflib_ctl, epoch) / 8);
-	uint32_t last =
-		(uint32_t)((offsetof(struct perflib_ctl, epoch) + sizeof(ret->epoch) - 1) / 8);
-	uint64_t words[PERFLIB_CTL_WORDS];
-	uint32_t epoch[PERFLIB_MAX_CLASSES];
-	int err;
-
-	err = perflib_array_copy(fd, key + first, last - first + 1, 8, (uint8_t *)words);
-	if (err)
-		return err;
-	memcpy(epoch, (uint8_t *)words + offsetof(struct perflib_ctl, epoch) - first * 8,
-	       sizeof(epoch));
-	err = perflib_array_copy(fd, key, PERFLIB_CTL_WORDS, 8, (uint8_t *)ret);
-	if (err)
-		return err;
-	memcpy(ret->epoch, epoch, sizeof(epoch));
-	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
-}
-
-int perflib_ctl_read(int live_fd, struct perflib_ctl *ret)
-{
-	struct bpf_map_info mi;
-	__u32 len = sizeof(mi);
-
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(live_fd, &mi, &len))
-		return -errno;
-	if (mi.type != BPF_MAP_TYPE_ARRAY || mi.key_size != 4 || mi.value_size != 8 ||
-	    mi.max_entries <= PERFLIB_CTL_WORDS)
-		return -EBADMSG;
-	return ctl_copy(live_fd, mi.max_entries - PERFLIB_CTL_WORDS, ret);
-}
-
-int perflib_store_ctl_read(const struct perflib_store *map, struct perflib_ctl *ret)
-{
-	const struct perflib_ctl *c = map->ctl;
-	uint32_t i;
-
-	if (!c) {
-		/* an unmapped reader: the last words of class 0's s0/live */
-		int fd = perflib_seg_at(&map->cls[0], 0)->live_fd;
-
-		if (fd < 0)
-			return -EBADF;
-		return ctl_copy(fd, perflib_ctl_word(map->cls[0].seg0, map->info->nr_procs), ret);
-	}
-	memset(ret, 0, sizeof(*ret));
-	ret->magic = __atomic_load_n(&c->magic, __ATOMIC_RELAXED);
-	ret->exit_id = __atomic_load_n(&c->exit_id, __ATOMIC_ACQUIRE);
-	for (i = 0; i < PERFLIB_MAX_CLASSES; i++) {
-		ret->epoch[i] = __atomic_load_n(&c->epoch[i], __ATOMIC_ACQUIRE);
-		ret->nr_segs[i] = __atomic_load_n(&c->nr_segs[i], __ATOMIC_ACQUIRE);
-		ret->keep[i] = __atomic_load_n(&c->keep[i], __ATOMIC_RELAXED);
-	}
-	return ret->magic == PERFLIB_CTL_MAGIC ? 0 : -EBADMSG;
-}
-
-/* segments of class @cls published in the control word @ctl, and its retirements */
-static void ctl_state(const struct perflib_store *map, const struct perflib_ctl *ctl, uint32_t cls,
-		      uint32_t *ret_nr, uint32_t *ret_epoch)
-{
-	*ret_epoch = ctl->epoch[cls];
-	*ret_nr = ctl->nr_segs[cls];
-	if (*ret_nr > map->cls[cls].max_segs)
-		*ret_nr = map->cls[cls].max_segs; /* garbage in ctl: the info bounds it */
-}
-
-static int ctl_nr_segs(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr)
-{
-	struct perflib_ctl ctl;
-	uint32_t epoch;
-	int err;
-
-	err = perflib_store_ctl_read(map, &ctl);
-	if (!err)
-		ctl_state(map, &ctl, cls, ret_nr, &epoch);
-	return err;
-}
-
-/*
- * Segments were retired since this process last looked (ctl.epoch moved; @want is
- * ctl.nr_segs[cls] in the same read): zero pages for those at or past @want and for any
- * whose pin is another map now (retired, then grown again: opened anew by the caller).
- * -errno when a pin could not be checked (nothing dropped past it). seg_lock held.
- */
-static int class_retired(struct perflib_store *map, uint32_t cls, uint32_t want)
-{
-	struct perflib_class *c = &map->cls[cls];
-	uint32_t nr = perflib_store_nr_segs(map, cls), k, bad;
-	int same = 1;
-
-	for (bad = 1; bad < nr && bad < want; bad++) {
-		same = seg_same(map, cls, bad);
-		if (same <= 0)
-			break;
-	}
-	if (same < 0)
-		return same;
-	if (bad >= nr)
-		return 0;
-	/* readers of nr_segs stop at the retired ones before they turn to zero pages */
-	atomic_store_explicit(&c->nr_segs, bad, memory_order_release);
-	for (k = nr; k-- > bad;)
-		seg_blank(map, cls, k);
-	return 0;
-}
-
-/* segment @k of class @cls opened, then found not to be the one published: none of it kept */
-static void seg_drop(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	if (map->mapped)
-		seg_blank(map, cls, k); /* zero pages where it was mapped */
-	else
-		perflib_seg_close(map, cls, k);
-}
-
-/* ctl.epoch[@cls] now (one batch lookup for an unmapped reader) */
-static int ctl_epoch(const struct perflib_store *map, uint32_t cls, uint32_t *ret_epoch)
-{
-	struct perflib_ctl ctl;
-	uint32_t nr;
-	int err = perflib_store_ctl_read(map, &ctl);
-
-	if (!err)
-		ctl_state(map, &ctl, cls, &nr, ret_epoch);
-	return err;
-}
-
-/* is the set's registration gone from its directory (unregistered while open)? */
-static bool set_removed(const struct perflib_store *map)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 8];
-	struct stat st;
-
-	if (perflib_store_dir(&map->guid, dir, sizeof(dir)))
-		return false;
-	snprintf(path, sizeof(path), "%s/info", dir);
-	return stat(path, &st) && errno == ENOENT;
-}
-
-/*
- * Bring class @cls's view to control word @ctl: drop what was retired, open what was
- * published. -EAGAIN when a retirement moved the epoch meanwhile (a pin gone, or maps opened
- * that may straddle two incarnations of a segment): the caller reads the control word again.
- *
- * The view is {segments 0..nr_segs-1, epoch}: every segment in it was the published one
- * when ctl.epoch[cls] was c->epoch. A retirement moves the epoch before it removes the pins,
- * so a segment opened with the epoch unchanged from before its pins were opened to after is
- * the one published (its data and live maps of one incarnation); and a claimer that finds
- * the epoch still c->epoch after setting its live bit claims in the map published now, never
- * in one retired and grown again under the same count (instance.c claim_scan).
- */
-static int class_refresh(struct perflib_store *map, const struct perflib_ctl *ctl, uint32_t cls)
-{
-	struct perflib_class *c = &map->cls[cls];
-	uint32_t want, epoch, now, k;
-	int err = 0;
-
-	ctl_state(map, ctl, cls, &want, &epoch);
-	if (want <= perflib_store_nr_segs(map, cls) &&
-	    epoch == __atomic_load_n(&c->epoch, __ATOMIC_ACQUIRE))
-		return 0;
-	pthread_mutex_lock(&map->seg_lock);
-	if (epoch != c->epoch) {
-		err = class_retired(map, cls, want);
-		if (err)
-			goto out;
-		__atomic_store_n(&c->epoch, epoch, __ATOMIC_RELEASE);
-	}
-	for (k = perflib_store_nr_segs(map, cls); k < want; k++) {
-		err = perflib_seg_open(map, cls, k);
-		if (!err || err == -ENOENT) {
-			int e = ctl_epoch(map, cls, &now);
-
-			if (e) {
-				if (!err)
-					seg_drop(map, cls, k);
-				err = e;
-			} else if (now != epoch) {
-				/* retired meanwhile: what was opened may be the old maps, or half */
-				if (!err)
-					seg_drop(map, cls, k);
-				err = -EAGAIN;
-			} else if (err && set_removed(map)) {
-				/* unregistered (unlodctr) while open: -ENOENT, as for any set gone */
-			} else if (err) {
-				/* published and not retired, yet not pinned: removed by hand */
-				pr_warn("counter set storage damaged: segment %u of size class "
-					"%u is published but not pinned\n",
-					k, cls);
-				err = -EBADMSG;
-			}
-		}
-		if (err)
-			break;
-		/* readers of nr_segs see the segment's fds and mappings */
-		atomic_store_explicit(&c->nr_segs, k + 1, memory_order_release);
-	}
-out:
-	pthread_mutex_unlock(&map->seg_lock);
-	return err;
-}
-
-/* the view of every class brought to the control word; -EAGAIN: it moved meanwhile */
-static int refresh_once(struct perflib_store *map)
-{
-	struct perflib_ctl ctl;
-	uint32_t c;
-	int err, e, again = 0;
-
-	/* one read of the control word for every class (lookups for an unmapped reader) */
-	err = perflib_store_ctl_read(map, &ctl);
-	if (err)
-		return err;
-	for (c = 0; c < map->nr_classes; c++) {
-		e = class_refresh(map, &ctl, c);
-		if (e == -EAGAIN)
-			again = e;
-		else if (e && !err)
-			err = e;
-	}
-	return err ? err : again;
-}
-
-/*
- * With the set's lock held nothing is grown or retired, so one pass settles. Without it,
- * every -EAGAIN is a retirement another process made meanwhile: a few passes, then one with
- * the lock, which always settles.
- */
-#define REFRESH_TRIES 8
-
-static int store_refresh(struct perflib_store *map, bool locked)
-{
-	int err = -EAGAIN, lock, tries;
-
-	for (tries = 0; tries < REFRESH_TRIES && err == -EAGAIN; tries++)
-		err = refresh_once(map);
-	if (err != -EAGAIN || locked)
-		return err;
-	lock = perflib_store_lock(map);
-	if (lock < 0)
-		return lock;
-	err = refresh_once(map);
-	perflib_store_unlock(lock);
-	return err;
-}
-
-int perflib_store_refresh(struct perflib_store *map)
-{
-	return store_refresh(map, false);
-}
-
-/*
- * enter published segment @k of class @cls in the outer maps and ctl (idempotent). The kernel
- * makes every update of an array of maps wait for an RCU grace period (no program still
- * runs with the old entry): two waits per segment. (Running the updates in threads shares
- * the waits and halves the cost of a grow, but a thread made in a child forked from a
- * threaded process can hang under the sanitizers: not worth it for a cost paid once per
- * segment, four times per doubling of the set.)
- */
-static int seg_publish(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	struct perflib_seg_maps m = {{-1, -1}};
-	char sdir[PATH_MAX + 48];
-	uint32_t cur = k;
-	__u32 key = k;
-	int err, outer, j;
-
-	err = seg_dir(map, cls, k, sdir, sizeof(sdir));
-	if (err)
-		return err;
-	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		m.fd[j] = perflib_pin_open(sdir, perflib_seg_pins[j], false);
-		outer = perflib_store_outer_fd(map, cls, j);
-		if (m.fd[j] < 0 || outer < 0) {
-			err = m.fd[j] < 0 ? m.fd[j] : outer;
-			goto out;
-		}
-		if (bpf_map_update_elem(outer, &key, &m.fd[j], BPF_ANY)) {
-			err = -errno;
-			goto out;
-		}
-	}
-	/* from k to k + 1 only: a later segment may already be there */
-	__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k + 1, false, __ATOMIC_RELEASE,
-				    __ATOMIC_RELAXED);
-out:
-	perflib_seg_maps_close(&m);
-	return err;
-}
-
-/* the pins' owner, group and mode: those of the set (perflib_store_pin_stat) */
-static int set_pin_opts(const char *dir, struct perflib_pin_opts *opts)
-{
-	struct stat st;
-	int err = perflib_store_pin_stat(dir, &st);
-
-	if (err)
-		return err;
-	memset(opts, 0, sizeof(*opts));
-	opts->mode = st.st_mode & 0666;
-	opts->uid = st.st_uid;
-	opts->gid = st.st_gid;
-	return 0;
 }
 
 /*
@@ -865,273 +519,6 @@ void perflib_store_unlock(int fd)
 {
 	flock(fd, LOCK_UN);
 	close(fd);
-}
-
-/* grow class @cls to k + 1 segments, the set's lock held */
-static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	struct perflib_seg_maps m = {{-1, -1}};
-	struct perflib_pin_opts opts;
-	char dir[PATH_MAX], tmp[PATH_MAX + 64], sdir[PATH_MAX + 48];
-	static _Atomic unsigned int seq;
-	struct stat st;
-	uint32_t nr;
-	int err;
-
-	err = ctl_nr_segs(map, cls, &nr);
-	if (err)
-		return err;
-	/* grown by another process meanwhile, or this one's view is behind a retirement */
-	if (nr != k)
-		return 0;
-	if (k >= map->cls[cls].max_segs)
-		return -ENOSPC;
-	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
-	if (!err)
-		err = set_pin_opts(dir, &opts);
-	if (!err)
-		err = seg_dir(map, cls, k, sdir, sizeof(sdir));
-	if (err)
-		return err;
-	/* a directory there: one a grower or retirer killed midway left, whole (renamed) */
-	if (stat(sdir, &st)) {
-		err = perflib_seg_create(map->info, cls, k, &m);
-		if (err) {
-			pr_debug("cannot grow size class %u of counter set to %u segments: %s\n",
-				 cls, k + 1, strerror(-err));
-			return err == -ENOMEM || err == -E2BIG ? -ENOSPC : err;
-		}
-		snprintf(tmp, sizeof(tmp), "%s/tmp-c%us%u-%d-%u", dir, cls, k, (int)getpid(),
-			 seq++);
-		err = perflib_seg_pin(&m, tmp, &opts);
-		perflib_seg_maps_close(&m);
-		if (!err && rename(tmp, sdir) && errno != EEXIST && errno != ENOTEMPTY)
-			err = -errno;
-		/* failed: nothing of it stays */
-		perflib_remove_dir(tmp);
-		if (err)
-			return err;
-	}
-	return seg_publish(map, cls, k);
-}
-
-int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	uint32_t nr;
-	int err, lock;
-
-	if (!map->writable || !map->ctl)
-		return -EBADF;
-	err = ctl_nr_segs(map, cls, &nr);
-	if (err)
-		return err;
-	if (nr > k)
-		return perflib_store_refresh(map);
-	if (k >= map->cls[cls].max_segs)
-		return -ENOSPC;
-	lock = perflib_store_lock(map);
-	if (lock < 0)
-		return lock;
-	err = grow_locked(map, cls, k);
-	if (!err)
-		err = store_refresh(map, true);
-	perflib_store_unlock(lock);
-	return err;
-}
-
-int perflib_store_refresh_held(struct perflib_store *map)
-{
-	return store_refresh(map, true);
-}
-
-int perflib_store_grow_held(struct perflib_store *map, uint32_t cls)
-{
-	uint32_t nr;
-	int err;
-
-	if (!map->writable || !map->ctl)
-		return -EBADF;
-	err = ctl_nr_segs(map, cls, &nr);
-	if (!err)
-		err = grow_locked(map, cls, nr);
-	if (!err)
-		err = store_refresh(map, true);
-	return err;
-}
-
-int perflib_store_reserve(struct perflib_store *map, uint32_t cls, uint64_t slots)
-{
-	uint8_t keep, nr;
-	int lock, err;
-
-	if (!map->writable || !map->ctl)
-		return -EBADF;
-	lock = perflib_store_lock(map);
-	if (lock < 0)
-		return lock;
-	err = store_refresh(map, true);
-	while (!err && perflib_store_slots(map, cls) < slots)
-		err = perflib_store_grow_held(map, cls);
-	if (!err) {
-		/* under the lock: no retirer sees the new segments before they are kept */
-		nr = (uint8_t)perflib_store_nr_segs(map, cls);
-		keep = __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED);
-		while (keep < nr &&
-		       !__atomic_compare_exchange_n(&map->ctl->keep[cls], &keep, nr, false,
-						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			;
-	}
-	perflib_store_unlock(lock);
-	return err;
-}
-
-/* ---- retirement: segments given back ------------------------------------------------- */
-
-/* does segment @k of class @cls hold no claimed or live slot (its live bitmap all zero)? */
-static bool seg_empty(const struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	const struct perflib_seg *s = perflib_seg_at(&map->cls[cls], k);
-	size_t i, n = s->live_len / 8;
-
-	for (i = 0; i < n; i++) {
-		if (__atomic_load_n(&s->live[i], __ATOMIC_RELAXED))
-			return false;
-	}
-	return true;
-}
-
-/* are the segments below @k of class @cls at most 3/4 full? (else @k is needed again soon) */
-static bool below_roomy(const struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	const struct perflib_class *c = &map->cls[cls];
-	uint64_t live = 0, room = perflib_seg_first(k, c->seg0);
-	uint32_t j;
-	size_t i;
-
-	for (j = 0; j < k; j++) {
-		const struct perflib_seg *s = perflib_seg_at(c, j);
-
-		for (i = 0; i < s->live_len / 8; i++)
-			live += (uint64_t)__builtin_popcountll(
-				__atomic_load_n(&s->live[i], __ATOMIC_RELAXED));
-	}
-	return live * 4 <= room * 3;
-}
-
-bool perflib_store_shrinkable(struct perflib_store *map, uint32_t cls)
-{
-	uint32_t nr, k;
-
-	if (!map->writable || !map->mapped || !map->ctl)
-		return false;
-	/*
-	 * the view behind the control word (another process grew or retired since this one
-	 * last looked): brought to it first, else the last delete of a set made in a view
-	 * that was behind would leave the top segments to nobody
-	 */
-	if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) !=
-		    perflib_store_nr_segs(map, cls) ||
-	    __atomic_load_n(&map->ctl->epoch[cls], __ATOMIC_ACQUIRE) !=
-		    __atomic_load_n(&map->cls[cls].epoch, __ATOMIC_ACQUIRE))
-		perflib_store_refresh(map);
-	nr = perflib_store_nr_segs(map, cls);
-	k = nr - 1;
-	if (nr < 2 || k < __atomic_load_n(&map->ctl->keep[cls], __ATOMIC_RELAXED))
-		return false;
-	if (__atomic_load_n(&map->ctl->nr_segs[cls], __ATOMIC_ACQUIRE) != nr)
-		return false;
-	/*
-	 * our delete cleared its live bit before this look, and another process's delete
-	 * did the same before its own: whichever looks last sees both bits clear
-	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return seg_empty(map, cls, k) && below_roomy(map, cls, k);
-}
-
-/* take segment @k of class @cls out of the outer maps (each update waits for the programs) */
-static int seg_unpublish(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	__u32 key = k;
-	int j, outer;
-
-	for (j = 0; j < PERFLIB_SEG_NR; j++) {
-		outer = perflib_store_outer_fd(map, cls, j);
-		if (outer < 0)
-			return outer;
-		if (bpf_map_delete_elem(outer, &key) && errno != ENOENT)
-			return -errno;
-	}
-	return 0;
-}
-
-/*
- * Retire top segment @k of class @cls (the set's lock held): 1 if retired, 0 if it is in use
- * after all, -errno. Claimers set a slot's live bit, then check that ctl.nr_segs still
- * covers its segment (instance.c); here nr_segs goes down first and the bits are looked at
- * after: one of the two sees the other. Programs claim in the segments the outer maps hold:
- * once the segment is out of them (the kernel waits for the programs running), none does.
- */
-static int seg_retire(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	char dir[PATH_MAX], sdir[PATH_MAX + 48], tmp[PATH_MAX + 64];
-	static _Atomic unsigned int seq;
-	uint32_t cur = k + 1;
-	int err;
-
-	if (!__atomic_compare_exchange_n(&map->ctl->nr_segs[cls], &cur, k, false, __ATOMIC_SEQ_CST,
-					 __ATOMIC_RELAXED))
-		return 0;
-	err = seg_unpublish(map, cls, k);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (err || !seg_empty(map, cls, k)) {
-		/* a claim came first: published again as it was (outer maps, then nr_segs) */
-		seg_publish(map, cls, k);
-		return err;
-	}
-	/*
-	 * Decided. Other processes drop it at their next refresh; the epoch moves before the
-	 * pins go, so that a segment k made anew later (after a retirer killed past this point)
-	 * always comes with an epoch its users have not seen.
-	 */
-	__atomic_fetch_add(&map->ctl->epoch[cls], 1, __ATOMIC_SEQ_CST);
-	/* unpinned in one step (a retirer killed here leaves a whole directory, or none) */
-	err = perflib_store_dir(&map->guid, dir, sizeof(dir));
-	if (!err)
-		err = seg_dir(map, cls, k, sdir, sizeof(sdir));
-	if (!err) {
-		snprintf(tmp, sizeof(tmp), "%s/tmp-gone-c%us%u-%d-%u", dir, cls, k, (int)getpid(),
-			 seq++);
-		if (rename(sdir, tmp) == 0)
-			perflib_remove_dir(tmp);
-		else
-			perflib_remove_dir(sdir);
-	}
-	/* this process drops it as every other does: at its next refresh (the epoch moved) */
-	return 1;
-}
-
-int perflib_store_shrink(struct perflib_store *map, uint32_t cls)
-{
-	int lock, err = 0, n = 0;
-
-	if (!map->writable || !map->mapped || !map->ctl)
-		return -EBADF;
-	lock = perflib_store_lock(map);
-	if (lock < 0)
-		return lock;
-	/* from the top down, as long as the top is empty and the rest has room (the refresh
-	 * drops what the last turn retired) */
-	for (;;) {
-		err = store_refresh(map, true);
-		if (err || !perflib_store_shrinkable(map, cls))
-			break;
-		err = seg_retire(map, cls, perflib_store_nr_segs(map, cls) - 1);
-		if (err <= 0)
-			break;
-		n++;
-	}
-	perflib_store_unlock(lock);
-	return err < 0 ? err : n;
 }
 
 void perflib_live_set(struct perflib_store *map, uint32_t i, bool on)
