@@ -3,8 +3,11 @@
 # run.sh - run every test binary and shell test, then print one summary line:
 #   N passed, N failed, N skipped
 # cmocka binaries report per test; a binary or script exiting 77 counts as one skip.
-# Environment: OUTPUT (build dir, absolute), SHARED (../shared, absolute).
+# Environment: OUTPUT (build dir, absolute), SHARED (../shared, absolute), TEST_TIMEOUT
+# (seconds a test may run, 900: one that runs longer is hung, and fails with its log kept;
+# the slowest takes about a minute on a loaded 2-core machine).
 : "${OUTPUT:?}"
+test_timeout=${TEST_TIMEOUT:-900}
 export OUTPUT SHARED TOOLS="$OUTPUT/tools"
 # bpftool, mount and su live in /usr/sbin and /sbin on Debian
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
@@ -24,9 +27,15 @@ run_one() { # $1 = name, rest = command
 	name=$1; shift
 	out="$log/$(echo "$name" | tr '/ ' '__').log"
 	start=$(date +%s)
-	CMOCKA_MESSAGE_OUTPUT=stdout "$@" >"$out" 2>&1
+	CMOCKA_MESSAGE_OUTPUT=stdout timeout -k 10 "$test_timeout" "$@" >"$out" 2>&1
 	rc=$?
 	secs=$(( $(date +%s) - start ))
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "timed out after ${test_timeout}s: hung (TEST_TIMEOUT)" >>"$out"
+		failed=$((failed + 1)); failures="$failures $name"
+		echo "FAIL  $name (timed out after ${secs}s)"; tail -20 "$out" | sed 's/^/      /'
+		return
+	fi
 	if grep -q '^\[==========\]' "$out"; then
 		p=$(sum_of PASSED "$out"); f=$(sum_of FAILED "$out"); s=$(sum_of SKIPPED "$out")
 		passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
