@@ -373,6 +373,20 @@ int perflib_seg_path(const struct perflib_store *map, uint32_t cls, uint32_t k, 
 		     size_t size);
 /* ctl.nr_segs[@cls] now, bounded by the class's segments */
 int perflib_store_ctl_nr(const struct perflib_store *map, uint32_t cls, uint32_t *ret_nr);
+/* index.c: the key of (@name, @id) of an instance of @info created by process @pid */
+void perflib_slot_key(const struct perflib_info *info, const WCHAR *name, size_t len, uint32_t id,
+		      uint32_t pid, struct perflib_index_key *key);
+/*
+ * perflib_slot_index - index claimed slot @id (word @w) of @set under @key: -EEXIST when a
+ * live instance holds it (for a single-instance set, any), -EBUSY when another creator of it
+ * did not decide in time, -ENOSPC when both of the key's buckets are full of current entries
+ */
+int perflib_slot_index(struct perflib_ctrset *set, uint32_t id, uint64_t w,
+		       const struct perflib_index_key *key);
+/* remove the index entries of the instance slot @id (word @w) holds */
+void perflib_slot_unindex(struct perflib_store *map, uint32_t id, uint64_t w);
+/* give claimed slot @i (word @w) back: zeroed, hidden from readers, then FREE */
+void perflib_slot_release(struct perflib_store *map, uint32_t i, uint64_t w);
 /* open and map the published segment @k of class @cls (seg_lock held) */
 int perflib_seg_open(struct perflib_store *map, uint32_t cls, uint32_t k);
 void perflib_seg_close(struct perflib_store *map, uint32_t cls, uint32_t k);
