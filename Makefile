@@ -15,8 +15,14 @@ CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 PKG_CONFIG ?= pkg-config
 
-VERSION_MAJOR := 1
-VERSION := $(VERSION_MAJOR).0.0
+# each library's version is its newest symbol version node (userspace/perflib.map,
+# pdh/pdh.map): `pkg-config --atleast-version 1.3 perflib` holds exactly when the library
+# has PERFLIB_1.3's symbols (tests/tools/test_pkgconfig.sh checks it)
+node_version = $(shell sed -n 's/^$(1)_\([0-9]*\)\.\([0-9]*\) {.*/\1.\2.0/p' $(2) | tail -1)
+VERSION := $(call node_version,PERFLIB,userspace/perflib.map)
+VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
+PDH_VERSION := $(call node_version,PDH,pdh/pdh.map)
+PDH_MAJOR := $(firstword $(subst ., ,$(PDH_VERSION)))
 
 ifeq ($(V),1)
 Q :=
@@ -63,7 +69,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)bpf/%.skel.h,$(BPF_SRCS))
 PDH_SRCS := $(wildcard pdh/*.c)
 PDH_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)shared/%.o,$(PDH_SRCS) $(SHARED_SRCS))
 PDH_STATIC_OBJS := $(patsubst %.c,$(OUTPUT)static/%.o,$(PDH_SRCS))
-PDH_SO := $(OUTPUT)libpdh.so.$(VERSION)
+PDH_SO := $(OUTPUT)libpdh.so.$(PDH_VERSION)
 PDH_A := $(OUTPUT)libpdh.a
 PDH_PC := $(OUTPUT)pdh.pc
 
@@ -186,22 +192,22 @@ $(A): $(LIB_STATIC_OBJS)
 $(PDH_SO): $(PDH_SHARED_OBJS) pdh/pdh.map $(SO)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=pdh/pdh.map \
-		-Wl,-soname,libpdh.so.$(VERSION_MAJOR) -Wl,--no-undefined \
+		-Wl,-soname,libpdh.so.$(PDH_MAJOR) -Wl,--no-undefined \
 		$(PDH_SHARED_OBJS) -L$(OUTPUT) -lperflib -lpthread -lm -o $@
-	$(Q)ln -sf libpdh.so.$(VERSION) $(OUTPUT)libpdh.so.$(VERSION_MAJOR)
-	$(Q)ln -sf libpdh.so.$(VERSION_MAJOR) $(OUTPUT)libpdh.so
+	$(Q)ln -sf libpdh.so.$(PDH_VERSION) $(OUTPUT)libpdh.so.$(PDH_MAJOR)
+	$(Q)ln -sf libpdh.so.$(PDH_MAJOR) $(OUTPUT)libpdh.so
 
 $(PDH_A): $(PDH_STATIC_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(PDH_PC): pdh/pdh.pc.in Makefile
+$(PDH_PC): pdh/pdh.pc.in pdh/pdh.map Makefile
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' $< > $@
+		-e 's|@VERSION@|$(PDH_VERSION)|' $< > $@
 
-$(PC): userspace/perflib.pc.in Makefile
+$(PC): userspace/perflib.pc.in userspace/perflib.map Makefile
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
@@ -332,10 +338,10 @@ install: all
 	install -m 644 $(COMPAT_HEADERS) include/pdh.h include/pdhmsg.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(A) $(PDH_A) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SO) $(PDH_SO) $(DESTDIR)$(LIBDIR)/
-	ln -sf libpdh.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libpdh.so.$(VERSION_MAJOR)
-	ln -sf libpdh.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libpdh.so
+	ln -sf libpdh.so.$(PDH_VERSION) $(DESTDIR)$(LIBDIR)/libpdh.so.$(PDH_MAJOR)
+	ln -sf libpdh.so.$(PDH_MAJOR) $(DESTDIR)$(LIBDIR)/libpdh.so
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' pdh/pdh.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
+		-e 's|@VERSION@|$(PDH_VERSION)|' pdh/pdh.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
 	ln -sf libperflib.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR)
 	ln -sf libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so

@@ -16,8 +16,6 @@
  */
 #include <string.h>
 
-#include <bpf/bpf.h>
-
 #include "internal.h"
 
 int perflib_reap_counterset(const GUID *counterset_guid)

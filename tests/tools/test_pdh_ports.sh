@@ -35,7 +35,7 @@ lib=$dest/usr/lib
 export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
 flags=$(pkg-config --cflags --libs pdh) || fail "pkg-config pdh"
 san=
-readelf -d "$lib/libpdh.so.1.0.0" | grep -q libasan && san="-fsanitize=address,undefined"
+readelf -d "$lib/libpdh.so.1" | grep -q libasan && san="-fsanitize=address,undefined"
 # clang's ASan runtime cannot run beside the gcc one libpdh.so carries in a sanitizer
 # build: the clang binaries are built (and so checked to compile) but the gcc ones run
 cl=clang

@@ -35,12 +35,15 @@ trap cleanup EXIT
 tmp_make install "$tmp/dest" || { cat "$tmp/dest.install.log" >&2; fail "make install"; }
 dest=$tmp/dest
 lib=$dest/usr/lib
+# the version is the newest symbol version node of the map (PERFLIB_1.3 -> 1.3.0)
+ver=$(sed -n 's/^PERFLIB_\([0-9]*\)\.\([0-9]*\) {.*/\1.\2.0/p' "$top/userspace/perflib.map" | tail -1)
+[ -n "$ver" ] || fail "no version node in userspace/perflib.map"
 for f in usr/include/perflib.h usr/include/winperf.h usr/include/perflib-linux.h \
 	usr/include/perflib/perflib.h usr/include/perflib/win32compat.h usr/include/perflib/sal.h \
-	usr/lib/libperflib.a usr/lib/libperflib.so.1.0.0 usr/lib/pkgconfig/perflib.pc; do
+	usr/lib/libperflib.a "usr/lib/libperflib.so.$ver" usr/lib/pkgconfig/perflib.pc; do
 	[ -f "$dest/$f" ] || fail "make install did not install /$f"
 done
-[ "$(readlink "$lib/libperflib.so.1")" = libperflib.so.1.0.0 ] || fail "libperflib.so.1 link"
+[ "$(readlink "$lib/libperflib.so.1")" = "libperflib.so.$ver" ] || fail "libperflib.so.1 link"
 [ "$(readlink "$lib/libperflib.so")" = libperflib.so.1 ] || fail "libperflib.so link"
 
 # the .pc must describe where it was installed: /usr. Should it not (generated at build time
@@ -57,14 +60,17 @@ fi
 
 # the sysroot points the /usr of the .pc at the DESTDIR
 export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
-[ "$($PKG_CONFIG --modversion perflib)" = 1.0.0 ] || fail "pkg-config --modversion"
+[ "$($PKG_CONFIG --modversion perflib)" = "$ver" ] || fail "pkg-config --modversion: not $ver"
+# a program that needs the newest symbols can ask for them by version
+newest=${ver%.0}
+$PKG_CONFIG --atleast-version "$newest" perflib || fail "pkg-config --atleast-version $newest"
 flags=$($PKG_CONFIG --cflags --libs perflib) || fail "pkg-config --cflags --libs perflib"
 case " $flags " in *" -I$dest/usr/include "*) ;; *) fail "cflags: $flags" ;; esac
 case " $flags " in *" -L$lib "*) ;; *) fail "libs: $flags" ;; esac
 case " $flags " in *" -lperflib "*) ;; *) fail "libs: $flags" ;; esac
 
 # SONAME and exports
-so=$lib/libperflib.so.1.0.0
+so=$lib/libperflib.so.$ver
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libperflib.so.1 ] || fail "SONAME is '$soname'"
 # every exported function or object is declared PERFLIB_API in an installed header

@@ -46,7 +46,7 @@ lib=$dest/usr/lib
 [ "$(readlink "$lib/libadvapi32.so")" = libperflib.so.1 ] ||
 	fail "libadvapi32.so is not installed as a link to libperflib.so.1"
 san=
-readelf -d "$lib/libperflib.so.1.0.0" | grep -q libasan && san="-fsanitize=address,undefined"
+readelf -d "$lib/libperflib.so.1" | grep -q libasan && san="-fsanitize=address,undefined"
 
 # the providers' headers, from their manifests, by the installed ctrpp
 b=$tmp/build

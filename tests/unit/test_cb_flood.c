@@ -287,11 +287,20 @@ static bool refused(int fd, uint64_t seq)
 {
 	struct perflib_cb_reply reply;
 
-	if (recv(fd, &reply, sizeof(reply), MSG_DONTWAIT) != sizeof(reply))
+	ssize_t n = recv(fd, &reply, sizeof(reply), MSG_DONTWAIT);
+
+	if (n != sizeof(reply)) {
+		fprintf(stderr, "refusal of %llu: recv %zd (%s)\n", (unsigned long long)seq, n,
+			n < 0 ? strerror(errno) : "short");
 		return false;
-	return reply.magic == PERFLIB_CB_MAGIC && reply.err == EACCES &&
-	       ((!reply.op && !reply.seq) ||
-		(reply.op == PERFLIB_CB_OP_COLLECT && reply.seq == seq));
+	}
+	if (reply.magic == PERFLIB_CB_MAGIC && reply.err == EACCES &&
+	    ((!reply.op && !reply.seq) || (reply.op == PERFLIB_CB_OP_COLLECT && reply.seq == seq)))
+		return true;
+	fprintf(stderr, "refusal of %llu: magic %#x op %u seq %llu err %d\n",
+		(unsigned long long)seq, (unsigned int)reply.magic, (unsigned int)reply.op,
+		(unsigned long long)reply.seq, (int)reply.err);
+	return false;
 }
 
 /*
