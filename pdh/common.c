@@ -16,6 +16,7 @@
 #include "perflib-linux.h"
 #include "perfbuf.h"
 #include "pdh_internal.h"
+#include "filetime.h"
 
 #define SIZE_RETRIES 8 /* data growing between the sizing call and the real one */
 
@@ -324,7 +325,7 @@ PDH_STATUS pdh_from_win32(ULONG code)
 int64_t pdh_local_filetime(int64_t utc)
 {
 	struct tm tm;
-	time_t t = (time_t)(utc / 10000000 - 11644473600LL);
+	time_t t = (time_t)perflib_filetime_to_unix(utc);
 
 	if (!localtime_r(&t, &tm))
 		return utc;

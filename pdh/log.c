@@ -18,14 +18,13 @@
 #include <time.h>
 
 #include "pdh_internal.h"
-
-#define FILETIME_UNIX_OFFSET 11644473600LL
+#include "filetime.h"
 
 /* ---- time stamps: "MM/DD/YYYY HH:MM:SS.mmm" in local time <-> local FILETIME --------- */
 
 static void stamp_format(int64_t local_ft, char buf[TP_STAMP_SIZE])
 {
-	time_t secs = (time_t)(local_ft / 10000000 - FILETIME_UNIX_OFFSET);
+	time_t secs = (time_t)perflib_filetime_to_unix(local_ft);
 	unsigned int ms = (unsigned int)(local_ft % 10000000 / 10000);
 	struct tm tm;
 
@@ -54,7 +53,7 @@ int64_t pdh_log_stamp(const char *s)
 	tm.tm_min = (int)mi;
 	tm.tm_sec = (int)se;
 	t = timegm(&tm);
-	return ((int64_t)t + FILETIME_UNIX_OFFSET) * 10000000 + (int64_t)ms * 10000;
+	return perflib_filetime_from_unix((int64_t)t, 0) + (int64_t)ms * 10000;
 }
 
 /* ---- reading ------------------------------------------------------------------------- */

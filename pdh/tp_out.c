@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "tp_out.h"
+#include "filetime.h"
 
 /* seconds from 1601-01-01 to 1970-01-01, in 100-ns units */
-#define FILETIME_UNIX_EPOCH 116444736000000000LL
 
 static char separator(enum tp_format fmt)
 {
@@ -85,9 +85,9 @@ int tp_filetime_to_timespec(int64_t filetime, struct timespec *ret)
 {
 	int64_t t;
 
-	if (filetime < FILETIME_UNIX_EPOCH)
+	if (filetime < PERFLIB_FILETIME_UNIX_EPOCH)
 		return -EINVAL;
-	t = filetime - FILETIME_UNIX_EPOCH;
+	t = filetime - PERFLIB_FILETIME_UNIX_EPOCH;
 	ret->tv_sec = (time_t)(t / 10000000);
 	ret->tv_nsec = (long)(t % 10000000) * 100;
 	return 0;

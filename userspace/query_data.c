@@ -10,8 +10,7 @@
 #include <time.h>
 
 #include "query.h"
-
-#define FILETIME_UNIX_EPOCH 116444736000000000ll /* 1970-01-01 in 100 ns since 1601 */
+#include "filetime.h"
 
 static void data_header_times(PERF_DATA_HEADER *h)
 {
@@ -24,8 +23,7 @@ static void data_header_times(PERF_DATA_HEADER *h)
 	h->PerfTimeStamp = (LONGLONG)mono.tv_sec * 1000000000ll + mono.tv_nsec;
 	h->PerfFreq = 1000000000ll;
 	/* FILETIME (UTC, 100 ns since 1601) and SYSTEMTIME of the same instant */
-	h->PerfTime100NSec =
-		(LONGLONG)real.tv_sec * 10000000ll + real.tv_nsec / 100 + FILETIME_UNIX_EPOCH;
+	h->PerfTime100NSec = (LONGLONG)perflib_filetime_from_unix(real.tv_sec, real.tv_nsec);
 	gmtime_r(&real.tv_sec, &tm);
 	h->SystemTime.wYear = (WORD)(tm.tm_year + 1900);
 	h->SystemTime.wMonth = (WORD)(tm.tm_mon + 1);

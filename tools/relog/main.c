@@ -18,11 +18,11 @@
 #include "pdhmsg.h"
 #include "lines.h"
 #include "tool.h"
+#include "filetime.h"
 
 #define EXIT_OK 0
 #define EXIT_ERROR 1 /* unreadable or corrupt input, unknown counters, I/O */
 #define EXIT_USAGE 2 /* bad command line */
-#define FILETIME_UNIX_OFFSET 11644473600LL
 
 static const char usage_text[] =
 	"NAME\n"
@@ -138,7 +138,7 @@ static int64_t parse_time(const char *date, const char *time)
 	time_t t = timegm(&tm);
 	if (tm.tm_mday != (int)d || tm.tm_mon != (int)mo - 1)
 		return 0;
-	return ((int64_t)t + FILETIME_UNIX_OFFSET) * 10000000;
+	return perflib_filetime_from_unix((int64_t)t, 0);
 }
 
 static bool looks_like_time(const char *s)
@@ -374,7 +374,7 @@ static void pdh_error(const char *what, PDH_STATUS st)
 /* "M/D/YYYY H:MM:SS" of a local FILETIME */
 static void time_text(int64_t ft, char *buf, size_t size)
 {
-	time_t t = (time_t)(ft / 10000000 - FILETIME_UNIX_OFFSET);
+	time_t t = (time_t)perflib_filetime_to_unix(ft);
 	struct tm tm;
 
 	if (ft <= 0 || !gmtime_r(&t, &tm)) {
