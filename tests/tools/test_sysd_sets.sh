@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # test_sysd_sets.sh - the device and cgroup sets of perflib-sysd end to end, in one typeperf
-# run next to the issue's four counters, compared with /proc and /sys over the same interval:
+# run next to the issue's four counters, compared with /proc and /sys over the same interval
+# (rates: /proc/net/dev and cpu.stat polled every 50 ms, read at the first and last sample's
+# timestamps):
 #   - a cgroup this test creates (unified hierarchy) with a busy loop in it: its instance
 #     appears, \Cgroup(<path>)\% Processor Time agrees with the cgroup's cpu.stat usage_usec
 #     (15 points), and the instance goes when the cgroup is removed;
@@ -131,7 +133,13 @@ sleep 0.5
 lo() { awk '$1 == "lo:" { print $2 + $10 }' /proc/net/dev; }
 wr() { [ -n "$disk" ] && awk '{ printf "%.0f\n", $7 * 512 }' "/sys/block/$disk/stat" || echo 0; }
 cgu() { awk '/^usage_usec/ { print $2 }' "$cg/cpu.stat"; }
-t0=$(date +%s.%N); l0=$(lo); w0=$(wr); u0=$(cgu)
+w0=$(wr)
+# /proc/net/dev and cpu.stat every 50 ms through the typeperf run, with the time: the rates
+# are compared over the samples' own window (the first to the last timestamp typeperf
+# prints), not over the whole run, whose start-up a loaded machine stretches
+(while :; do echo "$(date +%s.%N) $(lo) $(cgu)"; sleep 0.05; done) >"$work/poll" &
+poller=$!
+pids="$pids $poller"
 set -- "\\Processor(_Total)\\% Processor Time" "\\Process(*)\\% Processor Time" \
 	"\\Memory\\Available Bytes" "\\System\\Context Switches/sec" \
 	"\\Cgroup(\\$name)\\% Processor Time" "\\Network Interface(lo)\\Bytes Total/sec"
@@ -139,7 +147,10 @@ set -- "\\Processor(_Total)\\% Processor Time" "\\Process(*)\\% Processor Time" 
 	"\\LogicalDisk($mntname)\\Disk Write Bytes/sec" "\\LogicalDisk($mntname)\\% Free Space" \
 	"\\LogicalDisk($mntname)\\Free Megabytes"
 out=$("$TP" "$@" -sc 4 2>&1) || fail "typeperf: $out"
-t1=$(date +%s.%N); l1=$(lo); w1=$(wr); u1=$(cgu)
+w1=$(wr)
+sleep 0.1
+kill "$poller" 2>/dev/null
+wait "$poller" 2>/dev/null
 printf '%s\n' "$out" | grep '^"[0-9]' | cut -d, -f1
 # the column of a counter (by its path's end), and the mean / sum of samples 2-4
 colno() { printf '%s\n' "$out" | grep '^"(PDH-CSV' | tr ',' '\n' | grep -nF "$1\"" | head -1 | cut -d: -f1; }
@@ -148,17 +159,26 @@ mean() { c=$(colno "$1"); printf '%s\n' "$out" | grep '^"[0-9]' | tail -3 | cut 
 sum() { c=$(colno "$1"); printf '%s\n' "$out" | grep '^"[0-9]' | tail -3 | cut -d, -f"$c" | tr -d '"\r' |
 	awk '{ s += $1 } END { print s }'; }
 last() { c=$(colno "$1"); printf '%s\n' "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f"$c" | tr -d '"\r'; }
-dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+# the window of samples 2-4: from sample 1's timestamp to sample 4's (typeperf's local time)
+stamp() { date -d "$(printf '%s\n' "$out" | grep '^"[0-9]' | sed -n "$1p" | cut -d, -f1 | tr -d '"')" +%s.%N; }
+ts1=$(stamp 1)
+ts4=$(stamp 4)
+# field $2 of the last poll at or before time $1: lo bytes (2) or cgroup usage_usec (3)
+polled() { awk -v t="$1" -v f="$2" '$1 <= t { v = $f } END { print v }' "$work/poll"; }
+wdt=$(awk -v a="$ts1" -v b="$ts4" 'BEGIN { print b - a }')
+awk -v d="$wdt" 'BEGIN { exit !(d > 1) }' || fail "typeperf's samples span $wdt s"
 
 tp_cg=$(mean "Cgroup(\\$name)\\% Processor Time")
-proc_cg=$(awk -v a="$u0" -v b="$u1" -v t="$dt" 'BEGIN { print (b - a) / 10000 / t }')
+proc_cg=$(awk -v a="$(polled "$ts1" 3)" -v b="$(polled "$ts4" 3)" -v t="$wdt" \
+	'BEGIN { print (b - a) / 10000 / t }')
 echo "cgroup: typeperf $tp_cg%, cpu.stat $proc_cg%"
 within "$tp_cg" "$proc_cg" 15 || fail "Cgroup % Processor Time $tp_cg vs cpu.stat $proc_cg"
 # that it ran at all (it competes with the machine's load; the comparison above is the check)
 awk -v v="$tp_cg" 'BEGIN { exit !(v >= 10) }' || fail "the cgroup's busy loop shows $tp_cg%"
 
 tp_lo=$(mean "Network Interface(lo)\\Bytes Total/sec")
-proc_lo=$(awk -v a="$l0" -v b="$l1" -v t="$dt" 'BEGIN { print (b - a) / t }')
+proc_lo=$(awk -v a="$(polled "$ts1" 2)" -v b="$(polled "$ts4" 2)" -v t="$wdt" \
+	'BEGIN { print (b - a) / t }')
 echo "lo: typeperf $tp_lo B/s, /proc/net/dev $proc_lo B/s"
 within "$tp_lo" "$proc_lo" "$(awk -v v="$proc_lo" 'BEGIN { print v * 0.3 }')" ||
 	fail "Network Interface(lo) Bytes Total/sec $tp_lo vs /proc/net/dev $proc_lo"
