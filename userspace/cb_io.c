@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cb_svc.h"
@@ -179,6 +180,24 @@ static bool conn_make_room(uid_t uid)
 	return true;
 }
 
+/*
+ * Close connection @fd after its answer without a reset: a request that came after the look
+ * for it would be unread at close(), and the kernel then makes the peer's next receive fail
+ * with ECONNRESET before it reads the answer waiting for it (seen under load: a consumer
+ * refused at accept got "connection reset" instead of ERROR_ACCESS_DENIED). Shut for
+ * reading first, so that nothing more can come (the peer's send fails with EPIPE), then
+ * drop what came.
+ */
+static void close_unread(int fd)
+{
+	char b[64];
+
+	shutdown(fd, SHUT_RD);
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT | MSG_TRUNC) > 0)
+		;
+	close(fd);
+}
+
 /* a new connection, judged before anything else is done with it */
 static void conn_accept(int fd, uint8_t *rbuf, uint32_t epoch)
 {
@@ -203,7 +222,7 @@ static void conn_accept(int fd, uint8_t *rbuf, uint32_t epoch)
 
 			memset(&none, 0, sizeof(none));
 			perflib_cb_reply_send(fd, &none, ERROR_SUCCESS, EACCES, 0);
-			close(fd);
+			close_unread(fd);
 		}
 		return;
 	}
