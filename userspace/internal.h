@@ -323,12 +323,6 @@ static inline uint64_t *perflib_live_word(const struct perflib_store *map, uint3
  */
 int perflib_store_refresh(struct perflib_store *map);
 /*
- * perflib_store_grow - publish segment @k (== the number opened) of class @cls unless another
- * process did: create, pin and enter it in the outer maps, then open it. -ENOSPC at the
- * capacity, -EPERM without CAP_BPF (only lodctr or a privileged provider can grow a set).
- */
-int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k);
-/*
  * perflib_store_shrink - give back the empty segments at the top of class @cls (never segment
  * 0, nor those ctl.keep holds): when the top segment holds no claimed or live slot and the
  * segments below it are at most 3/4 full, it is taken out of ctl.nr_segs and the outer

@@ -120,30 +120,6 @@ static int grow_locked(struct perflib_store *map, uint32_t cls, uint32_t k)
 	return seg_publish(map, cls, k);
 }
 
-int perflib_store_grow(struct perflib_store *map, uint32_t cls, uint32_t k)
-{
-	uint32_t nr;
-	int err, lock;
-
-	if (!map->writable || !map->ctl)
-		return -EBADF;
-	err = perflib_store_ctl_nr(map, cls, &nr);
-	if (err)
-		return err;
-	if (nr > k)
-		return perflib_store_refresh(map);
-	if (k >= map->cls[cls].max_segs)
-		return -ENOSPC;
-	lock = perflib_store_lock(map);
-	if (lock < 0)
-		return lock;
-	err = grow_locked(map, cls, k);
-	if (!err)
-		err = perflib_store_refresh_held(map);
-	perflib_store_unlock(lock);
-	return err;
-}
-
 int perflib_store_grow_held(struct perflib_store *map, uint32_t cls)
 {
 	uint32_t nr;

@@ -24,7 +24,7 @@
  *   R4 else decided: ctl.epoch++ (seq_cst), then the directory renamed away, removed (pin = 0)
  *   It may be killed after R2 or after R4's epoch++ (not with -DNOKILL): the kernel releases
  *   the lock, nr stays 0, the pins stay.
- * GROWER (perflib_store_grow -> grow_locked, GROWS turns), under the lock:
+ * GROWER (perflib_store_grow_held -> grow_locked, GROWS turns), under the lock:
  *   G1 ctl_nr_segs: published already -> done
  *   G2 no directory (pin == 0): perflib_seg_create, perflib_seg_pin, rename (an incarnation
  *      made); a directory there is a killed retirer's, whole: published again as it is
@@ -38,7 +38,7 @@
  *      0); k published and not open -> perflib_seg_open: the data pin, then the live pin (two
  *      opens). OLD_REFRESH: an open failing (ENOENT) fails the create. Now: the epoch is read
  *      again after the opens; moved -> what was opened is dropped, start again.
- *   C2 k not in the view: no room (slot_claim -> perflib_store_grow): G1-G3 inline, C1 again
+ *   C2 k not in the view: no room (slot_claim -> claim_held -> perflib_store_grow_held): G1-G3 inline, C1 again
  *   C3 claim_scan -> slot_try: our live bit set in v_inc, seq_cst fence, nr_segs loaded, then
  *      the epoch (OLD_CLAIM: not); k unpublished or the epoch not v_epoch -> claim_undo (bit
  *      cleared), -EAGAIN: the lock taken and released, C1, and nr 0 while the view has k ->

@@ -152,20 +152,28 @@ static void check_child_instance(const GUID *set)
 	assert_int_equal(perflib_reap_counterset(set), 1);
 }
 
-/* root creates on demand with perflib_set_pin_access(0660, nogroup); nobody provides */
-static void test_group_provides_on_demand(void **state)
+/* root registers @set on demand with perflib_set_pin_access(0660, nogroup), then stops */
+static void register_for_nogroup(GUID set)
 {
-	GUID set = prov_guid(), pg = prov_provider_guid();
+	GUID pg = prov_provider_guid();
 	struct prov_tmpl t;
 	HANDLE h;
 
-	(void)state;
 	assert_int_equal(perflib_set_pin_access(0660, NOGROUP), 0);
 	prov_tmpl_std(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
 	assert_int_equal(PerfStartProvider(&pg, NULL, &h), ERROR_SUCCESS);
 	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 	assert_int_equal(perflib_set_pin_access(0, (gid_t)-1), 0);
+}
+
+/* root creates on demand with perflib_set_pin_access(0660, nogroup); nobody provides */
+static void test_group_provides_on_demand(void **state)
+{
+	GUID set = prov_guid();
+
+	(void)state;
+	register_for_nogroup(set);
 	check_pins(&set, 0660, 0, NOGROUP);
 	assert_int_equal(run_child(set, ERROR_SUCCESS, -1), 0);
 	check_child_instance(&set);
@@ -248,19 +256,12 @@ static int child_fill(void *p)
 
 static void test_grow_needs_cap_bpf(void **state)
 {
-	GUID set = prov_guid(), pg = prov_provider_guid();
+	GUID set = prov_guid();
 	struct acc a = {set, ERROR_SUCCESS, -1};
-	struct prov_tmpl t;
-	HANDLE h;
 	pid_t pid;
 
 	(void)state;
-	assert_int_equal(perflib_set_pin_access(0660, NOGROUP), 0);
-	prov_tmpl_std(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
-	assert_int_equal(PerfStartProvider(&pg, NULL, &h), ERROR_SUCCESS);
-	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
-	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
-	assert_int_equal(perflib_set_pin_access(0, (gid_t)-1), 0);
+	register_for_nogroup(set);
 	pid = tl_fork(child_fill, &a);
 	assert_true(pid > 0);
 	assert_int_equal(tl_wait(pid, WAIT_MS), 0);
