@@ -110,7 +110,7 @@ char *pdh_w2u(LPCWSTR s, PDH_STATUS *err)
 
 	if (!s)
 		return NULL;
-	r = perfbuf_utf16_dup(s, wlen(s) + 1);
+	r = pdh_perfbuf_utf16_dup(s, wlen(s) + 1);
 	if (!r)
 		*err = PDH_MEMORY_ALLOCATION_FAILURE;
 	return r;
@@ -132,7 +132,7 @@ char *pdh_w2u_multi(LPCWSTR s, PDH_STATUS *err)
 		return NULL;
 	}
 	for (p = s; *p; p += wlen(p) + 1) {
-		u = perfbuf_utf16_dup(p, wlen(p) + 1);
+		u = pdh_perfbuf_utf16_dup(p, wlen(p) + 1);
 		if (!u) {
 			free(r);
 			*err = PDH_MEMORY_ALLOCATION_FAILURE;
@@ -409,7 +409,7 @@ ULONG pdh_call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
 }
 
 /* registration, names and (when wanted) instances of one counter set into @set */
-static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
+static ULONG load_set(const GUID *guid, bool instances, struct pdh_cat_set *set)
 {
 	struct pdh_reg_call c = {.guid = guid};
 	DWORD size;
@@ -421,7 +421,7 @@ static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 	st = pdh_fetch(pdh_call_reg, &c, &buf, &size);
 	if (st)
 		return st;
-	err = tp_reg_parse(buf, size, set);
+	err = pdh_decode_reg(buf, size, set);
 	free(buf);
 	if (err)
 		return err == -ENOMEM ? ERROR_OUTOFMEMORY : ERROR_INVALID_DATA;
@@ -434,7 +434,7 @@ static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 		st = pdh_fetch(pdh_call_reg, &c, &buf, &size);
 	}
 	if (!st) {
-		err = perfbuf_string(buf, size, &set->name);
+		err = pdh_perfbuf_string(buf, size, &set->name);
 		free(buf);
 		if (err == -ENOMEM)
 			return ERROR_OUTOFMEMORY;
@@ -447,29 +447,29 @@ static ULONG load_set(const GUID *guid, bool instances, struct tp_set *set)
 	}
 	if (!st) {
 		/* a malformed name block leaves the counters named by id */
-		err = tp_names_parse(buf, size, set);
+		err = pdh_decode_names(buf, size, set);
 		free(buf);
 		if (err == -ENOMEM)
 			return ERROR_OUTOFMEMORY;
 	}
-	if (tp_set_finish(set))
+	if (pdh_cat_set_finish(set))
 		return ERROR_OUTOFMEMORY;
-	if (!instances || !tp_set_multi(set))
+	if (!instances || !pdh_cat_set_multi(set))
 		return ERROR_SUCCESS;
 	st = pdh_fetch(pdh_call_instances, &c, &buf, &size);
 	if (st)
 		return st;
-	err = tp_instances_parse(buf, size, &set->instances, &set->nr_instances);
+	err = pdh_decode_instances(buf, size, &set->instances, &set->nr_instances);
 	free(buf);
 	if (err)
 		return err == -ENOMEM ? ERROR_OUTOFMEMORY : ERROR_INVALID_DATA;
 	return ERROR_SUCCESS;
 }
 
-ULONG tp_catalog_load(struct tp_catalog *cat, bool instances,
-		      void (*warn)(const GUID *set, ULONG code))
+ULONG pdh_catalog_load(struct pdh_catalog *cat, bool instances,
+		       void (*warn)(const GUID *set, ULONG code))
 {
-	struct tp_set *sets;
+	struct pdh_cat_set *sets;
 	DWORD size = 0, nr, i;
 	GUID *guids;
 	ULONG st;
@@ -488,21 +488,21 @@ ULONG tp_catalog_load(struct tp_catalog *cat, bool instances,
 	for (i = 0; i < nr; i++) {
 		st = load_set(&guids[i], instances, &sets[cat->nr_sets]);
 		if (st == ERROR_OUTOFMEMORY) {
-			tp_set_free(&sets[cat->nr_sets]);
+			pdh_cat_set_free(&sets[cat->nr_sets]);
 			break;
 		}
 		if (st) {
 			/* unregistered since the enumeration, or unreadable: leave it out */
 			if (warn)
 				warn(&guids[i], st);
-			tp_set_free(&sets[cat->nr_sets]);
+			pdh_cat_set_free(&sets[cat->nr_sets]);
 			continue;
 		}
 		cat->nr_sets++;
 	}
 	free(guids);
 	if (st == ERROR_OUTOFMEMORY) {
-		tp_catalog_free(cat);
+		pdh_catalog_free(cat);
 		return st;
 	}
 	return ERROR_SUCCESS;
@@ -519,7 +519,7 @@ static int explain_fn(void *ctx, uint32_t id, const void *text, size_t units)
 
 	if (id != e->id || e->text)
 		return 0;
-	e->text = perfbuf_utf16_dup(text, units);
+	e->text = pdh_perfbuf_utf16_dup(text, units);
 	return e->text ? 0 : -ENOMEM;
 }
 
@@ -532,7 +532,7 @@ char *pdh_explain(const GUID *guid, uint32_t id)
 
 	if (pdh_fetch(pdh_call_reg, &c, &buf, &size))
 		return NULL;
-	if (perfbuf_strings_parse(buf, size, explain_fn, &e)) {
+	if (pdh_perfbuf_strings_parse(buf, size, explain_fn, &e)) {
 		free(e.text);
 		e.text = NULL;
 	}

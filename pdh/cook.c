@@ -6,9 +6,9 @@
  * Choices where the sources disagree or are silent (each also noted at its case):
  * - a zero base difference (or a zero base for raw fractions) gives 0, not an error: an
  *   average over no events is shown as 0 by perfmon, and .NET maps the status to 0 too;
- *   a base that went back is COOK_NEGATIVE_DENOMINATOR;
+ *   a base that went back is PDH_COOK_NEGATIVE_DENOMINATOR;
  * - time that did not advance (delta(D) <= 0) or a frequency <= 0 is
- *   COOK_NEGATIVE_TIMEBASE: a rate over no time has no value;
+ *   PDH_COOK_NEGATIVE_TIMEBASE: a rate over no time has no value;
  * - PERF_SAMPLE_COUNTER is a rate per second over the system clock ([WS03], [CALC]);
  * - queue lengths divide by the time difference in the type's own time base, without a
  *   further factor (the 100NS variant too);
@@ -26,7 +26,7 @@
 #include "cook.h"
 #include "ctrtype.h"
 
-/* PDH status codes (pdh.h / PDH error codes page), for cook_status_pdh() only. */
+/* PDH status codes (pdh.h / PDH error codes page), for pdh_cook_status_pdh() only. */
 #define PDH_VALID 0x00000000u
 #define PDH_CSTATUS_INVALID 0xC0000BBAu
 #define PDH_NEG_DENOMINATOR 0x800007D6u
@@ -35,37 +35,37 @@
 #define PDH_NO_DATA 0x800007D5u
 #define PDH_INVALID_DATA 0xC0000BC6u
 
-/* delta(N) of an increasing counter; COOK_BAD_DATA when it went back ([CALC]) */
-static enum cook_status value_delta(const struct cook_raw *old, const struct cook_raw *cur,
-				    double *ret)
+/* delta(N) of an increasing counter; PDH_COOK_BAD_DATA when it went back ([CALC]) */
+static enum pdh_cook_status value_delta(const struct pdh_cook_raw *old,
+					const struct pdh_cook_raw *cur, double *ret)
 {
 	if (old->value > cur->value)
-		return COOK_BAD_DATA;
+		return PDH_COOK_BAD_DATA;
 	*ret = (double)(cur->value - old->value);
-	return COOK_OK;
+	return PDH_COOK_OK;
 }
 
 /* delta(D) of a signed time stamp; it must advance */
-static enum cook_status time_delta(int64_t d0, int64_t d1, double *ret)
+static enum pdh_cook_status time_delta(int64_t d0, int64_t d1, double *ret)
 {
 	if (d1 <= d0)
-		return COOK_NEGATIVE_TIMEBASE;
+		return PDH_COOK_NEGATIVE_TIMEBASE;
 	*ret = (double)((uint64_t)d1 - (uint64_t)d0);
-	return COOK_OK;
+	return PDH_COOK_OK;
 }
 
 /* delta of an unsigned clock held in a counter (object clock, precision time stamp) */
-static enum cook_status clock_delta(uint64_t d0, uint64_t d1, double *ret)
+static enum pdh_cook_status clock_delta(uint64_t d0, uint64_t d1, double *ret)
 {
 	if (d1 <= d0)
-		return COOK_NEGATIVE_TIMEBASE;
+		return PDH_COOK_NEGATIVE_TIMEBASE;
 	*ret = (double)(d1 - d0);
-	return COOK_OK;
+	return PDH_COOK_OK;
 }
 
 /* the time difference a two-sample timer or queue length divides by, per time base */
-static enum cook_status type_time_delta(uint32_t type, const struct cook_raw *old,
-					const struct cook_raw *cur, double *ret)
+static enum pdh_cook_status type_time_delta(uint32_t type, const struct pdh_cook_raw *old,
+					    const struct pdh_cook_raw *cur, double *ret)
 {
 	switch (ctrtype_timebase(type)) {
 	case CTRTYPE_TB_100NS:
@@ -78,106 +78,107 @@ static enum cook_status type_time_delta(uint32_t type, const struct cook_raw *ol
 }
 
 /* delta(N) / delta(D) for the type's time base: the building block of timers */
-static enum cook_status time_ratio(uint32_t type, const struct cook_raw *old,
-				   const struct cook_raw *cur, double *ret)
+static enum pdh_cook_status time_ratio(uint32_t type, const struct pdh_cook_raw *old,
+				       const struct pdh_cook_raw *cur, double *ret)
 {
-	enum cook_status st;
+	enum pdh_cook_status st;
 	double dn, dd;
 
 	st = type_time_delta(type, old, cur, &dd);
-	if (st == COOK_OK)
+	if (st == PDH_COOK_OK)
 		st = value_delta(old, cur, &dn);
-	if (st == COOK_OK)
+	if (st == PDH_COOK_OK)
 		*ret = dn / dd;
 	return st;
 }
 
-bool cook_per_second_type(uint32_t type)
+bool pdh_cook_per_second_type(uint32_t type)
 {
 	/* PERF_SAMPLE_COUNTER: [WS03]/[CALC]/.NET, not [PSDK]'s base form */
 	return type == PERF_COUNTER_COUNTER || type == PERF_COUNTER_BULK_COUNT ||
 	       type == PERF_SAMPLE_COUNTER;
 }
 
-enum cook_status cook_per_second_divisor(int64_t time0, int64_t time1, int64_t freq, double *ret)
+enum pdh_cook_status pdh_cook_per_second_divisor(int64_t time0, int64_t time1, int64_t freq,
+						 double *ret)
 {
-	enum cook_status st;
+	enum pdh_cook_status st;
 	double dd;
 
 	if (freq <= 0)
-		return COOK_NEGATIVE_TIMEBASE;
+		return PDH_COOK_NEGATIVE_TIMEBASE;
 	st = time_delta(time0, time1, &dd);
-	if (st == COOK_OK)
+	if (st == PDH_COOK_OK)
 		*ret = dd / (double)freq;
 	return st;
 }
 
 /* delta(N) / (delta(D) / F) over the system clock: counts per second */
-static enum cook_status per_second(const struct cook_raw *old, const struct cook_raw *cur,
-				   double *ret)
+static enum pdh_cook_status per_second(const struct pdh_cook_raw *old,
+				       const struct pdh_cook_raw *cur, double *ret)
 {
-	enum cook_status st;
+	enum pdh_cook_status st;
 	double div;
 
-	st = cook_per_second_divisor(old->time, cur->time, cur->freq, &div);
-	return st == COOK_OK ? cook_per_second(old->value, cur->value, div, ret) : st;
+	st = pdh_cook_per_second_divisor(old->time, cur->time, cur->freq, &div);
+	return st == PDH_COOK_OK ? pdh_cook_per_second(old->value, cur->value, div, ret) : st;
 }
 
 /* delta(N) / delta(B): sample fractions and averages; a zero delta(B) gives 0 */
-static enum cook_status base_ratio(const struct cook_raw *old, const struct cook_raw *cur,
-				   double *ret)
+static enum pdh_cook_status base_ratio(const struct pdh_cook_raw *old,
+				       const struct pdh_cook_raw *cur, double *ret)
 {
-	enum cook_status st;
+	enum pdh_cook_status st;
 	double dn;
 
 	if (old->base > cur->base)
-		return COOK_NEGATIVE_DENOMINATOR;
+		return PDH_COOK_NEGATIVE_DENOMINATOR;
 	st = value_delta(old, cur, &dn);
-	if (st != COOK_OK)
+	if (st != PDH_COOK_OK)
 		return st;
 	*ret = cur->base == old->base ? 0.0 : dn / (double)(cur->base - old->base);
-	return COOK_OK;
+	return PDH_COOK_OK;
 }
 
 /* multi timers: 100 * ratio / B1, or 100 * (B1 - ratio) for the inverse ones */
-static enum cook_status multi_timer(uint32_t type, const struct cook_raw *old,
-				    const struct cook_raw *cur, double *ret)
+static enum pdh_cook_status multi_timer(uint32_t type, const struct pdh_cook_raw *old,
+					const struct pdh_cook_raw *cur, double *ret)
 {
-	enum cook_status st;
+	enum pdh_cook_status st;
 	double r, v;
 
 	if (cur->multi == 0)
-		return COOK_NEGATIVE_DENOMINATOR;
+		return PDH_COOK_NEGATIVE_DENOMINATOR;
 	st = time_ratio(type, old, cur, &r);
-	if (st != COOK_OK)
+	if (st != PDH_COOK_OK)
 		return st;
 	if (type & PERF_INVERSE_COUNTER)
 		v = 100.0 * ((double)cur->multi - r);
 	else
 		v = 100.0 * r / (double)cur->multi;
 	if (v < 0)
-		return COOK_NEGATIVE_VALUE;
+		return PDH_COOK_NEGATIVE_VALUE;
 	*ret = v;
-	return COOK_OK;
+	return PDH_COOK_OK;
 }
 
 /* (D - N) / F on one sample, D and F from the object clock (perfTimeID, perfFreqID) */
-static enum cook_status elapsed(const struct cook_raw *cur, double *ret)
+static enum pdh_cook_status elapsed(const struct pdh_cook_raw *cur, double *ret)
 {
 	if (cur->value == 0) {
 		*ret = 0.0; /* start time 0: not started (.NET does the same) */
-		return COOK_OK;
+		return PDH_COOK_OK;
 	}
 	if (cur->obj_freq == 0 || (int64_t)cur->obj_freq < 0)
-		return COOK_NEGATIVE_TIMEBASE;
+		return PDH_COOK_NEGATIVE_TIMEBASE;
 	if (cur->value > cur->obj_time)
-		return COOK_NEGATIVE_VALUE;
+		return PDH_COOK_NEGATIVE_VALUE;
 	*ret = (double)(cur->obj_time - cur->value) / (double)cur->obj_freq;
-	return COOK_OK;
+	return PDH_COOK_OK;
 }
 
 /* the single-sample types: raw counts, raw fractions, elapsed time */
-static enum cook_status one_sample(uint32_t type, const struct cook_raw *cur, double *ret)
+static enum pdh_cook_status one_sample(uint32_t type, const struct pdh_cook_raw *cur, double *ret)
 {
 	switch (type) {
 	case PERF_COUNTER_RAWCOUNT:
@@ -185,27 +186,27 @@ static enum cook_status one_sample(uint32_t type, const struct cook_raw *cur, do
 	case PERF_COUNTER_RAWCOUNT_HEX: /* N; typeperf prints it in decimal like PDH_FMT_DOUBLE */
 	case PERF_COUNTER_LARGE_RAWCOUNT_HEX:
 		*ret = (double)cur->value;
-		return COOK_OK;
+		return PDH_COOK_OK;
 	case PERF_RAW_FRACTION:
 	case PERF_LARGE_RAW_FRACTION:
 		/* 100 * N / B; a zero base gives 0 like a zero base difference */
 		*ret = cur->base ? 100.0 * (double)cur->value / (double)cur->base : 0.0;
-		return COOK_OK;
+		return PDH_COOK_OK;
 	case PERF_ELAPSED_TIME:
 		return elapsed(cur, ret);
 	default:
-		return COOK_UNSUPPORTED;
+		return PDH_COOK_UNSUPPORTED;
 	}
 }
 
 /* the two-sample types; @old is present */
-static enum cook_status two_samples(uint32_t type, const struct cook_raw *old,
-				    const struct cook_raw *cur, double *ret)
+static enum pdh_cook_status two_samples(uint32_t type, const struct pdh_cook_raw *old,
+					const struct pdh_cook_raw *cur, double *ret)
 {
-	enum cook_status st;
+	enum pdh_cook_status st;
 	double r;
 
-	if (cook_per_second_type(type))
+	if (pdh_cook_per_second_type(type))
 		return per_second(old, cur, ret);
 	switch (type) {
 	case PERF_COUNTER_QUEUELEN_TYPE:
@@ -218,18 +219,18 @@ static enum cook_status two_samples(uint32_t type, const struct cook_raw *old,
 	case PERF_100NSEC_TIMER:
 	case PERF_OBJ_TIME_TIMER:
 		st = time_ratio(type, old, cur, &r);
-		if (st == COOK_OK)
+		if (st == PDH_COOK_OK)
 			*ret = 100.0 * r;
 		return st;
 	case PERF_COUNTER_TIMER_INV:
 	case PERF_100NSEC_TIMER_INV:
 		st = time_ratio(type, old, cur, &r);
-		if (st != COOK_OK)
+		if (st != PDH_COOK_OK)
 			return st;
 		if (r > 1.0)
-			return COOK_NEGATIVE_VALUE;
+			return PDH_COOK_NEGATIVE_VALUE;
 		*ret = 100.0 * (1.0 - r);
-		return COOK_OK;
+		return PDH_COOK_OK;
 	case PERF_COUNTER_MULTI_TIMER:
 	case PERF_100NSEC_MULTI_TIMER:
 	case PERF_COUNTER_MULTI_TIMER_INV:
@@ -237,15 +238,15 @@ static enum cook_status two_samples(uint32_t type, const struct cook_raw *old,
 		return multi_timer(type, old, cur, ret);
 	case PERF_SAMPLE_FRACTION:
 		st = base_ratio(old, cur, &r);
-		if (st == COOK_OK)
+		if (st == PDH_COOK_OK)
 			*ret = 100.0 * r;
 		return st;
 	case PERF_AVERAGE_TIMER:
 		/* (delta(N) / F) / delta(B): N in system ticks, result in seconds */
 		if (cur->freq <= 0)
-			return COOK_NEGATIVE_TIMEBASE;
+			return PDH_COOK_NEGATIVE_TIMEBASE;
 		st = base_ratio(old, cur, &r);
-		if (st == COOK_OK)
+		if (st == PDH_COOK_OK)
 			*ret = r / (double)cur->freq;
 		return st;
 	case PERF_AVERAGE_BULK:
@@ -257,95 +258,95 @@ static enum cook_status two_samples(uint32_t type, const struct cook_raw *old,
 	case PERF_PRECISION_100NS_TIMER:
 		/* D is the companion time-stamp counter, carried in base */
 		st = clock_delta(old->base, cur->base, &r);
-		if (st == COOK_OK)
+		if (st == PDH_COOK_OK)
 			st = value_delta(old, cur, ret);
-		if (st == COOK_OK)
+		if (st == PDH_COOK_OK)
 			*ret = 100.0 * *ret / r;
 		return st;
 	case PERF_PRECISION_OBJECT_TIMER:
 		st = clock_delta(old->obj_time, cur->obj_time, &r);
-		if (st == COOK_OK)
+		if (st == PDH_COOK_OK)
 			st = value_delta(old, cur, ret);
-		if (st == COOK_OK)
+		if (st == PDH_COOK_OK)
 			*ret = 100.0 * *ret / r;
 		return st;
 	default:
-		return COOK_UNSUPPORTED;
+		return PDH_COOK_UNSUPPORTED;
 	}
 }
 
-enum cook_status cook_value(uint32_t type, const struct cook_raw *old, const struct cook_raw *cur,
-			    double *ret_value)
+enum pdh_cook_status pdh_cook_value(uint32_t type, const struct pdh_cook_raw *old,
+				    const struct pdh_cook_raw *cur, double *ret_value)
 {
-	enum cook_status st;
+	enum pdh_cook_status st;
 	double v = 0;
 
 	switch (ctrtype_samples(type)) {
 	case 1:
 		if (!cur)
-			return COOK_FIRST_SAMPLE;
+			return PDH_COOK_FIRST_SAMPLE;
 		st = one_sample(type, cur, &v);
 		break;
 	case 2:
 		if (!old || !cur)
-			return COOK_FIRST_SAMPLE;
+			return PDH_COOK_FIRST_SAMPLE;
 		st = two_samples(type, old, cur, &v);
 		break;
 	default:
 		/* bases, text, no data; histograms and unknown values */
-		return ctrtype_calc(type) == CTRTYPE_CALC_UNKNOWN ? COOK_UNSUPPORTED
-								  : COOK_NOT_DISPLAYABLE;
+		return ctrtype_calc(type) == CTRTYPE_CALC_UNKNOWN ? PDH_COOK_UNSUPPORTED
+								  : PDH_COOK_NOT_DISPLAYABLE;
 	}
-	if (st == COOK_OK)
+	if (st == PDH_COOK_OK)
 		*ret_value = v;
 	return st;
 }
 
-double cook_scale(double value, int32_t scale)
+double pdh_cook_scale(double value, int32_t scale)
 {
 	return value * pow(10.0, (double)scale);
 }
 
-uint32_t cook_status_pdh(enum cook_status status)
+uint32_t pdh_cook_status_pdh(enum pdh_cook_status status)
 {
 	switch (status) {
-	case COOK_OK:
+	case PDH_COOK_OK:
 		return PDH_VALID;
-	case COOK_FIRST_SAMPLE:
-	case COOK_BAD_DATA:
+	case PDH_COOK_FIRST_SAMPLE:
+	case PDH_COOK_BAD_DATA:
 		return PDH_CSTATUS_INVALID;
-	case COOK_NEGATIVE_DENOMINATOR:
+	case PDH_COOK_NEGATIVE_DENOMINATOR:
 		return PDH_NEG_DENOMINATOR;
-	case COOK_NEGATIVE_TIMEBASE:
+	case PDH_COOK_NEGATIVE_TIMEBASE:
 		return PDH_NEG_TIMEBASE;
-	case COOK_NEGATIVE_VALUE:
+	case PDH_COOK_NEGATIVE_VALUE:
 		return PDH_NEG_VALUE;
-	case COOK_NOT_DISPLAYABLE:
+	case PDH_COOK_NOT_DISPLAYABLE:
 		return PDH_NO_DATA;
-	case COOK_UNSUPPORTED:
+	case PDH_COOK_UNSUPPORTED:
 	default:
 		return PDH_INVALID_DATA;
 	}
 }
 
-const char *cook_status_str(enum cook_status status)
+const char *pdh_cook_status_str(enum pdh_cook_status status)
 {
 	switch (status) {
-	case COOK_OK:
+	case PDH_COOK_OK:
 		return "valid";
-	case COOK_FIRST_SAMPLE:
+	case PDH_COOK_FIRST_SAMPLE:
 		return "needs a second sample";
-	case COOK_BAD_DATA:
+	case PDH_COOK_BAD_DATA:
 		return "counter went back";
-	case COOK_NEGATIVE_DENOMINATOR:
+	case PDH_COOK_NEGATIVE_DENOMINATOR:
 		return "negative denominator";
-	case COOK_NEGATIVE_TIMEBASE:
+	case PDH_COOK_NEGATIVE_TIMEBASE:
 		return "time did not advance";
-	case COOK_NEGATIVE_VALUE:
+	case PDH_COOK_NEGATIVE_VALUE:
 		return "negative value";
-	case COOK_NOT_DISPLAYABLE:
+	case PDH_COOK_NOT_DISPLAYABLE:
 		return "not displayable";
-	case COOK_UNSUPPORTED:
+	case PDH_COOK_UNSUPPORTED:
 	default:
 		return "unsupported counter type";
 	}

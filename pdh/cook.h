@@ -9,30 +9,30 @@
  * cook.c. Notation: N = raw value, B = base-counter value, D = time stamp, F = ticks per
  * second, suffix 0 = older sample, 1 = newer sample, delta(X) = X1 - X0.
  *
- * Scale: cook_value() never applies PERF_COUNTER_REG_INFO.DefaultScale and never caps at
+ * Scale: pdh_cook_value() never applies PERF_COUNTER_REG_INFO.DefaultScale and never caps at
  * 100 (as PDH_FMT_NOSCALE | PDH_FMT_NOCAP100). typeperf prints the values that way
- * (tools.md 4.3: values appear unscaled and uncapped); cook_scale() is there for consumers
+ * (tools.md 4.3: values appear unscaled and uncapped); pdh_cook_scale() is there for consumers
  * that want the scaled value.
  */
-#ifndef COOK_H
-#define COOK_H
+#ifndef PDH_COOK_H
+#define PDH_COOK_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 /*
- * Result of cooking one value. Only COOK_OK carries a value. The PDH status each one
- * stands for is given by cook_status_pdh().
+ * Result of cooking one value. Only PDH_COOK_OK carries a value. The PDH status each one
+ * stands for is given by pdh_cook_status_pdh().
  */
-enum cook_status {
-	COOK_OK = 0,	   /* valid value (PDH_CSTATUS_VALID_DATA) */
-	COOK_FIRST_SAMPLE, /* two-sample type without an older sample (PDH_CSTATUS_INVALID_DATA) */
-	COOK_BAD_DATA,	   /* N0 > N1: the counter went back; drop the older sample */
-	COOK_NEGATIVE_DENOMINATOR, /* base or multi count went back or is zero where it divides */
-	COOK_NEGATIVE_TIMEBASE,	   /* time did not advance, or a frequency <= 0 */
-	COOK_NEGATIVE_VALUE,	   /* the formula gave a negative value (inverse timers, elapsed) */
-	COOK_NOT_DISPLAYABLE,	   /* base, text and no-data types: never a value */
-	COOK_UNSUPPORTED,	   /* histogram or an unknown type */
+enum pdh_cook_status {
+	PDH_COOK_OK = 0,       /* valid value (PDH_CSTATUS_VALID_DATA) */
+	PDH_COOK_FIRST_SAMPLE, /* two-sample type without an older sample (PDH_CSTATUS_INVALID_DATA) */
+	PDH_COOK_BAD_DATA,     /* N0 > N1: the counter went back; drop the older sample */
+	PDH_COOK_NEGATIVE_DENOMINATOR, /* base or multi count went back or is zero where it divides */
+	PDH_COOK_NEGATIVE_TIMEBASE,    /* time did not advance, or a frequency <= 0 */
+	PDH_COOK_NEGATIVE_VALUE,  /* the formula gave a negative value (inverse timers, elapsed) */
+	PDH_COOK_NOT_DISPLAYABLE, /* base, text and no-data types: never a value */
+	PDH_COOK_UNSUPPORTED,	  /* histogram or an unknown type */
 };
 
 /*
@@ -40,7 +40,7 @@ enum cook_status {
  * what the counter's registration provides and leaves the rest 0; each type reads only
  * its own fields (see cook.c).
  */
-struct cook_raw {
+struct pdh_cook_raw {
 	uint64_t value;	    /* N: the counter's raw value; 4-byte counters zero-extended */
 	uint64_t base;	    /* B: base counter value (BaseCounterId); PRECISION: time stamp */
 	uint64_t multi;	    /* multi count of PERF_MULTI_COUNTER types (MultiId counter) */
@@ -52,16 +52,16 @@ struct cook_raw {
 };
 
 /*
- * cook_value - the displayed value of a counter of winperf.h type @type.
+ * pdh_cook_value - the displayed value of a counter of winperf.h type @type.
  * @old: the older sample, or NULL when there is none (first sample).
  * @cur: the newest sample (required).
- * @ret_value: out, written only when COOK_OK is returned.
- * Two-sample types return COOK_FIRST_SAMPLE without @old; single-sample types ignore it.
- * On COOK_BAD_DATA the caller should keep @cur as the next older sample (PDH drops the
+ * @ret_value: out, written only when PDH_COOK_OK is returned.
+ * Two-sample types return PDH_COOK_FIRST_SAMPLE without @old; single-sample types ignore it.
+ * On PDH_COOK_BAD_DATA the caller should keep @cur as the next older sample (PDH drops the
  * older one), which is what a caller that always keeps the newest sample does anyway.
  */
-enum cook_status cook_value(uint32_t type, const struct cook_raw *old, const struct cook_raw *cur,
-			    double *ret_value);
+enum pdh_cook_status pdh_cook_value(uint32_t type, const struct pdh_cook_raw *old,
+				    const struct pdh_cook_raw *cur, double *ret_value);
 
 /*
  * Which types need two samples, are displayable or are bases: ctrtype_samples(),
@@ -71,28 +71,29 @@ enum cook_status cook_value(uint32_t type, const struct cook_raw *old, const str
 /*
  * The counts-per-second types (PERF_COUNTER_COUNTER, PERF_COUNTER_BULK_COUNT,
  * PERF_SAMPLE_COUNTER) in two steps, for callers that cook many instances of one sample
- * pair: cook_per_second_divisor() once (delta(D) / F of the system clock: the data
- * headers' PerfTimeStamp and PerfFreq), then cook_per_second() per instance. cook_value()
+ * pair: pdh_cook_per_second_divisor() once (delta(D) / F of the system clock: the data
+ * headers' PerfTimeStamp and PerfFreq), then pdh_cook_per_second() per instance. pdh_cook_value()
  * computes these types the same way.
  */
-bool cook_per_second_type(uint32_t type);
-enum cook_status cook_per_second_divisor(int64_t time0, int64_t time1, int64_t freq, double *ret);
-static inline enum cook_status cook_per_second(uint64_t n0, uint64_t n1, double divisor,
-					       double *ret)
+bool pdh_cook_per_second_type(uint32_t type);
+enum pdh_cook_status pdh_cook_per_second_divisor(int64_t time0, int64_t time1, int64_t freq,
+						 double *ret);
+static inline enum pdh_cook_status pdh_cook_per_second(uint64_t n0, uint64_t n1, double divisor,
+						       double *ret)
 {
 	if (n0 > n1)
-		return COOK_BAD_DATA; /* a counter that went back, as cook_value says */
+		return PDH_COOK_BAD_DATA; /* a counter that went back, as pdh_cook_value says */
 	*ret = (double)(n1 - n0) / divisor;
-	return COOK_OK;
+	return PDH_COOK_OK;
 }
 
-/* cook_scale - @value * 10^@scale, the default scale of a counter (-10..10). */
-double cook_scale(double value, int32_t scale);
+/* pdh_cook_scale - @value * 10^@scale, the default scale of a counter (-10..10). */
+double pdh_cook_scale(double value, int32_t scale);
 
-/* cook_status_pdh - the PDH status code @status stands for (0 for COOK_OK). */
-uint32_t cook_status_pdh(enum cook_status status);
+/* pdh_cook_status_pdh - the PDH status code @status stands for (0 for PDH_COOK_OK). */
+uint32_t pdh_cook_status_pdh(enum pdh_cook_status status);
 
-/* cook_status_str - a short English description of @status (static string). */
-const char *cook_status_str(enum cook_status status);
+/* pdh_cook_status_str - a short English description of @status (static string). */
+const char *pdh_cook_status_str(enum pdh_cook_status status);
 
-#endif /* COOK_H */
+#endif /* PDH_COOK_H */

@@ -12,7 +12,7 @@
 #include "ctrtype.h"
 #include "pdh_internal.h"
 
-static DWORD set_level(const struct tp_set *set)
+static DWORD set_level(const struct pdh_cat_set *set)
 {
 	DWORD lvl = PERF_DETAIL_WIZARD;
 	size_t i;
@@ -27,7 +27,7 @@ static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *lis
 				 DWORD level, bool wide)
 {
 	struct pdh_strs out = {0};
-	struct tp_catalog cat;
+	struct pdh_catalog cat;
 	PDH_STATUS st = 0;
 	size_t i;
 
@@ -37,19 +37,19 @@ static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *lis
 		return PDH_CSTATUS_NO_MACHINE;
 	if (source) {
 		struct pdh_log *log = pdh_handle_get(source, PDH_KIND_LOG);
-		struct tp_path p;
+		struct pdh_cpath p;
 
 		if (!log || log->writing)
 			return PDH_INVALID_HANDLE;
 		for (i = 0; !st && i < log->nr_paths; i++) {
-			if (tp_path_parse(log->paths[i], &p))
+			if (pdh_cpath_parse(log->paths[i], &p))
 				continue;
 			if (!pdh_strs_has(&out, p.object) && pdh_strs_add(&out, p.object))
 				st = PDH_MEMORY_ALLOCATION_FAILURE;
-			tp_path_free(&p);
+			pdh_cpath_free(&p);
 		}
 	} else {
-		ULONG ws = tp_catalog_load(&cat, false, NULL);
+		ULONG ws = pdh_catalog_load(&cat, false, NULL);
 
 		if (ws)
 			return pdh_from_win32(ws);
@@ -57,7 +57,7 @@ static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *lis
 			if ((level & 0xFFFF) >= set_level(&cat.sets[i]) &&
 			    pdh_strs_add(&out, cat.sets[i].name))
 				st = PDH_MEMORY_ALLOCATION_FAILURE;
-		tp_catalog_free(&cat);
+		pdh_catalog_free(&cat);
 	}
 	if (!st)
 		st = pdh_put_list(out.v, out.nr, true, list, len, wide);
@@ -145,8 +145,8 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 			       DWORD flags, bool wide)
 {
 	struct pdh_strs c = {0}, in = {0};
-	struct tp_catalog cat;
-	const struct tp_set *set;
+	struct pdh_catalog cat;
+	const struct pdh_cat_set *set;
 	PDH_STATUS st = 0, st2;
 	ULONG ws;
 	size_t i;
@@ -159,19 +159,19 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 		return PDH_CSTATUS_NO_MACHINE;
 	if (source)
 		return PDH_NOT_IMPLEMENTED; /* logs: see PdhExpandWildCardPathH */
-	ws = tp_catalog_load(&cat, true, NULL);
+	ws = pdh_catalog_load(&cat, true, NULL);
 	if (ws)
 		return pdh_from_win32(ws);
-	k = tp_set_find(&cat, object);
+	k = pdh_cat_set_find(&cat, object);
 	if (k < 0) {
-		tp_catalog_free(&cat);
+		pdh_catalog_free(&cat);
 		return PDH_CSTATUS_NO_OBJECT;
 	}
 	set = &cat.sets[k];
 	for (i = 0; !st && i < set->nr_counters; i++) {
-		const struct tp_counter *t = &set->counters[i];
+		const struct pdh_cat_counter *t = &set->counters[i];
 
-		if (tp_counter_listed(t) && t->detail_level <= (level & 0xFFFF) &&
+		if (pdh_cat_counter_listed(t) && t->detail_level <= (level & 0xFFFF) &&
 		    pdh_strs_add(&c, t->name))
 			st = PDH_MEMORY_ALLOCATION_FAILURE;
 	}
@@ -181,7 +181,7 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 			st = PDH_MEMORY_ALLOCATION_FAILURE;
 	if (!st) {
 		st = pdh_put_list(c.v, c.nr, true, ctrs, ctrs_len, wide);
-		if (!tp_set_multi(set)) {
+		if (!pdh_cat_set_multi(set)) {
 			*insts_len = 0; /* no instances: size 0 (DOC) */
 			st2 = 0;
 		} else {
@@ -194,7 +194,7 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 	}
 	pdh_strs_free(&c);
 	pdh_strs_free(&in);
-	tp_catalog_free(&cat);
+	pdh_catalog_free(&cat);
 	return st;
 }
 
@@ -321,26 +321,26 @@ static DWORD name_index(const char *name)
 /* the registered name with index @index (set or counter name), malloc'd, or NULL */
 static char *name_of(DWORD index, const char *want, PDH_STATUS *st)
 {
-	struct tp_catalog cat;
+	struct pdh_catalog cat;
 	char *r = NULL;
 	size_t i, k;
-	ULONG ws = tp_catalog_load(&cat, false, NULL);
+	ULONG ws = pdh_catalog_load(&cat, false, NULL);
 
 	if (ws) {
 		*st = pdh_from_win32(ws);
 		return NULL;
 	}
 	for (i = 0; !r && i < cat.nr_sets; i++) {
-		const struct tp_set *s = &cat.sets[i];
+		const struct pdh_cat_set *s = &cat.sets[i];
 
-		if (want ? tp_name_equal(want, s->name) : name_index(s->name) == index)
+		if (want ? pdh_name_equal(want, s->name) : name_index(s->name) == index)
 			r = strdup(s->name);
 		for (k = 0; !r && k < s->nr_counters; k++)
-			if (want ? tp_name_equal(want, s->counters[k].name)
+			if (want ? pdh_name_equal(want, s->counters[k].name)
 				 : name_index(s->counters[k].name) == index)
 				r = strdup(s->counters[k].name);
 	}
-	tp_catalog_free(&cat);
+	pdh_catalog_free(&cat);
 	*st = r ? 0 : PDH_STRING_NOT_FOUND;
 	return r;
 }

@@ -24,7 +24,7 @@ struct fmt_steady {
 	const uint32_t *rel;	      /* per item: its name's place among the block's names */
 	const uint64_t *vals, *ovals; /* the column, now and before, by item */
 	const uint8_t *sizes, *osizes;
-	double div;	/* cook_per_second_divisor, 0: none (no valid rate) */
+	double div;	/* pdh_cook_per_second_divisor, 0: none (no valid rate) */
 	bool same_time; /* the two samples have the same time stamp */
 };
 
@@ -69,7 +69,7 @@ static inline __attribute__((always_inline)) void fmt_steady_c(const struct fmt_
 	}
 	for (i = from; rate && i < to; i++) {
 		uint64_t v = vals[i], ov = ovals[i];
-		/* one sample, or a clock or counter that went back: no value (cook_per_second) */
+		/* one sample, or a clock or counter that went back: no value (pdh_cook_per_second) */
 		bool ok = sizes[i] && osizes[i] && div != 0 && ov <= v;
 
 		items[i].szName = (WCHAR *)(void *)(names + ((size_t)rel[i] << shift));

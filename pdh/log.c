@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * log.c - CSV and TSV logs (pdh.md 5.10, 7): written from a query exactly as typeperf writes
- * its output (tp_out.c: "(PDH-CSV 4.0)" header, quoted fields, CRLF, six decimals, " " for
+ * its output (logtext.c: "(PDH-CSV 4.0)" header, quoted fields, CRLF, six decimals, " " for
  * no value), and read back so that a query replays them (PdhBindInputDataSource +
  * PdhOpenQueryH, or PdhOpenQuery with the file name).
  *
@@ -22,7 +22,7 @@
 
 /* ---- time stamps: "MM/DD/YYYY HH:MM:SS.mmm" in local time <-> local FILETIME --------- */
 
-static void stamp_format(int64_t local_ft, char buf[TP_STAMP_SIZE])
+static void stamp_format(int64_t local_ft, char buf[PDH_STAMP_SIZE])
 {
 	time_t secs = (time_t)perflib_filetime_to_unix(local_ft);
 	unsigned int ms = (unsigned int)(local_ft % 10000000 / 10000);
@@ -32,7 +32,7 @@ static void stamp_format(int64_t local_ft, char buf[TP_STAMP_SIZE])
 		strcpy(buf, "01/01/1970 00:00:00.000");
 		return;
 	}
-	snprintf(buf, TP_STAMP_SIZE, "%02u/%02u/%04u %02u:%02u:%02u.%03u",
+	snprintf(buf, PDH_STAMP_SIZE, "%02u/%02u/%04u %02u:%02u:%02u.%03u",
 		 (unsigned int)(tm.tm_mon + 1) % 100, (unsigned int)tm.tm_mday % 100,
 		 (unsigned int)(tm.tm_year + 1900) % 10000, (unsigned int)tm.tm_hour % 100,
 		 (unsigned int)tm.tm_min % 100, (unsigned int)tm.tm_sec % 100, ms % 1000);
@@ -186,9 +186,9 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 		if (!header) {
 			st = PDH_UNABLE_READ_LOG_HEADER;
 			if (!strncmp(line, "\"(PDH-CSV ", 10)) {
-				log->fmt = TP_FORMAT_CSV;
+				log->fmt = PDH_TEXT_CSV;
 			} else if (!strncmp(line, "\"(PDH-TSV ", 10)) {
-				log->fmt = TP_FORMAT_TSV;
+				log->fmt = PDH_TEXT_TSV;
 				sep = '\t';
 			} else {
 				goto out;
@@ -394,7 +394,7 @@ static void names_of(const struct pdh_query *q, const struct pdh_counter *c, con
 	*object = c->path.object;
 	*counter = c->path.counter;
 	for (i = 0; i < q->cat.nr_sets; i++) {
-		const struct tp_set *s = &q->cat.sets[i];
+		const struct pdh_cat_set *s = &q->cat.sets[i];
 
 		if (memcmp(&s->guid, &c->guid, sizeof(GUID)))
 			continue;
@@ -460,7 +460,7 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			char *inst = NULL;
 
 			if (c->multi) {
-				inst = tp_instance_display(
+				inst = pdh_instance_display(
 					c->pattern,
 					c->path.index > 0 ? (unsigned)c->path.index : 0);
 				if (!inst)
@@ -468,7 +468,7 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 			}
 			k = (size_t)add_column(log, c, c->multi ? c->pattern : NULL,
 					       c->path.index > 0 ? (unsigned)c->path.index : 0,
-					       tp_path_format(machine, object, inst, counter));
+					       pdh_cpath_format(machine, object, inst, counter));
 			free(inst);
 			if (k)
 				return -ENOMEM;
@@ -477,10 +477,10 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 		for (k = 0; k < pdh_counter_nr(c); k++) {
 			unsigned int dup;
 			const char *name = pdh_counter_name(c, k, &dup);
-			char *inst = tp_instance_display(name, dup);
+			char *inst = pdh_instance_display(name, dup);
 
 			if (!inst || add_column(log, c, name, dup,
-						tp_path_format(machine, object, inst, counter))) {
+						pdh_cpath_format(machine, object, inst, counter))) {
 				free(inst);
 				return -ENOMEM;
 			}
@@ -519,7 +519,7 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 		goto out;
 	log->kind = PDH_KIND_LOG;
 	log->writing = true;
-	log->fmt = type == PDH_LOG_TYPE_TSV ? TP_FORMAT_TSV : TP_FORMAT_CSV;
+	log->fmt = type == PDH_LOG_TYPE_TSV ? PDH_TEXT_TSV : PDH_TEXT_CSV;
 	log->q = q;
 	log->file = strdup(name);
 	if (!log->file || columns(log, q))
@@ -534,7 +534,7 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 		goto fail;
 	st = PDH_LOG_FILE_CREATE_ERROR;
 	if (!append &&
-	    (tp_out_header(log->f, log->fmt, log->col_path, log->nr_cols) || fflush(log->f)))
+	    (pdh_text_header(log->f, log->fmt, log->col_path, log->nr_cols) || fflush(log->f)))
 		goto fail;
 	st = PDH_MEMORY_ALLOCATION_FAILURE;
 	if (pdh_handle_add(log))
@@ -566,7 +566,7 @@ PDH_FUNCTION PdhOpenLogA(LPCSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdw
 		st = log_open_read(szLogFileName, &log);
 		if (st)
 			return st;
-		*lpdwLogType = log->fmt == TP_FORMAT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
+		*lpdwLogType = log->fmt == PDH_TEXT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
 		*phLog = log;
 		return 0;
 	case PDH_LOG_WRITE_ACCESS:
@@ -593,7 +593,7 @@ PDH_FUNCTION PdhOpenLogW(LPCWSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpd
 PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 {
 	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
-	char stamp[TP_STAMP_SIZE];
+	char stamp[PDH_STAMP_SIZE];
 	struct pdh_query *q;
 	size_t i, cursor = 0;
 	double *values;
@@ -635,7 +635,7 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 		values[i] = v.doubleValue;
 	}
 	stamp_format(q->stamp, stamp);
-	if (tp_out_row(log->f, log->fmt, stamp, values, valid, log->nr_cols) || fflush(log->f))
+	if (pdh_text_row(log->f, log->fmt, stamp, values, valid, log->nr_cols) || fflush(log->f))
 		st = PDH_LOG_FILE_CREATE_ERROR;
 	else if (st == PDH_NO_DATA)
 		st = 0; /* the record is written, with no values */

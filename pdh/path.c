@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * path.c - counter paths (pdh.md 5.7; syntax tools.md 4.2, one parser: tp_path.c): making,
+ * path.c - counter paths (pdh.md 5.7; syntax tools.md 4.2, one parser: names.c): making,
  * parsing, instance strings, validation and wildcard expansion against the counter sets
- * registered now (tp_catalog.c's resolution rules, the ones typeperf lists with -q/-qx).
+ * registered now (catalog.c's resolution rules, the ones typeperf lists with -q/-qx).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -92,12 +92,12 @@ static PDH_STATUS parse_common(const char *text, PDH_COUNTER_PATH_ELEMENTS_W *e,
 	char machine[PDH_MAX_COUNTER_NAME + 3];
 	const char *strs[5];
 	void **ptrs[5];
-	struct tp_path p;
+	struct pdh_cpath p;
 	int err;
 
 	if (!text || !size || flags || (!e && *size))
 		return PDH_INVALID_ARGUMENT;
-	err = tp_path_parse(text, &p);
+	err = pdh_cpath_parse(text, &p);
 	if (err)
 		return err == -ENOMEM ? PDH_MEMORY_ALLOCATION_FAILURE : PDH_INVALID_PATH;
 	if (p.machine)
@@ -112,7 +112,7 @@ static PDH_STATUS parse_common(const char *text, PDH_COUNTER_PATH_ELEMENTS_W *e,
 			need += (pdh_chars(strs[i], wide) + 1) * unit;
 	if (!e || *size < need) {
 		*size = (DWORD)need;
-		tp_path_free(&p);
+		pdh_cpath_free(&p);
 		return PDH_MORE_DATA;
 	}
 	memset(e, 0, sizeof(*e));
@@ -129,7 +129,7 @@ static PDH_STATUS parse_common(const char *text, PDH_COUNTER_PATH_ELEMENTS_W *e,
 		off += pdh_put((char *)e + off, strs[i], wide) * unit;
 	}
 	*size = (DWORD)need;
-	tp_path_free(&p);
+	pdh_cpath_free(&p);
 	return 0;
 }
 
@@ -231,19 +231,19 @@ PDH_FUNCTION PdhParseInstanceNameW(LPCWSTR szInstanceString, LPWSTR szInstanceNa
  * instances included, into *@cat; the caller frees both. PDH status; on failure nothing is
  * left to free.
  */
-static PDH_STATUS path_load(const char *text, struct tp_path *p, struct tp_catalog *cat)
+static PDH_STATUS path_load(const char *text, struct pdh_cpath *p, struct pdh_catalog *cat)
 {
 	ULONG ws;
 
-	if (tp_path_parse(text, p))
+	if (pdh_cpath_parse(text, p))
 		return PDH_CSTATUS_BAD_COUNTERNAME;
 	if (!pdh_machine_local(p->machine)) {
-		tp_path_free(p);
+		pdh_cpath_free(p);
 		return PDH_CSTATUS_NO_MACHINE;
 	}
-	ws = tp_catalog_load(cat, true, NULL);
+	ws = pdh_catalog_load(cat, true, NULL);
 	if (ws) {
-		tp_path_free(p);
+		pdh_cpath_free(p);
 		return pdh_from_win32(ws);
 	}
 	return 0;
@@ -251,9 +251,9 @@ static PDH_STATUS path_load(const char *text, struct tp_path *p, struct tp_catal
 
 static PDH_STATUS validate(PDH_HLOG source, const char *text)
 {
-	struct tp_catalog cat;
-	const struct tp_set *set;
-	struct tp_path p;
+	struct pdh_catalog cat;
+	const struct pdh_cat_set *set;
+	struct pdh_cpath p;
 	PDH_STATUS st;
 	size_t i;
 	long k;
@@ -275,27 +275,27 @@ static PDH_STATUS validate(PDH_HLOG source, const char *text)
 	st = path_load(text, &p, &cat);
 	if (st)
 		return st;
-	k = tp_set_find(&cat, p.object);
+	k = pdh_cat_set_find(&cat, p.object);
 	st = PDH_CSTATUS_NO_OBJECT;
 	if (k < 0)
 		goto out_cat;
 	set = &cat.sets[k];
 	for (i = 0; i < set->nr_counters; i++)
-		if (tp_name_equal(set->counters[i].name, p.counter) &&
+		if (pdh_name_equal(set->counters[i].name, p.counter) &&
 		    ctrtype_displayable(set->counters[i].type))
 			break;
 	st = PDH_CSTATUS_NO_COUNTER;
 	if (i == set->nr_counters)
 		goto out_cat;
 	st = PDH_CSTATUS_NO_INSTANCE;
-	if (!tp_set_multi(set) != !p.instance)
+	if (!pdh_cat_set_multi(set) != !p.instance)
 		goto out_cat;
-	if (p.instance && !tp_has_wildcard(p.instance) && p.index != TP_INDEX_ANY) {
-		char *pat = tp_path_instance_pattern(&p);
+	if (p.instance && !pdh_has_wildcard(p.instance) && p.index != PDH_INDEX_ANY) {
+		char *pat = pdh_cpath_instance_pattern(&p);
 		int idx = p.index < 0 ? 0 : p.index;
 
 		for (i = 0; pat && i < set->nr_instances; i++)
-			if (tp_name_equal(set->instances[i].name, pat) &&
+			if (pdh_name_equal(set->instances[i].name, pat) &&
 			    set->instances[i].dup == (unsigned int)idx)
 				break;
 		if (!pat || i == set->nr_instances) {
@@ -307,8 +307,8 @@ static PDH_STATUS validate(PDH_HLOG source, const char *text)
 	}
 	st = 0;
 out_cat:
-	tp_catalog_free(&cat);
-	tp_path_free(&p);
+	pdh_catalog_free(&cat);
+	pdh_cpath_free(&p);
 	return st;
 }
 
@@ -340,12 +340,12 @@ PDH_FUNCTION PdhValidatePathExW(PDH_HLOG hDataSource, LPCWSTR szFullPathBuffer)
 }
 
 /* the instance part of @p as written: "parent/instance#index" */
-static char *instance_text(const struct tp_path *p)
+static char *instance_text(const struct pdh_cpath *p)
 {
 	char *r;
 
 	if (asprintf(&r, "%s%s%s%s", p->parent ? p->parent : "", p->parent ? "/" : "", p->instance,
-		     p->index == TP_INDEX_ANY ? "#*" : "") < 0)
+		     p->index == PDH_INDEX_ANY ? "#*" : "") < 0)
 		return NULL;
 	if (p->index >= 0) {
 		char *r2;
@@ -361,9 +361,9 @@ static char *instance_text(const struct tp_path *p)
 /* every path of this machine matching @text (pdh.md 5.7.5), into @out */
 static PDH_STATUS expand(const char *text, DWORD flags, struct pdh_strs *out)
 {
-	struct tp_target *targets = NULL;
-	struct tp_catalog cat;
-	struct tp_path p;
+	struct pdh_target *targets = NULL;
+	struct pdh_catalog cat;
+	struct pdh_cpath p;
 	size_t i, nr = 0;
 	bool any = false, multi = false;
 	PDH_STATUS st;
@@ -374,9 +374,9 @@ static PDH_STATUS expand(const char *text, DWORD flags, struct pdh_strs *out)
 	if (st)
 		return st;
 	for (i = 0; i < cat.nr_sets; i++) {
-		if (tp_match(p.object, cat.sets[i].name)) {
+		if (pdh_match(p.object, cat.sets[i].name)) {
 			any = true;
-			multi |= tp_set_multi(&cat.sets[i]);
+			multi |= pdh_cat_set_multi(&cat.sets[i]);
 		}
 	}
 	st = PDH_CSTATUS_NO_OBJECT;
@@ -389,32 +389,32 @@ static PDH_STATUS expand(const char *text, DWORD flags, struct pdh_strs *out)
 	st = PDH_MEMORY_ALLOCATION_FAILURE;
 	/* object wildcards ("pro*") too: each matching set in turn */
 	for (i = 0; i < cat.nr_sets; i++) {
-		struct tp_path one = p;
+		struct pdh_cpath one = p;
 
-		if (!tp_match(p.object, cat.sets[i].name))
+		if (!pdh_match(p.object, cat.sets[i].name))
 			continue;
 		one.object = cat.sets[i].name;
-		if (tp_resolve(&cat, &one, &targets, &nr) < 0)
+		if (pdh_cat_resolve(&cat, &one, &targets, &nr) < 0)
 			goto out_targets;
 	}
 	for (i = 0; i < nr; i++) {
-		const struct tp_set *set = &cat.sets[targets[i].set];
-		const struct tp_counter *ctr = &set->counters[targets[i].counter];
+		const struct pdh_cat_set *set = &cat.sets[targets[i].set];
+		const struct pdh_cat_counter *ctr = &set->counters[targets[i].counter];
 		const char *counter = ctr->name;
 		char *inst = NULL, *path;
 
-		if ((flags & PDH_NOEXPANDCOUNTERS) && tp_has_wildcard(p.counter))
+		if ((flags & PDH_NOEXPANDCOUNTERS) && pdh_has_wildcard(p.counter))
 			counter = p.counter;
-		if (targets[i].instance != TP_NO_INSTANCE) {
-			const struct tp_instance *in = &set->instances[targets[i].instance];
+		if (targets[i].instance != PDH_NO_INSTANCE) {
+			const struct pdh_cat_instance *in = &set->instances[targets[i].instance];
 
 			inst = (flags & PDH_NOEXPANDINSTANCES)
 				       ? instance_text(&p)
-				       : tp_instance_display(in->name, in->dup);
+				       : pdh_instance_display(in->name, in->dup);
 			if (!inst)
 				goto out_targets;
 		}
-		path = tp_path_format(p.machine, set->name, inst, counter);
+		path = pdh_cpath_format(p.machine, set->name, inst, counter);
 		free(inst);
 		if (!path)
 			goto out_targets;
@@ -429,8 +429,8 @@ static PDH_STATUS expand(const char *text, DWORD flags, struct pdh_strs *out)
 out_targets:
 	free(targets);
 out_cat:
-	tp_catalog_free(&cat);
-	tp_path_free(&p);
+	pdh_catalog_free(&cat);
+	pdh_cpath_free(&p);
 	return st;
 }
 
@@ -444,28 +444,28 @@ static PDH_STATUS expand_common(PDH_HLOG source, const char *text, void *list, L
 		return PDH_INVALID_ARGUMENT;
 	if (source) {
 		struct pdh_log *log = pdh_handle_get(source, PDH_KIND_LOG);
-		struct tp_path p, lp;
+		struct pdh_cpath p, lp;
 		size_t i;
 
 		if (!log || log->writing)
 			return PDH_INVALID_HANDLE;
-		if (!text || tp_path_parse(text, &p))
+		if (!text || pdh_cpath_parse(text, &p))
 			return text ? PDH_CSTATUS_BAD_COUNTERNAME : PDH_INVALID_ARGUMENT;
 		/* a log lists what it holds (G-Logs) */
 		for (i = 0; i < log->nr_paths; i++) {
-			if (tp_path_parse(log->paths[i], &lp))
+			if (pdh_cpath_parse(log->paths[i], &lp))
 				continue;
-			if (tp_match(p.object, lp.object) && tp_match(p.counter, lp.counter) &&
-			    (!p.instance || (lp.instance && tp_match(p.instance, lp.instance))) &&
+			if (pdh_match(p.object, lp.object) && pdh_match(p.counter, lp.counter) &&
+			    (!p.instance || (lp.instance && pdh_match(p.instance, lp.instance))) &&
 			    pdh_strs_add(&out, log->paths[i])) {
-				tp_path_free(&lp);
-				tp_path_free(&p);
+				pdh_cpath_free(&lp);
+				pdh_cpath_free(&p);
 				pdh_strs_free(&out);
 				return PDH_MEMORY_ALLOCATION_FAILURE;
 			}
-			tp_path_free(&lp);
+			pdh_cpath_free(&lp);
 		}
-		tp_path_free(&p);
+		pdh_cpath_free(&p);
 		st = 0;
 	} else {
 		st = expand(text, flags, &out);

@@ -17,10 +17,10 @@
 #include "pdh_fetch.h"
 #include "pdh_sets.h"
 #include "perfcols.h"
-#include "tp_buf.h"
-#include "tp_catalog.h"
-#include "tp_out.h"
-#include "tp_path.h"
+#include "decode.h"
+#include "catalog.h"
+#include "logtext.h"
+#include "names.h"
 
 #define PDH_HIDDEN __attribute__((visibility("hidden")))
 
@@ -67,7 +67,7 @@ struct pdh_cols {
 
 /* One decoded sample of a query (real time); a query keeps the newest and the one before. */
 struct pdh_data {
-	struct perfbuf_data d;
+	struct pdh_perfbuf_data d;
 	GUID *sets; /* per block: its counter set */
 	size_t cap_sets;
 	bool *in_order;	    /* per block: the instances of the sample before, in its order */
@@ -92,17 +92,17 @@ struct pdh_counter {
 	struct pdh_query *q;
 	DWORD_PTR user;
 	char *full_path;       /* as given */
-	struct tp_path path;   /* parsed */
-	char *pattern;	       /* instance name pattern (tp_path_instance_pattern), NULL: none */
+	struct pdh_cpath path; /* parsed */
+	char *pattern;	       /* instance name pattern (pdh_cpath_instance_pattern), NULL: none */
 	bool wildcard;	       /* the instance part matches many */
 	GUID guid;	       /* counter set */
 	bool multi;	       /* set has instances */
-	struct tp_counter ctr; /* registration (name not owned) */
-	uint32_t base_id;      /* ctrtype's base rule, PERFLIB_NO_ID */
-	int32_t def_scale;     /* DefaultScale */
-	LONG scale;	       /* PdhSetCounterScaleFactor */
-	char *explain;	       /* cached help text */
-	size_t *log_cols;      /* log replay: matching columns */
+	struct pdh_cat_counter ctr; /* registration (name not owned) */
+	uint32_t base_id;	    /* ctrtype's base rule, PERFLIB_NO_ID */
+	int32_t def_scale;	    /* DefaultScale */
+	LONG scale;		    /* PdhSetCounterScaleFactor */
+	char *explain;		    /* cached help text */
+	size_t *log_cols;	    /* log replay: matching columns */
 	size_t nr_log_cols;
 	struct pdh_sample cur, old; /* log replay: the newest record and the one before */
 	/*
@@ -133,7 +133,7 @@ struct pdh_query {
 	pthread_mutex_t lock;
 	DWORD_PTR user;
 	struct pdh_log *source; /* log replay, NULL for real time */
-	struct tp_catalog cat;	/* this machine's counter sets (instances not loaded) */
+	struct pdh_catalog cat; /* this machine's counter sets (instances not loaded) */
 	bool have_cat;
 	HANDLE perf;	    /* perflib query, NULL before the first collection */
 	bool specs_dirty;   /* counters changed: rebuild perf */
@@ -168,7 +168,7 @@ struct pdh_log {
 	enum pdh_kind kind;
 	bool writing;
 	bool console; /* writing to "CON": standard output, not closed */
-	enum tp_format fmt;
+	enum pdh_text_format fmt;
 	FILE *f;
 	char *file;
 	struct pdh_query *q; /* writing: the query */

@@ -40,7 +40,7 @@ pdh_query_whole_sets(PDH_HQUERY query, const GUID *sets, const bool *multi, size
  * PDH_CSTATUS_NO_OBJECT when @set was not collected.
  */
 __attribute__((visibility("hidden"))) PDH_STATUS
-pdh_query_set_block(PDH_HQUERY query, const GUID *set, const struct perfbuf_data **ret_data,
-		    const struct perfbuf_block **ret_block);
+pdh_query_set_block(PDH_HQUERY query, const GUID *set, const struct pdh_perfbuf_data **ret_data,
+		    const struct pdh_perfbuf_block **ret_block);
 
 #endif /* PDH_SETS_H */

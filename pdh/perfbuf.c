@@ -50,14 +50,14 @@ static uint64_t get_u64(const uint8_t *p)
 /* ---- text ------------------------------------------------------------------------------ */
 
 /* the conversions are the library's (perflib-linux.h); these add cut and allocation rules */
-size_t perfbuf_utf16_to_utf8(const void *src, size_t max_units, char *dst, size_t dst_size)
+size_t pdh_perfbuf_utf16_to_utf8(const void *src, size_t max_units, char *dst, size_t dst_size)
 {
 	/* -ENOSPC leaves what fits, cut at a character boundary: the rule here */
 	perflib_utf16_to_utf8(src, max_units, dst, dst_size);
 	return strlen(dst);
 }
 
-char *perfbuf_utf16_dup(const void *src, size_t max_units)
+char *pdh_perfbuf_utf16_dup(const void *src, size_t max_units)
 {
 	size_t units = 0, size;
 	char *s;
@@ -71,7 +71,7 @@ char *perfbuf_utf16_dup(const void *src, size_t max_units)
 	return s;
 }
 
-int perfbuf_utf8_to_utf16(const char *src, WCHAR **ret, size_t *ret_units)
+int pdh_perfbuf_utf8_to_utf16(const char *src, WCHAR **ret, size_t *ret_units)
 {
 	/* never more units than bytes, plus the NUL */
 	size_t cap = strlen(src) + 1;
@@ -101,14 +101,14 @@ static long wstr_units(const uint8_t *p, size_t size)
 	return -1;
 }
 
-int perfbuf_string(const void *buf, size_t size, char **ret)
+int pdh_perfbuf_string(const void *buf, size_t size, char **ret)
 {
 	long units = wstr_units(buf, size);
 	char *s;
 
 	if (units < 0)
 		return -EBADMSG;
-	s = perfbuf_utf16_dup(buf, (size_t)units);
+	s = pdh_perfbuf_utf16_dup(buf, (size_t)units);
 	if (!s)
 		return -ENOMEM;
 	*ret = s;
@@ -117,7 +117,7 @@ int perfbuf_string(const void *buf, size_t size, char **ret)
 
 /* ---- registration ---------------------------------------------------------------------- */
 
-int perfbuf_reg_parse(const void *buf, size_t size, struct perfbuf_reg *ret)
+int pdh_perfbuf_reg_parse(const void *buf, size_t size, struct pdh_perfbuf_reg *ret)
 {
 	const uint8_t *p = buf;
 	uint32_t n;
@@ -135,7 +135,8 @@ int perfbuf_reg_parse(const void *buf, size_t size, struct perfbuf_reg *ret)
 	return 0;
 }
 
-void perfbuf_reg_counter(const struct perfbuf_reg *reg, uint32_t i, struct perfbuf_counter *ret)
+void pdh_perfbuf_reg_counter(const struct pdh_perfbuf_reg *reg, uint32_t i,
+			     struct pdh_perfbuf_counter *ret)
 {
 	const uint8_t *c = reg->counters + (size_t)i * sizeof(PERF_COUNTER_REG_INFO);
 
@@ -150,9 +151,9 @@ void perfbuf_reg_counter(const struct perfbuf_reg *reg, uint32_t i, struct perfb
 	ret->multi_id = FIELD32(c, PERF_COUNTER_REG_INFO, MultiId);
 }
 
-int perfbuf_strings_parse(const void *buf, size_t size,
-			  int (*fn)(void *ctx, uint32_t id, const void *text, size_t units),
-			  void *ctx)
+int pdh_perfbuf_strings_parse(const void *buf, size_t size,
+			      int (*fn)(void *ctx, uint32_t id, const void *text, size_t units),
+			      void *ctx)
 {
 	const uint8_t *p = buf, *h;
 	uint32_t total, n, i, off;
@@ -213,9 +214,9 @@ static bool instance_block(const uint8_t *p, size_t off, size_t end, uint32_t *r
 	return true;
 }
 
-int perfbuf_instances_parse(const void *buf, size_t size,
-			    int (*fn)(void *ctx, uint32_t id, const void *name, size_t units),
-			    void *ctx)
+int pdh_perfbuf_instances_parse(const void *buf, size_t size,
+				int (*fn)(void *ctx, uint32_t id, const void *name, size_t units),
+				void *ctx)
 {
 	const uint8_t *p = buf;
 	size_t off = 0, units;
@@ -237,10 +238,10 @@ int perfbuf_instances_parse(const void *buf, size_t size,
 
 /* ---- PerfQueryCounterData -------------------------------------------------------------- */
 
-/* one walk of perfbuf_data_parse */
+/* one walk of pdh_perfbuf_data_parse */
 struct walk {
 	const uint8_t *p; /* the buffer */
-	const struct perfbuf_data_ops *ops;
+	const struct pdh_perfbuf_data_ops *ops;
 	void *ctx;
 };
 
@@ -379,11 +380,11 @@ static int block_payload(const struct walk *w, size_t off, size_t end, uint32_t 
 	}
 }
 
-int perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
-		       const struct perfbuf_data_ops *ops, void *ctx)
+int pdh_perfbuf_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
+			   const struct pdh_perfbuf_data_ops *ops, void *ctx)
 {
 	struct walk w = {.p = buf, .ops = ops, .ctx = ctx};
-	struct perfbuf_data_header hdr;
+	struct pdh_perfbuf_data_header hdr;
 	uint32_t total, i, hsize, status, type, spec_id;
 	size_t off = sizeof(PERF_DATA_HEADER);
 	int err;

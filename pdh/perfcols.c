@@ -33,7 +33,7 @@ static int reserve(void *p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-void perfbuf_data_release(struct perfbuf_data *d)
+void pdh_perfbuf_data_release(struct pdh_perfbuf_data *d)
 {
 	free(d->blocks);
 	free(d->items);
@@ -45,17 +45,17 @@ void perfbuf_data_release(struct perfbuf_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-void perfcols_forget(struct perfcols *cols)
+void pdh_perfcols_forget(struct perfcols *cols)
 {
 	cols->data = NULL;
 }
 
-void perfcols_free(struct perfcols *cols)
+void pdh_perfcols_free(struct perfcols *cols)
 {
 	size_t i;
 
 	for (i = 0; i < cols->cap; i++) {
-		struct perfcols_block *b = &cols->b[i];
+		struct pdh_perfcols_block *b = &cols->b[i];
 
 		free(b->keys);
 		free(b->inst_ids);
@@ -74,7 +74,7 @@ static int blocks_reserve(struct perfcols *cols, size_t n)
 	size_t i, cap = cols->cap;
 
 	if (n > cap) {
-		struct perfcols_block *b = realloc(cols->b, n * sizeof(*b));
+		struct pdh_perfcols_block *b = realloc(cols->b, n * sizeof(*b));
 		struct perflib_column_block *lib;
 
 		if (!b)
@@ -92,7 +92,7 @@ static int blocks_reserve(struct perfcols *cols, size_t n)
 		}
 	}
 	for (i = 0; i < n; i++) {
-		struct perfcols_block *b = &cols->b[i];
+		struct pdh_perfcols_block *b = &cols->b[i];
 		size_t rows = b->cap_rows, units = b->cap_units;
 
 		if (reserve(&b->keys, &rows, b->rows, sizeof(*b->keys)))
@@ -116,7 +116,7 @@ static int blocks_reserve(struct perfcols *cols, size_t n)
 }
 
 /* the call's blocks over the arrays: values of block i at @d's values from *val0 */
-static int lay_out(struct perfcols *cols, struct perfbuf_data *d, bool keep)
+static int lay_out(struct perfcols *cols, struct pdh_perfbuf_data *d, bool keep)
 {
 	size_t i, values = 0, ids = 0;
 
@@ -130,7 +130,7 @@ static int lay_out(struct perfcols *cols, struct perfbuf_data *d, bool keep)
 		return -ENOMEM;
 	values = ids = 0;
 	for (i = 0; i < cols->nr; i++) {
-		struct perfcols_block *b = &cols->b[i];
+		struct pdh_perfcols_block *b = &cols->b[i];
 
 		cols->lib[i] = (struct perflib_column_block){
 			.max_rows = (ULONG)b->cap_rows,
@@ -153,15 +153,15 @@ static int lay_out(struct perfcols *cols, struct perfbuf_data *d, bool keep)
 }
 
 /* the name of row @r of @lb (UTF-16) appended to @d as item @it of @b; -ENOMEM */
-static int new_name(struct perfbuf_data *d, struct perfbuf_block *b, struct perfbuf_item *it,
-		    const struct perflib_column_block *lb, size_t r)
+static int new_name(struct pdh_perfbuf_data *d, struct pdh_perfbuf_block *b,
+		    struct pdh_perfbuf_item *it, const struct perflib_column_block *lb, size_t r)
 {
 	const WCHAR *name = lb->names + lb->name_offsets[r];
 	size_t units = lb->name_lengths[r], i, len;
 	char *dst;
 
 	/* a unit gives at most 3 bytes, a pair 4; offsets are 32 bits */
-	if (d->names_len + 3 * units + 1 >= PERFBUF_NO_NAME ||
+	if (d->names_len + 3 * units + 1 >= PDH_PERFBUF_NO_NAME ||
 	    reserve(&d->names, &d->cap_names, d->names_len + 3 * units + 1, 1))
 		return -ENOMEM;
 	dst = d->names + d->names_len;
@@ -184,10 +184,11 @@ static int new_name(struct perfbuf_data *d, struct perfbuf_block *b, struct perf
 }
 
 /* item @r of @ob in @prev appended to @d as @it of @b, with its name */
-static void old_item(struct perfbuf_data *d, struct perfbuf_block *b, struct perfbuf_item *it,
-		     const struct perfbuf_data *prev, const struct perfbuf_block *ob, size_t r)
+static void old_item(struct pdh_perfbuf_data *d, struct pdh_perfbuf_block *b,
+		     struct pdh_perfbuf_item *it, const struct pdh_perfbuf_data *prev,
+		     const struct pdh_perfbuf_block *ob, size_t r)
 {
-	const struct perfbuf_item *oit = &prev->items[ob->first + r];
+	const struct pdh_perfbuf_item *oit = &prev->items[ob->first + r];
 
 	*it = *oit;
 	it->name = (uint32_t)d->names_len;
@@ -202,18 +203,18 @@ static void old_item(struct perfbuf_data *d, struct perfbuf_block *b, struct per
  * block @i of @d from the call's block: items and names (values are in place); -ENOMEM,
  * -EAGAIN when @prev is not the data the keys were read with
  */
-static int fill_block(struct perfcols *cols, size_t i, const struct perfbuf_data *prev,
-		      struct perfbuf_data *d, size_t val0, size_t ids0)
+static int fill_block(struct perfcols *cols, size_t i, const struct pdh_perfbuf_data *prev,
+		      struct pdh_perfbuf_data *d, size_t val0, size_t ids0)
 {
 	const struct perflib_column_block *lb = &cols->lib[i];
-	struct perfbuf_block *b = &d->blocks[i];
-	const struct perfbuf_block *ob = NULL;
+	struct pdh_perfbuf_block *b = &d->blocks[i];
+	const struct pdh_perfbuf_block *ob = NULL;
 	bool named = lb->type == PERF_MULTIPLE_INSTANCES || lb->type == PERF_COUNTERSET;
 	size_t r, nr = lb->nr_rows, known = named ? nr - lb->nr_named : 0;
-	struct perfbuf_item *it;
+	struct pdh_perfbuf_item *it;
 	bool same;
 
-	*b = (struct perfbuf_block){
+	*b = (struct pdh_perfbuf_block){
 		.status = lb->status,
 		.type = lb->type,
 		.nr_cols = lb->nr_cols,
@@ -235,7 +236,7 @@ static int fill_block(struct perfcols *cols, size_t i, const struct perfbuf_data
 	d->nr_items += nr;
 	if (known == nr && nr) {
 		/* the steady state: every row is the item before, names along in one copy */
-		const struct perfbuf_item *oit = prev->items + ob->first;
+		const struct pdh_perfbuf_item *oit = prev->items + ob->first;
 		size_t bytes;
 
 		if (nr > ob->nr)
@@ -260,7 +261,7 @@ static int fill_block(struct perfcols *cols, size_t i, const struct perfbuf_data
 	same = named && ob && nr == ob->nr;
 	for (r = 0; r < nr; r++) {
 		if (!named) {
-			it[r] = (struct perfbuf_item){.id = 0, .name = PERFBUF_NO_NAME};
+			it[r] = (struct pdh_perfbuf_item){.id = 0, .name = PDH_PERFBUF_NO_NAME};
 			continue;
 		}
 		if (lb->name_offsets[r] == PERFLIB_COLUMN_NO_NAME) {
@@ -272,12 +273,13 @@ static int fill_block(struct perfcols *cols, size_t i, const struct perfbuf_data
 			old_item(d, b, &it[r], prev, ob, r);
 			continue;
 		}
-		it[r] = (struct perfbuf_item){.id = lb->instance_ids[r], .name = PERFBUF_NO_NAME};
+		it[r] = (struct pdh_perfbuf_item){.id = lb->instance_ids[r],
+						  .name = PDH_PERFBUF_NO_NAME};
 		if (new_name(d, b, &it[r], lb, r))
 			return -ENOMEM;
 		/* an instance computed again (_Total): the same item when id and name are */
 		if (same) {
-			const struct perfbuf_item *oit = &prev->items[ob->first + r];
+			const struct pdh_perfbuf_item *oit = &prev->items[ob->first + r];
 
 			same = oit->id == it[r].id && oit->len == it[r].len &&
 			       !memcmp(prev->names + oit->name, d->names + it[r].name, oit->len);
@@ -290,7 +292,7 @@ static int fill_block(struct perfcols *cols, size_t i, const struct perfbuf_data
 }
 
 /* one call, the arrays grown until it fits; @keep: the keys of the last read are given */
-static int read_once(HANDLE query, struct perfcols *cols, struct perfbuf_data *d, bool keep,
+static int read_once(HANDLE query, struct perfcols *cols, struct pdh_perfbuf_data *d, bool keep,
 		     PERF_DATA_HEADER *hdr)
 {
 	int err = -ENOSPC, tries;
@@ -311,7 +313,7 @@ static int read_once(HANDLE query, struct perfcols *cols, struct perfbuf_data *d
 		}
 		for (i = 0; i < cols->nr; i++) {
 			const struct perflib_column_block *lb = &cols->lib[i];
-			struct perfcols_block *b = &cols->b[i];
+			struct pdh_perfcols_block *b = &cols->b[i];
 
 			if (lb->nr_rows > b->rows)
 				b->rows = lb->nr_rows + lb->nr_rows / 4;
@@ -335,7 +337,7 @@ static int read_once(HANDLE query, struct perfcols *cols, struct perfbuf_data *d
  * the steady state of every block: each has the instances of @prev at the same rows (the
  * library gave no name), so @d's items and names are @prev's, laid out alike
  */
-static bool all_steady(const struct perfcols *cols, const struct perfbuf_data *prev)
+static bool all_steady(const struct perfcols *cols, const struct pdh_perfbuf_data *prev)
 {
 	size_t i, items = 0;
 
@@ -343,7 +345,7 @@ static bool all_steady(const struct perfcols *cols, const struct perfbuf_data *p
 		return false;
 	for (i = 0; i < cols->nr; i++) {
 		const struct perflib_column_block *lb = &cols->lib[i];
-		const struct perfbuf_block *ob = &prev->blocks[i];
+		const struct pdh_perfbuf_block *ob = &prev->blocks[i];
 		bool named = lb->type == PERF_MULTIPLE_INSTANCES || lb->type == PERF_COUNTERSET;
 
 		if (lb->type != ob->type || lb->nr_rows != ob->nr || ob->first != items ||
@@ -365,7 +367,8 @@ static bool all_steady(const struct perfcols *cols, const struct perfbuf_data *p
  * take @prev's items and names for @d by exchanging the arrays (no copy): @prev, the sample
  * before, is only read for its values from now on, and is the next read's storage
  */
-static void take_steady(struct perfcols *cols, struct perfbuf_data *prev, struct perfbuf_data *d)
+static void take_steady(struct perfcols *cols, struct pdh_perfbuf_data *prev,
+			struct pdh_perfbuf_data *d)
 {
 	size_t i, val0 = 0, ids0 = 0;
 
@@ -379,7 +382,7 @@ static void take_steady(struct perfcols *cols, struct perfbuf_data *prev, struct
 	d->names_len = prev->names_len;
 	for (i = 0; i < cols->nr; i++) {
 		const struct perflib_column_block *lb = &cols->lib[i];
-		struct perfbuf_block *b = &d->blocks[i];
+		struct pdh_perfbuf_block *b = &d->blocks[i];
 
 		*b = prev->blocks[i];
 		b->status = lb->status;
@@ -393,8 +396,8 @@ static void take_steady(struct perfcols *cols, struct perfbuf_data *prev, struct
 	}
 }
 
-int perfcols_read(HANDLE query, struct perfcols *cols, struct perfbuf_data *prev,
-		  struct perfbuf_data *d)
+int pdh_perfcols_read(HANDLE query, struct perfcols *cols, struct pdh_perfbuf_data *prev,
+		      struct pdh_perfbuf_data *d)
 {
 	bool keep = prev && prev == cols->data;
 	PERF_DATA_HEADER hdr;
@@ -409,7 +412,7 @@ again:
 	err = read_once(query, cols, d, keep, &hdr);
 	if (err)
 		return err;
-	d->hdr = (struct perfbuf_data_header){
+	d->hdr = (struct pdh_perfbuf_data_header){
 		.time = hdr.PerfTimeStamp,
 		.time_100ns = hdr.PerfTime100NSec,
 		.freq = hdr.PerfFreq,
@@ -450,11 +453,11 @@ again:
 	if (reserve(&d->rel, &d->cap_rel, d->nr_items, sizeof(*d->rel)))
 		return -ENOMEM;
 	for (i = 0; i < d->nr_blocks; i++) {
-		const struct perfbuf_block *b = &d->blocks[i];
+		const struct pdh_perfbuf_block *b = &d->blocks[i];
 		size_t r;
 
 		for (r = b->first; r < b->first + b->nr; r++)
-			d->rel[r] = d->items[r].name == PERFBUF_NO_NAME
+			d->rel[r] = d->items[r].name == PDH_PERFBUF_NO_NAME
 					    ? 0
 					    : (uint32_t)(d->items[r].name - b->names0);
 	}

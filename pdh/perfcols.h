@@ -6,13 +6,13 @@
  * counter's values over the instances are consecutive), each item's name in one arena of
  * NUL-terminated UTF-8 strings (a block's names are consecutive).
  *
- * perfcols_read fills it from perflib_query_columns (perflib-linux.h): the library writes
+ * pdh_perfcols_read fills it from perflib_query_columns (perflib-linux.h): the library writes
  * the values straight into these arrays and gives only the names of instances that were
  * not in the sample before at the same place; the others' items and names are taken over
  * from that sample. The arrays are kept and reused from one read to the next.
  */
-#ifndef PERFCOLS_H
-#define PERFCOLS_H
+#ifndef PDH_PERFCOLS_H
+#define PDH_PERFCOLS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,23 +21,24 @@
 #include "perfbuf.h"
 #include "perflib-linux.h"
 
-#define PERFBUF_NO_NAME UINT32_MAX
+#define PDH_PERFBUF_NO_NAME UINT32_MAX
 
-struct perfbuf_item {
+struct pdh_perfbuf_item {
 	uint32_t id;	/* InstanceId; 0 in a block without instances */
 	uint32_t len;	/* bytes of the UTF-8 name, without NUL */
 	uint32_t units; /* UTF-16 units of the name, without NUL */
 	uint32_t dup;	/* the caller's (duplicate numbering): 0, or taken over with the item */
-	uint32_t name;	/* the name at names + name; PERFBUF_NO_NAME: a block without instances */
+	uint32_t
+		name; /* the name at names + name; PDH_PERFBUF_NO_NAME: a block without instances */
 };
 
-struct perfbuf_block {
+struct pdh_perfbuf_block {
 	uint32_t status;   /* dwStatus */
 	uint32_t type;	   /* PerfCounterDataType */
 	uint32_t nr_cols;  /* counter ids per item (0 for PERF_ERROR_RETURN) */
 	size_t cols;	   /* those ids: ids[cols .. cols + nr_cols) */
 	size_t first, nr;  /* items[first .. first + nr) */
-	size_t val0;	   /* its values start at values[val0]: see perfbuf_value() */
+	size_t val0;	   /* its values start at values[val0]: see pdh_perfbuf_value() */
 	size_t stride;	   /* from one column's values to the next's */
 	size_t nr_named;   /* items with a name */
 	size_t name_bytes; /* sum of len + 1 over its named items */
@@ -46,11 +47,11 @@ struct perfbuf_block {
 	bool same;	   /* its items are those of the same block of the sample before */
 };
 
-struct perfbuf_data {
-	struct perfbuf_data_header hdr; /* total: bytes of values and sizes read */
+struct pdh_perfbuf_data {
+	struct pdh_perfbuf_data_header hdr; /* total: bytes of values and sizes read */
 	size_t nr_blocks, nr_items, nr_ids, names_len;
-	struct perfbuf_block *blocks; /* by Index */
-	struct perfbuf_item *items;
+	struct pdh_perfbuf_block *blocks; /* by Index */
+	struct pdh_perfbuf_item *items;
 	uint32_t *rel; /* per item: items[i].name - its block's names0 (arrays place names by it) */
 	uint64_t *values; /* masked to the counter's size */
 	uint8_t *sizes;	  /* per value: 4 or 8, 0 when it has none */
@@ -61,23 +62,23 @@ struct perfbuf_data {
 };
 
 /*
- * perfbuf_value - where the value of column @col of item @item (of block @b) is in values
+ * pdh_perfbuf_value - where the value of column @col of item @item (of block @b) is in values
  * and sizes: by column (a counter's values over the instances are consecutive)
  */
-static inline size_t perfbuf_value(const struct perfbuf_block *b, size_t item, uint32_t col)
+static inline size_t pdh_perfbuf_value(const struct pdh_perfbuf_block *b, size_t item, uint32_t col)
 {
 	return b->val0 + (size_t)col * b->stride + (item - b->first);
 }
 
-/* perfbuf_data_release - free the arrays of @d (accepts a zeroed struct) */
-void perfbuf_data_release(struct perfbuf_data *d);
+/* pdh_perfbuf_data_release - free the arrays of @d (accepts a zeroed struct) */
+void pdh_perfbuf_data_release(struct pdh_perfbuf_data *d);
 
 /*
  * What a query's reads keep from one to the next: per block the arrays perflib writes
  * besides the data's (the instances' keys, ids, new names) and their capacities, and the
  * data the keys' names are in.
  */
-struct perfcols_block {
+struct pdh_perfcols_block {
 	ULONGLONG *keys;
 	ULONG *inst_ids, *name_offs, *name_lens;
 	WCHAR *names;
@@ -87,15 +88,15 @@ struct perfcols_block {
 };
 
 struct perfcols {
-	struct perfcols_block *b;
+	struct pdh_perfcols_block *b;
 	struct perflib_column_block *lib; /* the call's blocks */
 	size_t nr, cap;
-	const struct perfbuf_data *data; /* the read that filled the keys, NULL: none */
-	bool keep;			 /* the read under way was given the keys of data */
+	const struct pdh_perfbuf_data *data; /* the read that filled the keys, NULL: none */
+	bool keep;			     /* the read under way was given the keys of data */
 };
 
 /*
- * perfcols_read - read perflib query @query into @d (zeroed the first time; its arrays are
+ * pdh_perfcols_read - read perflib query @query into @d (zeroed the first time; its arrays are
  * reused). @prev is the data of the read before, whose items and names rows the library
  * finds unchanged are taken from (NULL, or not the data @cols last filled: every name is
  * read). When every row of every block is unchanged (the steady state) @d takes @prev's
@@ -103,10 +104,10 @@ struct perfcols {
  * ids, but its items and names are no longer valid. Returns 0, -ENOMEM, -EBADMSG (@prev
  * does not match the keys), or perflib_query_columns' error.
  */
-int perfcols_read(HANDLE query, struct perfcols *cols, struct perfbuf_data *prev,
-		  struct perfbuf_data *d);
-/* perfcols_forget - the next read takes nothing from the data of the last one */
-void perfcols_forget(struct perfcols *cols);
-void perfcols_free(struct perfcols *cols);
+int pdh_perfcols_read(HANDLE query, struct perfcols *cols, struct pdh_perfbuf_data *prev,
+		      struct pdh_perfbuf_data *d);
+/* pdh_perfcols_forget - the next read takes nothing from the data of the last one */
+void pdh_perfcols_forget(struct perfcols *cols);
+void pdh_perfcols_free(struct perfcols *cols);
 
-#endif /* PERFCOLS_H */
+#endif /* PDH_PERFCOLS_H */

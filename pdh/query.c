@@ -106,7 +106,7 @@ static void counter_free(struct pdh_counter *c)
 	sample_clear(&c->cur);
 	sample_clear(&c->old);
 	free(c->sel);
-	tp_path_free(&c->path);
+	pdh_cpath_free(&c->path);
 	free(c->full_path);
 	free(c->pattern);
 	free(c->explain);
@@ -147,7 +147,7 @@ PDH_FUNCTION PdhCloseQuery(PDH_HQUERY hQuery)
 	if (q->perf)
 		PerfCloseQueryHandle(q->perf);
 	pdh_data_free(q);
-	tp_catalog_free(&q->cat);
+	pdh_catalog_free(&q->cat);
 	free(q->sets);
 	free(q->whole);
 	free(q->whole_multi);
@@ -173,24 +173,24 @@ PDH_API BOOL WINAPI PdhIsRealTimeQuery(PDH_HQUERY hQuery)
 
 /* ---- adding counters ----------------------------------------------------------------- */
 
-static const struct tp_set *find_set(struct pdh_query *q, const char *name)
+static const struct pdh_cat_set *find_set(struct pdh_query *q, const char *name)
 {
 	long i;
 
 	if (!q->have_cat) {
-		if (tp_catalog_load(&q->cat, false, NULL))
+		if (pdh_catalog_load(&q->cat, false, NULL))
 			return NULL;
 		q->have_cat = true;
 	}
-	i = tp_set_find(&q->cat, name);
+	i = pdh_cat_set_find(&q->cat, name);
 	if (i < 0) {
 		/* registered since the catalog was read? */
-		tp_catalog_free(&q->cat);
+		pdh_catalog_free(&q->cat);
 		q->have_cat = false;
-		if (tp_catalog_load(&q->cat, false, NULL))
+		if (pdh_catalog_load(&q->cat, false, NULL))
 			return NULL;
 		q->have_cat = true;
-		i = tp_set_find(&q->cat, name);
+		i = pdh_cat_set_find(&q->cat, name);
 	}
 	return i < 0 ? NULL : &q->cat.sets[i];
 }
@@ -200,32 +200,32 @@ static PDH_STATUS log_resolve(struct pdh_query *q, struct pdh_counter *c)
 {
 	const struct pdh_log *log = q->source;
 	bool object = false;
-	struct tp_path p;
+	struct pdh_cpath p;
 	size_t i;
 
 	for (i = 0; i < log->nr_paths; i++) {
 		bool match;
 		size_t *grown;
 
-		if (tp_path_parse(log->paths[i], &p))
+		if (pdh_cpath_parse(log->paths[i], &p))
 			continue;
 		/* a path with a computer matches that computer's columns only */
-		match = tp_match(c->path.object, p.object) &&
-			(!c->path.machine || !p.machine || tp_match(c->path.machine, p.machine));
+		match = pdh_match(c->path.object, p.object) &&
+			(!c->path.machine || !p.machine || pdh_match(c->path.machine, p.machine));
 		object |= match;
-		match = match && tp_match(c->path.counter, p.counter) &&
+		match = match && pdh_match(c->path.counter, p.counter) &&
 			!c->path.instance == !p.instance;
 		if (match && c->pattern) {
-			char *pat = tp_path_instance_pattern(&p);
+			char *pat = pdh_cpath_instance_pattern(&p);
 
 			int idx = p.index < 0 ? 0 : p.index;
 
 			/* "#n" that column, a wildcard every one, a plain name the first */
-			match = pat && tp_match(c->pattern, pat) &&
+			match = pat && pdh_match(c->pattern, pat) &&
 				(c->path.index >= 0 ? c->path.index == idx : c->wildcard || !idx);
 			free(pat);
 		}
-		tp_path_free(&p);
+		pdh_cpath_free(&p);
 		if (!match)
 			continue;
 		grown = realloc(c->log_cols, (c->nr_log_cols + 1) * sizeof(*grown));
@@ -245,24 +245,24 @@ static PDH_STATUS log_resolve(struct pdh_query *q, struct pdh_counter *c)
 /* a real-time query: the counter set and counter the path names */
 static PDH_STATUS catalog_resolve(struct pdh_query *q, struct pdh_counter *c)
 {
-	const struct tp_set *set = find_set(q, c->path.object);
+	const struct pdh_cat_set *set = find_set(q, c->path.object);
 	size_t i;
 
 	if (!set)
 		return PDH_CSTATUS_NO_OBJECT;
 	for (i = 0; i < set->nr_counters; i++)
-		if (tp_name_equal(set->counters[i].name, c->path.counter))
+		if (pdh_name_equal(set->counters[i].name, c->path.counter))
 			break;
 	/* bases, text and no-data counters have no value to add (pdh.md 8.2) */
 	if (i == set->nr_counters || !ctrtype_displayable(set->counters[i].type))
 		return PDH_CSTATUS_NO_COUNTER;
-	c->multi = tp_set_multi(set);
+	c->multi = pdh_cat_set_multi(set);
 	if (c->multi != !!c->path.instance)
 		return PDH_CSTATUS_NO_INSTANCE;
 	c->guid = set->guid;
 	c->ctr = set->counters[i];
 	c->ctr.name = NULL;
-	c->base_id = tp_counter_base(set, i);
+	c->base_id = pdh_cat_counter_base(set, i);
 	c->def_scale = set->counters[i].scale;
 	return 0;
 }
@@ -320,18 +320,18 @@ PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_
 	if (!c->full_path)
 		goto fail;
 	st = PDH_CSTATUS_BAD_COUNTERNAME;
-	if (tp_path_parse(path, &c->path))
+	if (pdh_cpath_parse(path, &c->path))
 		goto fail;
 	/* a log holds any computer's counters; real time reads this one only */
 	st = PDH_CSTATUS_NO_MACHINE;
 	if (!q->source && !pdh_machine_local(c->path.machine))
 		goto fail;
 	if (c->path.instance) {
-		c->pattern = tp_path_instance_pattern(&c->path);
+		c->pattern = pdh_cpath_instance_pattern(&c->path);
 		st = PDH_MEMORY_ALLOCATION_FAILURE;
 		if (!c->pattern)
 			goto fail;
-		c->wildcard = tp_has_wildcard(c->pattern) || c->path.index == TP_INDEX_ANY;
+		c->wildcard = pdh_has_wildcard(c->pattern) || c->path.index == PDH_INDEX_ANY;
 	}
 	st = q->source ? log_resolve(q, c) : catalog_resolve(q, c);
 	if (st)
@@ -458,7 +458,7 @@ static PDH_STATUS rebuild_specs(struct pdh_query *q)
 	if (q->perf)
 		PerfCloseQueryHandle(q->perf);
 	q->perf = NULL;
-	perfcols_forget(&q->cols); /* other specifications: other blocks */
+	pdh_perfcols_forget(&q->cols); /* other specifications: other blocks */
 	free(q->sets);
 	free(q->spec_ids);
 	q->sets = calloc(nr + 1, sizeof(*q->sets));
@@ -577,7 +577,7 @@ static const struct pdh_item *replay_find(const struct pdh_sample *s, const char
 		const struct pdh_item *it = &s->items[at];
 
 		if (at >= s->nr || it->dup != dup || !it->name != !name ||
-		    (name && !tp_name_equal(it->name, name)))
+		    (name && !pdh_name_equal(it->name, name)))
 			continue;
 		*cursor = at + 1;
 		return it;
@@ -607,20 +607,20 @@ static PDH_STATUS log_step(struct pdh_query *q)
 		cursor = 0;
 		for (k = 0; k < c->nr_log_cols; k++) {
 			const char *v = log->values[log->next][c->log_cols[k]];
-			struct tp_path p = {0};
+			struct pdh_cpath p = {0};
 			struct pdh_item *it;
 			char *name = NULL;
 			unsigned int dup = 0;
 
-			if (!tp_path_parse(log->paths[c->log_cols[k]], &p) && p.instance) {
-				name = tp_path_instance_pattern(&p);
+			if (!pdh_cpath_parse(log->paths[c->log_cols[k]], &p) && p.instance) {
+				name = pdh_cpath_instance_pattern(&p);
 				if (!name) {
-					tp_path_free(&p);
+					pdh_cpath_free(&p);
 					return PDH_MEMORY_ALLOCATION_FAILURE;
 				}
 			}
 			dup = p.index > 0 ? (unsigned int)p.index : 0;
-			tp_path_free(&p);
+			pdh_cpath_free(&p);
 			if (replay_add(&c->cur, name, dup, &it))
 				return PDH_MEMORY_ALLOCATION_FAILURE;
 			it->prev = replay_find(&c->old, it->name, it->dup, &cursor);

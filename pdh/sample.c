@@ -2,7 +2,7 @@
 /*
  * sample.c - a real-time query's samples and its counters' views of them (pdh.md 6.4, 6.5).
  *
- * A collection reads the perflib query once into columns (perfcols_read: per item its
+ * A collection reads the perflib query once into columns (pdh_perfcols_read: per item its
  * values in one array, names in one arena), numbers duplicate instance names and
  * pairs each item with the same instance in the sample before (prev_map). A counter keeps
  * no copy of anything: its sample is the list of items its instance part selects and the
@@ -23,27 +23,27 @@ void pdh_data_free(struct pdh_query *q)
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		perfbuf_data_release(&q->dbuf[i].d);
+		pdh_perfbuf_data_release(&q->dbuf[i].d);
 		free(q->dbuf[i].sets);
 		free(q->dbuf[i].in_order);
 		free(q->dbuf[i].pair_first);
 		free(q->dbuf[i].wide);
 	}
 	free(q->prev_map);
-	perfcols_free(&q->cols);
+	pdh_perfcols_free(&q->cols);
 	free(q->names);
 	free(q->dups);
 }
 
 /* ---- numbering and pairing ------------------------------------------------------------ */
 
-static const char *item_name(const struct perfbuf_data *d, const struct perfbuf_item *it)
+static const char *item_name(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_item *it)
 {
-	return it->name == PERFBUF_NO_NAME ? NULL : d->names + it->name;
+	return it->name == PDH_PERFBUF_NO_NAME ? NULL : d->names + it->name;
 }
 
-static bool item_same(const struct perfbuf_data *a, const struct perfbuf_item *x,
-		      const struct perfbuf_data *b, const struct perfbuf_item *y)
+static bool item_same(const struct pdh_perfbuf_data *a, const struct pdh_perfbuf_item *x,
+		      const struct pdh_perfbuf_data *b, const struct pdh_perfbuf_item *y)
 {
 	const char *nx = item_name(a, x), *ny = item_name(b, y);
 
@@ -51,39 +51,40 @@ static bool item_same(const struct perfbuf_data *a, const struct perfbuf_item *x
 		return false;
 	if (!nx || !ny)
 		return !nx == !ny;
-	return (x->len == y->len && !memcmp(nx, ny, x->len)) || tp_name_equal(nx, ny);
+	return (x->len == y->len && !memcmp(nx, ny, x->len)) || pdh_name_equal(nx, ny);
 }
 
-static uint64_t item_hash(const struct perfbuf_data *d, const struct perfbuf_item *it)
+static uint64_t item_hash(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_item *it)
 {
 	const char *n = item_name(d, it);
 
-	return (n ? tp_name_hash(n) : 0) ^ (it->dup * 0x9E3779B97F4A7C15ull);
+	return (n ? pdh_name_hash(n) : 0) ^ (it->dup * 0x9E3779B97F4A7C15ull);
 }
 
 /* the names of block @b the same bytes in the same order as those of @ob? */
-static bool same_names(const struct perfbuf_data *d, const struct perfbuf_block *b,
-		       const struct perfbuf_data *od, const struct perfbuf_block *ob)
+static bool same_names(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
+		       const struct pdh_perfbuf_data *od, const struct pdh_perfbuf_block *ob)
 {
 	size_t i;
 
 	if (b->nr != ob->nr || b->name_bytes != ob->name_bytes)
 		return false;
 	for (i = 0; i < b->nr; i++) {
-		const struct perfbuf_item *x = &d->items[b->first + i];
-		const struct perfbuf_item *y = &od->items[ob->first + i];
+		const struct pdh_perfbuf_item *x = &d->items[b->first + i];
+		const struct pdh_perfbuf_item *y = &od->items[ob->first + i];
 
 		if (x->len != y->len ||
-		    (x->name == PERFBUF_NO_NAME) != (y->name == PERFBUF_NO_NAME) ||
-		    (x->name != PERFBUF_NO_NAME &&
+		    (x->name == PDH_PERFBUF_NO_NAME) != (y->name == PDH_PERFBUF_NO_NAME) ||
+		    (x->name != PDH_PERFBUF_NO_NAME &&
 		     memcmp(d->names + x->name, od->names + y->name, x->len)))
 			return false;
 	}
 	return true;
 }
 
-/* number the duplicate names of block @b (Windows' way: tp_dup_indexes) */
-static int number_block(struct pdh_query *q, struct perfbuf_data *d, const struct perfbuf_block *b)
+/* number the duplicate names of block @b (Windows' way: pdh_dup_indexes) */
+static int number_block(struct pdh_query *q, struct pdh_perfbuf_data *d,
+			const struct pdh_perfbuf_block *b)
 {
 	size_t i;
 
@@ -107,7 +108,7 @@ static int number_block(struct pdh_query *q, struct perfbuf_data *d, const struc
 
 		q->names[i] = n ? n : ""; /* an item without a name counts as "" */
 	}
-	if (tp_dup_indexes(q->names, b->nr, q->dups))
+	if (pdh_dup_indexes(q->names, b->nr, q->dups))
 		return -ENOMEM;
 	for (i = 0; i < b->nr; i++)
 		d->items[b->first + i].dup = q->dups[i];
@@ -119,15 +120,16 @@ static int number_block(struct pdh_query *q, struct perfbuf_data *d, const struc
  * name and duplicate number): the next one in order first, then by a hash of the old
  * block, built when the order first fails (instances came or went)
  */
-static int map_block(const struct perfbuf_data *d, const struct perfbuf_block *b,
-		     const struct perfbuf_data *od, const struct perfbuf_block *ob, size_t *map)
+static int map_block(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
+		     const struct pdh_perfbuf_data *od, const struct pdh_perfbuf_block *ob,
+		     size_t *map)
 {
 	size_t i, j, cursor = ob->first, cap = 16, *table = NULL;
 
 	while (cap < 2 * ob->nr)
 		cap *= 2;
 	for (i = b->first; i < b->first + b->nr; i++) {
-		const struct perfbuf_item *it = &d->items[i];
+		const struct pdh_perfbuf_item *it = &d->items[i];
 
 		if (cursor < ob->first + ob->nr && item_same(od, &od->items[cursor], d, it)) {
 			map[i] = cursor++;
@@ -177,7 +179,7 @@ static size_t block_of(const struct pdh_data *pd, const GUID *guid)
  */
 static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct pdh_data *old)
 {
-	struct perfbuf_data *d = &pd->d;
+	struct pdh_perfbuf_data *d = &pd->d;
 	size_t k, i, ok;
 	size_t *map;
 	int err;
@@ -204,7 +206,7 @@ static int number_and_map(struct pdh_query *q, struct pdh_data *pd, const struct
 		pd->cap_in_order = d->nr_blocks;
 	}
 	for (k = 0; k < d->nr_blocks; k++) {
-		const struct perfbuf_block *b = &d->blocks[k], *ob = NULL;
+		const struct pdh_perfbuf_block *b = &d->blocks[k], *ob = NULL;
 
 		pd->in_order[k] = false;
 		ok = old->gen ? block_of(old, &pd->sets[k]) : SIZE_MAX;
@@ -244,7 +246,8 @@ static inline size_t prev_item(const struct pdh_query *q, size_t block, size_t i
 /* ---- counters ------------------------------------------------------------------------ */
 
 /* the first column of block @b of @d that carries counter @id, PDH_NO_COL */
-static uint32_t col_of(const struct perfbuf_data *d, const struct perfbuf_block *b, uint32_t id)
+static uint32_t col_of(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
+		       uint32_t id)
 {
 	uint32_t k;
 
@@ -257,12 +260,12 @@ static uint32_t col_of(const struct perfbuf_data *d, const struct perfbuf_block 
 }
 
 /* does item @it of @d match the instance part of @c? */
-static bool item_matches(const struct pdh_counter *c, const struct perfbuf_data *d,
-			 const struct perfbuf_item *it)
+static bool item_matches(const struct pdh_counter *c, const struct pdh_perfbuf_data *d,
+			 const struct pdh_perfbuf_item *it)
 {
 	const char *name = item_name(d, it);
 
-	if (!name || !tp_match(c->pattern, name))
+	if (!name || !pdh_match(c->pattern, name))
 		return false;
 	if (c->path.index >= 0)
 		return it->dup == (unsigned int)c->path.index;
@@ -270,14 +273,14 @@ static bool item_matches(const struct pdh_counter *c, const struct perfbuf_data 
 	return c->wildcard || it->dup == 0;
 }
 
-static bool value_at(const struct perfbuf_data *d, const struct perfbuf_block *b, size_t item,
-		     uint32_t col, uint64_t *ret)
+static bool value_at(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
+		     size_t item, uint32_t col, uint64_t *ret)
 {
 	size_t at;
 
 	if (col == PDH_NO_COL)
 		return false;
-	at = perfbuf_value(b, item, col);
+	at = pdh_perfbuf_value(b, item, col);
 	if (!d->sizes[at])
 		return false;
 	*ret = d->values[at];
@@ -292,8 +295,8 @@ static bool value_at(const struct perfbuf_data *d, const struct perfbuf_block *b
 static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
 		   const struct pdh_cols *cols, size_t item, PDH_RAW_COUNTER *r, int64_t *tb)
 {
-	const struct perfbuf_data *d = &pd->d;
-	const struct perfbuf_block *b = &d->blocks[cols->block];
+	const struct pdh_perfbuf_data *d = &pd->d;
+	const struct pdh_perfbuf_block *b = &d->blocks[cols->block];
 	uint64_t v = 0, base = 0, multi = 0, otime = (uint64_t)d->hdr.time;
 	uint64_t ofreq = (uint64_t)d->hdr.freq;
 	uint32_t type = c->ctr.type;
@@ -359,7 +362,7 @@ static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
 static void cols_of(const struct pdh_counter *c, const struct pdh_data *pd, size_t block,
 		    struct pdh_cols *ret)
 {
-	const struct perfbuf_block *b = &pd->d.blocks[block];
+	const struct pdh_perfbuf_block *b = &pd->d.blocks[block];
 
 	ret->block = block;
 	ret->v = col_of(&pd->d, b, c->ctr.id);
@@ -379,7 +382,7 @@ static size_t sel_item(const struct pdh_counter *c, size_t i)
 static int counter_sample(struct pdh_query *q, struct pdh_counter *c)
 {
 	const struct pdh_data *pd = q->data;
-	const struct perfbuf_block *b;
+	const struct pdh_perfbuf_block *b;
 	size_t block = block_of(pd, &c->guid), i;
 	PDH_RAW_COUNTER r;
 
@@ -447,9 +450,9 @@ PDH_STATUS pdh_data_update(struct pdh_query *q)
 	/* read into the storage of the sample before the one before, which goes */
 	pd->gen = 0;
 	pd->wide_ok = false;
-	err = perfcols_read(q->perf, &q->cols, q->data->gen ? &q->data->d : NULL, &pd->d);
+	err = pdh_perfcols_read(q->perf, &q->cols, q->data->gen ? &q->data->d : NULL, &pd->d);
 	if (err) {
-		perfcols_forget(&q->cols);
+		pdh_perfcols_forget(&q->cols);
 		return err == -ENOMEM	 ? PDH_MEMORY_ALLOCATION_FAILURE
 		       : err == -EBADF	 ? PDH_INVALID_HANDLE
 		       : err == -ENOSPC	 ? pdh_from_win32(ERROR_NOT_ENOUGH_MEMORY)
@@ -460,7 +463,7 @@ PDH_STATUS pdh_data_update(struct pdh_query *q)
 		GUID *sets = realloc(pd->sets, pd->d.nr_blocks * sizeof(*sets));
 
 		if (!sets) {
-			perfcols_forget(&q->cols);
+			pdh_perfcols_forget(&q->cols);
 			return PDH_MEMORY_ALLOCATION_FAILURE;
 		}
 		pd->sets = sets;
@@ -469,7 +472,7 @@ PDH_STATUS pdh_data_update(struct pdh_query *q)
 	for (i = 0; i < pd->d.nr_blocks; i++)
 		pd->sets[i] = i < q->nr_specs ? q->sets[i] : (GUID){0};
 	if (number_and_map(q, pd, q->data)) {
-		perfcols_forget(&q->cols);
+		pdh_perfcols_forget(&q->cols);
 		return PDH_MEMORY_ALLOCATION_FAILURE;
 	}
 	if (pd->d.taken && q->data->wide_ok) {
@@ -501,8 +504,8 @@ PDH_STATUS pdh_data_update(struct pdh_query *q)
 }
 
 PDH_STATUS pdh_query_set_block(PDH_HQUERY hQuery, const GUID *set,
-			       const struct perfbuf_data **ret_data,
-			       const struct perfbuf_block **ret_block)
+			       const struct pdh_perfbuf_data **ret_data,
+			       const struct pdh_perfbuf_block **ret_block)
 {
 	struct pdh_query *q;
 	PDH_STATUS st = 0;
@@ -538,7 +541,7 @@ size_t pdh_counter_nr(const struct pdh_counter *c)
 
 const char *pdh_counter_name(const struct pdh_counter *c, size_t i, unsigned int *dup)
 {
-	const struct perfbuf_item *it;
+	const struct pdh_perfbuf_item *it;
 
 	if (c->q->source) {
 		*dup = c->cur.items[i].dup;
@@ -604,7 +607,7 @@ PDH_STATUS pdh_counter_format(const struct pdh_counter *c, size_t i, DWORD fmt,
 	}
 	have = raw_pair(c, i, &cur, &old, &tb);
 	if (c->calc == CTRTYPE_CALC_RAW && cur.CStatus != (DWORD)PDH_CSTATUS_INVALID_DATA) {
-		/* a count is its value (cook_value's one_sample, without the detour) */
+		/* a count is its value (pdh_cook_value's one_sample, without the detour) */
 		memset(ret, 0, sizeof(*ret));
 		ret->CStatus = cur.CStatus;
 		pdh_finish(c->ctr.type, c->scale, fmt, (double)(uint64_t)cur.FirstValue, ret);
@@ -629,7 +632,7 @@ size_t pdh_counter_find(const struct pdh_counter *c, const char *name, unsigned 
 		n = pdh_counter_name(c, at, &d);
 		if (d != dup || !n != !name)
 			continue;
-		if (n && !(strlen(n) == len && !memcmp(n, name, len)) && !tp_name_equal(n, name))
+		if (n && !(strlen(n) == len && !memcmp(n, name, len)) && !pdh_name_equal(n, name))
 			continue;
 		*cursor = at + 1;
 		return at;
@@ -642,12 +645,12 @@ size_t pdh_counter_find(const struct pdh_counter *c, const char *name, unsigned 
 size_t pdh_array_size(const struct pdh_counter *c, size_t item_size, bool wide)
 {
 	size_t nr = pdh_counter_nr(c), need = nr * item_size, i;
-	const struct perfbuf_data *d;
+	const struct pdh_perfbuf_data *d;
 	unsigned int dup;
 
 	if (!c->q->source && c->sel_all) {
 		/* every item of a block, all named: the block's sums */
-		const struct perfbuf_block *b = &c->q->data->d.blocks[c->cols.block];
+		const struct pdh_perfbuf_block *b = &c->q->data->d.blocks[c->cols.block];
 
 		return need + (wide ? 2 * b->name_units : b->name_bytes);
 	}
@@ -669,8 +672,8 @@ size_t pdh_array_size(const struct pdh_counter *c, size_t item_size, bool wide)
 }
 
 /* copy the name of data item @it to @dst in the variant; the bytes written */
-static size_t put_name(const struct perfbuf_data *d, const struct perfbuf_item *it, char *dst,
-		       bool wide)
+static size_t put_name(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_item *it,
+		       char *dst, bool wide)
 {
 	const char *name = item_name(d, it);
 	uint16_t *w = (uint16_t *)(void *)dst;
@@ -697,12 +700,12 @@ static size_t put_name(const struct perfbuf_data *d, const struct perfbuf_item *
 static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_t item_size,
 			size_t off)
 {
-	const struct perfbuf_data *d = &c->q->data->d;
+	const struct pdh_perfbuf_data *d = &c->q->data->d;
 	size_t i, nr = c->nr;
 
 	if (!wide && c->sel_all && nr) {
-		const struct perfbuf_block *b = &d->blocks[c->cols.block];
-		const struct perfbuf_item *it = &d->items[c->sel_first];
+		const struct pdh_perfbuf_block *b = &d->blocks[c->cols.block];
+		const struct pdh_perfbuf_item *it = &d->items[c->sel_first];
 
 		memcpy(buf + off, d->names + it->name, b->name_bytes);
 		for (i = 0; i < nr; i++, it++) {
@@ -716,8 +719,8 @@ static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_
 	if (wide && c->sel_all && nr &&
 	    d->blocks[c->cols.block].name_units == d->blocks[c->cols.block].name_bytes) {
 		/* ASCII: a byte a unit, the block's names widened in one pass */
-		const struct perfbuf_block *b = &d->blocks[c->cols.block];
-		const struct perfbuf_item *it = &d->items[c->sel_first];
+		const struct pdh_perfbuf_block *b = &d->blocks[c->cols.block];
+		const struct pdh_perfbuf_item *it = &d->items[c->sel_first];
 		const uint8_t *src = (const uint8_t *)d->names + it->name;
 		uint16_t *dst = (uint16_t *)(void *)(buf + off);
 
@@ -745,7 +748,7 @@ static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_
  */
 static bool wide_names(struct pdh_data *pd)
 {
-	const struct perfbuf_data *d = &pd->d;
+	const struct pdh_perfbuf_data *d = &pd->d;
 
 	if (pd->wide_ok)
 		return true;
@@ -772,20 +775,20 @@ static bool wide_names(struct pdh_data *pd)
 static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *buf, size_t off)
 {
 	const struct pdh_query *q = c->q;
-	const struct perfbuf_data *d = &q->data->d, *od = &q->data_old->d;
+	const struct pdh_perfbuf_data *d = &q->data->d, *od = &q->data_old->d;
 	bool have_old = c->old_gen && c->old_gen == q->data_old->gen &&
 			c->old_cols.block != SIZE_MAX && c->old_cols.v != PDH_NO_COL;
 	bool plain = (fmt & ~(DWORD)(PDH_FMT_NOSCALE | PDH_FMT_NOCAP100)) == PDH_FMT_DOUBLE &&
 		     (!c->scale || (fmt & PDH_FMT_NOSCALE)) &&
 		     (!ctrtype_percent(c->ctr.type) || (fmt & PDH_FMT_NOCAP100));
 	bool rate = c->calc != CTRTYPE_CALC_RAW, same_time = d->hdr.time == od->hdr.time;
-	const struct perfbuf_block *b = &d->blocks[c->cols.block];
-	const struct perfbuf_block *ob = have_old ? &od->blocks[c->old_cols.block] : NULL;
+	const struct pdh_perfbuf_block *b = &d->blocks[c->cols.block];
+	const struct pdh_perfbuf_block *ob = have_old ? &od->blocks[c->old_cols.block] : NULL;
 	bool in_order = have_old && c->sel_all && q->data->in_order[c->cols.block];
 	uint32_t col = c->cols.v, ocol = c->old_cols.v;
 	const uint64_t *vals = NULL, *ovals = NULL;
 	const uint8_t *sizes = NULL, *osizes = NULL;
-	enum cook_status div_st = COOK_BAD_DATA;
+	enum pdh_cook_status div_st = PDH_COOK_BAD_DATA;
 	PDH_FMT_COUNTERVALUE_ITEM_W *items = (PDH_FMT_COUNTERVALUE_ITEM_W *)(void *)buf;
 	size_t i, nr = c->nr, names0 = b->names0;
 	/* a whole block's names, ASCII for W: copied at once, each item's found by offset */
@@ -811,15 +814,16 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 	}
 	/* a column's values are consecutive: index them by the item's place in its block */
 	if (col != PDH_NO_COL) {
-		vals = d->values + perfbuf_value(b, b->first, col);
-		sizes = d->sizes + perfbuf_value(b, b->first, col);
+		vals = d->values + pdh_perfbuf_value(b, b->first, col);
+		sizes = d->sizes + pdh_perfbuf_value(b, b->first, col);
 	}
 	if (ob) {
-		ovals = od->values + perfbuf_value(ob, ob->first, ocol);
-		osizes = od->sizes + perfbuf_value(ob, ob->first, ocol);
+		ovals = od->values + pdh_perfbuf_value(ob, ob->first, ocol);
+		osizes = od->sizes + pdh_perfbuf_value(ob, ob->first, ocol);
 	}
 	if (rate && have_old)
-		div_st = cook_per_second_divisor(od->hdr.time, d->hdr.time, pdh_timebase(c), &div);
+		div_st = pdh_cook_per_second_divisor(od->hdr.time, d->hdr.time, pdh_timebase(c),
+						     &div);
 	if (bulk && in_order && plain && col != PDH_NO_COL) {
 		const struct fmt_steady st = {
 			.nr = nr,
@@ -830,7 +834,7 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 			.sizes = sizes,
 			.ovals = ovals,
 			.osizes = osizes,
-			.div = div_st == COOK_OK ? div : 0,
+			.div = div_st == PDH_COOK_OK ? div : 0,
 			.same_time = same_time,
 		};
 
@@ -860,7 +864,8 @@ static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *
 		}
 		if (!rate) {
 			x = (double)v;
-		} else if (!old_ok || div_st != COOK_OK || cook_per_second(ov, v, div, &x)) {
+		} else if (!old_ok || div_st != PDH_COOK_OK ||
+			   pdh_cook_per_second(ov, v, div, &x)) {
 			x = 0;
 			goto store; /* one sample, or a clock or counter that went back */
 		}
@@ -890,7 +895,7 @@ size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool raw, bool wid
 	    c->ctr.multi_id == PERFLIB_NO_ID && c->ctr.time_id == PERFLIB_NO_ID &&
 	    c->ctr.freq_id == PERFLIB_NO_ID &&
 	    ((c->calc == CTRTYPE_CALC_RAW && c->second == SECOND_NONE) ||
-	     (cook_per_second_type(c->ctr.type) && c->second == SECOND_TIME))) {
+	     (pdh_cook_per_second_type(c->ctr.type) && c->second == SECOND_TIME))) {
 		return fmt_fast(c, fmt, wide, buf, off);
 	}
 	if (!c->q->source)

@@ -2,7 +2,7 @@
 /*
  * value.c - values of PDH counters (pdh.md 5.4-5.6, 6.1-6.3): formatted and raw values and
  * arrays, computations from caller-held raw samples, time base, scale and PdhGetCounterInfo.
- * Every display value goes one way: PDH_RAW_COUNTER pair -> struct cook_raw -> cook_value()
+ * Every display value goes one way: PDH_RAW_COUNTER pair -> struct pdh_cook_raw -> pdh_cook_value()
  * (tools.md 5.3) -> scale, x1000, cap at 100 -> the requested type.
  */
 #include <math.h>
@@ -57,8 +57,9 @@ static bool format_ok(DWORD fmt)
 	return fmt & (PDH_FMT_LONG | PDH_FMT_DOUBLE | PDH_FMT_LARGE);
 }
 
-/* a PDH_RAW_COUNTER as the inputs of cook_value() (the inverse of pdh.md 6.5) */
-static void to_cook(uint32_t type, int64_t timebase, const PDH_RAW_COUNTER *r, struct cook_raw *ret)
+/* a PDH_RAW_COUNTER as the inputs of pdh_cook_value() (the inverse of pdh.md 6.5) */
+static void to_cook(uint32_t type, int64_t timebase, const PDH_RAW_COUNTER *r,
+		    struct pdh_cook_raw *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->value = (uint64_t)r->FirstValue;
@@ -97,7 +98,7 @@ static void to_cook(uint32_t type, int64_t timebase, const PDH_RAW_COUNTER *r, s
 void pdh_finish(uint32_t type, LONG scale, DWORD fmt, double v, PDH_FMT_COUNTERVALUE *ret)
 {
 	if (!(fmt & PDH_FMT_NOSCALE) && scale)
-		v = cook_scale(v, scale);
+		v = pdh_cook_scale(v, scale);
 	if (fmt & PDH_FMT_1000)
 		v *= 1000.0;
 	if (!(fmt & PDH_FMT_NOCAP100) && ctrtype_percent(type) && v > 100.0)
@@ -122,8 +123,8 @@ PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
 		    const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,
 		    PDH_FMT_COUNTERVALUE *ret)
 {
-	struct cook_raw cur, old;
-	enum cook_status cs;
+	struct pdh_cook_raw cur, old;
+	enum pdh_cook_status cs;
 	double v = 0;
 
 	memset(ret, 0, sizeof(*ret));
@@ -136,15 +137,15 @@ PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
 	to_cook(type, timebase, newer, &cur);
 	if (older)
 		to_cook(type, timebase, older, &old);
-	cs = cook_value(type, older ? &old : NULL, &cur, &v);
+	cs = pdh_cook_value(type, older ? &old : NULL, &cur, &v);
 	switch (cs) {
-	case COOK_OK:
+	case PDH_COOK_OK:
 		break;
-	case COOK_NEGATIVE_DENOMINATOR:
-	case COOK_NEGATIVE_TIMEBASE:
-	case COOK_NEGATIVE_VALUE:
+	case PDH_COOK_NEGATIVE_DENOMINATOR:
+	case PDH_COOK_NEGATIVE_TIMEBASE:
+	case PDH_COOK_NEGATIVE_VALUE:
 		ret->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-		return (PDH_STATUS)cook_status_pdh(cs);
+		return (PDH_STATUS)pdh_cook_status_pdh(cs);
 	default:
 		/* one sample of a two-sample type, a counter that went back */
 		ret->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;

@@ -127,7 +127,7 @@ static int find_cb(void *c, uint32_t id, const void *name, size_t units)
 	struct find_ctx *f = c;
 	char text[128];
 
-	perfbuf_utf16_to_utf8(name, units, text, sizeof(text));
+	pdh_perfbuf_utf16_to_utf8(name, units, text, sizeof(text));
 	if (id == f->id && !strcmp(text, f->name))
 		f->found++;
 	return 0;
@@ -142,7 +142,7 @@ static int listed(const GUID *set, const char *name, uint32_t id)
 	assert_int_equal(
 		PerfEnumerateCounterSetInstances(NULL, set, (void *)buf, sizeof(buf), &size),
 		ERROR_SUCCESS);
-	assert_int_equal(perfbuf_instances_parse(buf, size, find_cb, &f), 0);
+	assert_int_equal(pdh_perfbuf_instances_parse(buf, size, find_cb, &f), 0);
 	return f.found;
 }
 

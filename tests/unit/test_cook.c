@@ -24,29 +24,29 @@
 		}                                                                                  \
 	} while (0)
 
-/* cook and expect COOK_OK with @expect */
-static void expect_cooked(uint32_t type, const struct cook_raw *old, const struct cook_raw *cur,
-			  double expect)
+/* cook and expect PDH_COOK_OK with @expect */
+static void expect_cooked(uint32_t type, const struct pdh_cook_raw *old,
+			  const struct pdh_cook_raw *cur, double expect)
 {
 	double v = -12345.0;
 
-	assert_int_equal(cook_value(type, old, cur, &v), COOK_OK);
+	assert_int_equal(pdh_cook_value(type, old, cur, &v), PDH_COOK_OK);
 	assert_double_eq(v, expect);
 }
 
 /* cook and expect @status, with the output left untouched */
-static void expect_cook_status(uint32_t type, const struct cook_raw *old,
-			       const struct cook_raw *cur, enum cook_status status)
+static void expect_cook_status(uint32_t type, const struct pdh_cook_raw *old,
+			       const struct pdh_cook_raw *cur, enum pdh_cook_status status)
 {
 	double v = -12345.0;
 
-	assert_int_equal(cook_value(type, old, cur, &v), status);
+	assert_int_equal(pdh_cook_value(type, old, cur, &v), status);
 	assert_double_eq(v, -12345.0);
 }
 
 static void test_rawcount(void **state)
 {
-	struct cook_raw cur = {.value = 42};
+	struct pdh_cook_raw cur = {.value = 42};
 
 	(void)state;
 	/* N, newest sample only: no older sample needed */
@@ -59,7 +59,7 @@ static void test_rawcount(void **state)
 	expect_cooked(PERF_COUNTER_LARGE_RAWCOUNT_HEX, NULL, &cur, 1099511627775.0);
 	/* an older sample does not change a raw count */
 	{
-		struct cook_raw old = {.value = 7};
+		struct pdh_cook_raw old = {.value = 7};
 
 		cur.value = 3;
 		expect_cooked(PERF_COUNTER_RAWCOUNT, &old, &cur, 3.0);
@@ -69,52 +69,54 @@ static void test_rawcount(void **state)
 static void test_counter_rate(void **state)
 {
 	/* 200 events over 200 ticks at 100 Hz = 2 s: 100/s */
-	struct cook_raw old = {.value = 100, .time = 1000, .freq = 100};
-	struct cook_raw cur = {.value = 300, .time = 1200, .freq = 100};
+	struct pdh_cook_raw old = {.value = 100, .time = 1000, .freq = 100};
+	struct pdh_cook_raw cur = {.value = 300, .time = 1200, .freq = 100};
 
 	(void)state;
 	expect_cooked(PERF_COUNTER_COUNTER, &old, &cur, 100.0);
 	expect_cooked(PERF_SAMPLE_COUNTER, &old, &cur, 100.0);
 	/* 5e9 bytes over 5e9 ns at 1 GHz = 5 s: 1e9 bytes/s */
-	old = (struct cook_raw){.value = 1000000000000ULL, .time = 7, .freq = 1000000000};
-	cur = (struct cook_raw){
+	old = (struct pdh_cook_raw){.value = 1000000000000ULL, .time = 7, .freq = 1000000000};
+	cur = (struct pdh_cook_raw){
 		.value = 1005000000000ULL, .time = 5000000007LL, .freq = 1000000000};
 	expect_cooked(PERF_COUNTER_BULK_COUNT, &old, &cur, 1e9);
 	/* edge rules */
-	expect_cook_status(PERF_COUNTER_COUNTER, NULL, &cur, COOK_FIRST_SAMPLE);
-	expect_cook_status(PERF_COUNTER_COUNTER, &cur, &cur, COOK_NEGATIVE_TIMEBASE);
-	expect_cook_status(PERF_COUNTER_COUNTER, &cur, &old, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_COUNTER_COUNTER, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_COUNTER_COUNTER, &cur, &cur, PDH_COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_COUNTER_COUNTER, &cur, &old, PDH_COOK_NEGATIVE_TIMEBASE);
 	cur.freq = 0;
-	expect_cook_status(PERF_COUNTER_BULK_COUNT, &old, &cur, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_COUNTER_BULK_COUNT, &old, &cur, PDH_COOK_NEGATIVE_TIMEBASE);
 	cur.freq = -5;
-	expect_cook_status(PERF_COUNTER_BULK_COUNT, &old, &cur, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_COUNTER_BULK_COUNT, &old, &cur, PDH_COOK_NEGATIVE_TIMEBASE);
 	/* N0 > N1 with time advancing: bad data */
-	cur = (struct cook_raw){.value = 5, .time = 9000000000LL, .freq = 1000000000};
-	expect_cook_status(PERF_COUNTER_BULK_COUNT, &old, &cur, COOK_BAD_DATA);
+	cur = (struct pdh_cook_raw){.value = 5, .time = 9000000000LL, .freq = 1000000000};
+	expect_cook_status(PERF_COUNTER_BULK_COUNT, &old, &cur, PDH_COOK_BAD_DATA);
 }
 
 static void test_queuelen(void **state)
 {
 	/* delta(N) / delta(D) in the type's own time base */
-	struct cook_raw old = {.value = 10, .time = 0, .time_100ns = 1000, .obj_time = 5};
-	struct cook_raw cur = {.value = 70, .time = 20, .time_100ns = 1030, .obj_time = 35};
+	struct pdh_cook_raw old = {.value = 10, .time = 0, .time_100ns = 1000, .obj_time = 5};
+	struct pdh_cook_raw cur = {.value = 70, .time = 20, .time_100ns = 1030, .obj_time = 35};
 
 	(void)state;
 	expect_cooked(PERF_COUNTER_QUEUELEN_TYPE, &old, &cur, 3.0);	     /* 60 / 20 */
 	expect_cooked(PERF_COUNTER_LARGE_QUEUELEN_TYPE, &old, &cur, 3.0);    /* 60 / 20 */
 	expect_cooked(PERF_COUNTER_100NS_QUEUELEN_TYPE, &old, &cur, 2.0);    /* 60 / 30 */
 	expect_cooked(PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE, &old, &cur, 2.0); /* 60 / 30 */
-	expect_cook_status(PERF_COUNTER_QUEUELEN_TYPE, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_COUNTER_QUEUELEN_TYPE, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 	/* the object clock must advance for the OBJ_TIME variant only */
 	cur.obj_time = 5;
-	expect_cook_status(PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE, &old, &cur, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_COUNTER_OBJ_TIME_QUEUELEN_TYPE, &old, &cur,
+			   PDH_COOK_NEGATIVE_TIMEBASE);
 	expect_cooked(PERF_COUNTER_QUEUELEN_TYPE, &old, &cur, 3.0);
 }
 
 static void test_timers(void **state)
 {
-	struct cook_raw old = {.value = 1000, .time = 0, .time_100ns = 0, .obj_time = 100};
-	struct cook_raw cur = {.value = 1250, .time = 1000, .time_100ns = 500, .obj_time = 1100};
+	struct pdh_cook_raw old = {.value = 1000, .time = 0, .time_100ns = 0, .obj_time = 100};
+	struct pdh_cook_raw cur = {
+		.value = 1250, .time = 1000, .time_100ns = 500, .obj_time = 1100};
 
 	(void)state;
 	/* 100 * delta(N) / delta(D) */
@@ -124,17 +126,17 @@ static void test_timers(void **state)
 	/* not capped at 100 */
 	cur.time = 100;
 	expect_cooked(PERF_COUNTER_TIMER, &old, &cur, 250.0);
-	expect_cook_status(PERF_100NSEC_TIMER, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_100NSEC_TIMER, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 	cur.time_100ns = 0;
-	expect_cook_status(PERF_100NSEC_TIMER, &old, &cur, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_100NSEC_TIMER, &old, &cur, PDH_COOK_NEGATIVE_TIMEBASE);
 	cur.time_100ns = 500, cur.value = 999;
-	expect_cook_status(PERF_100NSEC_TIMER, &old, &cur, COOK_BAD_DATA);
+	expect_cook_status(PERF_100NSEC_TIMER, &old, &cur, PDH_COOK_BAD_DATA);
 }
 
 static void test_inverse_timers(void **state)
 {
-	struct cook_raw old = {.value = 0, .time = 0, .time_100ns = 0};
-	struct cook_raw cur = {.value = 250, .time = 1000, .time_100ns = 10000000};
+	struct pdh_cook_raw old = {.value = 0, .time = 0, .time_100ns = 0};
+	struct pdh_cook_raw cur = {.value = 250, .time = 1000, .time_100ns = 10000000};
 
 	(void)state;
 	/* 100 * (1 - delta(N) / delta(D)) */
@@ -143,14 +145,14 @@ static void test_inverse_timers(void **state)
 	expect_cooked(PERF_100NSEC_TIMER_INV, &old, &cur, 0.0);
 	/* idle longer than the interval: negative value */
 	cur.value = 10000001;
-	expect_cook_status(PERF_100NSEC_TIMER_INV, &old, &cur, COOK_NEGATIVE_VALUE);
-	expect_cook_status(PERF_COUNTER_TIMER_INV, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_100NSEC_TIMER_INV, &old, &cur, PDH_COOK_NEGATIVE_VALUE);
+	expect_cook_status(PERF_COUNTER_TIMER_INV, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 }
 
 static void test_multi_timers(void **state)
 {
-	struct cook_raw old = {.value = 0, .time = 0, .time_100ns = 0, .multi = 4};
-	struct cook_raw cur = {.value = 3000, .time = 1000, .time_100ns = 1000, .multi = 4};
+	struct pdh_cook_raw old = {.value = 0, .time = 0, .time_100ns = 0, .multi = 4};
+	struct pdh_cook_raw cur = {.value = 3000, .time = 1000, .time_100ns = 1000, .multi = 4};
 
 	(void)state;
 	/* 100 * delta(N) / delta(D) / B1: 3 busy units of 4 */
@@ -164,42 +166,42 @@ static void test_multi_timers(void **state)
 	expect_cooked(PERF_COUNTER_MULTI_TIMER_INV, &old, &cur, 300.0);
 	expect_cooked(PERF_100NSEC_MULTI_TIMER_INV, &old, &cur, 300.0);
 	cur.value = 5000;
-	expect_cook_status(PERF_100NSEC_MULTI_TIMER_INV, &old, &cur, COOK_NEGATIVE_VALUE);
+	expect_cook_status(PERF_100NSEC_MULTI_TIMER_INV, &old, &cur, PDH_COOK_NEGATIVE_VALUE);
 	/* a zero multi count divides nothing */
 	cur.multi = 0;
-	expect_cook_status(PERF_COUNTER_MULTI_TIMER, &old, &cur, COOK_NEGATIVE_DENOMINATOR);
-	expect_cook_status(PERF_COUNTER_MULTI_TIMER_INV, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_COUNTER_MULTI_TIMER, &old, &cur, PDH_COOK_NEGATIVE_DENOMINATOR);
+	expect_cook_status(PERF_COUNTER_MULTI_TIMER_INV, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 }
 
 static void test_sample_fraction(void **state)
 {
-	struct cook_raw old = {.value = 10, .base = 20};
-	struct cook_raw cur = {.value = 13, .base = 24};
+	struct pdh_cook_raw old = {.value = 10, .base = 20};
+	struct pdh_cook_raw cur = {.value = 13, .base = 24};
 
 	(void)state;
 	/* 100 * delta(N) / delta(B) */
 	expect_cooked(PERF_SAMPLE_FRACTION, &old, &cur, 75.0);
-	expect_cook_status(PERF_SAMPLE_FRACTION, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_SAMPLE_FRACTION, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 	/* no base change: 0 (chosen), base went back: negative denominator */
 	cur.base = 20;
 	expect_cooked(PERF_SAMPLE_FRACTION, &old, &cur, 0.0);
 	cur.base = 19;
-	expect_cook_status(PERF_SAMPLE_FRACTION, &old, &cur, COOK_NEGATIVE_DENOMINATOR);
+	expect_cook_status(PERF_SAMPLE_FRACTION, &old, &cur, PDH_COOK_NEGATIVE_DENOMINATOR);
 	cur.base = 24, cur.value = 9;
-	expect_cook_status(PERF_SAMPLE_FRACTION, &old, &cur, COOK_BAD_DATA);
+	expect_cook_status(PERF_SAMPLE_FRACTION, &old, &cur, PDH_COOK_BAD_DATA);
 }
 
 static void test_raw_fraction(void **state)
 {
-	struct cook_raw cur = {.value = 1, .base = 4};
+	struct pdh_cook_raw cur = {.value = 1, .base = 4};
 
 	(void)state;
 	/* 100 * N / B on the newest sample */
 	expect_cooked(PERF_RAW_FRACTION, NULL, &cur, 25.0);
-	cur = (struct cook_raw){.value = 1ULL << 32, .base = 1ULL << 34};
+	cur = (struct pdh_cook_raw){.value = 1ULL << 32, .base = 1ULL << 34};
 	expect_cooked(PERF_LARGE_RAW_FRACTION, NULL, &cur, 25.0);
 	/* above 100 is not capped */
-	cur = (struct cook_raw){.value = 3, .base = 2};
+	cur = (struct pdh_cook_raw){.value = 3, .base = 2};
 	expect_cooked(PERF_RAW_FRACTION, NULL, &cur, 150.0);
 	cur.base = 0;
 	expect_cooked(PERF_RAW_FRACTION, NULL, &cur, 0.0);
@@ -208,36 +210,36 @@ static void test_raw_fraction(void **state)
 static void test_averages(void **state)
 {
 	/* (delta(N) / F) / delta(B): 3e9 ticks at 1 GHz over 6 operations = 0.5 s */
-	struct cook_raw old = {.value = 0, .base = 10, .freq = 1000000000};
-	struct cook_raw cur = {.value = 3000000000ULL, .base = 16, .freq = 1000000000};
+	struct pdh_cook_raw old = {.value = 0, .base = 10, .freq = 1000000000};
+	struct pdh_cook_raw cur = {.value = 3000000000ULL, .base = 16, .freq = 1000000000};
 
 	(void)state;
 	expect_cooked(PERF_AVERAGE_TIMER, &old, &cur, 0.5);
-	expect_cook_status(PERF_AVERAGE_TIMER, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_AVERAGE_TIMER, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 	cur.freq = 0;
-	expect_cook_status(PERF_AVERAGE_TIMER, &old, &cur, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_AVERAGE_TIMER, &old, &cur, PDH_COOK_NEGATIVE_TIMEBASE);
 	cur.freq = 1000000000, cur.base = 10;
 	expect_cooked(PERF_AVERAGE_TIMER, &old, &cur, 0.0);
 	cur.base = 9;
-	expect_cook_status(PERF_AVERAGE_TIMER, &old, &cur, COOK_NEGATIVE_DENOMINATOR);
+	expect_cook_status(PERF_AVERAGE_TIMER, &old, &cur, PDH_COOK_NEGATIVE_DENOMINATOR);
 	/* delta(N) / delta(B): 500 bytes in 5 operations */
-	old = (struct cook_raw){.value = 100, .base = 5};
-	cur = (struct cook_raw){.value = 600, .base = 10};
+	old = (struct pdh_cook_raw){.value = 100, .base = 5};
+	cur = (struct pdh_cook_raw){.value = 600, .base = 10};
 	expect_cooked(PERF_AVERAGE_BULK, &old, &cur, 100.0);
-	expect_cook_status(PERF_AVERAGE_BULK, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_AVERAGE_BULK, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 }
 
 static void test_delta(void **state)
 {
-	struct cook_raw old = {.value = 5};
-	struct cook_raw cur = {.value = 12};
+	struct pdh_cook_raw old = {.value = 5};
+	struct pdh_cook_raw cur = {.value = 12};
 
 	(void)state;
 	expect_cooked(PERF_COUNTER_DELTA, &old, &cur, 7.0);
 	old.value = 1ULL << 40, cur.value = (1ULL << 40) + 1;
 	expect_cooked(PERF_COUNTER_LARGE_DELTA, &old, &cur, 1.0);
-	expect_cook_status(PERF_COUNTER_DELTA, NULL, &cur, COOK_FIRST_SAMPLE);
-	expect_cook_status(PERF_COUNTER_LARGE_DELTA, &cur, &old, COOK_BAD_DATA);
+	expect_cook_status(PERF_COUNTER_DELTA, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_COUNTER_LARGE_DELTA, &cur, &old, PDH_COOK_BAD_DATA);
 	/* no change is a valid 0 */
 	expect_cooked(PERF_COUNTER_DELTA, &cur, &cur, 0.0);
 }
@@ -245,31 +247,31 @@ static void test_delta(void **state)
 static void test_elapsed(void **state)
 {
 	/* (D - N) / F on one sample, D and F from the object clock */
-	struct cook_raw cur = {.value = 1000, .obj_time = 6000, .obj_freq = 1000};
+	struct pdh_cook_raw cur = {.value = 1000, .obj_time = 6000, .obj_freq = 1000};
 
 	(void)state;
 	expect_cooked(PERF_ELAPSED_TIME, NULL, &cur, 5.0);
 	cur.value = 0;
 	expect_cooked(PERF_ELAPSED_TIME, NULL, &cur, 0.0);
 	cur.value = 6001;
-	expect_cook_status(PERF_ELAPSED_TIME, NULL, &cur, COOK_NEGATIVE_VALUE);
+	expect_cook_status(PERF_ELAPSED_TIME, NULL, &cur, PDH_COOK_NEGATIVE_VALUE);
 	cur.value = 1000, cur.obj_freq = 0;
-	expect_cook_status(PERF_ELAPSED_TIME, NULL, &cur, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_ELAPSED_TIME, NULL, &cur, PDH_COOK_NEGATIVE_TIMEBASE);
 }
 
 static void test_precision(void **state)
 {
 	/* 100 * delta(N) / delta(D), D = the companion time stamp */
-	struct cook_raw old = {.value = 0, .base = 100, .obj_time = 0};
-	struct cook_raw cur = {.value = 40, .base = 200, .obj_time = 80};
+	struct pdh_cook_raw old = {.value = 0, .base = 100, .obj_time = 0};
+	struct pdh_cook_raw cur = {.value = 40, .base = 200, .obj_time = 80};
 
 	(void)state;
 	expect_cooked(PERF_PRECISION_SYSTEM_TIMER, &old, &cur, 40.0);
 	expect_cooked(PERF_PRECISION_100NS_TIMER, &old, &cur, 40.0);
 	expect_cooked(PERF_PRECISION_OBJECT_TIMER, &old, &cur, 50.0);
-	expect_cook_status(PERF_PRECISION_100NS_TIMER, NULL, &cur, COOK_FIRST_SAMPLE);
+	expect_cook_status(PERF_PRECISION_100NS_TIMER, NULL, &cur, PDH_COOK_FIRST_SAMPLE);
 	cur.base = 100;
-	expect_cook_status(PERF_PRECISION_SYSTEM_TIMER, &old, &cur, COOK_NEGATIVE_TIMEBASE);
+	expect_cook_status(PERF_PRECISION_SYSTEM_TIMER, &old, &cur, PDH_COOK_NEGATIVE_TIMEBASE);
 }
 
 static void test_not_displayable(void **state)
@@ -279,13 +281,13 @@ static void test_not_displayable(void **state)
 		PERF_RAW_BASE,	  PERF_LARGE_RAW_BASE, PERF_PRECISION_TIMESTAMP,
 		0x40030503,	  PERF_COUNTER_TEXT,   PERF_COUNTER_NODATA,
 	};
-	struct cook_raw old = {.value = 1, .base = 1, .time = 1, .freq = 1};
-	struct cook_raw cur = {.value = 2, .base = 2, .time = 2, .freq = 1};
+	struct pdh_cook_raw old = {.value = 1, .base = 1, .time = 1, .freq = 1};
+	struct pdh_cook_raw cur = {.value = 2, .base = 2, .time = 2, .freq = 1};
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
-		expect_cook_status(hidden[i], &old, &cur, COOK_NOT_DISPLAYABLE);
+		expect_cook_status(hidden[i], &old, &cur, PDH_COOK_NOT_DISPLAYABLE);
 		assert_false(ctrtype_displayable(hidden[i]));
 		assert_int_not_equal(ctrtype_samples(hidden[i]), 2);
 	}
@@ -294,11 +296,11 @@ static void test_not_displayable(void **state)
 	assert_false(ctrtype_is_base(PERF_COUNTER_TEXT));
 	assert_false(ctrtype_is_base(PERF_RAW_FRACTION));
 	/* histograms and made-up values */
-	expect_cook_status(PERF_COUNTER_HISTOGRAM_TYPE, &old, &cur, COOK_UNSUPPORTED);
-	expect_cook_status(0x12345478, &old, &cur, COOK_UNSUPPORTED);
-	expect_cook_status(0x12345478, NULL, &cur, COOK_UNSUPPORTED);
+	expect_cook_status(PERF_COUNTER_HISTOGRAM_TYPE, &old, &cur, PDH_COOK_UNSUPPORTED);
+	expect_cook_status(0x12345478, &old, &cur, PDH_COOK_UNSUPPORTED);
+	expect_cook_status(0x12345478, NULL, &cur, PDH_COOK_UNSUPPORTED);
 	/* a made-up value of zero size has no value at all (ctrtype.h's rule for the bits) */
-	expect_cook_status(0x12345678, &old, &cur, COOK_NOT_DISPLAYABLE);
+	expect_cook_status(0x12345678, &old, &cur, PDH_COOK_NOT_DISPLAYABLE);
 	assert_false(ctrtype_displayable(PERF_COUNTER_HISTOGRAM_TYPE));
 }
 
@@ -351,7 +353,7 @@ static void test_master_table(void **state)
 		{PERF_PRECISION_100NS_TIMER, 0x20570500, 1, 1},
 		{PERF_PRECISION_OBJECT_TIMER, 0x20670500, 1, 1},
 	};
-	struct cook_raw cur = {.value = 1};
+	struct pdh_cook_raw cur = {.value = 1};
 	size_t i;
 	double v;
 
@@ -362,33 +364,33 @@ static void test_master_table(void **state)
 		assert_int_equal(ctrtype_displayable(table[i].type), table[i].shown);
 		/* the first sample of a two-sample type never has a value */
 		if (table[i].two)
-			assert_int_equal(cook_value(table[i].type, NULL, &cur, &v),
-					 COOK_FIRST_SAMPLE);
+			assert_int_equal(pdh_cook_value(table[i].type, NULL, &cur, &v),
+					 PDH_COOK_FIRST_SAMPLE);
 	}
 }
 
 static void test_scale_and_status(void **state)
 {
 	(void)state;
-	assert_double_eq(cook_scale(12.5, -1), 1.25);
-	assert_double_eq(cook_scale(3.0, 2), 300.0);
-	assert_double_eq(cook_scale(7.0, 0), 7.0);
-	assert_double_eq(cook_scale(1.0, -10), 1e-10);
-	assert_int_equal(cook_status_pdh(COOK_OK), 0);
-	assert_int_equal(cook_status_pdh(COOK_FIRST_SAMPLE), 0xC0000BBA);
-	assert_int_equal(cook_status_pdh(COOK_BAD_DATA), 0xC0000BBA);
-	assert_int_equal(cook_status_pdh(COOK_NEGATIVE_DENOMINATOR), 0x800007D6);
-	assert_int_equal(cook_status_pdh(COOK_NEGATIVE_TIMEBASE), 0x800007D7);
-	assert_int_equal(cook_status_pdh(COOK_NEGATIVE_VALUE), 0x800007D8);
-	assert_int_equal(cook_status_pdh(COOK_NOT_DISPLAYABLE), 0x800007D5);
-	assert_int_equal(cook_status_pdh(COOK_UNSUPPORTED), 0xC0000BC6);
-	assert_string_equal(cook_status_str(COOK_NEGATIVE_VALUE), "negative value");
+	assert_double_eq(pdh_cook_scale(12.5, -1), 1.25);
+	assert_double_eq(pdh_cook_scale(3.0, 2), 300.0);
+	assert_double_eq(pdh_cook_scale(7.0, 0), 7.0);
+	assert_double_eq(pdh_cook_scale(1.0, -10), 1e-10);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_OK), 0);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_FIRST_SAMPLE), 0xC0000BBA);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_BAD_DATA), 0xC0000BBA);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_NEGATIVE_DENOMINATOR), 0x800007D6);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_NEGATIVE_TIMEBASE), 0x800007D7);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_NEGATIVE_VALUE), 0x800007D8);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_NOT_DISPLAYABLE), 0x800007D5);
+	assert_int_equal(pdh_cook_status_pdh(PDH_COOK_UNSUPPORTED), 0xC0000BC6);
+	assert_string_equal(pdh_cook_status_str(PDH_COOK_NEGATIVE_VALUE), "negative value");
 	/* a missing newest sample is reported as such */
 	{
 		double v;
 
-		assert_int_equal(cook_value(PERF_COUNTER_RAWCOUNT, NULL, NULL, &v),
-				 COOK_FIRST_SAMPLE);
+		assert_int_equal(pdh_cook_value(PERF_COUNTER_RAWCOUNT, NULL, NULL, &v),
+				 PDH_COOK_FIRST_SAMPLE);
 	}
 }
 

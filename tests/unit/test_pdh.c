@@ -21,7 +21,7 @@
 
 #include "pdh.h"
 #include "pdh_sets.h"
-#include "tp_buf.h"
+#include "decode.h"
 #include "perflib-linux.h"
 #include "testlib.h"
 
@@ -741,7 +741,7 @@ static void test_rates_across_churn(void **state)
 
 /*
  * the items of a "(*)" counter after each collection against PerfQueryCounterData of the
- * same instances read by the reference walk (tp_data_parse): the same instances in the same
+ * same instances read by the reference walk (pdh_decode_data): the same instances in the same
  * order, the same raw values, "#n" the same duplicate; across steady collections (the
  * column read takes the items before), value changes and instances coming and going
  */
@@ -749,9 +749,9 @@ static void raw_items_match(PDH_HCOUNTER items, PDH_HCOUNTER second_a, HANDLE pq
 {
 	static const uint32_t counter1 = 1;
 	PDH_RAW_COUNTER_ITEM_A *r;
-	const struct tp_item *ti;
+	const struct pdh_dec_item *ti;
 	DWORD bytes = 0, n = 0, i;
-	struct tp_data d;
+	struct pdh_dec_data d;
 	DWORD size = 0, got = 0;
 	PDH_RAW_COUNTER one;
 	void *buf;
@@ -761,7 +761,7 @@ static void raw_items_match(PDH_HCOUNTER items, PDH_HCOUNTER second_a, HANDLE pq
 	buf = malloc(size);
 	assert_non_null(buf);
 	assert_int_equal(PerfQueryCounterData(pq, buf, size, &got), 0);
-	assert_int_equal(tp_data_parse(buf, got, &counter1, 1, &d), 0);
+	assert_int_equal(pdh_decode_data(buf, got, &counter1, 1, &d), 0);
 	assert_int_equal(PdhGetRawCounterArrayA(items, &bytes, &n, NULL), PDH_MORE_DATA);
 	r = malloc(bytes);
 	assert_non_null(r);
@@ -770,21 +770,21 @@ static void raw_items_match(PDH_HCOUNTER items, PDH_HCOUNTER second_a, HANDLE pq
 	for (i = 0; i < n; i++) {
 		ti = &d.items[d.blocks[0].first + i];
 		assert_string_equal(r[i].szName, ti->name);
-		assert_true(tp_item_value(&d, ti, 1, &v));
+		assert_true(pdh_dec_item_value(&d, ti, 1, &v));
 		assert_int_equal(r[i].RawValue.FirstValue, (LONGLONG)v);
 	}
 	/* the second "a" of the sample, found by its duplicate number */
-	ti = tp_data_item(&d, 0, "a", 1);
+	ti = pdh_dec_data_item(&d, 0, "a", 1);
 	assert_int_equal(PdhGetRawCounterValue(second_a, NULL, &one), 0);
 	if (ti) {
 		assert_int_equal(one.CStatus, S(PDH_CSTATUS_NEW_DATA));
-		assert_true(tp_item_value(&d, ti, 1, &v));
+		assert_true(pdh_dec_item_value(&d, ti, 1, &v));
 		assert_int_equal(one.FirstValue, (LONGLONG)v);
 	} else {
 		assert_int_equal(one.CStatus, S(PDH_CSTATUS_NO_INSTANCE));
 	}
 	free(r);
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 	free(buf);
 }
 
@@ -841,13 +841,13 @@ static void test_items_match_query_data(void **state)
 /* ---- counter info -------------------------------------------------------------------- */
 
 /* the value of counter @id of item @i (index in the block) of block @b, false: none */
-static bool block_value(const struct perfbuf_data *d, const struct perfbuf_block *b, size_t i,
-			uint32_t id, uint64_t *ret)
+static bool block_value(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
+			size_t i, uint32_t id, uint64_t *ret)
 {
 	uint32_t k;
 
 	for (k = 0; k < b->nr_cols; k++) {
-		size_t at = perfbuf_value(b, b->first + i, k);
+		size_t at = pdh_perfbuf_value(b, b->first + i, k);
 
 		if (d->ids[b->cols + k] == id && d->sizes[at]) {
 			*ret = d->values[at];
@@ -866,8 +866,8 @@ static void test_whole_sets(void **state)
 {
 	const GUID sets[] = {multi_guid, single_guid}, unknown = tl_guid(199);
 	const bool multi[] = {true, false};
-	const struct perfbuf_data *d;
-	const struct perfbuf_block *b;
+	const struct pdh_perfbuf_data *d;
+	const struct pdh_perfbuf_block *b;
 	PDH_HQUERY q = open_query();
 	size_t i, seen = 0;
 	uint64_t v;
@@ -890,7 +890,7 @@ static void test_whole_sets(void **state)
 	/* every counter of the set, every instance (a, b, a and the aggregate's) */
 	assert_int_equal(b->nr_cols, 5);
 	for (i = 0; i < b->nr; i++) {
-		const struct perfbuf_item *it = &d->items[b->first + i];
+		const struct pdh_perfbuf_item *it = &d->items[b->first + i];
 
 		if (it->id == 3) {
 			assert_string_equal(d->names + it->name, "a");

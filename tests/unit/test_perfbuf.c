@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_perfbuf.c - decoding of consumer-API buffers (tools/common/perfbuf.c) and the two
- * views built on it, typeperf's (tp_buf.c) and perflib-exporter's (exp_sample.c): the
+ * views built on it, typeperf's (decode.c) and perflib-exporter's (exp_sample.c): the
  * byte-level examples of perflib-api.md 8.1, 8.2 and 8.5, every PerfCounterDataType, UTF-16
  * conversion, malformed buffers (sizes, counts, offsets, missing NULs), truncation and
  * corruption at every byte and at random. A malformed buffer must give an error or fewer
@@ -20,7 +20,7 @@
 
 #include "exp_sample.h"
 #include "perfbuf.h"
-#include "tp_buf.h"
+#include "decode.h"
 
 /* perflib-api.md 8.1: instances Id 1 "A1" and Id 7 "Worker" */
 static const uint8_t instances_81[] = {
@@ -142,15 +142,15 @@ static void test_utf(void **state)
 	char *s;
 
 	(void)state;
-	s = perfbuf_utf16_dup(w, 7);
+	s = pdh_perfbuf_utf16_dup(w, 7);
 	assert_string_equal(s, "A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
 	free(s);
 	/* unpaired surrogates become U+FFFD */
-	s = perfbuf_utf16_dup(bad, 3);
+	s = pdh_perfbuf_utf16_dup(bad, 3);
 	assert_string_equal(s, "\xef\xbf\xbd"
 			       "A\xef\xbf\xbd");
 	free(s);
-	assert_int_equal(perfbuf_utf8_to_utf16("A\xc3\xa9\xf0\x9f\x98\x80", &u, &n), 0);
+	assert_int_equal(pdh_perfbuf_utf8_to_utf16("A\xc3\xa9\xf0\x9f\x98\x80", &u, &n), 0);
 	assert_int_equal(n, 5);
 	assert_int_equal(u[0], 0x41);
 	assert_int_equal(u[1], 0xE9);
@@ -159,10 +159,10 @@ static void test_utf(void **state)
 	assert_int_equal(u[4], 0);
 	free(u);
 	/* invalid UTF-8: stray continuation, overlong, surrogate, truncated */
-	assert_int_equal(perfbuf_utf8_to_utf16("\x80", &u, &n), -EINVAL);
-	assert_int_equal(perfbuf_utf8_to_utf16("\xc0\xaf", &u, &n), -EINVAL);
-	assert_int_equal(perfbuf_utf8_to_utf16("\xed\xa0\x80", &u, &n), -EINVAL);
-	assert_int_equal(perfbuf_utf8_to_utf16("\xe2\x82", &u, &n), -EINVAL);
+	assert_int_equal(pdh_perfbuf_utf8_to_utf16("\x80", &u, &n), -EINVAL);
+	assert_int_equal(pdh_perfbuf_utf8_to_utf16("\xc0\xaf", &u, &n), -EINVAL);
+	assert_int_equal(pdh_perfbuf_utf8_to_utf16("\xed\xa0\x80", &u, &n), -EINVAL);
+	assert_int_equal(pdh_perfbuf_utf8_to_utf16("\xe2\x82", &u, &n), -EINVAL);
 }
 
 static void test_utf_bounded(void **state)
@@ -173,20 +173,20 @@ static void test_utf_bounded(void **state)
 	size_t n;
 
 	(void)state;
-	n = perfbuf_utf16_to_utf8(text, 8, out, sizeof(out));
+	n = pdh_perfbuf_utf16_to_utf8(text, 8, out, sizeof(out));
 	assert_string_equal(out, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbdz");
 	assert_int_equal(n, strlen(out));
 	/* cut at a character boundary when the output is small */
-	n = perfbuf_utf16_to_utf8(text, 8, out, 5);
+	n = pdh_perfbuf_utf16_to_utf8(text, 8, out, 5);
 	assert_string_equal(out, "a\xc3\xa9");
 	assert_int_equal(n, 3);
 	/* stop after max units, even inside a pair */
-	perfbuf_utf16_to_utf8(text, 4, out, sizeof(out));
+	pdh_perfbuf_utf16_to_utf8(text, 4, out, sizeof(out));
 	assert_string_equal(out, "a\xc3\xa9\xe2\x82\xac\xef\xbf\xbd");
-	dup = perfbuf_utf16_dup(text, 100);
+	dup = pdh_perfbuf_utf16_dup(text, 100);
 	assert_string_equal(dup, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbdz");
 	free(dup);
-	dup = perfbuf_utf16_dup(text, 0);
+	dup = pdh_perfbuf_utf16_dup(text, 0);
 	assert_string_equal(dup, "");
 	free(dup);
 }
@@ -197,13 +197,13 @@ static void test_string(void **state)
 	char *s;
 
 	(void)state;
-	assert_int_equal(perfbuf_string(name, sizeof(name), &s), 0);
+	assert_int_equal(pdh_perfbuf_string(name, sizeof(name), &s), 0);
 	assert_string_equal(s, "Demo");
 	free(s);
 	/* no NUL inside the bytes returned */
-	assert_int_equal(perfbuf_string(name, 8, &s), -EBADMSG);
-	assert_int_equal(perfbuf_string(name, 9, &s), -EBADMSG);
-	assert_int_equal(perfbuf_string(name, 0, &s), -EBADMSG);
+	assert_int_equal(pdh_perfbuf_string(name, 8, &s), -EBADMSG);
+	assert_int_equal(pdh_perfbuf_string(name, 9, &s), -EBADMSG);
+	assert_int_equal(pdh_perfbuf_string(name, 0, &s), -EBADMSG);
 }
 
 /* what a walk reported, for the walker's own rules */
@@ -217,7 +217,7 @@ struct rec {
 	uint32_t ids[8]; /* counter ids of the first values */
 };
 
-static int rec_begin(void *ctx, const struct perfbuf_data_header *hdr)
+static int rec_begin(void *ctx, const struct pdh_perfbuf_data_header *hdr)
 {
 	struct rec *r = ctx;
 
@@ -268,7 +268,7 @@ static int rec_block_end(void *ctx, bool malformed)
 	return 0;
 }
 
-static const struct perfbuf_data_ops rec_ops = {
+static const struct pdh_perfbuf_data_ops rec_ops = {
 	.begin = rec_begin,
 	.block = rec_block,
 	.item = rec_item,
@@ -276,7 +276,7 @@ static const struct perfbuf_data_ops rec_ops = {
 	.block_end = rec_block_end,
 };
 
-/* perfbuf_strings_parse / perfbuf_instances_parse callback: fail with -ECANCELED */
+/* pdh_perfbuf_strings_parse / pdh_perfbuf_instances_parse callback: fail with -ECANCELED */
 static int cancel(void *ctx, uint32_t id, const void *text, size_t units)
 {
 	unsigned int *calls = ctx;
@@ -295,8 +295,8 @@ static void test_walk(void **state)
 
 	(void)state;
 	/* every block decoded: S's value carries its spec's id, M's those of its list */
-	assert_int_equal(perfbuf_data_parse(data_82, sizeof(data_82), spec_ids, 2, &rec_ops, &r),
-			 0);
+	assert_int_equal(
+		pdh_perfbuf_data_parse(data_82, sizeof(data_82), spec_ids, 2, &rec_ops, &r), 0);
 	assert_int_equal(r.nr_blocks, 2);
 	assert_int_equal(r.blocks, 2);
 	assert_int_equal(r.items, 3);
@@ -311,44 +311,44 @@ static void test_walk(void **state)
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x40] = 0x20; /* dwDataSize 32 in a 16-byte PERF_COUNTER_DATA */
 	r = (struct rec){.decode = false};
-	assert_int_equal(perfbuf_data_parse(buf, sizeof(buf), NULL, 0, &rec_ops, &r), 0);
+	assert_int_equal(pdh_perfbuf_data_parse(buf, sizeof(buf), NULL, 0, &rec_ops, &r), 0);
 	assert_int_equal(r.blocks, 2);
 	assert_int_equal(r.items + r.values + r.ends, 0);
 	r = (struct rec){.decode = true};
-	assert_int_equal(perfbuf_data_parse(buf, sizeof(buf), NULL, 0, &rec_ops, &r), 0);
+	assert_int_equal(pdh_perfbuf_data_parse(buf, sizeof(buf), NULL, 0, &rec_ops, &r), 0);
 	assert_int_equal(r.ends, 2);
 	assert_int_equal(r.malformed, 1);
 	/* a callback's error stops the walk and is returned */
 	r = (struct rec){.decode = true, .fail_item = -ECANCELED};
-	assert_int_equal(perfbuf_data_parse(data_82, sizeof(data_82), NULL, 0, &rec_ops, &r),
+	assert_int_equal(pdh_perfbuf_data_parse(data_82, sizeof(data_82), NULL, 0, &rec_ops, &r),
 			 -ECANCELED);
 	assert_int_equal(r.items, 1);
 	assert_int_equal(r.ends, 0);
 	r = (struct rec){.decode = true, .fail_begin = -ENOMEM};
-	assert_int_equal(perfbuf_data_parse(data_82, sizeof(data_82), NULL, 0, &rec_ops, &r),
+	assert_int_equal(pdh_perfbuf_data_parse(data_82, sizeof(data_82), NULL, 0, &rec_ops, &r),
 			 -ENOMEM);
 	assert_int_equal(r.blocks, 0);
 	/* a broken data header is found before any callback */
 	r = (struct rec){.decode = true};
-	assert_int_equal(perfbuf_data_parse(data_82, 47, NULL, 0, &rec_ops, &r), -EBADMSG);
+	assert_int_equal(pdh_perfbuf_data_parse(data_82, 47, NULL, 0, &rec_ops, &r), -EBADMSG);
 	assert_int_equal(r.nr_blocks + r.blocks, 0);
-	assert_int_equal(perfbuf_strings_parse(names_85, sizeof(names_85), cancel, &calls),
+	assert_int_equal(pdh_perfbuf_strings_parse(names_85, sizeof(names_85), cancel, &calls),
 			 -ECANCELED);
 	assert_int_equal(
-		perfbuf_instances_parse(instances_81, sizeof(instances_81), cancel, &calls),
+		pdh_perfbuf_instances_parse(instances_81, sizeof(instances_81), cancel, &calls),
 		-ECANCELED);
 	assert_int_equal(calls, 2);
 }
 
-/* ---- typeperf's view (tp_buf.c) -------------------------------------------------------- */
+/* ---- typeperf's view (decode.c) -------------------------------------------------------- */
 
 static void test_instances_81(void **state)
 {
-	struct tp_instance *in;
+	struct pdh_cat_instance *in;
 	size_t nr;
 
 	(void)state;
-	assert_int_equal(tp_instances_parse(instances_81, sizeof(instances_81), &in, &nr), 0);
+	assert_int_equal(pdh_decode_instances(instances_81, sizeof(instances_81), &in, &nr), 0);
 	assert_int_equal(nr, 2);
 	assert_int_equal(in[0].id, 1);
 	assert_string_equal(in[0].name, "A1");
@@ -359,12 +359,12 @@ static void test_instances_81(void **state)
 	free(in[1].name);
 	free(in);
 	/* empty: a counter set without instances */
-	assert_int_equal(tp_instances_parse(instances_81, 0, &in, &nr), 0);
+	assert_int_equal(pdh_decode_instances(instances_81, 0, &in, &nr), 0);
 	assert_int_equal(nr, 0);
 	free(in);
 	/* truncated inside the second block, and the first block alone */
-	assert_int_equal(tp_instances_parse(instances_81, 39, &in, &nr), -EBADMSG);
-	assert_int_equal(tp_instances_parse(instances_81, 16, &in, &nr), 0);
+	assert_int_equal(pdh_decode_instances(instances_81, 39, &in, &nr), -EBADMSG);
+	assert_int_equal(pdh_decode_instances(instances_81, 16, &in, &nr), 0);
 	assert_int_equal(nr, 1);
 	free(in[0].name);
 	free(in);
@@ -372,7 +372,7 @@ static void test_instances_81(void **state)
 
 static void test_instances_dup_and_bad(void **state)
 {
-	struct tp_instance *in;
+	struct pdh_cat_instance *in;
 	struct bb b = {0};
 	size_t nr, i;
 
@@ -381,7 +381,7 @@ static void test_instances_dup_and_bad(void **state)
 	put_instance(&b, 2, "beta");
 	put_instance(&b, 3, "alpha");
 	put_instance(&b, 4, "ALPHA");
-	assert_int_equal(tp_instances_parse(b.b, b.n, &in, &nr), 0);
+	assert_int_equal(pdh_decode_instances(b.b, b.n, &in, &nr), 0);
 	assert_int_equal(nr, 4);
 	assert_int_equal(in[0].dup, 0);
 	assert_int_equal(in[1].dup, 0);
@@ -392,22 +392,22 @@ static void test_instances_dup_and_bad(void **state)
 	free(in);
 	/* Size smaller than a header plus a NUL, larger than the buffer, zero */
 	set32(&b, 0, 9);
-	assert_int_equal(tp_instances_parse(b.b, b.n, &in, &nr), -EBADMSG);
+	assert_int_equal(pdh_decode_instances(b.b, b.n, &in, &nr), -EBADMSG);
 	set32(&b, 0, (uint32_t)b.n + 8);
-	assert_int_equal(tp_instances_parse(b.b, b.n, &in, &nr), -EBADMSG);
+	assert_int_equal(pdh_decode_instances(b.b, b.n, &in, &nr), -EBADMSG);
 	set32(&b, 0, 0);
-	assert_int_equal(tp_instances_parse(b.b, b.n, &in, &nr), -EBADMSG);
+	assert_int_equal(pdh_decode_instances(b.b, b.n, &in, &nr), -EBADMSG);
 	/* a name without NUL inside its block */
 	b.n = 0;
 	put32(&b, 16);
 	put32(&b, 1);
 	put64(&b, 0x0041004100410041ULL);
-	assert_int_equal(tp_instances_parse(b.b, b.n, &in, &nr), -EBADMSG);
+	assert_int_equal(pdh_decode_instances(b.b, b.n, &in, &nr), -EBADMSG);
 }
 
 static void test_tp_reg_and_names(void **state)
 {
-	struct tp_set set = {0};
+	struct pdh_cat_set set = {0};
 	struct bb b = {0};
 	size_t i;
 
@@ -433,7 +433,7 @@ static void test_tp_reg_and_names(void **state)
 		put32(&b, 0);
 	}
 	assert_int_equal(b.n, 32 + 2 * 48);
-	assert_int_equal(tp_reg_parse(b.b, b.n, &set), 0);
+	assert_int_equal(pdh_decode_reg(b.b, b.n, &set), 0);
 	assert_int_equal(set.instance_type, PERF_COUNTERSET_MULTI_INSTANCES);
 	assert_int_equal(set.nr_counters, 2);
 	assert_int_equal(set.counters[0].type, PERF_RAW_FRACTION);
@@ -443,54 +443,54 @@ static void test_tp_reg_and_names(void **state)
 	assert_int_equal(set.counters[1].time_id, PERFLIB_NO_ID);
 	assert_int_equal(set.guid.Data1, 0x55667788);
 	/* 8.5: names by id, absent string skipped */
-	assert_int_equal(tp_names_parse(names_85, sizeof(names_85), &set), 0);
+	assert_int_equal(pdh_decode_names(names_85, sizeof(names_85), &set), 0);
 	assert_string_equal(set.counters[0].name, "Reads");
 	assert_null(set.counters[1].name);
-	assert_int_equal(tp_set_finish(&set), 0);
+	assert_int_equal(pdh_cat_set_finish(&set), 0);
 	assert_string_equal(set.counters[1].name, "2");
 	assert_string_equal(set.name, "55667788-3344-1122-00ff-eeddccbbaa99");
-	tp_set_free(&set);
+	pdh_cat_set_free(&set);
 	/* NumCounters larger than the buffer, buffer below the header */
 	set32(&b, 24, 3);
-	assert_int_equal(tp_reg_parse(b.b, b.n, &set), -EBADMSG);
-	assert_int_equal(tp_reg_parse(b.b, 31, &set), -EBADMSG);
+	assert_int_equal(pdh_decode_reg(b.b, b.n, &set), -EBADMSG);
+	assert_int_equal(pdh_decode_reg(b.b, 31, &set), -EBADMSG);
 }
 
 static void test_tp_names_bad(void **state)
 {
 	uint8_t buf[sizeof(names_85)];
-	struct tp_counter c = {.id = 1};
-	struct tp_set set = {.nr_counters = 1, .counters = &c};
+	struct pdh_cat_counter c = {.id = 1};
+	struct pdh_cat_set set = {.nr_counters = 1, .counters = &c};
 
 	(void)state;
 	memcpy(buf, names_85, sizeof(buf));
 	/* dwSize above the bytes returned */
 	buf[0] = 0x40;
-	assert_int_equal(tp_names_parse(buf, sizeof(buf), &set), -EBADMSG);
+	assert_int_equal(pdh_decode_names(buf, sizeof(buf), &set), -EBADMSG);
 	/* an offset outside the block */
 	memcpy(buf, names_85, sizeof(buf));
 	buf[12] = 0x30;
-	assert_int_equal(tp_names_parse(buf, sizeof(buf), &set), -EBADMSG);
+	assert_int_equal(pdh_decode_names(buf, sizeof(buf), &set), -EBADMSG);
 	/* the string cut before its NUL by dwSize */
 	memcpy(buf, names_85, sizeof(buf));
 	buf[0] = 0x22;
-	assert_int_equal(tp_names_parse(buf, sizeof(buf), &set), -EBADMSG);
+	assert_int_equal(pdh_decode_names(buf, sizeof(buf), &set), -EBADMSG);
 	/* dwCounters larger than the block */
 	memcpy(buf, names_85, sizeof(buf));
 	buf[4] = 0x10;
-	assert_int_equal(tp_names_parse(buf, sizeof(buf), &set), -EBADMSG);
+	assert_int_equal(pdh_decode_names(buf, sizeof(buf), &set), -EBADMSG);
 	assert_null(c.name);
 }
 
 static void test_tp_data_82(void **state)
 {
 	const uint32_t spec_ids[] = {1, PERF_WILDCARD_COUNTER};
-	const struct tp_item *it;
-	struct tp_data d;
+	const struct pdh_dec_item *it;
+	struct pdh_dec_data d;
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(tp_data_parse(data_82, sizeof(data_82), spec_ids, 2, &d), 0);
+	assert_int_equal(pdh_decode_data(data_82, sizeof(data_82), spec_ids, 2, &d), 0);
 	assert_int_equal(d.time, 0x1234567890LL);
 	assert_int_equal(d.time_100ns, 133486382456780000LL);
 	assert_int_equal(d.freq, 10000000);
@@ -498,40 +498,41 @@ static void test_tp_data_82(void **state)
 	assert_int_equal(d.blocks[0].type, PERF_SINGLE_COUNTER);
 	assert_int_equal(d.blocks[1].type, PERF_COUNTERSET);
 	/* Index 0: the single counter carries the spec's id */
-	it = tp_data_item(&d, 0, NULL, 0);
+	it = pdh_dec_data_item(&d, 0, NULL, 0);
 	assert_non_null(it);
 	assert_null(it->name);
-	assert_true(tp_item_value(&d, it, 1, &v));
+	assert_true(pdh_dec_item_value(&d, it, 1, &v));
 	assert_int_equal(v, 42);
 	/* Index 1: instances by name and duplicate number */
-	it = tp_data_item(&d, 1, "a", 0);
+	it = pdh_dec_data_item(&d, 1, "a", 0);
 	assert_non_null(it);
 	assert_int_equal(it->instance_id, 0);
-	assert_true(tp_item_value(&d, it, 1, &v));
+	assert_true(pdh_dec_item_value(&d, it, 1, &v));
 	assert_int_equal(v, 5);
-	assert_true(tp_item_value(&d, it, 2, &v));
+	assert_true(pdh_dec_item_value(&d, it, 2, &v));
 	assert_int_equal(v, 0x100000000ULL);
-	it = tp_data_item(&d, 1, "BB", 0);
+	it = pdh_dec_data_item(&d, 1, "BB", 0);
 	assert_non_null(it);
 	assert_int_equal(it->instance_id, 1);
-	assert_true(tp_item_value(&d, it, 2, &v));
+	assert_true(pdh_dec_item_value(&d, it, 2, &v));
 	assert_int_equal(v, 7);
-	assert_false(tp_item_value(&d, it, 3, &v));
-	assert_null(tp_data_item(&d, 1, "a", 1));
-	assert_null(tp_data_item(&d, 1, "c", 0));
-	assert_null(tp_data_item(&d, 2, NULL, 0));
-	tp_data_free(&d);
+	assert_false(pdh_dec_item_value(&d, it, 3, &v));
+	assert_null(pdh_dec_data_item(&d, 1, "a", 1));
+	assert_null(pdh_dec_data_item(&d, 1, "c", 0));
+	assert_null(pdh_dec_data_item(&d, 2, NULL, 0));
+	pdh_dec_data_free(&d);
 	/* without spec ids the single counter's id is the wildcard */
-	assert_int_equal(tp_data_parse(data_82, sizeof(data_82), NULL, 0, &d), 0);
-	assert_true(tp_item_value(&d, tp_data_item(&d, 0, NULL, 0), PERF_WILDCARD_COUNTER, &v));
-	tp_data_free(&d);
+	assert_int_equal(pdh_decode_data(data_82, sizeof(data_82), NULL, 0, &d), 0);
+	assert_true(pdh_dec_item_value(&d, pdh_dec_data_item(&d, 0, NULL, 0), PERF_WILDCARD_COUNTER,
+				       &v));
+	pdh_dec_data_free(&d);
 }
 
 static void test_tp_data_types(void **state)
 {
 	const uint32_t spec_ids[] = {9, 4, PERF_WILDCARD_COUNTER, 3};
-	const struct tp_item *it;
-	struct tp_data d;
+	const struct pdh_dec_item *it;
+	struct pdh_dec_data d;
 	struct bb b = {0};
 	size_t h, mi;
 	uint64_t v;
@@ -584,79 +585,79 @@ static void test_tp_data_types(void **state)
 	put_value(&b, 8, 1ULL << 40);
 	finish(&b);
 
-	assert_int_equal(tp_data_parse(b.b, b.n, spec_ids, 4, &d), 0);
+	assert_int_equal(pdh_decode_data(b.b, b.n, spec_ids, 4, &d), 0);
 	assert_int_equal(d.blocks[0].status, ERROR_NO_DATA);
-	assert_null(tp_data_item(&d, 0, NULL, 0));
-	it = tp_data_item(&d, 1, "x", 1);
+	assert_null(pdh_dec_data_item(&d, 0, NULL, 0));
+	it = pdh_dec_data_item(&d, 1, "x", 1);
 	assert_non_null(it);
 	assert_int_equal(it->instance_id, 12);
-	assert_true(tp_item_value(&d, it, 4, &v));
+	assert_true(pdh_dec_item_value(&d, it, 4, &v));
 	assert_int_equal(v, 300);
-	it = tp_data_item(&d, 1, "y", 0);
-	assert_true(tp_item_value(&d, it, 4, &v));
+	it = pdh_dec_data_item(&d, 1, "y", 0);
+	assert_true(pdh_dec_item_value(&d, it, 4, &v));
 	assert_int_equal(v, 200);
-	it = tp_data_item(&d, 2, NULL, 0);
-	assert_true(tp_item_value(&d, it, 6, &v));
+	it = pdh_dec_data_item(&d, 2, NULL, 0);
+	assert_true(pdh_dec_item_value(&d, it, 6, &v));
 	assert_int_equal(v, 66);
-	assert_false(tp_item_value(&d, it, 7, &v));
-	it = tp_data_item(&d, 3, NULL, 0);
-	assert_true(tp_item_value(&d, it, 3, &v));
+	assert_false(pdh_dec_item_value(&d, it, 7, &v));
+	it = pdh_dec_data_item(&d, 3, NULL, 0);
+	assert_true(pdh_dec_item_value(&d, it, 3, &v));
 	assert_int_equal(v, 1ULL << 40);
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 }
 
 static void test_tp_data_bad(void **state)
 {
 	uint8_t buf[sizeof(data_82)];
-	struct tp_data d;
+	struct pdh_dec_data d;
 	uint64_t v;
 
 	(void)state;
 	/* shorter than the header, shorter than dwTotalSize */
-	assert_int_equal(tp_data_parse(data_82, 47, NULL, 0, &d), -EBADMSG);
-	assert_int_equal(tp_data_parse(data_82, sizeof(data_82) - 1, NULL, 0, &d), -EBADMSG);
+	assert_int_equal(pdh_decode_data(data_82, 47, NULL, 0, &d), -EBADMSG);
+	assert_int_equal(pdh_decode_data(data_82, sizeof(data_82) - 1, NULL, 0, &d), -EBADMSG);
 	/* dwNumCounters larger than the headers that fit */
 	memcpy(buf, data_82, sizeof(buf));
 	buf[4] = 0xff;
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), -EBADMSG);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), -EBADMSG);
 	/* a counter header whose dwSize runs past the end breaks navigation */
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x58] = 0x90;
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), -EBADMSG);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), -EBADMSG);
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x38] = 0x08; /* dwSize below a header */
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), -EBADMSG);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), -EBADMSG);
 	/* bad payloads spoil only their own block */
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x40] = 0x20; /* dwDataSize 32 in a 16-byte PERF_COUNTER_DATA */
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), 0);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), 0);
 	assert_int_equal(d.blocks[0].status, ERROR_INVALID_DATA);
-	assert_null(tp_data_item(&d, 0, NULL, 0));
-	assert_true(tp_item_value(&d, tp_data_item(&d, 1, "bb", 0), 1, &v));
+	assert_null(pdh_dec_data_item(&d, 0, NULL, 0));
+	assert_true(pdh_dec_item_value(&d, pdh_dec_data_item(&d, 1, "bb", 0), 1, &v));
 	assert_int_equal(v, 6);
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x74] = 0x50; /* dwInstances 80 */
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), 0);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), 0);
 	assert_int_equal(d.blocks[1].status, ERROR_INVALID_DATA);
 	assert_int_equal(d.nr_items, 1);
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x64] = 0x09; /* dwCounters 9 in a 16-byte PERF_MULTI_COUNTERS */
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), 0);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), 0);
 	assert_int_equal(d.blocks[1].status, ERROR_INVALID_DATA);
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x54] = 0x03; /* unknown dwType */
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), 0);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), 0);
 	assert_int_equal(d.blocks[1].status, ERROR_INVALID_DATA);
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 	memcpy(buf, data_82, sizeof(buf));
 	buf[0x82] = 0x41, buf[0x83] = 0; /* instance name "aA" loses its NUL */
 	buf[0x84] = 0x41, buf[0x85] = 0, buf[0x86] = 0x41, buf[0x87] = 0;
-	assert_int_equal(tp_data_parse(buf, sizeof(buf), NULL, 0, &d), 0);
+	assert_int_equal(pdh_decode_data(buf, sizeof(buf), NULL, 0, &d), 0);
 	assert_int_equal(d.blocks[1].status, ERROR_INVALID_DATA);
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 }
 
 /* random corruption and truncation: errors are fine, crashes and overreads are not */
@@ -664,7 +665,7 @@ static void test_tp_fuzz(void **state)
 {
 	const uint32_t spec_ids[] = {1, PERF_WILDCARD_COUNTER};
 	unsigned int seed = 12345, i, k, n, items = 0;
-	struct tp_data d;
+	struct pdh_dec_data d;
 	uint8_t *buf;
 	size_t size;
 
@@ -678,15 +679,15 @@ static void test_tp_fuzz(void **state)
 		n = 1 + rand_r(&seed) % 4;
 		for (k = 0; k < n && size; k++)
 			buf[rand_r(&seed) % size] = (uint8_t)rand_r(&seed);
-		if (!tp_data_parse(buf, size, i % 2 ? spec_ids : NULL, 2, &d)) {
+		if (!pdh_decode_data(buf, size, i % 2 ? spec_ids : NULL, 2, &d)) {
 			items += (unsigned int)d.nr_items;
-			tp_data_free(&d);
+			pdh_dec_data_free(&d);
 		}
 		free(buf);
 	}
 	assert_true(items > 10000); /* most corruptions leave items to read */
 	for (i = 0; i < 5000; i++) {
-		struct tp_instance *in;
+		struct pdh_cat_instance *in;
 		size_t nr, j;
 
 		size = sizeof(instances_81) - rand_r(&seed) % 5;
@@ -694,7 +695,7 @@ static void test_tp_fuzz(void **state)
 		assert_non_null(buf);
 		memcpy(buf, instances_81, size);
 		buf[rand_r(&seed) % size] = (uint8_t)rand_r(&seed);
-		if (tp_instances_parse(buf, size, &in, &nr) == 0) {
+		if (pdh_decode_instances(buf, size, &in, &nr) == 0) {
 			for (j = 0; j < nr; j++)
 				free(in[j].name);
 			free(in);
@@ -707,13 +708,13 @@ static void test_tp_fuzz(void **state)
 
 /*
  * the columns PDH hands the exporter (perfcols.h) of the sample in a PerfQueryCounterData
- * buffer, read by the reference walk (tp_data_parse): a block's values by column
+ * buffer, read by the reference walk (pdh_decode_data): a block's values by column
  */
-static int columns_of(const void *buf, size_t len, struct perfbuf_data *pd)
+static int columns_of(const void *buf, size_t len, struct pdh_perfbuf_data *pd)
 {
-	struct tp_data d;
+	struct pdh_dec_data d;
 	size_t i, j, k, names = 0, values = 0, ids = 0;
-	int err = tp_data_parse(buf, len, NULL, 0, &d);
+	int err = pdh_decode_data(buf, len, NULL, 0, &d);
 
 	if (err)
 		return err;
@@ -731,26 +732,27 @@ static int columns_of(const void *buf, size_t len, struct perfbuf_data *pd)
 	pd->hdr.time = d.time;
 	pd->nr_blocks = d.nr_blocks;
 	for (i = 0; i < d.nr_blocks; i++) {
-		const struct tp_block *tb = &d.blocks[i];
-		struct perfbuf_block *b = &pd->blocks[i];
+		const struct pdh_dec_block *tb = &d.blocks[i];
+		struct pdh_perfbuf_block *b = &pd->blocks[i];
 
-		*b = (struct perfbuf_block){.status = tb->status,
-					    .type = tb->type,
-					    .first = pd->nr_items,
-					    .nr = tb->nr,
-					    .cols = ids,
-					    .val0 = values,
-					    .stride = tb->nr,
-					    .names0 = pd->names_len};
+		*b = (struct pdh_perfbuf_block){.status = tb->status,
+						.type = tb->type,
+						.first = pd->nr_items,
+						.nr = tb->nr,
+						.cols = ids,
+						.val0 = values,
+						.stride = tb->nr,
+						.names0 = pd->names_len};
 		/* the ids of the first item's values are the block's columns */
 		b->nr_cols = tb->nr ? (uint32_t)d.items[tb->first].nr : 0;
 		for (k = 0; k < b->nr_cols; k++)
 			pd->ids[ids++] = d.values[d.items[tb->first].first + k].counter_id;
 		for (j = 0; j < tb->nr; j++) {
-			const struct tp_item *ti = &d.items[tb->first + j];
-			struct perfbuf_item *it = &pd->items[pd->nr_items++];
+			const struct pdh_dec_item *ti = &d.items[tb->first + j];
+			struct pdh_perfbuf_item *it = &pd->items[pd->nr_items++];
 
-			*it = (struct perfbuf_item){.id = ti->instance_id, .name = PERFBUF_NO_NAME};
+			*it = (struct pdh_perfbuf_item){.id = ti->instance_id,
+							.name = PDH_PERFBUF_NO_NAME};
 			if (ti->name) {
 				it->name = (uint32_t)pd->names_len;
 				it->len = it->units = (uint32_t)ti->len;
@@ -760,7 +762,7 @@ static int columns_of(const void *buf, size_t len, struct perfbuf_data *pd)
 				b->name_bytes += ti->len + 1;
 			}
 			for (k = 0; k < b->nr_cols && k < ti->nr; k++) {
-				size_t at = perfbuf_value(b, b->first + j, (uint32_t)k);
+				size_t at = pdh_perfbuf_value(b, b->first + j, (uint32_t)k);
 
 				pd->values[at] = d.values[ti->first + k].value;
 				pd->sizes[at] = (uint8_t)d.values[ti->first + k].size;
@@ -768,7 +770,7 @@ static int columns_of(const void *buf, size_t len, struct perfbuf_data *pd)
 		}
 		values += (size_t)tb->nr * b->nr_cols;
 	}
-	tp_data_free(&d);
+	pdh_dec_data_free(&d);
 	return 0;
 }
 
@@ -776,7 +778,7 @@ static int columns_of(const void *buf, size_t len, struct perfbuf_data *pd)
 static int exp_collect(const void *buf, size_t len, struct exp_set *const *by_index, size_t nr,
 		       int64_t *freq)
 {
-	struct perfbuf_data d;
+	struct pdh_perfbuf_data d;
 	int err = columns_of(buf, len, &d);
 	size_t i;
 
@@ -787,19 +789,19 @@ static int exp_collect(const void *buf, size_t len, struct exp_set *const *by_in
 			err = exp_fill_block(&d, &d.blocks[i], by_index[i]);
 	}
 	*freq = d.hdr.freq;
-	perfbuf_data_release(&d);
+	pdh_perfbuf_data_release(&d);
 	return err;
 }
 
 /* the exporter's view of a registration: libpdh's model, then exp_set_from_reg */
 static int exp_reg(const void *buf, size_t len, struct exp_set **ret)
 {
-	struct tp_set model = {0};
-	int err = tp_reg_parse(buf, len, &model);
+	struct pdh_cat_set model = {0};
+	int err = pdh_decode_reg(buf, len, &model);
 
 	if (!err)
 		err = exp_set_from_reg(&model, ret);
-	tp_set_free(&model);
+	pdh_cat_set_free(&model);
 	return err;
 }
 
@@ -1075,15 +1077,15 @@ static void test_exp_reg(void **state)
 
 static void test_exp_strings(void **state)
 {
-	struct tp_counter ctrs[2] = {{.id = 2}, {.id = 1}};
-	struct tp_set model = {.nr_counters = 2, .counters = ctrs};
+	struct pdh_cat_counter ctrs[2] = {{.id = 2}, {.id = 1}};
+	struct pdh_cat_set model = {.nr_counters = 2, .counters = ctrs};
 	struct exp_set *set = NULL;
 	uint8_t buf[sizeof(names_85)];
 	size_t len;
 
 	(void)state;
 	/* names: libpdh's parser, moved into the view */
-	assert_int_equal(tp_names_parse(names_85, sizeof(names_85), &model), 0);
+	assert_int_equal(pdh_decode_names(names_85, sizeof(names_85), &model), 0);
 	assert_int_equal(exp_set_from_reg(&model, &set), 0);
 	assert_null(model.counters[1].name);
 	assert_null(set->counters[0].name);
@@ -1137,8 +1139,9 @@ int main(void)
 	int failed;
 
 	failed = cmocka_run_group_tests_name("perfbuf", decoder, NULL, NULL);
-	failed += cmocka_run_group_tests_name("perfbuf_typeperf (tp_buf)", typeperf, NULL, NULL);
 	failed +=
-		cmocka_run_group_tests_name("perfbuf_exporter (exp_sample)", exporter, NULL, NULL);
+		cmocka_run_group_tests_name("pdh_perfbuf_typeperf (tp_buf)", typeperf, NULL, NULL);
+	failed += cmocka_run_group_tests_name("pdh_perfbuf_exporter (exp_sample)", exporter, NULL,
+					      NULL);
 	return failed;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_typeperf_opts.c - typeperf's command line, -cf and -config files
- * (tools/typeperf/tp_opts.c) and the CSV/TSV text (pdh/tp_out.c): switch
+ * (tools/typeperf/tp_opts.c) and the CSV/TSV text (pdh/logtext.c): switch
  * spellings, refused formats, -si syntax, quoting, CRLF, six decimals, time stamps.
  */
 #include <errno.h>
@@ -56,7 +56,7 @@ static void test_defaults_and_switches(void **state)
 	assert_int_equal(parse(&o, "\\Memory\\Available Bytes", NULL), 0);
 	assert_int_equal(o.nr_counters, 1);
 	assert_string_equal(o.counters[0], "\\Memory\\Available Bytes");
-	assert_int_equal(o.format, TP_FORMAT_CSV);
+	assert_int_equal(o.format, PDH_TEXT_CSV);
 	assert_int_equal(o.interval, 1);
 	assert_int_equal(o.samples, 0);
 	assert_null(o.output);
@@ -71,7 +71,7 @@ static void test_defaults_and_switches(void **state)
 	assert_string_equal(o.counters[1], "\\C\\D");
 	assert_int_equal(o.interval, 65);
 	assert_int_equal(o.samples, 3);
-	assert_int_equal(o.format, TP_FORMAT_TSV);
+	assert_int_equal(o.format, PDH_TEXT_TSV);
 	assert_string_equal(o.output, "out.csv");
 	assert_true(o.yes);
 	assert_string_equal(o.machine, "host");
@@ -207,7 +207,7 @@ static void test_config_file(void **state)
 	assert_int_equal(o.samples, 9); /* later switches override the file */
 	assert_int_equal(o.nr_counters, 2);
 	assert_string_equal(o.counters[1], "\\C\\D");
-	assert_int_equal(o.format, TP_FORMAT_TSV);
+	assert_int_equal(o.format, PDH_TEXT_TSV);
 	assert_true(o.yes);
 	assert_string_equal(o.output, "log.tsv");
 	tp_opts_free(&o);
@@ -225,13 +225,13 @@ static void test_config_file(void **state)
 }
 
 /* write with @fn into a string */
-static char *capture_header(enum tp_format fmt, char *const *paths, size_t nr)
+static char *capture_header(enum pdh_text_format fmt, char *const *paths, size_t nr)
 {
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&buf, &size);
 
-	assert_int_equal(tp_out_header(f, fmt, paths, nr), 0);
+	assert_int_equal(pdh_text_header(f, fmt, paths, nr), 0);
 	fclose(f);
 	return buf;
 }
@@ -246,17 +246,17 @@ static void test_csv(void **state)
 	FILE *f;
 
 	(void)state;
-	s = capture_header(TP_FORMAT_CSV, paths, 2);
+	s = capture_header(PDH_TEXT_CSV, paths, 2);
 	assert_string_equal(s, "\"(PDH-CSV 4.0)\",\"\\\\host\\Obj(a)\\C\","
 			       "\"\\\\host\\Say \"\"hi\"\"\\C\"\r\n");
 	free(s);
-	s = capture_header(TP_FORMAT_TSV, paths, 1);
+	s = capture_header(PDH_TEXT_TSV, paths, 1);
 	assert_string_equal(s, "\"(PDH-TSV 4.0)\"\t\"\\\\host\\Obj(a)\\C\"\r\n");
 	free(s);
 	f = open_memstream(&buf, &size);
-	assert_int_equal(tp_out_row(f, TP_FORMAT_CSV, "09/15/2016 09:20:56.002", values, valid, 3),
+	assert_int_equal(pdh_text_row(f, PDH_TEXT_CSV, "09/15/2016 09:20:56.002", values, valid, 3),
 			 0);
-	assert_int_equal(tp_out_row(f, TP_FORMAT_TSV, "x", values, valid, 1), 0);
+	assert_int_equal(pdh_text_row(f, PDH_TEXT_TSV, "x", values, valid, 1), 0);
 	fclose(f);
 	assert_string_equal(buf, "\"09/15/2016 09:20:56.002\",\"99.982990\",\" \",\"0.000000\"\r\n"
 				 "\"x\"\t\"99.982990\"\r\n");
@@ -264,38 +264,38 @@ static void test_csv(void **state)
 	{
 		char v[64];
 
-		tp_format_value(v, sizeof(v), 1e12 + 0.5);
+		pdh_text_value(v, sizeof(v), 1e12 + 0.5);
 		assert_string_equal(v, "1000000000000.500000");
-		tp_format_value(v, sizeof(v), 1.0 / 3);
+		pdh_text_value(v, sizeof(v), 1.0 / 3);
 		assert_string_equal(v, "0.333333");
 	}
 }
 
 static void test_stamps(void **state)
 {
-	char buf[TP_STAMP_SIZE];
+	char buf[PDH_STAMP_SIZE];
 	struct timespec ts;
 
 	(void)state;
 	setenv("TZ", "UTC", 1);
 	tzset();
 	/* perflib-api.md 8.2: 2024-01-02 03:04:05.678 UTC */
-	assert_int_equal(tp_filetime_to_timespec(133486382456780000LL, &ts), 0);
+	assert_int_equal(pdh_filetime_to_timespec(133486382456780000LL, &ts), 0);
 	assert_int_equal(ts.tv_sec, 1704164645);
 	assert_int_equal(ts.tv_nsec, 678000000);
-	assert_int_equal(tp_format_stamp(buf, &ts), 0);
+	assert_int_equal(pdh_text_stamp(buf, &ts), 0);
 	assert_string_equal(buf, "01/02/2024 03:04:05.678");
 	/* local time, 24-hour */
 	setenv("TZ", "PST8PDT", 1);
 	tzset();
 	ts.tv_sec = 1473956456; /* 2016-09-15 16:20:56 UTC */
 	ts.tv_nsec = 2999999;
-	assert_int_equal(tp_format_stamp(buf, &ts), 0);
+	assert_int_equal(pdh_text_stamp(buf, &ts), 0);
 	assert_string_equal(buf, "09/15/2016 09:20:56.002");
 	ts.tv_sec += 12 * 3600;
-	assert_int_equal(tp_format_stamp(buf, &ts), 0);
+	assert_int_equal(pdh_text_stamp(buf, &ts), 0);
 	assert_string_equal(buf, "09/15/2016 21:20:56.002");
-	assert_int_equal(tp_filetime_to_timespec(0, &ts), -EINVAL);
+	assert_int_equal(pdh_filetime_to_timespec(0, &ts), -EINVAL);
 	unsetenv("TZ");
 	tzset();
 }

@@ -4,8 +4,8 @@
  *
  *   PerfEnumerateCounterSet                  every registered counter set
  *   PerfQueryCounterSetRegistrationInfo      its registration (cached while unchanged),
- *                                            parsed into libpdh's model (tp_reg_parse,
- *                                            tp_names_parse), names and help strings
+ *                                            parsed into libpdh's model (pdh_decode_reg,
+ *                                            pdh_decode_names), names and help strings
  *   pdh_query_whole_sets                     the sets, given to one PDH query in full
  *   PdhCollectQueryData                      PDH collects and decodes (with its steady
  *                                            state: blocks whose instances stayed only
@@ -30,7 +30,7 @@
 #include "pdh_sets.h"
 #include "pdhmsg.h"
 #include "perfbuf.h"
-#include "tp_buf.h"
+#include "decode.h"
 
 /* a registered counter set as last seen */
 struct entry {
@@ -130,7 +130,7 @@ static char *reg_string(struct collector *c, const GUID *guid, PerfRegInfoType c
 	size_t len;
 
 	/* a string without its NUL is malformed: treated as absent */
-	if (reg_info(c, guid, code, &len) != ERROR_SUCCESS || perfbuf_string(c->buf, len, &s))
+	if (reg_info(c, guid, code, &len) != ERROR_SUCCESS || pdh_perfbuf_string(c->buf, len, &s))
 		return NULL;
 	return s;
 }
@@ -143,21 +143,21 @@ static char *reg_string(struct collector *c, const GUID *guid, PerfRegInfoType c
  */
 static int load_set(struct collector *c, const void *reg, size_t reg_len, struct exp_set **ret)
 {
-	struct tp_set model = {0};
+	struct pdh_cat_set model = {0};
 	struct exp_set *set = NULL;
 	size_t len;
 	int err;
 
-	err = tp_reg_parse(reg, reg_len, &model);
+	err = pdh_decode_reg(reg, reg_len, &model);
 	if (err)
 		return err;
 	/* a malformed string block costs the names, not the counter set */
 	if (reg_info(c, &model.guid, PERF_REG_COUNTER_ENGLISH_NAMES, &len) == ERROR_SUCCESS ||
 	    reg_info(c, &model.guid, PERF_REG_COUNTER_NAME_STRINGS, &len) == ERROR_SUCCESS)
-		err = tp_names_parse(c->buf, len, &model) == -ENOMEM ? -ENOMEM : 0;
+		err = pdh_decode_names(c->buf, len, &model) == -ENOMEM ? -ENOMEM : 0;
 	if (!err)
 		err = exp_set_from_reg(&model, &set);
-	tp_set_free(&model);
+	pdh_cat_set_free(&model);
 	if (err)
 		return err;
 	set->name = reg_string(c, &set->guid, PERF_REG_COUNTERSET_ENGLISH_NAME);
@@ -334,10 +334,10 @@ static int list_sets(struct collector *c)
  * collect and put each set's instances into its view; *@ret_data: the collection (NULL when
  * nothing was collected: no counter set)
  */
-static int collect(struct collector *c, const struct perfbuf_data **ret_data)
+static int collect(struct collector *c, const struct pdh_perfbuf_data **ret_data)
 {
 	PDH_STATUS ps = PdhCollectQueryData(c->query);
-	const struct perfbuf_data *d = NULL;
+	const struct pdh_perfbuf_data *d = NULL;
 	size_t i;
 	int err = 0;
 
@@ -359,7 +359,7 @@ static int collect(struct collector *c, const struct perfbuf_data **ret_data)
 		return -EIO;
 	}
 	for (i = 0; i < c->nr_entries && !err; i++) {
-		const struct perfbuf_block *b;
+		const struct pdh_perfbuf_block *b;
 
 		/* a set unregistered since the enumeration has no block: no instances */
 		if (pdh_query_set_block(c->query, &c->entries[i].guid, &d, &b))
@@ -381,7 +381,7 @@ static double now_ms(void)
 int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *out)
 {
 	double start = now_ms();
-	const struct perfbuf_data *d = NULL;
+	const struct pdh_perfbuf_data *d = NULL;
 	struct collect_stats st = {0};
 	bool changed = false;
 	size_t nr = 0, i;

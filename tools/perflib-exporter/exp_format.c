@@ -12,7 +12,7 @@
 
 #include "ctrtype.h"
 #include "exp_format.h"
-#include "tp_path.h"
+#include "names.h"
 
 /* ---- text buffer ------------------------------------------------------------------- */
 
@@ -679,7 +679,7 @@ static int inst_cmp_label(const void *a, const void *b, void *arg)
 
 /*
  * number the repeats of each name as Windows (and typeperf, and libpdh) do: in enumeration
- * order (the order of exp_set_add_instance), names compared without case (tp_dup_indexes)
+ * order (the order of exp_set_add_instance), names compared without case (pdh_dup_indexes)
  */
 static int number_repeats(struct exp_set *set)
 {
@@ -691,7 +691,7 @@ static int number_repeats(struct exp_set *set)
 	if (names && dup) {
 		for (i = 0; i < set->nr_instances; i++)
 			names[set->instances[i].row] = set->strings.data + set->instances[i].name;
-		err = tp_dup_indexes(names, set->nr_instances, dup);
+		err = pdh_dup_indexes(names, set->nr_instances, dup);
 		for (i = 0; !err && i < set->nr_instances; i++)
 			set->instances[i].dup = dup[set->instances[i].row];
 	}

@@ -11,7 +11,7 @@
 
 /* ---- registration ----------------------------------------------------------------- */
 
-int exp_set_from_reg(struct tp_set *reg, struct exp_set **ret_set)
+int exp_set_from_reg(struct pdh_cat_set *reg, struct exp_set **ret_set)
 {
 	struct exp_set *set = calloc(1, sizeof(*set));
 	size_t i;
@@ -27,7 +27,7 @@ int exp_set_from_reg(struct tp_set *reg, struct exp_set **ret_set)
 	}
 	set->nr_counters = reg->nr_counters;
 	for (i = 0; i < reg->nr_counters; i++) {
-		struct tp_counter *r = &reg->counters[i];
+		struct pdh_cat_counter *r = &reg->counters[i];
 
 		set->counters[i] = (struct exp_counter){
 			.id = r->id,
@@ -48,7 +48,7 @@ int exp_set_from_reg(struct tp_set *reg, struct exp_set **ret_set)
 	return 0;
 }
 
-/* perfbuf_strings_parse callback: the help of the first counter with this id without one */
+/* pdh_perfbuf_strings_parse callback: the help of the first counter with this id without one */
 static int help_string(void *ctx, uint32_t id, const void *text, size_t units)
 {
 	struct exp_set *set = ctx;
@@ -56,7 +56,7 @@ static int help_string(void *ctx, uint32_t id, const void *text, size_t units)
 
 	for (k = 0; k < set->nr_counters; k++) {
 		if (set->counters[k].id == id && !set->counters[k].help) {
-			set->counters[k].help = perfbuf_utf16_dup(text, units);
+			set->counters[k].help = pdh_perfbuf_utf16_dup(text, units);
 			return set->counters[k].help ? 0 : -ENOMEM;
 		}
 	}
@@ -65,7 +65,7 @@ static int help_string(void *ctx, uint32_t id, const void *text, size_t units)
 
 int exp_help_strings(const void *buf, size_t len, struct exp_set *set)
 {
-	return perfbuf_strings_parse(buf, len, help_string, set);
+	return pdh_perfbuf_strings_parse(buf, len, help_string, set);
 }
 
 /* ---- collection ------------------------------------------------------------------- */
@@ -82,8 +82,8 @@ static size_t name_cut(const char *name, size_t len)
 }
 
 /* the items of block @b into @set, values through @cols (counter index per column, -1) */
-static int fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, const int *cols,
-		      struct exp_set *set)
+static int fill_block(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
+		      const int *cols, struct exp_set *set)
 {
 	char cut[EXP_NAME_MAX];
 	size_t i, inst;
@@ -91,8 +91,8 @@ static int fill_block(const struct perfbuf_data *d, const struct perfbuf_block *
 	int err;
 
 	for (i = b->first; i < b->first + b->nr; i++) {
-		const struct perfbuf_item *it = &d->items[i];
-		const char *name = it->name == PERFBUF_NO_NAME ? NULL : d->names + it->name;
+		const struct pdh_perfbuf_item *it = &d->items[i];
+		const char *name = it->name == PDH_PERFBUF_NO_NAME ? NULL : d->names + it->name;
 
 		if (name && name_cut(name, it->len) != it->len) {
 			size_t n = name_cut(name, it->len);
@@ -105,7 +105,7 @@ static int fill_block(const struct perfbuf_data *d, const struct perfbuf_block *
 		if (err)
 			return err;
 		for (k = 0; k < b->nr_cols; k++) {
-			size_t at = perfbuf_value(b, i, k);
+			size_t at = pdh_perfbuf_value(b, i, k);
 
 			if (cols[k] >= 0 && d->sizes[at])
 				exp_set_value(set, inst, (size_t)cols[k], d->values[at]);
@@ -114,7 +114,8 @@ static int fill_block(const struct perfbuf_data *d, const struct perfbuf_block *
 	return 0;
 }
 
-int exp_fill_block(const struct perfbuf_data *d, const struct perfbuf_block *b, struct exp_set *set)
+int exp_fill_block(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
+		   struct exp_set *set)
 {
 	int *cols;
 	uint32_t k;

@@ -3,8 +3,8 @@
  * machine.c - reading a computer's counter sets through the consumer API: counter-set
  * GUIDs (PerfEnumerateCounterSet), registration and names
  * (PerfQueryCounterSetRegistrationInfo), instances (PerfEnumerateCounterSetInstances).
- * The catalog is read by libpdh's loader (tp_catalog_load, pdh/common.c: the one
- * buffer-protocol helper), decoded by perfbuf.c and tp_buf.c.
+ * The catalog is read by libpdh's loader (pdh_catalog_load, pdh/common.c: the one
+ * buffer-protocol helper), decoded by perfbuf.c and decode.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include "perflib-linux.h"
 #include "perfbuf.h"
-#include "tp_buf.h"
+#include "decode.h"
 #include "tool.h"
 #include "typeperf.h"
 
@@ -66,7 +66,7 @@ int tp_machine_init(struct tp_machine *m, const char *name)
 		m->display = strdup(name);
 		if (!m->name || !m->display)
 			return -ENOMEM;
-		err = perfbuf_utf8_to_utf16(name, &m->wname, &units);
+		err = pdh_perfbuf_utf8_to_utf16(name, &m->wname, &units);
 		if (err == -ENOMEM)
 			return err;
 		if (err)
@@ -104,12 +104,12 @@ void tp_machine_load(struct tp_machine *m, bool instances)
 			return;
 		}
 	}
-	m->load_status = tp_catalog_load(&m->cat, instances, skipped);
+	m->load_status = pdh_catalog_load(&m->cat, instances, skipped);
 }
 
 void tp_machine_free(struct tp_machine *m)
 {
-	tp_catalog_free(&m->cat);
+	pdh_catalog_free(&m->cat);
 	free(m->name);
 	free(m->display);
 	free(m->wname);

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "pdh.h"
-#include "tp_path.h"
+#include "names.h"
 #include "typeperf.h"
 #include "tool.h"
 
@@ -49,13 +49,13 @@ static char *expand(const char *text, PDH_STATUS *ret)
 /* add every counter @text names to @q; the number added, -ENOMEM */
 static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 {
-	struct tp_path path;
+	struct pdh_cpath path;
 	PDH_STATUS st;
 	char *full = NULL, *list;
 	const char *p;
 	int added = 0;
 
-	if (tp_path_parse(text, &path)) {
+	if (pdh_cpath_parse(text, &path)) {
 		tool_warn("\"%s\" is not a valid counter path", text);
 		return 0;
 	}
@@ -63,7 +63,7 @@ static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 	if (!path.machine && machine) {
 		full = malloc(strlen(machine) + strlen(text) + 3);
 		if (!full) {
-			tp_path_free(&path);
+			pdh_cpath_free(&path);
 			return -ENOMEM;
 		}
 		sprintf(full, "\\\\%s%s", machine, text);
@@ -85,7 +85,7 @@ static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 		tool_warn("\"%s\" matches no counter", text);
 	free(list);
 	free(full);
-	tp_path_free(&path);
+	pdh_cpath_free(&path);
 	return added;
 }
 
@@ -119,7 +119,7 @@ static bool write_failed(PDH_STATUS st)
 
 int tp_sample_run(const struct tp_opts *opts)
 {
-	DWORD type = opts->format == TP_FORMAT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
+	DWORD type = opts->format == PDH_TEXT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
 	struct timespec deadline, now;
 	PDH_HLOG log = NULL;
 	PDH_HQUERY q = NULL;

@@ -11,6 +11,50 @@
 #include "tool.h"
 #include "tp_opts.h"
 
+/* decimal digits of [s, end) into *ret; -EINVAL when empty, not digits or too large */
+static int parse_part(const char *s, const char *end, unsigned long *ret)
+{
+	unsigned long v = 0;
+
+	if (s == end)
+		return -EINVAL;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9' || v > 100000000UL)
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+int tp_parse_interval(const char *s, unsigned int *ret_seconds)
+{
+	unsigned long part[3], total = 0;
+	const char *p = s, *colon;
+	int n = 0, i;
+
+	/* split at up to two colons: ss, mm:ss or hh:mm:ss */
+	for (;;) {
+		colon = strchr(p, ':');
+		if (n == 3 || parse_part(p, colon ? colon : p + strlen(p), &part[n]))
+			return -EINVAL;
+		n++;
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	for (i = 0; i < n; i++) {
+		/* parts after the first are minutes or seconds of a clock */
+		if (i > 0 && part[i] >= 60)
+			return -EINVAL;
+		total = total * 60 + part[i];
+	}
+	if (total < 1 || total > 366UL * 24 * 3600)
+		return -EINVAL;
+	*ret_seconds = (unsigned int)total;
+	return 0;
+}
+
 void tp_opts_free(struct tp_opts *opts)
 {
 	tool_free_lines(opts->counters, opts->nr_counters);
@@ -53,9 +97,9 @@ static int set_string(char **dst, const char *value)
 static int set_format(struct parser *p, const char *v)
 {
 	if (!strcasecmp(v, "CSV"))
-		p->o->format = TP_FORMAT_CSV;
+		p->o->format = PDH_TEXT_CSV;
 	else if (!strcasecmp(v, "TSV"))
-		p->o->format = TP_FORMAT_TSV;
+		p->o->format = PDH_TEXT_TSV;
 	else if (!strcasecmp(v, "BIN"))
 		return usage_error(p, "-f BIN is not supported: the PDH binary log format (.blg) "
 				      "is undocumented; use -f CSV or -f TSV");
@@ -257,7 +301,7 @@ int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret, char *err, s
 
 	memset(ret, 0, sizeof(*ret));
 	ret->interval = 1;
-	ret->format = TP_FORMAT_CSV;
+	ret->format = PDH_TEXT_CSV;
 	if (err_size)
 		err[0] = '\0';
 	e = parse_args(&p, argc > 1 ? (size_t)argc - 1 : 0, argv + 1);

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "tp_out.h"
+#include "logtext.h"
 
 enum tp_query {
 	TP_QUERY_NONE,
@@ -31,15 +31,15 @@ enum tp_query {
 struct tp_opts {
 	char **counters; /* counter paths: positionals and -cf lines, in order given */
 	size_t nr_counters;
-	enum tp_format format; /* -f, default CSV */
-	unsigned int interval; /* -si in seconds, default 1 */
-	char *output;	       /* -o file, NULL for stdout */
-	bool yes;	       /* -y: overwrite -o without asking */
-	enum tp_query query;   /* -q / -qx */
-	char *query_object;    /* object of -q/-qx, NULL for all */
-	unsigned long samples; /* -sc, 0 = until Ctrl+C */
-	char *machine;	       /* -s (without a leading "\\"), NULL for this machine */
-	bool help;	       /* -?, /?, -h, --help */
+	enum pdh_text_format format; /* -f, default CSV */
+	unsigned int interval;	     /* -si in seconds, default 1 */
+	char *output;		     /* -o file, NULL for stdout */
+	bool yes;		     /* -y: overwrite -o without asking */
+	enum tp_query query;	     /* -q / -qx */
+	char *query_object;	     /* object of -q/-qx, NULL for all */
+	unsigned long samples;	     /* -sc, 0 = until Ctrl+C */
+	char *machine;		     /* -s (without a leading "\\"), NULL for this machine */
+	bool help;		     /* -?, /?, -h, --help */
 };
 
 /*
@@ -52,5 +52,12 @@ int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret, char *err, s
 
 /* tp_opts_free - free what tp_opts_parse allocated */
 void tp_opts_free(struct tp_opts *opts);
+
+/*
+ * tp_parse_interval - "-si [[hh:]mm:]ss" into seconds. Each part is decimal digits;
+ * minutes and seconds after a colon must be below 60; the total must be 1 second to one
+ * year. -EINVAL otherwise.
+ */
+int tp_parse_interval(const char *s, unsigned int *ret_seconds);
 
 #endif /* TP_OPTS_H */

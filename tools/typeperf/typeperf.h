@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "perflib.h"
-#include "tp_catalog.h"
+#include "catalog.h"
 #include "tp_opts.h"
 
 #define TP_EXIT_OK 0
@@ -21,11 +21,11 @@
 
 /* The computer of -q/-qx, with its catalog. */
 struct tp_machine {
-	char *name;	       /* as written (path or -s), NULL for this machine */
-	char *display;	       /* name used in output paths: @name or the host name */
-	WCHAR *wname;	       /* @name in UTF-16 for the API, NULL for this machine */
-	struct tp_catalog cat; /* counter sets, names, instances at start */
-	ULONG load_status;     /* ERROR_SUCCESS, or why the catalog could not be read */
+	char *name;		/* as written (path or -s), NULL for this machine */
+	char *display;		/* name used in output paths: @name or the host name */
+	WCHAR *wname;		/* @name in UTF-16 for the API, NULL for this machine */
+	struct pdh_catalog cat; /* counter sets, names, instances at start */
+	ULONG load_status;	/* ERROR_SUCCESS, or why the catalog could not be read */
 };
 
 /* messages: tool_warn ("typeperf: ..."), tool_error ("Error: ..."): tools/common/tool.h */
@@ -57,5 +57,14 @@ FILE *tp_open_output(const struct tp_opts *opts);
  * TP_EXIT_* code; prints "Error: No valid counters." when nothing resolves.
  */
 int tp_sample_run(const struct tp_opts *opts);
+
+/*
+ * tp_list - write the -q (@instances false) or -qx (@instances true) listing of the
+ * objects matching @object (all when NULL; '*' allowed) to @out, one path per line, no
+ * machine prefix. -q shows "\Object(*)\Counter" for multi-instance objects; -qx one line
+ * per instance and nothing for a multi-instance object without instances. Returns the
+ * number of objects that matched, or -errno on a write error.
+ */
+int tp_list(const struct pdh_catalog *cat, const char *object, bool instances, FILE *out);
 
 #endif /* TYPEPERF_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tp_path.c - parsing and formatting PDH counter paths, wildcard matching, numbering of
- * duplicate instance names (tools.md 4.2). See tp_path.h.
+ * names.c - parsing and formatting PDH counter paths, wildcard matching, numbering of
+ * duplicate instance names (tools.md 4.2). See names.h.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_path.h"
+#include "names.h"
 
 static int lower(int c)
 {
@@ -17,19 +17,19 @@ static int lower(int c)
 	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
 }
 
-bool tp_name_equal(const char *a, const char *b)
+bool pdh_name_equal(const char *a, const char *b)
 {
 	while (*a && lower((unsigned char)*a) == lower((unsigned char)*b))
 		a++, b++;
 	return *a == *b;
 }
 
-bool tp_has_wildcard(const char *s)
+bool pdh_has_wildcard(const char *s)
 {
 	return strchr(s, '*') != NULL;
 }
 
-bool tp_match(const char *pattern, const char *s)
+bool pdh_match(const char *pattern, const char *s)
 {
 	const char *star = NULL, *resume = NULL;
 
@@ -74,7 +74,7 @@ static int split_index(const char *s, const char **pend, int *index)
 	if (!hash || hash == s || hash + 1 == end)
 		return 0; /* no index: a '#' that is part of the name, or none */
 	if (hash + 2 == end && hash[1] == '*') {
-		*index = TP_INDEX_ANY;
+		*index = PDH_INDEX_ANY;
 		*pend = hash;
 		return 0;
 	}
@@ -90,9 +90,9 @@ static int split_index(const char *s, const char **pend, int *index)
 	return 0;
 }
 
-int tp_path_parse(const char *text, struct tp_path *ret_path)
+int pdh_cpath_parse(const char *text, struct pdh_cpath *ret_path)
 {
-	struct tp_path p = {.index = TP_INDEX_NONE};
+	struct pdh_cpath p = {.index = PDH_INDEX_NONE};
 	const char *s = text, *end, *obj, *last, *open, *q, *inst, *inst_end, *slash = NULL;
 	int err = -EINVAL;
 
@@ -101,7 +101,7 @@ int tp_path_parse(const char *text, struct tp_path *ret_path)
 	end = s + strlen(s);
 	while (end > s && is_blank(end[-1]))
 		end--;
-	if (end - s > TP_MAX_PATH)
+	if (end - s > PDH_MAX_PATH_TEXT)
 		return -ENAMETOOLONG;
 	if (end - s < 2 || *s != '\\')
 		return -EINVAL;
@@ -121,7 +121,7 @@ int tp_path_parse(const char *text, struct tp_path *ret_path)
 		;
 	if (last < obj || last + 1 == end || last == obj)
 		goto out;
-	if (end - (last + 1) > TP_MAX_NAME) {
+	if (end - (last + 1) > PDH_MAX_NAME_TEXT) {
 		err = -ENAMETOOLONG;
 		goto out;
 	}
@@ -132,7 +132,7 @@ int tp_path_parse(const char *text, struct tp_path *ret_path)
 		inst_end = last - 1;
 		if (*inst_end != ')' || inst_end <= inst || open == obj)
 			goto out;
-		if (inst_end - inst > TP_MAX_NAME) {
+		if (inst_end - inst > PDH_MAX_NAME_TEXT) {
 			err = -ENAMETOOLONG;
 			goto out;
 		}
@@ -161,11 +161,11 @@ int tp_path_parse(const char *text, struct tp_path *ret_path)
 	*ret_path = p;
 	return 0;
 out:
-	tp_path_free(&p);
+	pdh_cpath_free(&p);
 	return err;
 }
 
-void tp_path_free(struct tp_path *path)
+void pdh_cpath_free(struct pdh_cpath *path)
 {
 	free(path->machine);
 	free(path->object);
@@ -173,10 +173,10 @@ void tp_path_free(struct tp_path *path)
 	free(path->instance);
 	free(path->counter);
 	memset(path, 0, sizeof(*path));
-	path->index = TP_INDEX_NONE;
+	path->index = PDH_INDEX_NONE;
 }
 
-char *tp_path_instance_pattern(const struct tp_path *path)
+char *pdh_cpath_instance_pattern(const struct pdh_cpath *path)
 {
 	char *s;
 
@@ -189,8 +189,8 @@ char *tp_path_instance_pattern(const struct tp_path *path)
 	return s;
 }
 
-char *tp_path_format(const char *machine, const char *object, const char *instance,
-		     const char *counter)
+char *pdh_cpath_format(const char *machine, const char *object, const char *instance,
+		       const char *counter)
 {
 	char *s;
 	int n;
@@ -201,7 +201,7 @@ char *tp_path_format(const char *machine, const char *object, const char *instan
 	return n < 0 ? NULL : s;
 }
 
-char *tp_instance_display(const char *name, unsigned int dup)
+char *pdh_instance_display(const char *name, unsigned int dup)
 {
 	char *s;
 
@@ -212,7 +212,7 @@ char *tp_instance_display(const char *name, unsigned int dup)
 	return s;
 }
 
-uint64_t tp_name_hash(const char *s)
+uint64_t pdh_name_hash(const char *s)
 {
 	uint64_t h = 14695981039346656037ull;
 
@@ -221,7 +221,7 @@ uint64_t tp_name_hash(const char *s)
 	return h;
 }
 
-int tp_dup_indexes(const char *const *names, size_t nr, unsigned int *ret_dup)
+int pdh_dup_indexes(const char *const *names, size_t nr, unsigned int *ret_dup)
 {
 	size_t cap = 16, *last, i, j;
 
@@ -235,9 +235,9 @@ int tp_dup_indexes(const char *const *names, size_t nr, unsigned int *ret_dup)
 		return -ENOMEM;
 	memset(last, 0xff, cap * sizeof(*last));
 	for (i = 0; i < nr; i++) {
-		for (j = tp_name_hash(names[i]) & (cap - 1); last[j] != SIZE_MAX;
+		for (j = pdh_name_hash(names[i]) & (cap - 1); last[j] != SIZE_MAX;
 		     j = (j + 1) & (cap - 1))
-			if (tp_name_equal(names[last[j]], names[i]))
+			if (pdh_name_equal(names[last[j]], names[i]))
 				break;
 		ret_dup[i] = last[j] == SIZE_MAX ? 0 : ret_dup[last[j]] + 1;
 		last[j] = i;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_typeperf_catalog.c - typeperf's path resolution and -q/-qx listings
- * (tools/common/tp_catalog.c) on a hand-built catalog: wildcards in instance and counter,
+ * test_pdh_catalog.c - PDH's path resolution (pdh/catalog.c) and -q/-qx listings
+ * (tools/typeperf/list.c) on a hand-built catalog: wildcards in instance and counter,
  * partial wildcards, "#n" for duplicate instance names, hidden counters, single- versus
  * multi-instance objects, listing order.
  */
@@ -15,11 +15,12 @@
 #include <cmocka.h>
 
 #include "testlib.h"
-#include "tp_catalog.h"
+#include "catalog.h"
+#include "typeperf.h"
 
 #define NO PERFLIB_NO_ID
 
-static struct tp_counter demo_counters[] = {
+static struct pdh_cat_counter demo_counters[] = {
 	{1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "Items"},
 	{2, PERF_RAW_FRACTION, 0, 0, 0, 3, NO, NO, NO, "Ratio"},
 	{3, PERF_RAW_BASE, 0, 0, 0, NO, NO, NO, NO, "Ratio Base"},
@@ -30,23 +31,23 @@ static struct tp_counter demo_counters[] = {
 	{8, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "items"}, /* same name as id 1 */
 };
 
-static struct tp_instance demo_instances[] = {
+static struct pdh_cat_instance demo_instances[] = {
 	{1, "alpha", 0}, {2, "beta", 0},  {3, "alpha", 1},
 	{4, "Alpha", 2}, {5, "pa/ch", 0}, /* a name with the parent separator */
 };
 
-static struct tp_counter single_counters[] = {
+static struct pdh_cat_counter single_counters[] = {
 	{1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "Value"},
 	{2, PERF_COUNTER_LARGE_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "Total"},
 	{3, PERF_COUNTER_TEXT, 0, 0, 0, NO, NO, NO, NO, "Label"},
 };
 
-static struct tp_counter empty_counters[] = {
+static struct pdh_cat_counter empty_counters[] = {
 	{1, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "X"},
 };
 
 /* sets deliberately not in name order */
-static struct tp_set sets[] = {
+static struct pdh_cat_set sets[] = {
 	{.name = "TP Single",
 	 .instance_type = PERF_COUNTERSET_SINGLE_INSTANCE,
 	 .nr_counters = 3,
@@ -63,19 +64,19 @@ static struct tp_set sets[] = {
 	 .counters = empty_counters},
 };
 
-static const struct tp_catalog cat = {.nr_sets = 3, .sets = sets};
+static const struct pdh_catalog cat = {.nr_sets = 3, .sets = sets};
 
 /* resolve @text; returns the number of targets, which are left in *ret */
-static int resolve(const char *text, struct tp_target **ret)
+static int resolve(const char *text, struct pdh_target **ret)
 {
-	struct tp_path p;
+	struct pdh_cpath p;
 	size_t nr = 0;
 	int n;
 
 	*ret = NULL;
-	assert_int_equal(tp_path_parse(text, &p), 0);
-	n = tp_resolve(&cat, &p, ret, &nr);
-	tp_path_free(&p);
+	assert_int_equal(pdh_cpath_parse(text, &p), 0);
+	n = pdh_cat_resolve(&cat, &p, ret, &nr);
+	pdh_cpath_free(&p);
 	assert_true(n >= 0);
 	assert_int_equal((size_t)n, nr);
 	return n;
@@ -84,7 +85,7 @@ static int resolve(const char *text, struct tp_target **ret)
 /* resolve and check the count, then free */
 static void expect_count(const char *text, int count)
 {
-	struct tp_target *t;
+	struct pdh_target *t;
 	int n = resolve(text, &t);
 
 	if (n != count)
@@ -95,7 +96,7 @@ static void expect_count(const char *text, int count)
 
 static void test_instances(void **state)
 {
-	struct tp_target *t;
+	struct pdh_target *t;
 
 	(void)state;
 	/* a plain name is its first occurrence */
@@ -132,7 +133,7 @@ static void test_instances(void **state)
 
 static void test_counters(void **state)
 {
-	struct tp_target *t;
+	struct pdh_target *t;
 
 	(void)state;
 	/* a wildcard skips bases, NO_DISPLAYABLE and NOSHOW counters */
@@ -161,14 +162,14 @@ static void test_counters(void **state)
 
 static void test_objects(void **state)
 {
-	struct tp_target *t;
+	struct pdh_target *t;
 
 	(void)state;
 	/* multi-instance objects need an instance, single-instance ones refuse it */
 	expect_count("\\TP Demo\\Items", 0);
 	assert_int_equal(resolve("\\TP Single\\Value", &t), 1);
 	assert_int_equal(t[0].set, 0);
-	assert_int_equal(t[0].instance, TP_NO_INSTANCE);
+	assert_int_equal(t[0].instance, PDH_NO_INSTANCE);
 	free(t);
 	expect_count("\\tp single\\TOTAL", 1);
 	expect_count("\\TP Single(x)\\Value", 0);
@@ -183,38 +184,38 @@ static void test_objects(void **state)
 	expect_count("\\\\somewhere\\TP Single\\Value", 1);
 	/* appending keeps earlier targets */
 	{
-		struct tp_path p;
+		struct pdh_cpath p;
 		size_t nr = 0;
 
 		t = NULL;
-		assert_int_equal(tp_path_parse("\\TP Single\\*", &p), 0);
-		assert_int_equal(tp_resolve(&cat, &p, &t, &nr), 2);
-		assert_int_equal(tp_resolve(&cat, &p, &t, &nr), 2);
+		assert_int_equal(pdh_cpath_parse("\\TP Single\\*", &p), 0);
+		assert_int_equal(pdh_cat_resolve(&cat, &p, &t, &nr), 2);
+		assert_int_equal(pdh_cat_resolve(&cat, &p, &t, &nr), 2);
 		assert_int_equal(nr, 4);
-		tp_path_free(&p);
+		pdh_cpath_free(&p);
 		free(t);
 	}
 }
 
 static void test_base_lookup(void **state)
 {
-	struct tp_counter c[] = {
+	struct pdh_cat_counter c[] = {
 		{1, PERF_SAMPLE_FRACTION, 0, 0, 0, NO, NO, NO, NO, "f"},
 		{2, PERF_SAMPLE_BASE, 0, 0, 0, NO, NO, NO, NO, "b"},
 		{3, PERF_RAW_FRACTION, 0, 0, 0, 2, NO, NO, NO, "r"},
 		{4, PERF_COUNTER_RAWCOUNT, 0, 0, 0, NO, NO, NO, NO, "n"},
 	};
-	struct tp_set s = {.nr_counters = 4, .counters = c};
+	struct pdh_cat_set s = {.nr_counters = 4, .counters = c};
 
 	(void)state;
 	/* registered base id, the next counter when it is a base, else none */
-	assert_int_equal(tp_counter_base(&s, 2), 2);
-	assert_int_equal(tp_counter_base(&s, 0), 2);
-	assert_int_equal(tp_counter_base(&s, 3), PERFLIB_NO_ID);
-	assert_ptr_equal(tp_counter_find(&s, 4), &c[3]);
-	assert_null(tp_counter_find(&s, 9));
-	assert_int_equal(tp_set_find(&cat, "tp demo"), 1);
-	assert_int_equal(tp_set_find(&cat, "TP"), -1);
+	assert_int_equal(pdh_cat_counter_base(&s, 2), 2);
+	assert_int_equal(pdh_cat_counter_base(&s, 0), 2);
+	assert_int_equal(pdh_cat_counter_base(&s, 3), PERFLIB_NO_ID);
+	assert_ptr_equal(pdh_cat_counter_find(&s, 4), &c[3]);
+	assert_null(pdh_cat_counter_find(&s, 9));
+	assert_int_equal(pdh_cat_set_find(&cat, "tp demo"), 1);
+	assert_int_equal(pdh_cat_set_find(&cat, "TP"), -1);
 }
 
 /* run tp_list into a string */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_typeperf_path.c - typeperf counter paths (tools/common/tp_path.c): the ten legal
+ * test_pdh_names.c - counter paths as PDH parses them (pdh/names.c): the ten legal
  * shapes of tools.md 4.2, malformed paths, limits, wildcard matching, "#n" indexes and
  * the numbering of duplicate instance names.
  */
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "testlib.h"
-#include "tp_path.h"
+#include "names.h"
 
 /* compare a possibly NULL string */
 static void assert_str_or_null(const char *got, const char *want)
@@ -34,16 +34,16 @@ static void assert_str_or_null(const char *got, const char *want)
 static void check(const char *text, const char *machine, const char *object, const char *parent,
 		  const char *instance, int index, const char *counter)
 {
-	struct tp_path p;
+	struct pdh_cpath p;
 
-	assert_int_equal(tp_path_parse(text, &p), 0);
+	assert_int_equal(pdh_cpath_parse(text, &p), 0);
 	assert_str_or_null(p.machine, machine);
 	assert_str_or_null(p.object, object);
 	assert_str_or_null(p.parent, parent);
 	assert_str_or_null(p.instance, instance);
 	assert_int_equal(p.index, index);
 	assert_str_or_null(p.counter, counter);
-	tp_path_free(&p);
+	pdh_cpath_free(&p);
 }
 
 static void test_ten_shapes(void **state)
@@ -53,23 +53,23 @@ static void test_ten_shapes(void **state)
 	check("\\\\host\\Thread(explorer/0#2)\\% Processor Time", "host", "Thread", "explorer", "0",
 	      2, "% Processor Time");
 	check("\\\\host\\Thread(explorer/0)\\Context Switches/sec", "host", "Thread", "explorer",
-	      "0", TP_INDEX_NONE, "Context Switches/sec");
+	      "0", PDH_INDEX_NONE, "Context Switches/sec");
 	check("\\\\10.0.0.1\\Process(svchost#1)\\Handle Count", "10.0.0.1", "Process", NULL,
 	      "svchost", 1, "Handle Count");
 	check("\\\\host\\Processor Information(0,0)\\% Idle Time", "host", "Processor Information",
-	      NULL, "0,0", TP_INDEX_NONE, "% Idle Time");
-	check("\\\\host\\UDPv6\\Datagrams/sec", "host", "UDPv6", NULL, NULL, TP_INDEX_NONE,
+	      NULL, "0,0", PDH_INDEX_NONE, "% Idle Time");
+	check("\\\\host\\UDPv6\\Datagrams/sec", "host", "UDPv6", NULL, NULL, PDH_INDEX_NONE,
 	      "Datagrams/sec");
 	/* the same five without a computer */
 	check("\\Thread(explorer/0#2)\\% Processor Time", NULL, "Thread", "explorer", "0", 2,
 	      "% Processor Time");
-	check("\\Thread(explorer/0)\\Priority", NULL, "Thread", "explorer", "0", TP_INDEX_NONE,
+	check("\\Thread(explorer/0)\\Priority", NULL, "Thread", "explorer", "0", PDH_INDEX_NONE,
 	      "Priority");
 	check("\\Process(svchost#0)\\Handle Count", NULL, "Process", NULL, "svchost", 0,
 	      "Handle Count");
-	check("\\Process(svchost)\\Handle Count", NULL, "Process", NULL, "svchost", TP_INDEX_NONE,
+	check("\\Process(svchost)\\Handle Count", NULL, "Process", NULL, "svchost", PDH_INDEX_NONE,
 	      "Handle Count");
-	check("\\Memory\\Available Bytes", NULL, "Memory", NULL, NULL, TP_INDEX_NONE,
+	check("\\Memory\\Available Bytes", NULL, "Memory", NULL, NULL, PDH_INDEX_NONE,
 	      "Available Bytes");
 }
 
@@ -77,21 +77,21 @@ static void test_special_names(void **state)
 {
 	(void)state;
 	/* wildcards anywhere a name goes */
-	check("\\Process(*)\\*", NULL, "Process", NULL, "*", TP_INDEX_NONE, "*");
-	check("\\Process(pro*)\\% Proc*", NULL, "Process", NULL, "pro*", TP_INDEX_NONE, "% Proc*");
-	check("\\Thread(*/*#*)\\x", NULL, "Thread", "*", "*", TP_INDEX_ANY, "x");
+	check("\\Process(*)\\*", NULL, "Process", NULL, "*", PDH_INDEX_NONE, "*");
+	check("\\Process(pro*)\\% Proc*", NULL, "Process", NULL, "pro*", PDH_INDEX_NONE, "% Proc*");
+	check("\\Thread(*/*#*)\\x", NULL, "Thread", "*", "*", PDH_INDEX_ANY, "x");
 	/* a '#' not followed by digits belongs to the name */
-	check("\\Obj(a#b)\\C", NULL, "Obj", NULL, "a#b", TP_INDEX_NONE, "C");
-	check("\\Obj(#1)\\C", NULL, "Obj", NULL, "#1", TP_INDEX_NONE, "C");
-	check("\\Obj(a#)\\C", NULL, "Obj", NULL, "a#", TP_INDEX_NONE, "C");
+	check("\\Obj(a#b)\\C", NULL, "Obj", NULL, "a#b", PDH_INDEX_NONE, "C");
+	check("\\Obj(#1)\\C", NULL, "Obj", NULL, "#1", PDH_INDEX_NONE, "C");
+	check("\\Obj(a#)\\C", NULL, "Obj", NULL, "a#", PDH_INDEX_NONE, "C");
 	check("\\Obj(a#1#2)\\C", NULL, "Obj", NULL, "a#1", 2, "C");
 	/* parentheses inside an instance name (Intel(R) ...) */
 	check("\\Network Interface(Intel(R) Ethernet)\\Bytes Total/sec", NULL, "Network Interface",
-	      NULL, "Intel(R) Ethernet", TP_INDEX_NONE, "Bytes Total/sec");
+	      NULL, "Intel(R) Ethernet", PDH_INDEX_NONE, "Bytes Total/sec");
 	/* surrounding blanks and a CRLF from a -cf file written on Windows */
-	check("  \\Memory\\Pages/sec\r\n", NULL, "Memory", NULL, NULL, TP_INDEX_NONE, "Pages/sec");
+	check("  \\Memory\\Pages/sec\r\n", NULL, "Memory", NULL, NULL, PDH_INDEX_NONE, "Pages/sec");
 	/* spaces inside names are kept */
-	check("\\My Set(my inst)\\my counter", NULL, "My Set", NULL, "my inst", TP_INDEX_NONE,
+	check("\\My Set(my inst)\\my counter", NULL, "My Set", NULL, "my inst", PDH_INDEX_NONE,
 	      "my counter");
 }
 
@@ -114,74 +114,74 @@ static void test_malformed(void **state)
 		"\\Obj(/i)\\C",	    /* empty parent */
 		"\\Obj(p/)\\C",	    /* empty instance after parent */
 	};
-	struct tp_path p;
+	struct pdh_cpath p;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int err = tp_path_parse(bad[i], &p);
+		int err = pdh_cpath_parse(bad[i], &p);
 
 		if (err != -EINVAL)
 			print_error("\"%s\" gave %d\n", bad[i], err);
 		assert_int_equal(err, -EINVAL);
 	}
 	/* \Obj(i)\a\b: a counter cannot contain '\' */
-	assert_int_equal(tp_path_parse("\\Obj(i)\\a\\b", &p), -EINVAL);
-	assert_int_equal(tp_path_parse("\\A\\B\\C", &p), -EINVAL);
+	assert_int_equal(pdh_cpath_parse("\\Obj(i)\\a\\b", &p), -EINVAL);
+	assert_int_equal(pdh_cpath_parse("\\A\\B\\C", &p), -EINVAL);
 }
 
 static void test_limits(void **state)
 {
 	static char s[4000];
-	struct tp_path p;
+	struct pdh_cpath p;
 
 	(void)state;
 	/* counter name of 1024 bytes is accepted, 1025 is not */
 	strcpy(s, "\\Obj\\");
 	memset(s + 5, 'c', 1024);
 	s[5 + 1024] = '\0';
-	assert_int_equal(tp_path_parse(s, &p), 0);
-	tp_path_free(&p);
+	assert_int_equal(pdh_cpath_parse(s, &p), 0);
+	pdh_cpath_free(&p);
 	strcat(s, "c");
-	assert_int_equal(tp_path_parse(s, &p), -ENAMETOOLONG);
+	assert_int_equal(pdh_cpath_parse(s, &p), -ENAMETOOLONG);
 	/* instance name of 1025 bytes */
 	strcpy(s, "\\Obj(");
 	memset(s + 5, 'i', 1025);
 	strcpy(s + 5 + 1025, ")\\C");
-	assert_int_equal(tp_path_parse(s, &p), -ENAMETOOLONG);
+	assert_int_equal(pdh_cpath_parse(s, &p), -ENAMETOOLONG);
 	/* whole path above 2048 bytes */
 	strcpy(s, "\\\\");
 	memset(s + 2, 'h', 2100);
 	strcpy(s + 2102, "\\O\\C");
-	assert_int_equal(tp_path_parse(s, &p), -ENAMETOOLONG);
+	assert_int_equal(pdh_cpath_parse(s, &p), -ENAMETOOLONG);
 }
 
 static void test_match(void **state)
 {
 	(void)state;
-	assert_true(tp_match("*", ""));
-	assert_true(tp_match("*", "anything"));
-	assert_true(tp_match("pro*", "Process"));
-	assert_true(tp_match("PRO*", "process"));
-	assert_false(tp_match("pro*", "xprocess"));
-	assert_true(tp_match("*cess", "Process"));
-	assert_true(tp_match("p*c*s", "Process"));
-	assert_true(tp_match("a*b*c", "aXbYbZc"));
-	assert_false(tp_match("a*b*c", "aXbYbZ"));
-	assert_true(tp_match("exact", "EXACT"));
-	assert_false(tp_match("exact", "exactly"));
-	assert_true(tp_match("**", "x"));
-	assert_false(tp_match("", "x"));
+	assert_true(pdh_match("*", ""));
+	assert_true(pdh_match("*", "anything"));
+	assert_true(pdh_match("pro*", "Process"));
+	assert_true(pdh_match("PRO*", "process"));
+	assert_false(pdh_match("pro*", "xprocess"));
+	assert_true(pdh_match("*cess", "Process"));
+	assert_true(pdh_match("p*c*s", "Process"));
+	assert_true(pdh_match("a*b*c", "aXbYbZc"));
+	assert_false(pdh_match("a*b*c", "aXbYbZ"));
+	assert_true(pdh_match("exact", "EXACT"));
+	assert_false(pdh_match("exact", "exactly"));
+	assert_true(pdh_match("**", "x"));
+	assert_false(pdh_match("", "x"));
 	/* '?' is no wildcard in PDH paths */
-	assert_false(tp_match("a?", "ab"));
-	assert_true(tp_match("a?", "a?"));
+	assert_false(pdh_match("a?", "ab"));
+	assert_true(pdh_match("a?", "a?"));
 	/* non-ASCII bytes compare exactly */
-	assert_true(tp_match("caf\xc3\xa9*", "caf\xc3\xa9 au lait"));
-	assert_false(tp_match("CAF\xc3\x89", "caf\xc3\xa9"));
-	assert_true(tp_has_wildcard("a*"));
-	assert_false(tp_has_wildcard("a#1"));
-	assert_true(tp_name_equal("Memory", "mEMORY"));
-	assert_false(tp_name_equal("Memory", "Memor"));
+	assert_true(pdh_match("caf\xc3\xa9*", "caf\xc3\xa9 au lait"));
+	assert_false(pdh_match("CAF\xc3\x89", "caf\xc3\xa9"));
+	assert_true(pdh_has_wildcard("a*"));
+	assert_false(pdh_has_wildcard("a#1"));
+	assert_true(pdh_name_equal("Memory", "mEMORY"));
+	assert_false(pdh_name_equal("Memory", "Memor"));
 }
 
 static void test_dup_indexes(void **state)
@@ -192,45 +192,45 @@ static void test_dup_indexes(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(tp_dup_indexes(names, 8, dup), 0);
+	assert_int_equal(pdh_dup_indexes(names, 8, dup), 0);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(dup[i], want[i]);
-	assert_int_equal(tp_dup_indexes(names, 0, dup), 0);
+	assert_int_equal(pdh_dup_indexes(names, 0, dup), 0);
 }
 
 static void test_format(void **state)
 {
-	struct tp_path p;
+	struct pdh_cpath p;
 	char *s;
 
 	(void)state;
-	s = tp_path_format("host", "Process", "svchost#1", "Handle Count");
+	s = pdh_cpath_format("host", "Process", "svchost#1", "Handle Count");
 	assert_string_equal(s, "\\\\host\\Process(svchost#1)\\Handle Count");
 	free(s);
-	s = tp_path_format(NULL, "Memory", NULL, "Available Bytes");
+	s = pdh_cpath_format(NULL, "Memory", NULL, "Available Bytes");
 	assert_string_equal(s, "\\Memory\\Available Bytes");
 	free(s);
-	s = tp_instance_display("svchost", 0);
+	s = pdh_instance_display("svchost", 0);
 	assert_string_equal(s, "svchost");
 	free(s);
-	s = tp_instance_display("svchost", 12);
+	s = pdh_instance_display("svchost", 12);
 	assert_string_equal(s, "svchost#12");
 	free(s);
 	/* the instance pattern glues a parent back: V2 sets have no parent objects */
-	assert_int_equal(tp_path_parse("\\Thread(explorer/0#1)\\X", &p), 0);
-	s = tp_path_instance_pattern(&p);
+	assert_int_equal(pdh_cpath_parse("\\Thread(explorer/0#1)\\X", &p), 0);
+	s = pdh_cpath_instance_pattern(&p);
 	assert_string_equal(s, "explorer/0");
 	free(s);
-	tp_path_free(&p);
-	assert_int_equal(tp_path_parse("\\Memory\\X", &p), 0);
-	assert_null(tp_path_instance_pattern(&p));
-	tp_path_free(&p);
+	pdh_cpath_free(&p);
+	assert_int_equal(pdh_cpath_parse("\\Memory\\X", &p), 0);
+	assert_null(pdh_cpath_instance_pattern(&p));
+	pdh_cpath_free(&p);
 	/* formatting a parsed path gives it back */
-	assert_int_equal(tp_path_parse("\\\\h\\O(i#3)\\C", &p), 0);
-	s = tp_path_format(p.machine, p.object, "i#3", p.counter);
+	assert_int_equal(pdh_cpath_parse("\\\\h\\O(i#3)\\C", &p), 0);
+	s = pdh_cpath_format(p.machine, p.object, "i#3", p.counter);
 	assert_string_equal(s, "\\\\h\\O(i#3)\\C");
 	free(s);
-	tp_path_free(&p);
+	pdh_cpath_free(&p);
 }
 
 int main(void)

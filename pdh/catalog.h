@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tp_catalog.h - what typeperf knows about the counter sets of one machine (names,
+ * catalog.h - what typeperf knows about the counter sets of one machine (names,
  * counters, instances), how counter paths resolve against it and how -q/-qx list it.
  * Pure data and functions: the consumer-API calls that fill a catalog live in
- * tools/typeperf/, the buffer decoding in perfbuf.c (through tp_buf.c), so everything here is
+ * tools/typeperf/, the buffer decoding in perfbuf.c (through decode.c), so everything here is
  * unit-tested.
  *
  * Listing and resolution rules (tools.md 4.2, 4.4; choices documented in typeperf's help):
@@ -18,8 +18,8 @@
  * - order: objects by name (case-insensitive), counters in registration order, and for
  *   each counter its instances in enumeration order (counter-major).
  */
-#ifndef TP_CATALOG_H
-#define TP_CATALOG_H
+#ifndef PDH_CATALOG_H
+#define PDH_CATALOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,11 +27,11 @@
 #include <stdio.h>
 
 #include "perflib-linux.h"
-#include "tp_path.h"
+#include "names.h"
 
-#define TP_NO_INSTANCE SIZE_MAX /* tp_target.instance of a single-instance set */
+#define PDH_NO_INSTANCE SIZE_MAX /* pdh_target.instance of a single-instance set */
 
-struct tp_counter {
+struct pdh_cat_counter {
 	uint32_t id;	       /* CounterId */
 	uint32_t type;	       /* winperf.h counter type */
 	uint64_t attrib;       /* PERF_ATTRIB_* */
@@ -41,93 +41,87 @@ struct tp_counter {
 	uint32_t time_id;      /* PerfTimeId or PERFLIB_NO_ID */
 	uint32_t freq_id;      /* PerfFreqId or PERFLIB_NO_ID */
 	uint32_t multi_id;     /* MultiId or PERFLIB_NO_ID */
-	char *name;	       /* UTF-8 display name; tp_set_finish() fills missing ones */
+	char *name;	       /* UTF-8 display name; pdh_cat_set_finish() fills missing ones */
 };
 
-struct tp_instance {
+struct pdh_cat_instance {
 	uint32_t id;	  /* InstanceId */
 	char *name;	  /* UTF-8 name as the provider gave it */
 	unsigned int dup; /* 0 for the first instance of this name, then 1, 2, ... */
 };
 
-struct tp_set {
+struct pdh_cat_set {
 	GUID guid;		/* counter set */
 	char *name;		/* UTF-8 counter-set name (PERF_REG_COUNTERSET_NAME_STRING) */
 	uint32_t instance_type; /* PERF_COUNTERSET_* */
 	size_t nr_counters;
-	struct tp_counter *counters; /* registration order */
+	struct pdh_cat_counter *counters; /* registration order */
 	size_t nr_instances;
-	struct tp_instance *instances; /* enumeration order */
+	struct pdh_cat_instance *instances; /* enumeration order */
 };
 
-struct tp_catalog {
+struct pdh_catalog {
 	size_t nr_sets;
-	struct tp_set *sets;
+	struct pdh_cat_set *sets;
 };
 
 /* One (counter, instance) a path resolved to: indexes into the catalog. */
-struct tp_target {
+struct pdh_target {
 	size_t set;	 /* index in catalog->sets */
 	size_t counter;	 /* index in set->counters */
-	size_t instance; /* index in set->instances, or TP_NO_INSTANCE */
+	size_t instance; /* index in set->instances, or PDH_NO_INSTANCE */
 };
 
-/* tp_set_multi - the set has instances in paths (PERF_COUNTERSET_FLAG_MULTIPLE) */
-bool tp_set_multi(const struct tp_set *set);
+/* pdh_cat_set_multi - the set has instances in paths (PERF_COUNTERSET_FLAG_MULTIPLE) */
+bool pdh_cat_set_multi(const struct pdh_cat_set *set);
 
 /*
- * tp_set_finish - after decoding: give nameless counters their decimal id as name and a
+ * pdh_cat_set_finish - after decoding: give nameless counters their decimal id as name and a
  * nameless set its GUID string. 0 or -ENOMEM.
  */
-int tp_set_finish(struct tp_set *set);
+int pdh_cat_set_finish(struct pdh_cat_set *set);
 
-/* tp_set_free / tp_catalog_free - free everything owned (accept zeroed structs) */
-void tp_set_free(struct tp_set *set);
-void tp_catalog_free(struct tp_catalog *cat);
+/* pdh_cat_set_free / pdh_catalog_free - free everything owned (accept zeroed structs) */
+void pdh_cat_set_free(struct pdh_cat_set *set);
+void pdh_catalog_free(struct pdh_catalog *cat);
 
-/* tp_counter_find - the counter with @id, or NULL */
-const struct tp_counter *tp_counter_find(const struct tp_set *set, uint32_t id);
+/* pdh_cat_counter_find - the counter with @id, or NULL */
+const struct pdh_cat_counter *pdh_cat_counter_find(const struct pdh_cat_set *set, uint32_t id);
 
 /*
- * tp_counter_base - the id of the base counter of set->counters[@idx] by the one rule
+ * pdh_cat_counter_base - the id of the base counter of set->counters[@idx] by the one rule
  * (ctrtype_base_index: BaseCounterId, MultiId for multi types, else the next counter when
  * it is a base type); PERFLIB_NO_ID when there is none.
  */
-uint32_t tp_counter_base(const struct tp_set *set, size_t idx);
+uint32_t pdh_cat_counter_base(const struct pdh_cat_set *set, size_t idx);
 
-/* tp_counter_listed - shown by -q/-qx and matched by wildcards (see the rules above) */
-bool tp_counter_listed(const struct tp_counter *c);
+/* pdh_cat_counter_listed - shown by -q/-qx and matched by wildcards (see the rules above) */
+bool pdh_cat_counter_listed(const struct pdh_cat_counter *c);
 
-/* tp_counter_selectable - can be named explicitly: the type has a value */
-bool tp_counter_selectable(const struct tp_counter *c);
+/* pdh_cat_counter_selectable - can be named explicitly: the type has a value */
+bool pdh_cat_counter_selectable(const struct pdh_cat_counter *c);
 
-/* tp_set_find - index of the set named @name (case-insensitive), or -1 */
-long tp_set_find(const struct tp_catalog *cat, const char *name);
+/* pdh_cat_set_find - index of the set named @name (case-insensitive), or -1 */
+long pdh_cat_set_find(const struct pdh_catalog *cat, const char *name);
+
+/* pdh_cat_counter_first - counter @idx is the first of @set with its name (duplicates resolve once) */
+bool pdh_cat_counter_first(const struct pdh_cat_set *set, size_t idx);
 
 /*
- * tp_resolve - expand @path (its machine part is ignored: @cat is that machine's) and
+ * pdh_cat_resolve - expand @path (its machine part is ignored: @cat is that machine's) and
  * append one target per match to *@targets (grown with realloc; *@nr counts them).
  * Returns the number appended (0: the path does not resolve) or -ENOMEM.
  */
-int tp_resolve(const struct tp_catalog *cat, const struct tp_path *path, struct tp_target **targets,
-	       size_t *nr);
+int pdh_cat_resolve(const struct pdh_catalog *cat, const struct pdh_cpath *path,
+		    struct pdh_target **targets, size_t *nr);
 
 /*
- * tp_list - write the -q (@instances false) or -qx (@instances true) listing of the
- * objects matching @object (all when NULL; '*' allowed) to @out, one path per line, no
- * machine prefix. -q shows "\Object(*)\Counter" for multi-instance objects; -qx one line
- * per instance and nothing for a multi-instance object without instances. Returns the
- * number of objects that matched, or -errno on a write error.
- */
-int tp_list(const struct tp_catalog *cat, const char *object, bool instances, FILE *out);
-
-/*
- * tp_catalog_load - the counter sets of this machine through the consumer API (names,
+ * pdh_catalog_load - the counter sets of this machine through the consumer API (names,
  * registration, and instances when @instances), each buffer with the grow-and-retry
  * protocol (pdh/common.c). @warn (may be NULL) hears about counter sets skipped because they
  * vanished or cannot be read. Returns a Win32 code; *@cat is empty on failure.
  */
-ULONG tp_catalog_load(struct tp_catalog *cat, bool instances,
-		      void (*warn)(const GUID *set, ULONG code));
+ULONG pdh_catalog_load(struct pdh_catalog *cat, bool instances,
+		       void (*warn)(const GUID *set, ULONG code));
 
-#endif /* TP_CATALOG_H */
+#endif /* PDH_CATALOG_H */

@@ -1,41 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tp_buf.c - typeperf's structures built from the consumer-API buffers that perfbuf.c
- * reads and checks (see tp_buf.h).
+ * decode.c - typeperf's structures built from the consumer-API buffers that perfbuf.c
+ * reads and checks (see decode.h).
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_buf.h"
-#include "tp_path.h"
+#include "decode.h"
+#include "names.h"
 
-int tp_reg_parse(const void *buf, size_t size, struct tp_set *set)
+int pdh_decode_reg(const void *buf, size_t size, struct pdh_cat_set *set)
 {
-	struct perfbuf_counter c;
-	struct tp_counter *ctrs;
-	struct perfbuf_reg reg;
+	struct pdh_perfbuf_counter c;
+	struct pdh_cat_counter *ctrs;
+	struct pdh_perfbuf_reg reg;
 	uint32_t i;
 	int err;
 
-	err = perfbuf_reg_parse(buf, size, &reg);
+	err = pdh_perfbuf_reg_parse(buf, size, &reg);
 	if (err)
 		return err;
 	ctrs = calloc(reg.nr_counters ? reg.nr_counters : 1, sizeof(*ctrs));
 	if (!ctrs)
 		return -ENOMEM;
 	for (i = 0; i < reg.nr_counters; i++) {
-		perfbuf_reg_counter(&reg, i, &c);
-		ctrs[i] = (struct tp_counter){.id = c.id,
-					      .type = c.type,
-					      .attrib = c.attrib,
-					      .scale = c.scale,
-					      .detail_level = c.detail_level,
-					      .base_id = c.base_id,
-					      .time_id = c.time_id,
-					      .freq_id = c.freq_id,
-					      .multi_id = c.multi_id};
+		pdh_perfbuf_reg_counter(&reg, i, &c);
+		ctrs[i] = (struct pdh_cat_counter){.id = c.id,
+						   .type = c.type,
+						   .attrib = c.attrib,
+						   .scale = c.scale,
+						   .detail_level = c.detail_level,
+						   .base_id = c.base_id,
+						   .time_id = c.time_id,
+						   .freq_id = c.freq_id,
+						   .multi_id = c.multi_id};
 	}
 	set->guid = reg.guid;
 	set->instance_type = reg.instance_type;
@@ -44,32 +44,32 @@ int tp_reg_parse(const void *buf, size_t size, struct tp_set *set)
 	return 0;
 }
 
-/* perfbuf_strings_parse callback: name the first unnamed counter with this id */
+/* pdh_perfbuf_strings_parse callback: name the first unnamed counter with this id */
 static int name_counter(void *ctx, uint32_t id, const void *text, size_t units)
 {
-	struct tp_set *set = ctx;
+	struct pdh_cat_set *set = ctx;
 	size_t k;
 
 	for (k = 0; k < set->nr_counters; k++) {
 		if (set->counters[k].id == id && !set->counters[k].name) {
-			set->counters[k].name = perfbuf_utf16_dup(text, units);
+			set->counters[k].name = pdh_perfbuf_utf16_dup(text, units);
 			return set->counters[k].name ? 0 : -ENOMEM;
 		}
 	}
 	return 0; /* unknown id or a second string for one id */
 }
 
-int tp_names_parse(const void *buf, size_t size, struct tp_set *set)
+int pdh_decode_names(const void *buf, size_t size, struct pdh_cat_set *set)
 {
-	return perfbuf_strings_parse(buf, size, name_counter, set);
+	return pdh_perfbuf_strings_parse(buf, size, name_counter, set);
 }
 
-/* the duplicate numbers (tp_dup_indexes) of @nr names, malloc'd; NULL on ENOMEM */
+/* the duplicate numbers (pdh_dup_indexes) of @nr names, malloc'd; NULL on ENOMEM */
 static unsigned int *dup_numbers(const char *const *names, size_t nr)
 {
 	unsigned int *num = calloc(nr ? nr : 1, sizeof(*num));
 
-	if (num && tp_dup_indexes(names, nr, num)) {
+	if (num && pdh_dup_indexes(names, nr, num)) {
 		free(num);
 		return NULL;
 	}
@@ -77,7 +77,7 @@ static unsigned int *dup_numbers(const char *const *names, size_t nr)
 }
 
 /* number the duplicate names of @nr items; an item without a name counts as "" */
-static int number_items(struct tp_item *items, size_t nr)
+static int number_items(struct pdh_dec_item *items, size_t nr)
 {
 	unsigned int *num = NULL;
 	const char **names;
@@ -100,17 +100,17 @@ static int number_items(struct tp_item *items, size_t nr)
 	return 0;
 }
 
-/* tp_instances_parse's growing list */
+/* pdh_decode_instances's growing list */
 struct inst_list {
-	struct tp_instance *inst;
+	struct pdh_cat_instance *inst;
 	size_t nr, cap;
 };
 
-/* perfbuf_instances_parse callback: append one instance */
+/* pdh_perfbuf_instances_parse callback: append one instance */
 static int add_instance(void *ctx, uint32_t id, const void *name, size_t units)
 {
 	struct inst_list *l = ctx;
-	struct tp_instance *grown;
+	struct pdh_cat_instance *grown;
 
 	if (l->nr == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 16;
@@ -119,14 +119,16 @@ static int add_instance(void *ctx, uint32_t id, const void *name, size_t units)
 			return -ENOMEM;
 		l->inst = grown;
 	}
-	l->inst[l->nr] = (struct tp_instance){.id = id, .name = perfbuf_utf16_dup(name, units)};
+	l->inst[l->nr] =
+		(struct pdh_cat_instance){.id = id, .name = pdh_perfbuf_utf16_dup(name, units)};
 	if (!l->inst[l->nr].name)
 		return -ENOMEM;
 	l->nr++;
 	return 0;
 }
 
-int tp_instances_parse(const void *buf, size_t size, struct tp_instance **ret, size_t *ret_nr)
+int pdh_decode_instances(const void *buf, size_t size, struct pdh_cat_instance **ret,
+			 size_t *ret_nr)
 {
 	struct inst_list l = {0};
 	unsigned int *num = NULL;
@@ -134,7 +136,7 @@ int tp_instances_parse(const void *buf, size_t size, struct tp_instance **ret, s
 	size_t i;
 	int err;
 
-	err = perfbuf_instances_parse(buf, size, add_instance, &l);
+	err = pdh_perfbuf_instances_parse(buf, size, add_instance, &l);
 	if (!err && l.nr > 1) {
 		names = calloc(l.nr, sizeof(*names));
 		if (names) {
@@ -161,18 +163,18 @@ int tp_instances_parse(const void *buf, size_t size, struct tp_instance **ret, s
 
 /* ---- PerfQueryCounterData ------------------------------------------------------------ */
 
-/* a tp_data under construction by the perfbuf_data_parse callbacks */
+/* a pdh_dec_data under construction by the pdh_perfbuf_data_parse callbacks */
 struct builder {
-	struct tp_data *d;
+	struct pdh_dec_data *d;
 	size_t item_cap, value_cap;
-	struct tp_block *block; /* the block being read */
-	size_t values0;		/* d->nr_values when it started */
+	struct pdh_dec_block *block; /* the block being read */
+	size_t values0;		     /* d->nr_values when it started */
 };
 
-static int build_begin(void *ctx, const struct perfbuf_data_header *hdr)
+static int build_begin(void *ctx, const struct pdh_perfbuf_data_header *hdr)
 {
 	struct builder *b = ctx;
-	struct tp_data *d = b->d;
+	struct pdh_dec_data *d = b->d;
 
 	d->time = hdr->time;
 	d->time_100ns = hdr->time_100ns;
@@ -190,7 +192,7 @@ static bool build_block(void *ctx, uint32_t index, uint32_t status, uint32_t typ
 
 	/* perfbuf reports every Index below hdr->nr_blocks once, in order */
 	b->block = &b->d->blocks[index];
-	*b->block = (struct tp_block){.status = status, .type = type, .first = b->d->nr_items};
+	*b->block = (struct pdh_dec_block){.status = status, .type = type, .first = b->d->nr_items};
 	b->values0 = b->d->nr_values;
 	return true; /* typeperf reads every type */
 }
@@ -198,8 +200,8 @@ static bool build_block(void *ctx, uint32_t index, uint32_t status, uint32_t typ
 static int build_item(void *ctx, uint32_t id, const void *name, size_t units)
 {
 	struct builder *b = ctx;
-	struct tp_data *d = b->d;
-	struct tp_item *grown, *item;
+	struct pdh_dec_data *d = b->d;
+	struct pdh_dec_item *grown, *item;
 
 	if (d->nr_items == b->item_cap) {
 		b->item_cap = b->item_cap ? 2 * b->item_cap : 16;
@@ -209,9 +211,9 @@ static int build_item(void *ctx, uint32_t id, const void *name, size_t units)
 		d->items = grown;
 	}
 	item = &d->items[d->nr_items++];
-	*item = (struct tp_item){.instance_id = id, .first = d->nr_values};
+	*item = (struct pdh_dec_item){.instance_id = id, .first = d->nr_values};
 	if (name) {
-		item->name = perfbuf_utf16_dup(name, units);
+		item->name = pdh_perfbuf_utf16_dup(name, units);
 		if (!item->name)
 			return -ENOMEM;
 		item->len = strlen(item->name);
@@ -222,8 +224,8 @@ static int build_item(void *ctx, uint32_t id, const void *name, size_t units)
 static int build_value(void *ctx, uint32_t id, uint32_t size, uint64_t value)
 {
 	struct builder *b = ctx;
-	struct tp_data *d = b->d;
-	struct tp_value *grown;
+	struct pdh_dec_data *d = b->d;
+	struct pdh_dec_value *grown;
 
 	if (d->nr_values == b->value_cap) {
 		b->value_cap = b->value_cap ? 2 * b->value_cap : 64;
@@ -233,7 +235,7 @@ static int build_value(void *ctx, uint32_t id, uint32_t size, uint64_t value)
 		d->values = grown;
 	}
 	d->values[d->nr_values++] =
-		(struct tp_value){.counter_id = id, .size = size, .value = value};
+		(struct pdh_dec_value){.counter_id = id, .size = size, .value = value};
 	d->items[d->nr_items - 1].nr++; /* perfbuf reports an item before its values */
 	return 0;
 }
@@ -241,8 +243,8 @@ static int build_value(void *ctx, uint32_t id, uint32_t size, uint64_t value)
 static int build_block_end(void *ctx, bool malformed)
 {
 	struct builder *b = ctx;
-	struct tp_block *blk = b->block;
-	struct tp_data *d = b->d;
+	struct pdh_dec_block *blk = b->block;
+	struct pdh_dec_data *d = b->d;
 
 	if (malformed) {
 		/* keep the block, unusable: drop what it appended */
@@ -255,7 +257,7 @@ static int build_block_end(void *ctx, bool malformed)
 	return number_items(d->items + blk->first, blk->nr);
 }
 
-static const struct perfbuf_data_ops build_ops = {
+static const struct pdh_perfbuf_data_ops build_ops = {
 	.begin = build_begin,
 	.block = build_block,
 	.item = build_item,
@@ -263,23 +265,23 @@ static const struct perfbuf_data_ops build_ops = {
 	.block_end = build_block_end,
 };
 
-int tp_data_parse(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
-		  struct tp_data *ret)
+int pdh_decode_data(const void *buf, size_t size, const uint32_t *spec_ids, size_t nr_specs,
+		    struct pdh_dec_data *ret)
 {
-	struct tp_data d = {0};
+	struct pdh_dec_data d = {0};
 	struct builder b = {.d = &d};
 	int err;
 
-	err = perfbuf_data_parse(buf, size, spec_ids, nr_specs, &build_ops, &b);
+	err = pdh_perfbuf_data_parse(buf, size, spec_ids, nr_specs, &build_ops, &b);
 	if (err) {
-		tp_data_free(&d);
+		pdh_dec_data_free(&d);
 		return err;
 	}
 	*ret = d;
 	return 0;
 }
 
-void tp_data_free(struct tp_data *data)
+void pdh_dec_data_free(struct pdh_dec_data *data)
 {
 	size_t i;
 
@@ -291,10 +293,10 @@ void tp_data_free(struct tp_data *data)
 	memset(data, 0, sizeof(*data));
 }
 
-const struct tp_item *tp_data_item(const struct tp_data *data, size_t block, const char *name,
-				   unsigned int dup)
+const struct pdh_dec_item *pdh_dec_data_item(const struct pdh_dec_data *data, size_t block,
+					     const char *name, unsigned int dup)
 {
-	const struct tp_block *b;
+	const struct pdh_dec_block *b;
 	size_t i;
 
 	if (block >= data->nr_blocks)
@@ -305,16 +307,16 @@ const struct tp_item *tp_data_item(const struct tp_data *data, size_t block, con
 	if (!name)
 		return &data->items[b->first];
 	for (i = b->first; i < b->first + b->nr; i++) {
-		const struct tp_item *it = &data->items[i];
+		const struct pdh_dec_item *it = &data->items[i];
 
-		if (it->name && it->dup == dup && tp_name_equal(it->name, name))
+		if (it->name && it->dup == dup && pdh_name_equal(it->name, name))
 			return it;
 	}
 	return NULL;
 }
 
-bool tp_item_value(const struct tp_data *data, const struct tp_item *item, uint32_t id,
-		   uint64_t *ret)
+bool pdh_dec_item_value(const struct pdh_dec_data *data, const struct pdh_dec_item *item,
+			uint32_t id, uint64_t *ret)
 {
 	size_t i;
 
