@@ -17,6 +17,8 @@
 
 #include "pdh.h"
 #include "perfcols.h"
+#include "catalog.h"
+#include "perflib/pdh-linux.h"
 
 /*
  * pdh_query_whole_sets - have real-time query @query collect the @nr counter sets @sets in
@@ -42,5 +44,26 @@ pdh_query_whole_sets(PDH_HQUERY query, const GUID *sets, const bool *multi, size
 __attribute__((visibility("hidden"))) PDH_STATUS
 pdh_query_set_block(PDH_HQUERY query, const GUID *set, const struct pdh_perfbuf_data **ret_data,
 		    const struct pdh_perfbuf_block **ret_block);
+
+/*
+ * The Linux extension's pieces (linux.c; tests build its structures from hand-made
+ * buffers with them):
+ * pdh_linux_helps - the help strings of a PERF_STRING_BUFFER_HEADER block into @helps
+ * (one per counter of @m, NULL ones filled: the first counter with the id that has none).
+ * 0, -EBADMSG (strings given before the bad one stay), -ENOMEM.
+ */
+__attribute__((visibility("hidden"))) int
+pdh_linux_helps(const void *buf, size_t len, const struct pdh_cat_set *m, char **helps);
+/*
+ * pdh_linux_reg_layout - the registration @m (with its names), the set's @name and @help
+ * and the counters' @helps (NULL: none) in one allocation; NULL when out of memory
+ */
+__attribute__((visibility("hidden"))) PDH_LINUX_COUNTERSET_REG *
+pdh_linux_reg_layout(const struct pdh_cat_set *m, const char *name, const char *help,
+		     char *const *helps);
+/* pdh_linux_sample - the sample of block @b of collection @d */
+__attribute__((visibility("hidden"))) void pdh_linux_sample(const struct pdh_perfbuf_data *d,
+							    const struct pdh_perfbuf_block *b,
+							    PDH_LINUX_COUNTERSET_SAMPLE *s);
 
 #endif /* PDH_SETS_H */

@@ -52,15 +52,22 @@ static struct exp_set *mkset(uint32_t guid1, const char *name, uint32_t itype,
 	return set;
 }
 
-/* add an instance with values for the first nr counters */
-static void add(struct exp_set *set, uint32_t id, const char *name, const uint64_t *values,
-		size_t nr)
+/* add an instance numbered @dup among its name's repeats, with values for the first nr counters */
+static void add_dup(struct exp_set *set, uint32_t id, const char *name, unsigned int dup,
+		    const uint64_t *values, size_t nr)
 {
 	size_t i, c;
 
-	assert_int_equal(exp_set_add_instance(set, id, name, &i), 0);
+	assert_int_equal(exp_set_add_instance(set, id, name, dup, &i), 0);
 	for (c = 0; c < nr; c++)
 		exp_set_value(set, i, c, values[c]);
+}
+
+/* add the first instance of a name */
+static void add(struct exp_set *set, uint32_t id, const char *name, const uint64_t *values,
+		size_t nr)
+{
+	add_dup(set, id, name, 0, values, nr);
 }
 
 static char *render(struct exp_set **sets, size_t n, int64_t freq, enum exp_format fmt)
@@ -285,6 +292,7 @@ static void test_instances(void **state)
 	};
 	struct exp_set *set = mkset(1, "Dup", PERF_COUNTERSET_MULTI_INSTANCES, defs, 1);
 	static const char *const names[] = {"b", "a", "a#1", "a", "a", ""};
+	static const unsigned int dups[] = {0, 0, 0, 1, 2, 0}; /* PDH's numbering of them */
 	static const char *const want[] = {
 		"{perf_instance=\"\"}",	   "{perf_instance=\"a\"}", "{perf_instance=\"a#1\"}",
 		"{perf_instance=\"a#2\"}", "{perf_instance=\"b\"}",
@@ -293,10 +301,10 @@ static void test_instances(void **state)
 	size_t i;
 
 	(void)state;
-	/* enumeration order numbers the repeats: "a" (9), "a#1" (7), "a#2" (6); the real
-	 * "a#1" (8) then repeats the renamed one and, having the higher id, is dropped */
+	/* PDH numbered the repeats in enumeration order: "a" (9), "a#1" (7), "a#2" (6); the
+	 * real "a#1" (8) then repeats the renamed one and, having the higher id, is dropped */
 	for (i = 0; i < 6; i++)
-		add(set, (uint32_t)(10 - i), names[i], &v, 1);
+		add_dup(set, (uint32_t)(10 - i), names[i], dups[i], &v, 1);
 	assert_int_equal(exp_set_finish(set), 0);
 	assert_int_equal(set->nr_instances, 5);
 	assert_int_equal(set->nr_dropped, 1);
@@ -304,15 +312,15 @@ static void test_instances(void **state)
 		assert_string_equal(set->strings.data + set->instances[i].label, want[i]);
 
 	/*
-	 * Windows' numbering, not the order of ids or a case-sensitive one: the first
-	 * enumerated keeps the name (id 5 before id 3), "Worker" repeats "worker". Until
-	 * issue 11 the exporter numbered by sorted (name, id), case-sensitively.
+	 * the labels carry PDH's numbers, not the order of ids or a case-sensitive one: the
+	 * first enumerated keeps the name (id 5 before id 3), "Worker" repeats "worker"
+	 * (test_pdh_names tests the numbering; test_exporter.sh the two together)
 	 */
 	exp_set_reset(set);
-	add(set, 5, "a", &v, 1);
-	add(set, 3, "a", &v, 1);
-	add(set, 1, "worker", &v, 1);
-	add(set, 2, "Worker", &v, 1);
+	add_dup(set, 5, "a", 0, &v, 1);
+	add_dup(set, 3, "a", 1, &v, 1);
+	add_dup(set, 1, "worker", 0, &v, 1);
+	add_dup(set, 2, "Worker", 1, &v, 1);
 	assert_int_equal(exp_set_finish(set), 0);
 	assert_int_equal(set->nr_instances, 4);
 	for (i = 0; i < 4; i++) {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "pdh.h"
-#include "pdh_sets.h"
+#include "perflib/pdh-linux.h"
 #include "decode.h"
 #include "perflib-linux.h"
 #include "testlib.h"
@@ -840,17 +840,19 @@ static void test_items_match_query_data(void **state)
 
 /* ---- counter info -------------------------------------------------------------------- */
 
-/* the value of counter @id of item @i (index in the block) of block @b, false: none */
-static bool block_value(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
-			size_t i, uint32_t id, uint64_t *ret)
+/* the value of counter @id of instance @i of @s; false when it has none */
+static bool sample_value(const PDH_LINUX_COUNTERSET_SAMPLE *s, DWORD i, DWORD id, uint64_t *v)
 {
-	uint32_t k;
+	PDH_LINUX_INSTANCE in;
+	ULONGLONG values[8];
+	BYTE sizes[8];
+	DWORD k;
 
-	for (k = 0; k < b->nr_cols; k++) {
-		size_t at = pdh_perfbuf_value(b, b->first + i, k);
-
-		if (d->ids[b->cols + k] == id && d->sizes[at]) {
-			*ret = d->values[at];
+	assert_true(s->NumCounters <= 8);
+	assert_int_equal(PdhLinuxGetSampleInstance(s, i, &in, values, sizes), 0);
+	for (k = 0; k < s->NumCounters; k++) {
+		if (s->CounterIds[k] == id && sizes[k]) {
+			*v = values[k];
 			return true;
 		}
 	}
@@ -858,82 +860,150 @@ static bool block_value(const struct pdh_perfbuf_data *d, const struct pdh_perfb
 }
 
 /*
- * whole counter sets through a query without counters (what perflib-exporter reads):
- * every instance with its id and every counter by id; an unchanged list keeps the steady
- * state, a changed one is used from the next collection; errors
+ * whole counter sets through a query without counters, with libpdh's Linux extension
+ * (what perflib-exporter reads): every instance with its id, name and "#n", every counter
+ * by id; an unchanged list keeps the query, a changed one is used from the next
+ * collection; errors
  */
 static void test_whole_sets(void **state)
 {
-	const GUID sets[] = {multi_guid, single_guid}, unknown = tl_guid(199);
-	const bool multi[] = {true, false};
-	const struct pdh_perfbuf_data *d;
-	const struct pdh_perfbuf_block *b;
+	const PDH_LINUX_COUNTERSET_REF sets[] = {
+		{multi_guid, PERF_COUNTERSET_MULTI_AGGREGATE},
+		{single_guid, PERF_COUNTERSET_SINGLE_INSTANCE},
+	};
+	const GUID unknown = tl_guid(199);
+	PDH_LINUX_COUNTERSET_SAMPLE s;
+	PDH_LINUX_INSTANCE in;
+	ULONGLONG values[8];
+	BYTE sizes[8];
 	PDH_HQUERY q = open_query();
-	size_t i, seen = 0;
+	unsigned int seen = 0, dups = 0;
+	DWORD i;
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(pdh_query_whole_sets(NULL, sets, multi, 2), PDH_INVALID_HANDLE);
-	assert_int_equal(pdh_query_whole_sets(q, NULL, multi, 2), PDH_INVALID_ARGUMENT);
-	assert_int_equal(pdh_query_whole_sets(q, sets, NULL, 2), PDH_INVALID_ARGUMENT);
-	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), PDH_NO_DATA);
+	assert_int_equal(PdhLinuxSetQueryCounterSets(NULL, sets, 2), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhLinuxSetQueryCounterSets(q, NULL, 2), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &multi_guid, &s), PDH_NO_DATA);
 	assert_int_equal(PdhCollectQueryData(q), PDH_NO_DATA); /* nothing to collect */
-	assert_int_equal(pdh_query_whole_sets(q, sets, multi, 2), 0);
+	assert_int_equal(PdhLinuxSetQueryCounterSets(q, sets, 2), 0);
 	assert_int_equal(PdhCollectQueryData(q), 0);
-	assert_int_equal(pdh_query_set_block(NULL, &multi_guid, &d, &b), PDH_INVALID_HANDLE);
-	assert_int_equal(pdh_query_set_block(q, NULL, &d, &b), PDH_INVALID_ARGUMENT);
-	assert_int_equal(pdh_query_set_block(q, &multi_guid, NULL, &b), PDH_INVALID_ARGUMENT);
-	assert_int_equal(pdh_query_set_block(q, &unknown, &d, &b), PDH_CSTATUS_NO_OBJECT);
-	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), 0);
-	assert_int_equal(b->status, 0);
-	assert_int_equal(b->type, PERF_COUNTERSET);
+	assert_int_equal(PdhLinuxGetCounterSetSample(NULL, &multi_guid, &s), PDH_INVALID_HANDLE);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, NULL, &s), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &multi_guid, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &unknown, &s), PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &multi_guid, &s), 0);
+	assert_int_equal(s.CStatus, 0);
+	assert_int_equal(s.DataType, PERF_COUNTERSET);
+	assert_true(s.PerfFreq > 0 && s.PerfTime100NSec > 0);
 	/* every counter of the set, every instance (a, b, a and the aggregate's) */
-	assert_int_equal(b->nr_cols, 5);
-	for (i = 0; i < b->nr; i++) {
-		const struct pdh_perfbuf_item *it = &d->items[b->first + i];
-
-		if (it->id == 3) {
-			assert_string_equal(d->names + it->name, "a");
-			assert_true(block_value(d, b, i, 1, &v));
+	assert_int_equal(s.NumCounters, 5);
+	for (i = 0; i < s.NumInstances; i++) {
+		assert_int_equal(PdhLinuxGetSampleInstance(&s, i, &in, NULL, NULL), 0);
+		if (in.Name && !strcmp(in.Name, "a")) {
+			assert_int_equal(in.NameLength, 1);
+			dups |= 1u << in.Duplicate; /* the two "a" are "a" and "a#1" */
+		}
+		if (in.InstanceId == 3) {
+			assert_string_equal(in.Name, "a");
+			assert_true(sample_value(&s, i, 1, &v));
 			assert_int_equal(v, 30);
-			assert_true(block_value(d, b, i, 4, &v)); /* a base: there too */
+			assert_true(sample_value(&s, i, 4, &v)); /* a base: there too */
 			assert_int_equal(v, 4);
 			seen++;
 		}
 	}
 	assert_int_equal(seen, 1);
-	assert_int_equal(pdh_query_set_block(q, &single_guid, &d, &b), 0);
-	assert_int_equal(b->nr, 1);
-	assert_true(block_value(d, b, 0, 1, &v));
+	assert_int_equal(dups, 3);
+	/* bad instance requests */
+	assert_int_equal(PdhLinuxGetSampleInstance(&s, s.NumInstances, &in, NULL, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetSampleInstance(NULL, 0, &in, NULL, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetSampleInstance(&s, 0, NULL, NULL, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetSampleInstance(&s, 0, &in, values, NULL), PDH_INVALID_ARGUMENT);
+	assert_int_equal(
+		PdhLinuxGetSampleInstance(&(PDH_LINUX_COUNTERSET_SAMPLE){.NumInstances = 1}, 0, &in,
+					  values, sizes),
+		PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &single_guid, &s), 0);
+	assert_int_equal(s.DataType, PERF_MULTIPLE_COUNTERS);
+	assert_int_equal(s.NumInstances, 1);
+	assert_int_equal(PdhLinuxGetSampleInstance(&s, 0, &in, NULL, NULL), 0);
+	assert_null(in.Name);
+	assert_int_equal(in.NameLength, 0);
+	assert_true(sample_value(&s, 0, 1, &v));
 	assert_int_equal(v, 7000000000ull);
-	/* the same list: the same perflib query, the block taken over from the one before */
-	assert_int_equal(pdh_query_whole_sets(q, sets, multi, 2), 0);
+	/* the same list: the same perflib query, new values */
+	assert_int_equal(PdhLinuxSetQueryCounterSets(q, sets, 2), 0);
 	assert_int_equal(PerfSetULongCounterValue(prov, inst_a2, 1, 31), 0);
 	assert_int_equal(PdhCollectQueryData(q), 0);
-	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), 0);
-	assert_true(b->same);
-	for (i = 0; i < b->nr; i++)
-		if (d->items[b->first + i].id == 3)
-			assert_true(block_value(d, b, i, 1, &v) && v == 31);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &multi_guid, &s), 0);
+	for (i = 0, seen = 0; i < s.NumInstances; i++) {
+		assert_int_equal(PdhLinuxGetSampleInstance(&s, i, &in, NULL, NULL), 0);
+		if (in.InstanceId == 3) {
+			assert_true(sample_value(&s, i, 1, &v) && v == 31);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 1);
 	/* another list: from the next collection on */
-	assert_int_equal(pdh_query_whole_sets(q, sets + 1, multi + 1, 1), 0);
-	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), 0);
+	assert_int_equal(PdhLinuxSetQueryCounterSets(q, sets + 1, 1), 0);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &multi_guid, &s), 0);
 	assert_int_equal(PdhCollectQueryData(q), 0);
-	assert_int_equal(pdh_query_set_block(q, &multi_guid, &d, &b), PDH_CSTATUS_NO_OBJECT);
-	assert_int_equal(pdh_query_set_block(q, &single_guid, &d, &b), 0);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &multi_guid, &s), PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &single_guid, &s), 0);
 	assert_int_equal(PerfSetULongCounterValue(prov, inst_a2, 1, 30), 0);
-	/* a counter set unknown to perflib is left out, the others keep their blocks */
-	assert_int_equal(pdh_query_whole_sets(q, (const GUID[]){unknown, single_guid},
-					      (const bool[]){false, false}, 2),
+	/* a counter set unknown to perflib is left out, the others keep their samples */
+	assert_int_equal(PdhLinuxSetQueryCounterSets(
+				 q, (const PDH_LINUX_COUNTERSET_REF[]){{unknown, 0}, sets[1]}, 2),
 			 0);
 	assert_int_equal(PdhCollectQueryData(q), 0);
-	assert_int_equal(pdh_query_set_block(q, &unknown, &d, &b), PDH_CSTATUS_NO_OBJECT);
-	assert_int_equal(pdh_query_set_block(q, &single_guid, &d, &b), 0);
-	assert_true(block_value(d, b, 0, 1, &v));
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &unknown, &s), PDH_CSTATUS_NO_OBJECT);
+	assert_int_equal(PdhLinuxGetCounterSetSample(q, &single_guid, &s), 0);
+	assert_true(sample_value(&s, 0, 1, &v));
 	assert_int_equal(v, 7000000000ull);
-	assert_int_equal(pdh_query_whole_sets(q, NULL, NULL, 0), 0);
+	assert_int_equal(PdhLinuxSetQueryCounterSets(q, NULL, 0), 0);
 	assert_int_equal(PdhCollectQueryData(q), PDH_NO_DATA);
 	assert_int_equal(PdhCloseQuery(q), 0);
+}
+
+/*
+ * a counter set's registration through libpdh's Linux extension: counters in order with
+ * their types, companions, names and help; the set's name and help; errors
+ */
+static void test_linux_registration(void **state)
+{
+	const GUID unknown = tl_guid(199);
+	PDH_LINUX_COUNTERSET_REG *r = (void *)1;
+	DWORD i;
+
+	(void)state;
+	assert_int_equal(PdhLinuxGetCounterSetRegistration(NULL, NULL, &r), PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetCounterSetRegistration(NULL, &multi_guid, NULL),
+			 PDH_INVALID_ARGUMENT);
+	assert_int_equal(PdhLinuxGetCounterSetRegistration("no-such-host.invalid", &multi_guid, &r),
+			 PDH_CSTATUS_NO_MACHINE);
+	assert_null(r);
+	assert_int_equal(PdhLinuxGetCounterSetRegistration(NULL, &unknown, &r),
+			 PDH_CSTATUS_NO_OBJECT);
+	assert_null(r);
+	assert_int_equal(PdhLinuxGetCounterSetRegistration(".", &multi_guid, &r), 0);
+	assert_non_null(r);
+	assert_memory_equal(&r->CounterSet, &multi_guid, sizeof(GUID));
+	assert_int_equal(r->InstanceType, PERF_COUNTERSET_MULTI_AGGREGATE);
+	assert_string_equal(r->Name, "PDH Test");
+	assert_string_equal(r->Help, "PDH Test");
+	assert_int_equal(r->NumCounters, 5);
+	for (i = 0; i < r->NumCounters; i++) {
+		assert_int_equal(r->Counters[i].CounterId, multi_ctrs[i].id);
+		assert_int_equal(r->Counters[i].CounterType, multi_ctrs[i].type);
+		assert_int_equal(r->Counters[i].BaseCounterId, multi_ctrs[i].base_id);
+		assert_int_equal(r->Counters[i].PerfTimeId, NO);
+		assert_string_equal(r->Counters[i].Name, multi_ctrs[i].name);
+		assert_string_equal(r->Counters[i].Help, multi_ctrs[i].help);
+	}
+	PdhLinuxFreeCounterSetRegistration(r);
+	PdhLinuxFreeCounterSetRegistration(NULL);
 }
 
 /*
@@ -1575,6 +1645,7 @@ int main(void)
 		cmocka_unit_test(test_fast_arrays_agree),
 		cmocka_unit_test(test_items_match_query_data),
 		cmocka_unit_test(test_whole_sets),
+		cmocka_unit_test(test_linux_registration),
 		cmocka_unit_test(test_set_gone_before_collect),
 		cmocka_unit_test(test_counter_info),
 		cmocka_unit_test(test_make_parse),

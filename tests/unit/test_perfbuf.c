@@ -21,6 +21,7 @@
 #include "exp_sample.h"
 #include "perfbuf.h"
 #include "decode.h"
+#include "pdh_sets.h"
 
 /* perflib-api.md 8.1: instances Id 1 "A1" and Id 7 "Worker" */
 static const uint8_t instances_81[] = {
@@ -785,22 +786,30 @@ static int exp_collect(const void *buf, size_t len, struct exp_set *const *by_in
 	if (err)
 		return err;
 	for (i = 0; !err && i < d.nr_blocks && i < nr; i++) {
-		if (by_index[i])
-			err = exp_fill_block(&d, &d.blocks[i], by_index[i]);
+		PDH_LINUX_COUNTERSET_SAMPLE sample;
+
+		if (!by_index[i])
+			continue;
+		pdh_linux_sample(&d, &d.blocks[i], &sample);
+		err = exp_fill_block(&sample, by_index[i]);
 	}
 	*freq = d.hdr.freq;
 	pdh_perfbuf_data_release(&d);
 	return err;
 }
 
-/* the exporter's view of a registration: libpdh's model, then exp_set_from_reg */
+/* the exporter's view of a registration: libpdh's model laid out as the extension's, then exp_set_from_reg */
 static int exp_reg(const void *buf, size_t len, struct exp_set **ret)
 {
 	struct pdh_cat_set model = {0};
+	PDH_LINUX_COUNTERSET_REG *reg = NULL;
 	int err = pdh_decode_reg(buf, len, &model);
 
-	if (!err)
-		err = exp_set_from_reg(&model, ret);
+	if (!err) {
+		reg = pdh_linux_reg_layout(&model, NULL, NULL, NULL);
+		err = reg ? exp_set_from_reg(reg, ret) : -ENOMEM;
+	}
+	free(reg);
 	pdh_cat_set_free(&model);
 	return err;
 }
@@ -1079,38 +1088,50 @@ static void test_exp_strings(void **state)
 {
 	struct pdh_cat_counter ctrs[2] = {{.id = 2}, {.id = 1}};
 	struct pdh_cat_set model = {.nr_counters = 2, .counters = ctrs};
+	PDH_LINUX_COUNTERSET_REG *reg;
 	struct exp_set *set = NULL;
+	char *helps[2] = {NULL, NULL};
 	uint8_t buf[sizeof(names_85)];
 	size_t len;
 
 	(void)state;
-	/* names: libpdh's parser, moved into the view */
+	/* names: libpdh's parser, laid out by the extension, copied into the view */
 	assert_int_equal(pdh_decode_names(names_85, sizeof(names_85), &model), 0);
-	assert_int_equal(exp_set_from_reg(&model, &set), 0);
-	assert_null(model.counters[1].name);
+	/* help strings, by the same rule: the first counter with the id without one */
+	assert_int_equal(pdh_linux_helps(names_85, sizeof(names_85), &model, helps), 0);
+	assert_null(helps[0]);
+	assert_string_equal(helps[1], "Reads");
+	reg = pdh_linux_reg_layout(&model, "Set", NULL, helps);
+	assert_non_null(reg);
+	assert_int_equal(exp_set_from_reg(reg, &set), 0);
+	free(reg);
+	assert_string_equal(set->name, "Set");
+	assert_null(set->help);
 	assert_null(set->counters[0].name);
 	assert_string_equal(set->counters[1].name, "Reads");
 	assert_int_equal(set->counters[1].base, -1);
-	/* help strings, by the same rule */
-	assert_int_equal(exp_help_strings(names_85, sizeof(names_85), set), 0);
 	assert_null(set->counters[0].help);
 	assert_string_equal(set->counters[1].help, "Reads");
+	exp_set_free(set);
 	/* dwSize past the buffer, offset past dwSize */
-	assert_int_equal(exp_help_strings(names_85, sizeof(names_85) - 1, set), -EBADMSG);
+	assert_int_equal(pdh_linux_helps(names_85, sizeof(names_85) - 1, &model, helps), -EBADMSG);
 	memcpy(buf, names_85, sizeof(buf));
 	buf[12] = 0x24;
-	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
+	assert_int_equal(pdh_linux_helps(buf, sizeof(buf), &model, helps), -EBADMSG);
 	/* a string whose NUL lies past dwSize is malformed: whole code units left, or half a
 	 * unit; the help given before stays */
 	memcpy(buf, names_85, sizeof(buf));
 	buf[0] = 0x22;
-	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
+	assert_int_equal(pdh_linux_helps(buf, sizeof(buf), &model, helps), -EBADMSG);
 	buf[0] = 0x21;
-	assert_int_equal(exp_help_strings(buf, sizeof(buf), set), -EBADMSG);
-	assert_string_equal(set->counters[1].help, "Reads");
+	assert_int_equal(pdh_linux_helps(buf, sizeof(buf), &model, helps), -EBADMSG);
+	assert_string_equal(helps[1], "Reads");
 	for (len = 0; len < sizeof(names_85); len++)
-		exp_help_strings(names_85, len, set);
-	exp_set_free(set);
+		pdh_linux_helps(names_85, len, &model, helps);
+	free(helps[0]);
+	free(helps[1]);
+	free(ctrs[0].name);
+	free(ctrs[1].name);
 }
 
 int main(void)

@@ -3,19 +3,20 @@
  * collect.c - one scrape, as a PDH client (see collect.h):
  *
  *   PerfEnumerateCounterSet                  every registered counter set
- *   PerfQueryCounterSetRegistrationInfo      its registration (cached while unchanged),
- *                                            parsed into libpdh's model (pdh_decode_reg,
- *                                            pdh_decode_names), names and help strings
- *   pdh_query_whole_sets                     the sets, given to one PDH query in full
+ *   PerfQueryCounterSetRegistrationInfo      its registration's bytes: the set is rebuilt
+ *                                            only when they changed
+ *   PdhLinuxGetCounterSetRegistration        the registration decoded by libpdh, with
+ *                                            names and help strings
+ *   PdhLinuxSetQueryCounterSets              the sets, given to one PDH query in full
  *   PdhCollectQueryData                      PDH collects and decodes (with its steady
  *                                            state: blocks whose instances stayed only
  *                                            have their values read)
- *   pdh_query_set_block                      each set's decoded block: ids, instances,
- *                                            names, raw values by column
+ *   PdhLinuxGetCounterSetSample              each set's part: counter ids, instances,
+ *                                            names, raw values
  *
  * then exp_sample.c puts the raw values into the rendering view and exp_format.c renders.
- * The registration calls follow the Windows buffer protocol through libpdh's one helper
- * (pdh_fetch_into, pdh/pdh_fetch.h); the buffer is kept from scrape to scrape.
+ * The exporter uses the public APIs only: perflib.h's consumer functions, pdh.h and
+ * libpdh's Linux extension (perflib/pdh-linux.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -26,11 +27,9 @@
 
 #include "collect.h"
 #include "exp_sample.h"
-#include "pdh_fetch.h"
-#include "pdh_sets.h"
 #include "pdhmsg.h"
-#include "perfbuf.h"
-#include "decode.h"
+#include "perflib.h"
+#include "perflib/pdh-linux.h"
 
 /* a registered counter set as last seen */
 struct entry {
@@ -109,68 +108,63 @@ static int fail(struct collector *c, const char *call, ULONG status)
 	return -EIO;
 }
 
-/*
- * one registration request into c->buf; returns the Win32 status (ERROR_OUTOFMEMORY when
- * the buffer cannot grow), the answer's size in *ret_len
- */
-static ULONG reg_info(struct collector *c, const GUID *guid, PerfRegInfoType code, size_t *ret_len)
-{
-	struct pdh_reg_call r = {.guid = guid, .code = code};
-	DWORD len = 0;
-	ULONG status = pdh_fetch_into(pdh_call_reg, &r, &c->buf, &c->buf_cap, &len);
-
-	*ret_len = len;
-	return status;
-}
-
-/* a string request (set name or help) as a malloc'd UTF-8 string, NULL if unavailable */
-static char *reg_string(struct collector *c, const GUID *guid, PerfRegInfoType code)
-{
-	char *s = NULL;
-	size_t len;
-
-	/* a string without its NUL is malformed: treated as absent */
-	if (reg_info(c, guid, code, &len) != ERROR_SUCCESS || pdh_perfbuf_string(c->buf, len, &s))
-		return NULL;
-	return s;
-}
+/* tries of a sized call whose answer keeps growing (perflib-api.md 2.9) */
+#define SIZED_TRIES 8
 
 /*
- * the rendering view of the set registered as @reg (@len bytes): libpdh's model of the
- * registration with the counters' English names (the localized ones when there are none),
- * then the set's name and help and the counters' help; absent strings just stay NULL.
- * -EBADMSG when the registration cannot be read, -ENOMEM.
+ * the Windows buffer protocol for PerfEnumerateCounterSet (@guid NULL) or the
+ * PERF_REG_COUNTERSET_STRUCT of @guid, into c->buf (grown, kept from scrape to scrape):
+ * the Win32 status, the answer's size in bytes in *@ret_len
  */
-static int load_set(struct collector *c, const void *reg, size_t reg_len, struct exp_set **ret)
+static ULONG sized_call(struct collector *c, const GUID *guid, size_t *ret_len)
 {
-	struct pdh_cat_set model = {0};
-	struct exp_set *set = NULL;
-	size_t len;
+	DWORD need = 0, size;
+	ULONG st = ERROR_NOT_ENOUGH_MEMORY;
+	void *grown;
+	int i;
+
+	for (i = 0; st == ERROR_NOT_ENOUGH_MEMORY && i < SIZED_TRIES; i++) {
+		if (i) {
+			/* slack: the answer may grow again before the next call */
+			size = need + need / 4 + 256;
+			if (size <= c->buf_cap || size < need)
+				return ERROR_NOT_ENOUGH_MEMORY;
+			grown = realloc(c->buf, size);
+			if (!grown)
+				return ERROR_OUTOFMEMORY;
+			c->buf = grown;
+			c->buf_cap = size;
+		}
+		if (guid) {
+			st = PerfQueryCounterSetRegistrationInfo(NULL, guid,
+								 PERF_REG_COUNTERSET_STRUCT, 0,
+								 c->buf, c->buf_cap, &need);
+		} else {
+			st = PerfEnumerateCounterSet(NULL, c->buf, c->buf_cap / sizeof(GUID),
+						     &need);
+			need *= sizeof(GUID);
+		}
+	}
+	if (st == ERROR_SUCCESS && need > c->buf_cap)
+		return ERROR_INVALID_DATA;
+	*ret_len = need;
+	return st;
+}
+
+/* the rendering view of counter set @guid as libpdh decodes its registration */
+static int load_set(const GUID *guid, struct exp_set **ret)
+{
+	PDH_LINUX_COUNTERSET_REG *reg;
+	PDH_STATUS st = PdhLinuxGetCounterSetRegistration(NULL, guid, &reg);
 	int err;
 
-	err = pdh_decode_reg(reg, reg_len, &model);
-	if (err)
-		return err;
-	/* a malformed string block costs the names, not the counter set */
-	if (reg_info(c, &model.guid, PERF_REG_COUNTER_ENGLISH_NAMES, &len) == ERROR_SUCCESS ||
-	    reg_info(c, &model.guid, PERF_REG_COUNTER_NAME_STRINGS, &len) == ERROR_SUCCESS)
-		err = pdh_decode_names(c->buf, len, &model) == -ENOMEM ? -ENOMEM : 0;
-	if (!err)
-		err = exp_set_from_reg(&model, &set);
-	pdh_cat_set_free(&model);
-	if (err)
-		return err;
-	set->name = reg_string(c, &set->guid, PERF_REG_COUNTERSET_ENGLISH_NAME);
-	if (!set->name)
-		set->name = reg_string(c, &set->guid, PERF_REG_COUNTERSET_NAME_STRING);
-	set->help = reg_string(c, &set->guid, PERF_REG_COUNTERSET_HELP_STRING);
-	if (reg_info(c, &set->guid, PERF_REG_COUNTER_HELP_STRINGS, &len) == ERROR_SUCCESS &&
-	    exp_help_strings(c->buf, len, set) == -ENOMEM) {
-		exp_set_free(set);
+	if (st == PDH_MEMORY_ALLOCATION_FAILURE)
 		return -ENOMEM;
-	}
-	*ret = set;
-	return 0;
+	if (st)
+		return -EBADMSG; /* unregistered since, or unreadable: left out */
+	err = exp_set_from_reg(reg, ret);
+	PdhLinuxFreeCounterSetRegistration(reg);
+	return err;
 }
 
 static int guid_cmp(const void *a, const void *b)
@@ -181,18 +175,24 @@ static int guid_cmp(const void *a, const void *b)
 /* every registered counter set's GUID, sorted, into a malloc'd array */
 static int enumerate(struct collector *c, GUID **ret_guids, size_t *ret_nr)
 {
-	void *guids = NULL;
-	DWORD size = 0;
-	ULONG status = pdh_fetch(pdh_call_sets, NULL, &guids, &size);
+	size_t len = 0, nr;
+	ULONG status = sized_call(c, NULL, &len);
+	GUID *guids;
 
 	if (status == ERROR_OUTOFMEMORY)
 		return -ENOMEM;
 	if (status != ERROR_SUCCESS)
 		return fail(c, "PerfEnumerateCounterSet", status);
-	if (size / sizeof(GUID))
-		qsort(guids, size / sizeof(GUID), sizeof(GUID), guid_cmp);
+	nr = len / sizeof(GUID);
+	guids = malloc((nr ? nr : 1) * sizeof(*guids));
+	if (!guids)
+		return -ENOMEM;
+	if (nr) {
+		memcpy(guids, c->buf, nr * sizeof(*guids));
+		qsort(guids, nr, sizeof(GUID), guid_cmp);
+	}
 	*ret_guids = guids;
-	*ret_nr = size / sizeof(GUID);
+	*ret_nr = nr;
 	return 0;
 }
 
@@ -221,7 +221,7 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 		size_t len;
 		ULONG status;
 
-		status = reg_info(c, &guids[i], PERF_REG_COUNTERSET_STRUCT, &len);
+		status = sized_call(c, &guids[i], &len);
 		if (status == ERROR_OUTOFMEMORY) {
 			err = -ENOMEM;
 			break;
@@ -246,7 +246,7 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 		}
 		memcpy(e->reg, c->buf, len);
 		e->reg_len = len;
-		err = load_set(c, e->reg, len, &e->set);
+		err = load_set(&guids[i], &e->set);
 		if (err == -EBADMSG) {
 			/* a registration we cannot read: leave the counter set out */
 			free(e->reg);
@@ -300,25 +300,24 @@ static int prepare(struct collector *c)
 /* the entries' counter sets, given to the query in full (opened the first time) */
 static int list_sets(struct collector *c)
 {
-	GUID *guids = malloc((c->nr_entries ? c->nr_entries : 1) * sizeof(*guids));
-	bool *multi = malloc((c->nr_entries ? c->nr_entries : 1) * sizeof(*multi));
+	PDH_LINUX_COUNTERSET_REF *refs =
+		malloc((c->nr_entries ? c->nr_entries : 1) * sizeof(*refs));
 	PDH_STATUS st = PDH_MEMORY_ALLOCATION_FAILURE;
 	size_t i;
 
-	if (guids && multi && !c->query) {
+	if (refs && !c->query) {
 		st = PdhOpenQueryA(NULL, 0, &c->query);
 		if (st)
 			c->query = NULL;
 	}
-	if (guids && multi && c->query) {
+	if (refs && c->query) {
 		for (i = 0; i < c->nr_entries; i++) {
-			guids[i] = c->entries[i].guid;
-			multi[i] = c->entries[i].set->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE;
+			refs[i].CounterSet = c->entries[i].guid;
+			refs[i].InstanceType = c->entries[i].set->instance_type;
 		}
-		st = pdh_query_whole_sets(c->query, guids, multi, c->nr_entries);
+		st = PdhLinuxSetQueryCounterSets(c->query, refs, (DWORD)c->nr_entries);
 	}
-	free(guids);
-	free(multi);
+	free(refs);
 	if (st == PDH_MEMORY_ALLOCATION_FAILURE)
 		return -ENOMEM;
 	if (st) {
@@ -331,17 +330,18 @@ static int list_sets(struct collector *c)
 }
 
 /*
- * collect and put each set's instances into its view; *@ret_data: the collection (NULL when
- * nothing was collected: no counter set)
+ * collect and put each set's instances into its view; *@ret_freq: the collection's
+ * PerfFreq (0 when nothing was collected: no counter set)
  */
-static int collect(struct collector *c, const struct pdh_perfbuf_data **ret_data)
+static int collect(struct collector *c, int64_t *ret_freq)
 {
 	PDH_STATUS ps = PdhCollectQueryData(c->query);
-	const struct pdh_perfbuf_data *d = NULL;
+	PDH_LINUX_COUNTERSET_SAMPLE sample;
 	size_t i;
 	int err = 0;
 
-	*ret_data = NULL;
+	*ret_freq = 0;
+	c->stats.data_bytes = 0;
 	for (i = 0; i < c->nr_entries; i++)
 		exp_set_reset(c->entries[i].set);
 	if (ps == PDH_NO_DATA)
@@ -359,13 +359,13 @@ static int collect(struct collector *c, const struct pdh_perfbuf_data **ret_data
 		return -EIO;
 	}
 	for (i = 0; i < c->nr_entries && !err; i++) {
-		const struct pdh_perfbuf_block *b;
-
-		/* a set unregistered since the enumeration has no block: no instances */
-		if (pdh_query_set_block(c->query, &c->entries[i].guid, &d, &b))
+		/* a set unregistered since the enumeration has no sample: no instances */
+		if (PdhLinuxGetCounterSetSample(c->query, &c->entries[i].guid, &sample))
 			continue;
-		err = exp_fill_block(d, b, c->entries[i].set);
-		*ret_data = d;
+		err = exp_fill_block(&sample, c->entries[i].set);
+		*ret_freq = sample.PerfFreq;
+		/* a value and its size byte per counter and instance */
+		c->stats.data_bytes += (size_t)sample.NumInstances * sample.NumCounters * 9;
 	}
 	return err;
 }
@@ -381,8 +381,8 @@ static double now_ms(void)
 int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *out)
 {
 	double start = now_ms();
-	const struct pdh_perfbuf_data *d = NULL;
 	struct collect_stats st = {0};
+	int64_t freq = 0;
 	bool changed = false;
 	size_t nr = 0, i;
 	GUID *guids = NULL;
@@ -402,7 +402,7 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 			c->listed = false; /* listed again on the next scrape */
 	}
 	if (!err)
-		err = collect(c, &d);
+		err = collect(c, &freq);
 	st.collect_ms = now_ms() - start;
 	for (i = 0; !err && i < c->nr_entries; i++) {
 		struct exp_set *set = c->entries[i].set;
@@ -416,13 +416,13 @@ int collector_scrape(struct collector *c, enum exp_format fmt, struct exp_buf *o
 			snprintf(c->error, sizeof(c->error), "out of memory");
 		return err;
 	}
-	exp_render(c->order, c->nr_entries, d ? d->hdr.freq : 0, fmt, out);
+	exp_render(c->order, c->nr_entries, freq, fmt, out);
 	if (out->err) {
 		snprintf(c->error, sizeof(c->error), "out of memory");
 		return out->err;
 	}
 	st.nr_sets = c->nr_entries;
-	st.data_bytes = d ? d->hdr.total : 0;
+	st.data_bytes = c->stats.data_bytes;
 	c->stats = st;
 	return 0;
 }

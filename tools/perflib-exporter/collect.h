@@ -21,7 +21,7 @@ struct collect_stats {
 	size_t nr_sets;	     /* counter sets registered */
 	size_t nr_instances; /* instances exported */
 	size_t nr_bad;	     /* instances dropped as duplicates */
-	size_t data_bytes;   /* bytes of the values read (PDH's columns: 9 per value) */
+	size_t data_bytes;   /* bytes of the values read: 9 per value (8 and its size) */
 	bool rebuilt;	     /* registrations or the query changed in this scrape */
 	double collect_ms;   /* of the scrape: registrations and collection (the rest renders) */
 };

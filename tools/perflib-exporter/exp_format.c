@@ -12,7 +12,6 @@
 
 #include "ctrtype.h"
 #include "exp_format.h"
-#include "names.h"
 
 /* ---- text buffer ------------------------------------------------------------------- */
 
@@ -620,7 +619,8 @@ static int instances_grow(struct exp_set *set)
 	return 0;
 }
 
-int exp_set_add_instance(struct exp_set *set, uint32_t id, const char *name, size_t *ret_index)
+int exp_set_add_instance(struct exp_set *set, uint32_t id, const char *name, unsigned int dup,
+			 size_t *ret_index)
 {
 	struct exp_instance *inst;
 	size_t i = set->nr_instances;
@@ -636,7 +636,7 @@ int exp_set_add_instance(struct exp_set *set, uint32_t id, const char *name, siz
 	inst->row = i;
 	inst->name = set->strings.len;
 	inst->label = 0;
-	inst->dup = 0;
+	inst->dup = dup;
 	/* names are NUL-separated in the arena; offsets survive its reallocation */
 	exp_buf_add(&set->strings, name ? name : "", name ? strlen(name) + 1 : 1);
 	if (set->strings.err)
@@ -677,43 +677,14 @@ static int inst_cmp_label(const void *a, const void *b, void *arg)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/*
- * number the repeats of each name as Windows (and typeperf, and libpdh) do: in enumeration
- * order (the order of exp_set_add_instance), names compared without case (pdh_dup_indexes)
- */
-static int number_repeats(struct exp_set *set)
-{
-	const char **names = calloc(set->nr_instances, sizeof(*names));
-	unsigned int *dup = calloc(set->nr_instances, sizeof(*dup));
-	size_t i;
-	int err = -ENOMEM;
-
-	if (names && dup) {
-		for (i = 0; i < set->nr_instances; i++)
-			names[set->instances[i].row] = set->strings.data + set->instances[i].name;
-		err = pdh_dup_indexes(names, set->nr_instances, dup);
-		for (i = 0; !err && i < set->nr_instances; i++)
-			set->instances[i].dup = dup[set->instances[i].row];
-	}
-	free(names);
-	free(dup);
-	return err;
-}
-
 int exp_set_finish(struct exp_set *set)
 {
 	bool multi = set->instance_type & PERF_COUNTERSET_FLAG_MULTIPLE;
 	bool renamed = false;
 	size_t i, n;
-	int err;
 
 	if (set->strings.err)
 		return set->strings.err;
-	if (multi && set->nr_instances > 1) {
-		err = number_repeats(set);
-		if (err)
-			return err;
-	}
 	if (set->nr_instances > 1) /* qsort_r must not see a NULL array */
 		qsort_r(set->instances, set->nr_instances, sizeof(*set->instances), inst_cmp_name,
 			set->strings.data);

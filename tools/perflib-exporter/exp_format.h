@@ -149,10 +149,13 @@ void exp_set_reset(struct exp_set *set);
 /*
  * exp_set_add_instance - append an instance to the collection of @set.
  * @id: InstanceId.   @name: UTF-8 name (copied), NULL for a single-instance set.
+ * @dup: the "#n" of the name as PDH numbers repeats (PDH_LINUX_INSTANCE.Duplicate: in
+ * enumeration order, names compared without case), 0 for the first of a name.
  * @ret_index: out, the instance's index, valid until the next add.
  * Returns 0 or -ENOMEM. Values start absent.
  */
-int exp_set_add_instance(struct exp_set *set, uint32_t id, const char *name, size_t *ret_index);
+int exp_set_add_instance(struct exp_set *set, uint32_t id, const char *name, unsigned int dup,
+			 size_t *ret_index);
 
 /* exp_set_value - record the raw value of counter index @c of instance index @i. */
 void exp_set_value(struct exp_set *set, size_t i, size_t c, uint64_t value);

@@ -11,61 +11,51 @@
 
 /* ---- registration ----------------------------------------------------------------- */
 
-int exp_set_from_reg(struct pdh_cat_set *reg, struct exp_set **ret_set)
+/* a copy of @s (NULL stays NULL); false when out of memory */
+static bool dup_str(const char *s, char **ret)
+{
+	*ret = s ? strdup(s) : NULL;
+	return !s || *ret;
+}
+
+int exp_set_from_reg(const PDH_LINUX_COUNTERSET_REG *reg, struct exp_set **ret_set)
 {
 	struct exp_set *set = calloc(1, sizeof(*set));
-	size_t i;
+	bool ok;
+	DWORD i;
 
 	if (!set)
 		return -ENOMEM;
-	set->guid = reg->guid;
-	set->instance_type = reg->instance_type;
-	set->counters = calloc(reg->nr_counters ? reg->nr_counters : 1, sizeof(*set->counters));
-	if (!set->counters) {
-		free(set);
-		return -ENOMEM;
-	}
-	set->nr_counters = reg->nr_counters;
-	for (i = 0; i < reg->nr_counters; i++) {
-		struct pdh_cat_counter *r = &reg->counters[i];
+	set->guid = reg->CounterSet;
+	set->instance_type = reg->InstanceType;
+	set->counters = calloc(reg->NumCounters ? reg->NumCounters : 1, sizeof(*set->counters));
+	ok = set->counters && dup_str(reg->Name, &set->name) && dup_str(reg->Help, &set->help);
+	if (set->counters)
+		set->nr_counters = reg->NumCounters;
+	for (i = 0; ok && i < reg->NumCounters; i++) {
+		const PDH_LINUX_COUNTER_REG *r = &reg->Counters[i];
+		struct exp_counter *c = &set->counters[i];
 
-		set->counters[i] = (struct exp_counter){
-			.id = r->id,
-			.type = r->type,
-			.attrib = r->attrib,
-			.base_id = r->base_id,
-			.time_id = r->time_id,
-			.freq_id = r->freq_id,
-			.multi_id = r->multi_id,
-			.name = r->name,
+		*c = (struct exp_counter){
+			.id = r->CounterId,
+			.type = r->CounterType,
+			.attrib = r->Attrib,
+			.base_id = r->BaseCounterId,
+			.time_id = r->PerfTimeId,
+			.freq_id = r->PerfFreqId,
+			.multi_id = r->MultiId,
 			.base = -1, /* resolved by exp_prepare */
 			.time = -1,
 			.freq = -1,
 		};
-		r->name = NULL;
+		ok = dup_str(r->Name, &c->name) && dup_str(r->Help, &c->help);
+	}
+	if (!ok) {
+		exp_set_free(set);
+		return -ENOMEM;
 	}
 	*ret_set = set;
 	return 0;
-}
-
-/* pdh_perfbuf_strings_parse callback: the help of the first counter with this id without one */
-static int help_string(void *ctx, uint32_t id, const void *text, size_t units)
-{
-	struct exp_set *set = ctx;
-	size_t k;
-
-	for (k = 0; k < set->nr_counters; k++) {
-		if (set->counters[k].id == id && !set->counters[k].help) {
-			set->counters[k].help = pdh_perfbuf_utf16_dup(text, units);
-			return set->counters[k].help ? 0 : -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-int exp_help_strings(const void *buf, size_t len, struct exp_set *set)
-{
-	return pdh_perfbuf_strings_parse(buf, len, help_string, set);
 }
 
 /* ---- collection ------------------------------------------------------------------- */
@@ -81,66 +71,74 @@ static size_t name_cut(const char *name, size_t len)
 	return len;
 }
 
-/* the items of block @b into @set, values through @cols (counter index per column, -1) */
-static int fill_block(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
-		      const int *cols, struct exp_set *set)
+/* the instances of @sample into @set, values through @cols (counter index per value, -1) */
+static int fill_block(const PDH_LINUX_COUNTERSET_SAMPLE *sample, const int *cols, ULONGLONG *values,
+		      BYTE *sizes, struct exp_set *set)
 {
 	char cut[EXP_NAME_MAX];
-	size_t i, inst;
-	uint32_t k;
+	PDH_LINUX_INSTANCE in;
+	const char *name;
+	size_t inst;
+	DWORD i, k;
 	int err;
 
-	for (i = b->first; i < b->first + b->nr; i++) {
-		const struct pdh_perfbuf_item *it = &d->items[i];
-		const char *name = it->name == PDH_PERFBUF_NO_NAME ? NULL : d->names + it->name;
-
-		if (name && name_cut(name, it->len) != it->len) {
-			size_t n = name_cut(name, it->len);
+	for (i = 0; i < sample->NumInstances; i++) {
+		if (PdhLinuxGetSampleInstance(sample, i, &in, values, sizes))
+			return -EBADMSG;
+		name = in.Name;
+		if (name && name_cut(name, in.NameLength) != in.NameLength) {
+			size_t n = name_cut(name, in.NameLength);
 
 			memcpy(cut, name, n);
 			cut[n] = '\0';
 			name = cut;
 		}
-		err = exp_set_add_instance(set, it->id, name, &inst);
+		err = exp_set_add_instance(set, in.InstanceId, name, in.Duplicate, &inst);
 		if (err)
 			return err;
-		for (k = 0; k < b->nr_cols; k++) {
-			size_t at = pdh_perfbuf_value(b, i, k);
-
-			if (cols[k] >= 0 && d->sizes[at])
-				exp_set_value(set, inst, (size_t)cols[k], d->values[at]);
+		for (k = 0; k < sample->NumCounters; k++) {
+			if (cols[k] >= 0 && sizes[k])
+				exp_set_value(set, inst, (size_t)cols[k], values[k]);
 		}
 	}
 	return 0;
 }
 
-int exp_fill_block(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
-		   struct exp_set *set)
+int exp_fill_block(const PDH_LINUX_COUNTERSET_SAMPLE *sample, struct exp_set *set)
 {
+	size_t n = sample->NumCounters ? sample->NumCounters : 1;
+	ULONGLONG *values;
+	BYTE *sizes;
 	int *cols;
-	uint32_t k;
-	int err;
+	DWORD k;
+	int err = -ENOMEM;
 
 	/*
 	 * PERF_MULTIPLE_INSTANCES and PERF_SINGLE_COUNTER name their counter only in the query
 	 * specification: the exporter asks for whole sets, never these
 	 */
-	if (b->type != PERF_MULTIPLE_COUNTERS && b->type != PERF_COUNTERSET)
+	if (sample->DataType != PERF_MULTIPLE_COUNTERS && sample->DataType != PERF_COUNTERSET)
 		return 0;
-	if (b->status != ERROR_SUCCESS)
+	if (sample->CStatus != ERROR_SUCCESS)
 		return 0;
-	cols = malloc((b->nr_cols ? b->nr_cols : 1) * sizeof(*cols));
-	if (!cols)
-		return -ENOMEM;
-	/* each column's counter looked up once: the first of the set with its id */
-	for (k = 0; k < b->nr_cols; k++) {
-		size_t c;
+	cols = malloc(n * sizeof(*cols));
+	values = malloc(n * sizeof(*values));
+	sizes = malloc(n * sizeof(*sizes));
+	if (cols && values && sizes) {
+		/* each value's counter looked up once: the first of the set with its id */
+		for (k = 0; k < sample->NumCounters; k++) {
+			size_t c;
 
-		for (c = 0; c < set->nr_counters && set->counters[c].id != d->ids[b->cols + k]; c++)
-			;
-		cols[k] = c < set->nr_counters ? (int)c : -1;
+			for (c = 0;
+			     c < set->nr_counters && set->counters[c].id != sample->CounterIds[k];
+			     c++)
+				;
+			cols[k] = c < set->nr_counters ? (int)c : -1;
+		}
+		err = fill_block(sample, cols, values, sizes, set);
 	}
-	err = fill_block(d, b, cols, set);
 	free(cols);
+	free(values);
+	free(sizes);
 	return err;
 }
