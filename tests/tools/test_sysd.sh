@@ -150,7 +150,15 @@ os.execv(sys.argv[1], [sys.argv[1], "300"])
 ' "$work/sdexec" &
 sdexec=$!
 pids="$pids $sdexec"
-sleep 1
+# the exec done (the kernel renames the instance in the exec tracepoint): a loaded machine
+# may take seconds to start python and open 300 files
+n=0
+until [ "$(cat "/proc/$sdexec/comm" 2>/dev/null)" = sdexec ]; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "sdexec did not exec in 120 s"
+	kill -0 "$sdexec" 2>/dev/null || fail "sdexec exited before its exec"
+	sleep 0.1
+done
 out=$("$TP" "\\Process(sdexec)\\Handle Count" -sc 1 2>&1) || fail "typeperf sdexec: $out"
 tp_handles=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
 fds=$(ls "/proc/$sdexec/fd" | wc -l)

@@ -173,8 +173,10 @@ proc_cg=$(awk -v a="$(polled "$ts1" 3)" -v b="$(polled "$ts4" 3)" -v t="$wdt" \
 	'BEGIN { print (b - a) / 10000 / t }')
 echo "cgroup: typeperf $tp_cg%, cpu.stat $proc_cg%"
 within "$tp_cg" "$proc_cg" 15 || fail "Cgroup % Processor Time $tp_cg vs cpu.stat $proc_cg"
-# that it ran at all (it competes with the machine's load; the comparison above is the check)
-awk -v v="$tp_cg" 'BEGIN { exit !(v >= 10) }' || fail "the cgroup's busy loop shows $tp_cg%"
+# that it ran at all, so the comparison above compared something: an idle cgroup reads 0;
+# the loop competes with the machine's load (8.6% of a CPU beside two busy loops and two
+# builds on two cores), so no share of the CPU is promised
+awk -v v="$tp_cg" 'BEGIN { exit !(v >= 1) }' || fail "the cgroup's busy loop shows $tp_cg%"
 
 tp_lo=$(mean "Network Interface(lo)\\Bytes Total/sec")
 proc_lo=$(awk -v a="$(polled "$ts1" 2)" -v b="$(polled "$ts4" 2)" -v t="$wdt" \
