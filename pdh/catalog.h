@@ -124,4 +124,11 @@ int pdh_cat_resolve(const struct pdh_catalog *cat, const struct pdh_cpath *path,
 ULONG pdh_catalog_load(struct pdh_catalog *cat, bool instances,
 		       void (*warn)(const GUID *set, ULONG code));
 
+/*
+ * pdh_cat_set_load_instances - the instances of @set (loaded without them) now, for the one
+ * set of a catalog a caller needs them of; nothing for a single-instance set. Returns a
+ * Win32 code (the set's GUID is no longer registered: ERROR_WMI_GUID_NOT_FOUND, ...).
+ */
+ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set);
+
 #endif /* PDH_CATALOG_H */

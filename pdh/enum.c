@@ -167,13 +167,15 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 		return PDH_CSTATUS_NO_MACHINE;
 	if (source)
 		return PDH_NOT_IMPLEMENTED; /* logs: see PdhExpandWildCardPathH */
-	ws = pdh_catalog_load(&cat, true, NULL);
+	/* every set's registration (to find the name), the instances of that one only */
+	ws = pdh_catalog_load(&cat, false, NULL);
 	if (ws)
 		return pdh_from_win32(ws);
 	k = pdh_cat_set_find(&cat, object);
-	if (k < 0) {
+	ws = k < 0 ? ERROR_WMI_GUID_NOT_FOUND : pdh_cat_set_load_instances(&cat.sets[k]);
+	if (ws) {
 		pdh_catalog_free(&cat);
-		return PDH_CSTATUS_NO_OBJECT;
+		return pdh_from_win32(ws);
 	}
 	set = &cat.sets[k];
 	/*
