@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * catalog.c - counter-set catalog of typeperf: hidden-counter rules, path resolution
- * with wildcards and duplicate-instance indexes, and the -q/-qx listings. See
- * catalog.h for the rules.
+ * catalog.c - counter-set catalog of libpdh: hidden-counter rules, path resolution with
+ * wildcards and duplicate-instance indexes, which counter of a name paths and lists take.
+ * See catalog.h for the rules.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * catalog.h - what typeperf knows about the counter sets of one machine (names,
- * counters, instances), how counter paths resolve against it and how -q/-qx list it.
- * Pure data and functions: the consumer-API calls that fill a catalog live in
- * tools/typeperf/, the buffer decoding in perfbuf.c (through decode.c), so everything here is
- * unit-tested.
+ * catalog.h - what libpdh knows about the counter sets of one machine (names, counters,
+ * instances), how counter paths resolve against it and what PdhEnumObjectItems lists of
+ * it (enum.c; typeperf's -q/-qx print those lists). Pure data and functions: the
+ * consumer-API calls that fill a catalog are pdh_catalog_load's (common.c), the buffer
+ * decoding is perfbuf.c's (through decode.c), so everything here is unit-tested.
  *
  * Listing and resolution rules (tools.md 4.2, 4.4; choices documented in typeperf's help):
  * - objects are counter-set names, counters the counter names, instances the names of
@@ -123,5 +123,12 @@ int pdh_cat_resolve(const struct pdh_catalog *cat, const struct pdh_cpath *path,
  */
 ULONG pdh_catalog_load(struct pdh_catalog *cat, bool instances,
 		       void (*warn)(const GUID *set, ULONG code));
+
+/*
+ * pdh_cat_set_load_instances - the instances of @set (loaded without them) now, for the one
+ * set of a catalog a caller needs them of; nothing for a single-instance set. Returns a
+ * Win32 code (the set's GUID is no longer registered: ERROR_WMI_GUID_NOT_FOUND, ...).
+ */
+ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set);
 
 #endif /* PDH_CATALOG_H */

@@ -454,7 +454,18 @@ static ULONG load_set(const GUID *guid, bool instances, struct pdh_cat_set *set)
 	}
 	if (pdh_cat_set_finish(set))
 		return ERROR_OUTOFMEMORY;
-	if (!instances || !pdh_cat_set_multi(set))
+	return instances ? pdh_cat_set_load_instances(set) : ERROR_SUCCESS;
+}
+
+ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set)
+{
+	struct pdh_reg_call c = {.guid = &set->guid};
+	DWORD size;
+	void *buf;
+	ULONG st;
+	int err;
+
+	if (!pdh_cat_set_multi(set))
 		return ERROR_SUCCESS;
 	st = pdh_fetch(pdh_call_instances, &c, &buf, &size);
 	if (st)

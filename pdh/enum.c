@@ -2,7 +2,11 @@
 /*
  * enum.c - enumeration (pdh.md 5.8, 8.1), machines, name indexes (5.9, 8.6) and the version.
  * Objects are the registered counter sets; a set's detail level is the lowest of its
- * counters' (port rule). Name indexes are even numbers derived from the name (FNV-1a of the
+ * counters' (port rule). The lists hold what paths can name, in a fixed order: an object
+ * name once (two sets of one name: the first, as paths resolve), counters in registration
+ * order, each name once and none whose name an earlier hidden counter takes, instances in
+ * enumeration order with duplicates repeated (port rules; Windows: order "undetermined").
+ * Name indexes are even numbers derived from the name (FNV-1a of the
  * lower-cased name), so an index stays the same while its name is registered and
  * IndexByName round-trips through NameByIndex.
  */
@@ -53,10 +57,14 @@ static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *lis
 
 		if (ws)
 			return pdh_from_win32(ws);
-		for (i = 0; !st && i < cat.nr_sets; i++)
+		for (i = 0; !st && i < cat.nr_sets; i++) {
+			/* a name once: the set a path with it names (the first, port rule) */
+			if (pdh_cat_set_find(&cat, cat.sets[i].name) != (long)i)
+				continue;
 			if ((level & 0xFFFF) >= set_level(&cat.sets[i]) &&
 			    pdh_strs_add(&out, cat.sets[i].name))
 				st = PDH_MEMORY_ALLOCATION_FAILURE;
+		}
 		pdh_catalog_free(&cat);
 	}
 	if (!st)
@@ -159,20 +167,26 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 		return PDH_CSTATUS_NO_MACHINE;
 	if (source)
 		return PDH_NOT_IMPLEMENTED; /* logs: see PdhExpandWildCardPathH */
-	ws = pdh_catalog_load(&cat, true, NULL);
+	/* every set's registration (to find the name), the instances of that one only */
+	ws = pdh_catalog_load(&cat, false, NULL);
 	if (ws)
 		return pdh_from_win32(ws);
 	k = pdh_cat_set_find(&cat, object);
-	if (k < 0) {
+	ws = k < 0 ? ERROR_WMI_GUID_NOT_FOUND : pdh_cat_set_load_instances(&cat.sets[k]);
+	if (ws) {
 		pdh_catalog_free(&cat);
-		return PDH_CSTATUS_NO_OBJECT;
+		return pdh_from_win32(ws);
 	}
 	set = &cat.sets[k];
+	/*
+	 * registration order; each name once, and only when a path with that name can name
+	 * the counter: the first counter of a name is the one paths resolve to (port rule)
+	 */
 	for (i = 0; !st && i < set->nr_counters; i++) {
 		const struct pdh_cat_counter *t = &set->counters[i];
 
-		if (pdh_cat_counter_listed(t) && t->detail_level <= (level & 0xFFFF) &&
-		    pdh_strs_add(&c, t->name))
+		if (pdh_cat_counter_listed(t) && pdh_cat_counter_first(set, i) &&
+		    t->detail_level <= (level & 0xFFFF) && pdh_strs_add(&c, t->name))
 			st = PDH_MEMORY_ALLOCATION_FAILURE;
 	}
 	/* duplicates repeated, no "#n" (port rule, pdh.md 5.8.2) */

@@ -71,25 +71,6 @@ char *pdh_perfbuf_utf16_dup(const void *src, size_t max_units)
 	return s;
 }
 
-int pdh_perfbuf_utf8_to_utf16(const char *src, WCHAR **ret, size_t *ret_units)
-{
-	/* never more units than bytes, plus the NUL */
-	size_t cap = strlen(src) + 1;
-	WCHAR *out = calloc(cap, sizeof(*out));
-	int n;
-
-	if (!out)
-		return -ENOMEM;
-	n = perflib_utf8_to_utf16(src, out, cap);
-	if (n < 0) {
-		free(out);
-		return -EINVAL;
-	}
-	*ret = out;
-	*ret_units = (size_t)n;
-	return 0;
-}
-
 /* the units of a NUL-terminated UTF-16 string in [p, p + size), or -1 without NUL */
 static long wstr_units(const uint8_t *p, size_t size)
 {

@@ -39,13 +39,6 @@ size_t pdh_perfbuf_utf16_to_utf8(const void *src, size_t max_units, char *dst, s
 char *pdh_perfbuf_utf16_dup(const void *src, size_t max_units);
 
 /*
- * pdh_perfbuf_utf8_to_utf16 - @src as a malloc'd NUL-terminated UTF-16 string in *@ret;
- * *@ret_units counts the units including the NUL. Returns 0, -EINVAL for invalid UTF-8
- * (overlong forms, surrogates, truncated sequences), -ENOMEM.
- */
-int pdh_perfbuf_utf8_to_utf16(const char *src, WCHAR **ret, size_t *ret_units);
-
-/*
  * pdh_perfbuf_string - the NUL-terminated UTF-16 string that fills a registration answer
  * (codes 3, 4, 7, 9) of @size bytes, as a malloc'd UTF-8 string in *@ret.
  * Returns 0, -EBADMSG without a NUL inside @size bytes, -ENOMEM.

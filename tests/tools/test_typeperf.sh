@@ -141,6 +141,15 @@ grep -qx 'The command completed successfully.' "$tmp/out" || fail "-qx -o: no co
 run -q 'No Such Object'
 expect_rc 1 "-q unknown object"
 expect_err 'No object matches' "-q unknown object"
+# a wildcard object pattern lists what the name lists; another computer lists nothing
+run -qx '*demo'
+expect_rc 0 "-qx '*demo'"
+cmp -s "$tmp/out" "$data/qx_demo.txt" || fail "-qx '*demo' is not -qx 'tp demo': $(cat "$tmp/out")"
+run -q -s no-such-computer.invalid
+expect_rc 1 "-q on another computer"
+expect_err 'Error: no-such-computer.invalid: cannot read counter sets: the computer is not this machine' \
+	"-q on another computer"
+[ ! -s "$tmp/out" ] || fail "-q on another computer: stdout $(cat "$tmp/out")"
 
 # deterministic columns: every ratio is exact at any sampling time
 set -- '\TP Demo(*)\Items' '\TP Demo(alpha#1)\Big' '\TP Demo(alpha#*)\Flags' \

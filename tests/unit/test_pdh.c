@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1369,6 +1370,63 @@ static void test_enum(void **state)
 	assert_int_equal(PdhGetDllVersion(NULL), 0);
 }
 
+/* how many names of the MULTI_SZ @list equal @s without case */
+static int multi_count_nocase(const char *list, const char *s)
+{
+	int n = 0;
+
+	for (; *list; list += strlen(list) + 1)
+		n += !strcasecmp(list, s);
+	return n;
+}
+
+/*
+ * the lists hold what paths name: counters in registration order, a name once (the first
+ * counter of a name is the one paths resolve to, so a listed counter behind a hidden one
+ * of its name is left out), an object name once
+ */
+static void test_enum_names_once(void **state)
+{
+	static const struct perflib_counter_reg dup_ctrs[] = {
+		C(1, PERF_RAW_BASE, NO, "Shadow"),	  C(2, PERF_COUNTER_RAWCOUNT, NO, "Shadow"),
+		C(3, PERF_COUNTER_RAWCOUNT, NO, "Twice"), C(4, PERF_COUNTER_RAWCOUNT, NO, "twice"),
+		C(5, PERF_COUNTER_RAWCOUNT, NO, "Zeta"),  C(6, PERF_COUNTER_RAWCOUNT, NO, "Alpha"),
+	};
+	static const struct perflib_counter_reg other_ctrs[] = {
+		C(1, PERF_COUNTER_RAWCOUNT, NO, "Other"),
+	};
+	GUID dups = tl_guid(104), same = tl_guid(105), twin = tl_guid(106);
+	char objs[4096], ctrs[256];
+	DWORD len = 0, cl = sizeof(ctrs), il = 0;
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER c;
+
+	(void)state;
+	add_set(&dups, "PDH Dup Names", PERF_COUNTERSET_SINGLE_INSTANCE, dup_ctrs, 6);
+	add_set(&same, "PDH Same", PERF_COUNTERSET_SINGLE_INSTANCE, other_ctrs, 1);
+	add_set(&twin, "pdh same", PERF_COUNTERSET_SINGLE_INSTANCE, other_ctrs, 1);
+	assert_int_equal(PdhEnumObjectItemsA(NULL, NULL, "PDH Dup Names", ctrs, &cl, NULL, &il,
+					     PERF_DETAIL_WIZARD, 0),
+			 0);
+	assert_memory_equal(ctrs, "Twice\0Zeta\0Alpha\0", 18);
+	assert_int_equal(cl, 18);
+	assert_int_equal(il, 0);
+	/* what is listed resolves; the shadowed name does not */
+	assert_int_equal(PdhAddCounterA(q, "\\PDH Dup Names\\twice", 0, &c), 0);
+	assert_int_not_equal(PdhAddCounterA(q, "\\PDH Dup Names\\Shadow", 0, &c), 0);
+	/* two sets named alike: one object */
+	assert_int_equal(PdhEnumObjectsA(NULL, NULL, NULL, &len, PERF_DETAIL_WIZARD, 1),
+			 PDH_MORE_DATA);
+	assert_true(len <= sizeof(objs));
+	assert_int_equal(PdhEnumObjectsA(NULL, NULL, objs, &len, PERF_DETAIL_WIZARD, 0), 0);
+	assert_int_equal(multi_count_nocase(objs, "PDH Same"), 1);
+	assert_int_equal(multi_count_nocase(objs, "PDH Dup Names"), 1);
+	assert_int_equal(PdhCloseQuery(q), 0);
+	assert_int_equal(perflib_unregister_counterset(&dups, true), 0);
+	assert_int_equal(perflib_unregister_counterset(&same, true), 0);
+	assert_int_equal(perflib_unregister_counterset(&twin, true), 0);
+}
+
 /* ---- logs ---------------------------------------------------------------------------- */
 
 static char *slurp(const char *path)
@@ -1651,6 +1709,7 @@ int main(void)
 		cmocka_unit_test(test_make_parse),
 		cmocka_unit_test(test_validate_expand),
 		cmocka_unit_test(test_enum),
+		cmocka_unit_test(test_enum_names_once),
 		cmocka_unit_test(test_logs),
 		cmocka_unit_test(test_log_console),
 		cmocka_unit_test(test_collect_ex),

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_pdh_catalog.c - PDH's path resolution (pdh/catalog.c) and -q/-qx listings
- * (tools/typeperf/list.c) on a hand-built catalog: wildcards in instance and counter,
- * partial wildcards, "#n" for duplicate instance names, hidden counters, single- versus
- * multi-instance objects, listing order.
+ * test_pdh_catalog.c - PDH's path resolution (pdh/catalog.c) on a hand-built catalog:
+ * wildcards in instance and counter, partial wildcards, "#n" for duplicate instance names,
+ * hidden counters, single- versus multi-instance objects, counter-major order. (typeperf's
+ * -q/-qx listing, built from PdhEnumObjects/PdhEnumObjectItems: test_typeperf_list.c.)
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,7 +16,6 @@
 
 #include "testlib.h"
 #include "catalog.h"
-#include "typeperf.h"
 
 #define NO PERFLIB_NO_ID
 
@@ -218,73 +217,14 @@ static void test_base_lookup(void **state)
 	assert_int_equal(pdh_cat_set_find(&cat, "TP"), -1);
 }
 
-/* run tp_list into a string */
-static char *list(const char *object, bool instances, int *ret)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-
-	assert_non_null(f);
-	*ret = tp_list(&cat, object, instances, f);
-	fclose(f);
-	return buf;
-}
-
-static void test_list(void **state)
-{
-	char *s;
-	int n;
-
-	(void)state;
-	s = list(NULL, false, &n);
-	assert_int_equal(n, 3);
-	assert_string_equal(s, "\\Empty Multi(*)\\X\n"
-			       "\\TP Demo(*)\\Items\n"
-			       "\\TP Demo(*)\\Ratio\n"
-			       "\\TP Demo(*)\\Ops/sec\n"
-			       "\\TP Single\\Value\n"
-			       "\\TP Single\\Total\n");
-	free(s);
-	s = list("tp demo", true, &n);
-	assert_int_equal(n, 1);
-	assert_string_equal(s, "\\TP Demo(alpha)\\Items\n"
-			       "\\TP Demo(beta)\\Items\n"
-			       "\\TP Demo(alpha#1)\\Items\n"
-			       "\\TP Demo(Alpha#2)\\Items\n"
-			       "\\TP Demo(pa/ch)\\Items\n"
-			       "\\TP Demo(alpha)\\Ratio\n"
-			       "\\TP Demo(beta)\\Ratio\n"
-			       "\\TP Demo(alpha#1)\\Ratio\n"
-			       "\\TP Demo(Alpha#2)\\Ratio\n"
-			       "\\TP Demo(pa/ch)\\Ratio\n"
-			       "\\TP Demo(alpha)\\Ops/sec\n"
-			       "\\TP Demo(beta)\\Ops/sec\n"
-			       "\\TP Demo(alpha#1)\\Ops/sec\n"
-			       "\\TP Demo(Alpha#2)\\Ops/sec\n"
-			       "\\TP Demo(pa/ch)\\Ops/sec\n");
-	free(s);
-	/* -qx: a multi-instance object without instances lists nothing */
-	s = list("Empty*", true, &n);
-	assert_int_equal(n, 1);
-	assert_string_equal(s, "");
-	free(s);
-	s = list("TP*", false, &n);
-	assert_int_equal(n, 2);
-	free(s);
-	s = list("nope", false, &n);
-	assert_int_equal(n, 0);
-	assert_string_equal(s, "");
-	free(s);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_instances), cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_objects),	  cmocka_unit_test(test_base_lookup),
-		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_instances),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_objects),
+		cmocka_unit_test(test_base_lookup),
 	};
 
-	return cmocka_run_group_tests_name("typeperf_catalog", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("pdh_catalog", tests, NULL, NULL);
 }

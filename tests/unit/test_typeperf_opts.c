@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "testlib.h"
+#include "logtext.h"
 #include "tp_opts.h"
 
 static char err[256];
@@ -56,7 +57,7 @@ static void test_defaults_and_switches(void **state)
 	assert_int_equal(parse(&o, "\\Memory\\Available Bytes", NULL), 0);
 	assert_int_equal(o.nr_counters, 1);
 	assert_string_equal(o.counters[0], "\\Memory\\Available Bytes");
-	assert_int_equal(o.format, PDH_TEXT_CSV);
+	assert_int_equal(o.format, PDH_LOG_TYPE_CSV);
 	assert_int_equal(o.interval, 1);
 	assert_int_equal(o.samples, 0);
 	assert_null(o.output);
@@ -71,7 +72,7 @@ static void test_defaults_and_switches(void **state)
 	assert_string_equal(o.counters[1], "\\C\\D");
 	assert_int_equal(o.interval, 65);
 	assert_int_equal(o.samples, 3);
-	assert_int_equal(o.format, PDH_TEXT_TSV);
+	assert_int_equal(o.format, PDH_LOG_TYPE_TSV);
 	assert_string_equal(o.output, "out.csv");
 	assert_true(o.yes);
 	assert_string_equal(o.machine, "host");
@@ -207,7 +208,7 @@ static void test_config_file(void **state)
 	assert_int_equal(o.samples, 9); /* later switches override the file */
 	assert_int_equal(o.nr_counters, 2);
 	assert_string_equal(o.counters[1], "\\C\\D");
-	assert_int_equal(o.format, PDH_TEXT_TSV);
+	assert_int_equal(o.format, PDH_LOG_TYPE_TSV);
 	assert_true(o.yes);
 	assert_string_equal(o.output, "log.tsv");
 	tp_opts_free(&o);

@@ -1,52 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * machine.c - reading a computer's counter sets through the consumer API: counter-set
- * GUIDs (PerfEnumerateCounterSet), registration and names
- * (PerfQueryCounterSetRegistrationInfo), instances (PerfEnumerateCounterSetInstances).
- * The catalog is read by libpdh's loader (pdh_catalog_load, pdh/common.c: the one
- * buffer-protocol helper), decoded by perfbuf.c and decode.c.
+ * machine.c - what -q/-qx read of a computer, through the public PDH API as the Windows
+ * tool reads it: the object names (PdhEnumObjects), then each object's counters and
+ * instances (PdhEnumObjectItems), every list with the size-then-fill protocol, asked
+ * again while it grows between the two calls. Remote computers are PDH's to refuse.
  */
 #include <errno.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "perflib-linux.h"
-#include "perfbuf.h"
-#include "decode.h"
-#include "tool.h"
 #include "typeperf.h"
 
-const char *tp_win32_str(ULONG code)
+/* how often a list that grew between the size and the fill call is asked again */
+#define TP_LIST_TRIES 8
+
+/*
+ * every detail level: typeperf lists all counters (PERF_DETAIL_STANDARD is the whole
+ * level word, above PERF_DETAIL_WIZARD)
+ */
+#define TP_LEVEL PERF_DETAIL_STANDARD
+
+const char *tp_pdh_str(PDH_STATUS status)
 {
-	switch (code) {
+	switch (status) {
 	case ERROR_SUCCESS:
 		return "success";
-	case ERROR_FILE_NOT_FOUND:
-		return "not found";
-	case ERROR_ACCESS_DENIED:
-		return "access denied";
-	case ERROR_NOT_ENOUGH_MEMORY:
-	case ERROR_OUTOFMEMORY:
-		return "out of memory";
-	case ERROR_INVALID_DATA:
-		return "invalid data";
-	case ERROR_BAD_NETPATH:
+	case PDH_CSTATUS_NO_MACHINE:
 		return "the computer is not this machine (remote computers are not supported)";
-	case ERROR_INVALID_PARAMETER:
-		return "invalid parameter";
-	case ERROR_NO_DATA:
-		return "no data";
-	case ERROR_NOT_FOUND:
+	case PDH_ACCESS_DENIED:
+		return "access denied";
+	case PDH_MEMORY_ALLOCATION_FAILURE:
+		return "out of memory";
+	case PDH_CSTATUS_NO_OBJECT:
+	case PDH_CSTATUS_NO_COUNTER:
 		return "not found";
-	case ERROR_TIMEOUT:
-		return "timed out";
-	case ERROR_WMI_GUID_NOT_FOUND:
-		return "counter set not registered";
-	case ERROR_WMI_INSTANCE_NOT_FOUND:
+	case PDH_CSTATUS_NO_INSTANCE:
 		return "instance not found";
-	case ERROR_CALL_NOT_IMPLEMENTED:
+	case PDH_CSTATUS_INVALID_DATA:
+		return "invalid data";
+	case PDH_INVALID_ARGUMENT:
+		return "invalid parameter";
+	case PDH_MORE_DATA:
+		return "the list kept changing while it was read";
+	case PDH_NOT_IMPLEMENTED:
 		return "not implemented";
 	default:
 		return "error";
@@ -56,22 +54,16 @@ const char *tp_win32_str(ULONG code)
 int tp_machine_init(struct tp_machine *m, const char *name)
 {
 	char host[256];
-	size_t units;
-	int err;
 
 	memset(m, 0, sizeof(*m));
-	m->load_status = ERROR_NOT_FOUND;
 	if (name) {
-		m->name = strdup(name);
-		m->display = strdup(name);
-		if (!m->name || !m->display)
+		/* PDH takes the computer as "\\name" */
+		if (asprintf(&m->name, "\\\\%s", name) < 0) {
+			m->name = NULL;
 			return -ENOMEM;
-		err = pdh_perfbuf_utf8_to_utf16(name, &m->wname, &units);
-		if (err == -ENOMEM)
-			return err;
-		if (err)
-			m->wname = NULL, m->load_status = ERROR_BAD_NETPATH;
-		return 0;
+		}
+		m->display = strdup(name);
+		return m->display ? 0 : -ENOMEM;
 	}
 	/* the short host name, as Windows shows its computer name */
 	if (gethostname(host, sizeof(host)) || !host[0])
@@ -82,36 +74,78 @@ int tp_machine_init(struct tp_machine *m, const char *name)
 	return m->display ? 0 : -ENOMEM;
 }
 
-static void skipped(const GUID *set, ULONG code)
-{
-	char g[37];
-
-	tool_warn("counter set %s skipped: %s", perflib_guid_to_string(set, g), tp_win32_str(code));
-}
-
-void tp_machine_load(struct tp_machine *m, bool instances)
-{
-	if (m->name && !m->wname)
-		return; /* a name that is no valid UTF-8: keeps ERROR_BAD_NETPATH */
-	/* remote computers are not supported by the consumer API */
-	if (m->name) {
-		GUID g;
-		DWORD n = 0;
-		ULONG st = PerfEnumerateCounterSet(m->wname, &g, 0, &n);
-
-		if (st == ERROR_BAD_NETPATH) {
-			m->load_status = st;
-			return;
-		}
-	}
-	m->load_status = pdh_catalog_load(&m->cat, instances, skipped);
-}
-
 void tp_machine_free(struct tp_machine *m)
 {
-	pdh_catalog_free(&m->cat);
 	free(m->name);
 	free(m->display);
-	free(m->wname);
 	memset(m, 0, sizeof(*m));
+}
+
+/* *@buf resized to @len bytes (at least 1); false on ENOMEM (*@buf kept) */
+static bool grow(char **buf, DWORD len)
+{
+	char *p = realloc(*buf, len ? len : 1);
+
+	if (!p)
+		return false;
+	*buf = p;
+	return true;
+}
+
+PDH_STATUS tp_machine_objects(const struct tp_machine *m, char **ret_list)
+{
+	char *list = NULL;
+	DWORD len = 0;
+	PDH_STATUS st;
+	int tries;
+
+	/* the documented pattern: the size with a refresh, then the list without */
+	st = PdhEnumObjectsA(NULL, m->name, NULL, &len, TP_LEVEL, TRUE);
+	for (tries = 0; st == PDH_MORE_DATA && tries < TP_LIST_TRIES; tries++) {
+		if (!grow(&list, len)) {
+			st = PDH_MEMORY_ALLOCATION_FAILURE;
+			break;
+		}
+		st = PdhEnumObjectsA(NULL, m->name, list, &len, TP_LEVEL, FALSE);
+	}
+	/* a size call never succeeds: success means the list was written */
+	if (st || !list) {
+		free(list);
+		return st ? st : PDH_CSTATUS_INVALID_DATA;
+	}
+	*ret_list = list;
+	return 0;
+}
+
+PDH_STATUS tp_machine_items(const struct tp_machine *m, const char *object, char **ret_counters,
+			    char **ret_instances)
+{
+	char *ctrs = NULL, *insts = NULL;
+	DWORD cl = 0, il = 0;
+	PDH_STATUS st;
+	int tries;
+
+	st = PdhEnumObjectItemsA(NULL, m->name, object, NULL, &cl, NULL, &il, TP_LEVEL, 0);
+	for (tries = 0; st == PDH_MORE_DATA && tries < TP_LIST_TRIES; tries++) {
+		/* an instance size of 0: the object has no instances, no list to fill */
+		if (!grow(&ctrs, cl) || (il && !grow(&insts, il))) {
+			st = PDH_MEMORY_ALLOCATION_FAILURE;
+			break;
+		}
+		st = PdhEnumObjectItemsA(NULL, m->name, object, ctrs, &cl, il ? insts : NULL, &il,
+					 TP_LEVEL, 0);
+	}
+	if (st || !ctrs) {
+		free(ctrs);
+		free(insts);
+		return st ? st : PDH_CSTATUS_INVALID_DATA;
+	}
+	/* size 0 after the fill: single-instance; 2 or more (an empty list): multi-instance */
+	if (!il) {
+		free(insts);
+		insts = NULL;
+	}
+	*ret_counters = ctrs;
+	*ret_instances = insts;
+	return 0;
 }

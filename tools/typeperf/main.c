@@ -145,16 +145,19 @@ FILE *tp_open_output(const struct tp_opts *opts)
 static int query_list(const struct tp_opts *opts)
 {
 	struct tp_machine m;
+	char *objects = NULL;
 	FILE *out = stdout;
+	PDH_STATUS st;
 	int n, ret = TP_EXIT_ERROR;
 	bool bad;
 
-	if (tp_machine_init(&m, opts->machine))
-		return TP_EXIT_ERROR;
-	tp_machine_load(&m, opts->query == TP_QUERY_QX);
-	if (m.load_status) {
-		tool_error("%s: cannot read counter sets: %s", m.display,
-			   tp_win32_str(m.load_status));
+	if (tp_machine_init(&m, opts->machine)) {
+		tool_error("Out of memory.");
+		goto out;
+	}
+	st = tp_machine_objects(&m, &objects);
+	if (st) {
+		tool_error("%s: cannot read counter sets: %s", m.display, tp_pdh_str(st));
 		goto out;
 	}
 	if (opts->output) {
@@ -162,12 +165,12 @@ static int query_list(const struct tp_opts *opts)
 		if (!out)
 			goto out;
 	}
-	n = tp_list(&m.cat, opts->query_object, opts->query == TP_QUERY_QX, out);
+	n = tp_list(&m, objects, opts->query_object, opts->query == TP_QUERY_QX, out);
 	bad = n < 0 || fflush(out);
 	if (out != stdout)
 		bad |= fclose(out) != 0;
 	if (bad) {
-		tool_error("Cannot write the output.");
+		tool_error("%s", n == -ENOMEM ? "Out of memory." : "Cannot write the output.");
 		goto out;
 	}
 	if (n == 0 && opts->query_object) {
@@ -177,6 +180,7 @@ static int query_list(const struct tp_opts *opts)
 	fputs("The command completed successfully.\n", stdout);
 	ret = TP_EXIT_OK;
 out:
+	free(objects);
 	tp_machine_free(&m);
 	return ret;
 }

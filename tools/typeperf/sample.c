@@ -16,7 +16,6 @@
 #include <time.h>
 
 #include "pdh.h"
-#include "names.h"
 #include "typeperf.h"
 #include "tool.h"
 
@@ -46,34 +45,71 @@ static char *expand(const char *text, PDH_STATUS *ret)
 	return list;
 }
 
+/*
+ * the computer of path @text (PdhParseCounterPath), without its "\\", into *@ret_machine
+ * (malloc'd; NULL when the path names none). 0, -EINVAL for no valid path, -ENOMEM.
+ */
+static int path_machine(const char *text, char **ret_machine)
+{
+	PDH_COUNTER_PATH_ELEMENTS_A *e = NULL;
+	const char *m;
+	DWORD size = 0;
+	PDH_STATUS st;
+	int tries;
+
+	st = PdhParseCounterPathA(text, NULL, &size, 0);
+	for (tries = 0; st == PDH_MORE_DATA && tries < 2; tries++) {
+		free(e);
+		e = malloc(size);
+		if (!e)
+			return -ENOMEM;
+		st = PdhParseCounterPathA(text, e, &size, 0);
+	}
+	if (st || !e) {
+		free(e);
+		return st == PDH_MEMORY_ALLOCATION_FAILURE ? -ENOMEM : -EINVAL;
+	}
+	*ret_machine = NULL;
+	if (e->szMachineName) {
+		for (m = e->szMachineName; *m == '\\'; m++)
+			;
+		*ret_machine = strdup(m);
+		if (!*ret_machine) {
+			free(e);
+			return -ENOMEM;
+		}
+	}
+	free(e);
+	return 0;
+}
+
 /* add every counter @text names to @q; the number added, -ENOMEM */
 static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 {
-	struct pdh_cpath path;
 	PDH_STATUS st;
-	char *full = NULL, *list;
+	char *full = NULL, *list, *own = NULL;
 	const char *p;
-	int added = 0;
+	int added = 0, err;
 
-	if (pdh_cpath_parse(text, &path)) {
+	err = path_machine(text, &own);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
 		tool_warn("\"%s\" is not a valid counter path", text);
 		return 0;
 	}
 	/* -s names the computer of paths without one */
-	if (!path.machine && machine) {
+	if (!own && machine) {
 		full = malloc(strlen(machine) + strlen(text) + 3);
-		if (!full) {
-			pdh_cpath_free(&path);
+		if (!full)
 			return -ENOMEM;
-		}
 		sprintf(full, "\\\\%s%s", machine, text);
 	}
 	list = expand(full ? full : text, &st);
 	if (st == PDH_MEMORY_ALLOCATION_FAILURE) {
 		added = -ENOMEM;
 	} else if (st == PDH_CSTATUS_NO_MACHINE) {
-		tool_warn("%s: cannot read counter sets: not this computer",
-			  path.machine ? path.machine : machine);
+		tool_warn("%s: cannot read counter sets: not this computer", own ? own : machine);
 	}
 	for (p = list; p && *p; p += strlen(p) + 1) {
 		PDH_HCOUNTER c;
@@ -85,7 +121,7 @@ static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 		tool_warn("\"%s\" matches no counter", text);
 	free(list);
 	free(full);
-	pdh_cpath_free(&path);
+	free(own);
 	return added;
 }
 
@@ -119,7 +155,7 @@ static bool write_failed(PDH_STATUS st)
 
 int tp_sample_run(const struct tp_opts *opts)
 {
-	DWORD type = opts->format == PDH_TEXT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
+	DWORD type = opts->format; /* PDH_LOG_TYPE_CSV or _TSV */
 	struct timespec deadline, now;
 	PDH_HLOG log = NULL;
 	PDH_HQUERY q = NULL;

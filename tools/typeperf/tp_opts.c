@@ -97,9 +97,9 @@ static int set_string(char **dst, const char *value)
 static int set_format(struct parser *p, const char *v)
 {
 	if (!strcasecmp(v, "CSV"))
-		p->o->format = PDH_TEXT_CSV;
+		p->o->format = PDH_LOG_TYPE_CSV;
 	else if (!strcasecmp(v, "TSV"))
-		p->o->format = PDH_TEXT_TSV;
+		p->o->format = PDH_LOG_TYPE_TSV;
 	else if (!strcasecmp(v, "BIN"))
 		return usage_error(p, "-f BIN is not supported: the PDH binary log format (.blg) "
 				      "is undocumented; use -f CSV or -f TSV");
@@ -301,7 +301,7 @@ int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret, char *err, s
 
 	memset(ret, 0, sizeof(*ret));
 	ret->interval = 1;
-	ret->format = PDH_TEXT_CSV;
+	ret->format = PDH_LOG_TYPE_CSV;
 	if (err_size)
 		err[0] = '\0';
 	e = parse_args(&p, argc > 1 ? (size_t)argc - 1 : 0, argv + 1);

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "logtext.h"
+#include "pdh.h"
 
 enum tp_query {
 	TP_QUERY_NONE,
@@ -31,15 +31,15 @@ enum tp_query {
 struct tp_opts {
 	char **counters; /* counter paths: positionals and -cf lines, in order given */
 	size_t nr_counters;
-	enum pdh_text_format format; /* -f, default CSV */
-	unsigned int interval;	     /* -si in seconds, default 1 */
-	char *output;		     /* -o file, NULL for stdout */
-	bool yes;		     /* -y: overwrite -o without asking */
-	enum tp_query query;	     /* -q / -qx */
-	char *query_object;	     /* object of -q/-qx, NULL for all */
-	unsigned long samples;	     /* -sc, 0 = until Ctrl+C */
-	char *machine;		     /* -s (without a leading "\\"), NULL for this machine */
-	bool help;		     /* -?, /?, -h, --help */
+	DWORD format;	       /* -f: PDH_LOG_TYPE_CSV (default) or PDH_LOG_TYPE_TSV */
+	unsigned int interval; /* -si in seconds, default 1 */
+	char *output;	       /* -o file, NULL for stdout */
+	bool yes;	       /* -y: overwrite -o without asking */
+	enum tp_query query;   /* -q / -qx */
+	char *query_object;    /* object of -q/-qx, NULL for all */
+	unsigned long samples; /* -sc, 0 = until Ctrl+C */
+	char *machine;	       /* -s (without a leading "\\"), NULL for this machine */
+	bool help;	       /* -?, /?, -h, --help */
 };
 
 /*
