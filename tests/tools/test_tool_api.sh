@@ -57,7 +57,7 @@ done
 pso=$OUTPUT/libpdh.so
 [ -f "$pso" ] || { echo "FAIL  $pso is not built"; exit 1; }
 nm -D --defined-only "$pso" | awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u >"$tmp/pdh_exported"
-nm --defined-only -g "$OUTPUT"/static/pdh/*.o | awk 'NF == 3 { print $3 }' |
+nm --defined-only -g "$OUTPUT/libpdh.a" 2>/dev/null | awk 'NF == 3 { print $3 }' |
 	sort -u >"$tmp/pdh_defined"
 comm -23 "$tmp/pdh_defined" "$tmp/pdh_exported" >"$tmp/pdh_hidden"
 [ -s "$tmp/pdh_hidden" ] || fail "libpdh hides nothing: the check below would prove nothing"
