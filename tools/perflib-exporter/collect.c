@@ -30,6 +30,7 @@
 #include "pdhmsg.h"
 #include "perflib.h"
 #include "perflib/pdh-linux.h"
+#include "sized.h"
 
 /* a registered counter set as last seen */
 struct entry {
@@ -108,46 +109,34 @@ static int fail(struct collector *c, const char *call, ULONG status)
 	return -EIO;
 }
 
-/* tries of a sized call whose answer keeps growing (perflib-api.md 2.9) */
-#define SIZED_TRIES 8
+/* PerfEnumerateCounterSet as a sized_fn (@ctx unused), sizes in bytes */
+static ULONG call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	ULONG st = PerfEnumerateCounterSet(NULL, buf, size / sizeof(GUID), actual);
+
+	(void)ctx;
+	*actual *= sizeof(GUID);
+	return st;
+}
+
+/* the PERF_REG_COUNTERSET_STRUCT of set @ctx as a sized_fn */
+static ULONG call_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	return PerfQueryCounterSetRegistrationInfo(NULL, ctx, PERF_REG_COUNTERSET_STRUCT, 0, buf,
+						   size, actual);
+}
 
 /*
- * the Windows buffer protocol for PerfEnumerateCounterSet (@guid NULL) or the
- * PERF_REG_COUNTERSET_STRUCT of @guid, into c->buf (grown, kept from scrape to scrape):
- * the Win32 status, the answer's size in bytes in *@ret_len
+ * PerfEnumerateCounterSet (@guid NULL) or the PERF_REG_COUNTERSET_STRUCT of @guid into
+ * c->buf, kept from scrape to scrape: the Win32 status, the answer's size in *@ret_len
  */
-static ULONG sized_call(struct collector *c, const GUID *guid, size_t *ret_len)
+static ULONG sized(struct collector *c, const GUID *guid, size_t *ret_len)
 {
-	DWORD need = 0, size;
-	ULONG st = ERROR_NOT_ENOUGH_MEMORY;
-	void *grown;
-	int i;
+	DWORD len = 0;
+	ULONG st = guid ? sized_call(call_reg, (void *)guid, &c->buf, &c->buf_cap, &len)
+			: sized_call(call_sets, NULL, &c->buf, &c->buf_cap, &len);
 
-	for (i = 0; st == ERROR_NOT_ENOUGH_MEMORY && i < SIZED_TRIES; i++) {
-		if (i) {
-			/* slack: the answer may grow again before the next call */
-			size = need + need / 4 + 256;
-			if (size <= c->buf_cap || size < need)
-				return ERROR_NOT_ENOUGH_MEMORY;
-			grown = realloc(c->buf, size);
-			if (!grown)
-				return ERROR_OUTOFMEMORY;
-			c->buf = grown;
-			c->buf_cap = size;
-		}
-		if (guid) {
-			st = PerfQueryCounterSetRegistrationInfo(NULL, guid,
-								 PERF_REG_COUNTERSET_STRUCT, 0,
-								 c->buf, c->buf_cap, &need);
-		} else {
-			st = PerfEnumerateCounterSet(NULL, c->buf, c->buf_cap / sizeof(GUID),
-						     &need);
-			need *= sizeof(GUID);
-		}
-	}
-	if (st == ERROR_SUCCESS && need > c->buf_cap)
-		return ERROR_INVALID_DATA;
-	*ret_len = need;
+	*ret_len = len;
 	return st;
 }
 
@@ -176,7 +165,7 @@ static int guid_cmp(const void *a, const void *b)
 static int enumerate(struct collector *c, GUID **ret_guids, size_t *ret_nr)
 {
 	size_t len = 0, nr;
-	ULONG status = sized_call(c, NULL, &len);
+	ULONG status = sized(c, NULL, &len);
 	GUID *guids;
 
 	if (status == ERROR_OUTOFMEMORY)
@@ -221,7 +210,7 @@ static int refresh(struct collector *c, const GUID *guids, size_t nr, bool *ret_
 		size_t len;
 		ULONG status;
 
-		status = sized_call(c, &guids[i], &len);
+		status = sized(c, &guids[i], &len);
 		if (status == ERROR_OUTOFMEMORY) {
 			err = -ENOMEM;
 			break;

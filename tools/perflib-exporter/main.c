@@ -26,6 +26,7 @@
 #include <microhttpd.h>
 
 #include "collect.h"
+#include "remote.h"
 
 #define PROG "perflib-exporter"
 #define DEFAULT_LISTEN "127.0.0.1:9419"
@@ -68,6 +69,11 @@ static const char usage_text[] =
 	"    not displayable are only exported through the counter that uses them. Instance\n"
 	"    names go in the label perf_instance. perflib_counterset_instances tells how many\n"
 	"    instances each counter set has. The full rules are in docs/EXPORTER.md.\n"
+	"\n"
+	"    Under /perflib/v1/ it also serves this machine's consumer API (counter sets,\n"
+	"    registrations, instances, queries) with the bytes of the local calls, for\n"
+	"    readers on other machines; only to loopback peers until TLS is configured\n"
+	"    (docs/REMOTE.md).\n"
 	"\n"
 	"OPTIONS\n"
 	"    -l, --listen ADDR:PORT\n"
@@ -231,9 +237,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 
 	(void)cls;
 	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)con_cls;
+	if (remote_route(url))
+		return remote_handle(conn, url, method, upload_data, upload_data_size, con_cls);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 			     not_allowed, strlen(not_allowed), false);
@@ -382,7 +387,8 @@ static int serve(const struct options *o)
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 			     handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			     MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-			     MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
+			     MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_NOTIFY_COMPLETED,
+			     remote_completed, NULL, MHD_OPTION_END);
 	if (!d) {
 		p_err("cannot start the HTTP server on %s", shown);
 		close(fd);
@@ -395,6 +401,7 @@ static int serve(const struct options *o)
 	if (o->verbose)
 		p_err("stopping on %s", strsignal(sig));
 	MHD_stop_daemon(d);
+	remote_shutdown();
 	close(fd);
 	return 0;
 }

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: MIT
+/*
+ * remote.c - the consumer operations over HTTP (see remote.h and docs/REMOTE.md): each
+ * request is one call of this machine's consumer API, answered with the call's bytes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "perflib-linux.h"
+#include "remote.h"
+#include "sized.h"
+
+#define BINARY "application/octet-stream"
+#define TEXT "text/plain; charset=utf-8"
+#define STATUS_HEADER "X-Perflib-Status"
+
+/* a query the server holds for a client */
+struct remote_query {
+	uint64_t token; /* 0: a free entry */
+	HANDLE handle;
+	time_t used; /* CLOCK_MONOTONIC seconds of the last request */
+};
+
+static struct remote_query queries[REMOTE_MAX_QUERIES];
+static pthread_mutex_t queries_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* a request's body, kept between MHD's calls of the handler */
+struct body {
+	char *data;
+	size_t len, cap;
+	bool too_large;
+};
+
+bool remote_route(const char *url)
+{
+	return !strncmp(url, REMOTE_PREFIX, strlen(REMOTE_PREFIX));
+}
+
+static time_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* ---- replies ---------------------------------------------------------------------- */
+
+/* @len bytes of @body (taken: freed by MHD) with HTTP @code and Win32 @status */
+static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned int code, ULONG status,
+				  const char *type, void *body, size_t len)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char st[16];
+
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	snprintf(st, sizeof(st), "%lu", (unsigned long)status);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(resp, STATUS_HEADER, st);
+	ret = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* a request that made no call: HTTP @code and why */
+static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int code, const char *why)
+{
+	char *text = NULL;
+	int n = asprintf(&text, "perflib-exporter: %s\n", why);
+
+	if (n < 0)
+		return MHD_NO;
+	return send_bytes(conn, code, ERROR_INVALID_PARAMETER, TEXT, text, (size_t)n);
+}
+
+/* the answer of a call: its status, and its output when it succeeded */
+static enum MHD_Result answer(struct MHD_Connection *conn, ULONG status, void *out, size_t len)
+{
+	if (status != ERROR_SUCCESS) {
+		free(out);
+		return send_bytes(conn, MHD_HTTP_OK, status, BINARY, NULL, 0);
+	}
+	return send_bytes(conn, MHD_HTTP_OK, status, BINARY, out, len);
+}
+
+/* ---- calls ------------------------------------------------------------------------ */
+
+/* a sized call into a new buffer, then its answer */
+static enum MHD_Result answer_sized(struct MHD_Connection *conn, sized_fn fn, void *ctx)
+{
+	void *buf = NULL;
+	DWORD cap = 0, len = 0;
+	ULONG st = sized_call(fn, ctx, &buf, &cap, &len);
+
+	return answer(conn, st, buf, len);
+}
+
+static ULONG call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	ULONG st = PerfEnumerateCounterSet(NULL, buf, size / sizeof(GUID), actual);
+
+	(void)ctx;
+	*actual *= sizeof(GUID);
+	return st;
+}
+
+struct reg_req {
+	GUID guid;
+	PerfRegInfoType code;
+	DWORD lang;
+};
+
+static ULONG call_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	struct reg_req *r = ctx;
+
+	return PerfQueryCounterSetRegistrationInfo(NULL, &r->guid, r->code, r->lang, buf, size,
+						   actual);
+}
+
+static ULONG call_instances(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	return PerfEnumerateCounterSetInstances(NULL, ctx, buf, size, actual);
+}
+
+static ULONG call_info(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	return PerfQueryCounterInfo(ctx, buf, size, actual);
+}
+
+/*
+ * PerfQueryCounterData has no size-only form: a buffer too small gives the size needed
+ * like the others
+ */
+static ULONG call_data(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	return PerfQueryCounterData(ctx, buf, size, actual);
+}
+
+/* a decimal number of 1 to 10 digits that fits a DWORD */
+static bool parse_dword(const char *s, DWORD *ret)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (!s || !*s || strlen(s) > 10)
+		return false;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (unsigned long long)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
+	*ret = (DWORD)v;
+	return true;
+}
+
+/* GET countersets/{guid}/{what}: @rest is "{guid}/{what}" */
+static enum MHD_Result serve_set(struct MHD_Connection *conn, const char *rest)
+{
+	const char *slash = strchr(rest, '/');
+	struct reg_req r = {0};
+	char text[40];
+	DWORD code;
+
+	/* the canonical spelling only: 36 characters, no braces */
+	if (!slash || slash - rest != 36)
+		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such counter set spelling");
+	memcpy(text, rest, 36);
+	text[36] = '\0';
+	if (perflib_guid_from_string(text, &r.guid))
+		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such counter set spelling");
+	if (!strcmp(slash + 1, "instances"))
+		return answer_sized(conn, call_instances, &r.guid);
+	if (strcmp(slash + 1, "registration"))
+		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such operation on a counter set");
+	if (!parse_dword(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "code"), &code))
+		return refuse(conn, MHD_HTTP_BAD_REQUEST, "registration needs code=N (decimal)");
+	r.code = (PerfRegInfoType)code;
+	if (MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang") &&
+	    !parse_dword(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang"), &r.lang))
+		return refuse(conn, MHD_HTTP_BAD_REQUEST, "lang=N must be decimal");
+	return answer_sized(conn, call_reg, &r);
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+/* close the queries unused for REMOTE_IDLE_SECONDS; queries_lock held */
+static void expire_locked(time_t now)
+{
+	size_t i;
+
+	for (i = 0; i < REMOTE_MAX_QUERIES; i++) {
+		if (queries[i].token && now - queries[i].used >= REMOTE_IDLE_SECONDS) {
+			PerfCloseQueryHandle(queries[i].handle);
+			memset(&queries[i], 0, sizeof(queries[i]));
+		}
+	}
+}
+
+/* POST queries: a new query and its token as 16 hex digits */
+static enum MHD_Result open_query(struct MHD_Connection *conn)
+{
+	struct remote_query *q = NULL;
+	uint64_t token = 0;
+	HANDLE h = NULL;
+	char *text;
+	size_t i;
+	ULONG st;
+	int n;
+
+	pthread_mutex_lock(&queries_lock);
+	expire_locked(now_s());
+	for (i = 0; i < REMOTE_MAX_QUERIES && !q; i++)
+		if (!queries[i].token)
+			q = &queries[i];
+	if (!q) {
+		pthread_mutex_unlock(&queries_lock);
+		return refuse(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "too many open queries");
+	}
+	while (!token)
+		if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+			token = 0;
+	st = PerfOpenQueryHandle(NULL, &h);
+	if (st == ERROR_SUCCESS)
+		*q = (struct remote_query){.token = token, .handle = h, .used = now_s()};
+	pthread_mutex_unlock(&queries_lock);
+	if (st != ERROR_SUCCESS)
+		return answer(conn, st, NULL, 0);
+	n = asprintf(&text, "%016" PRIx64, token);
+	if (n < 0)
+		return MHD_NO;
+	return send_bytes(conn, MHD_HTTP_OK, ERROR_SUCCESS, TEXT, text, (size_t)n);
+}
+
+/* the query of token @text (16 hex digits), marked used; NULL when there is none */
+static struct remote_query *find_query_locked(const char *text, size_t len)
+{
+	uint64_t token = 0;
+	size_t i;
+
+	if (len != 16)
+		return NULL;
+	for (i = 0; i < 16; i++) {
+		char c = text[i];
+		unsigned int d = c >= '0' && c <= '9'	? (unsigned int)(c - '0')
+				 : c >= 'a' && c <= 'f' ? (unsigned int)(c - 'a' + 10)
+							: 16;
+
+		if (d == 16)
+			return NULL;
+		token = token << 4 | d;
+	}
+	expire_locked(now_s());
+	for (i = 0; token && i < REMOTE_MAX_QUERIES; i++) {
+		if (queries[i].token == token) {
+			queries[i].used = now_s();
+			return &queries[i];
+		}
+	}
+	return NULL;
+}
+
+/* POST queries/{token}/add or /delete: the identifiers sent, with the Status of each */
+static enum MHD_Result add_or_delete(struct MHD_Connection *conn, HANDLE h, bool add,
+				     struct body *b)
+{
+	void *out;
+	size_t len;
+	ULONG st;
+
+	if (b->len > UINT32_MAX)
+		return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too many identifiers");
+	/* an empty body is the call with no identifiers: its own ERROR_INVALID_PARAMETER */
+	st = add ? PerfAddCounters(h, (PPERF_COUNTER_IDENTIFIER)b->data, (DWORD)b->len)
+		 : PerfDeleteCounters(h, (PPERF_COUNTER_IDENTIFIER)b->data, (DWORD)b->len);
+	if (st != ERROR_SUCCESS)
+		return answer(conn, st, NULL, 0);
+	/* the body, its Status fields written, goes back as the answer: MHD frees it */
+	out = b->data;
+	len = b->len;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return answer(conn, st, out, len);
+}
+
+/* queries[/{token}[/op]]: @rest is what follows "queries" */
+static enum MHD_Result serve_query(struct MHD_Connection *conn, const char *method,
+				   const char *rest, struct body *b)
+{
+	const char *op;
+	struct remote_query *q;
+	enum MHD_Result ret;
+	size_t len;
+
+	if (!*rest) {
+		if (strcmp(method, MHD_HTTP_METHOD_POST))
+			return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "open a query with POST");
+		return open_query(conn);
+	}
+	if (*rest != '/')
+		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such operation");
+	rest++;
+	op = strchr(rest, '/');
+	len = op ? (size_t)(op - rest) : strlen(rest);
+	pthread_mutex_lock(&queries_lock);
+	q = find_query_locked(rest, len);
+	if (!q) {
+		pthread_mutex_unlock(&queries_lock);
+		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such query (closed, or idle too long)");
+	}
+	/* the calls on one query are serialised by the library; the table by this lock */
+	if (!op && !strcmp(method, MHD_HTTP_METHOD_DELETE)) {
+		ULONG st = PerfCloseQueryHandle(q->handle);
+
+		memset(q, 0, sizeof(*q));
+		pthread_mutex_unlock(&queries_lock);
+		return answer(conn, st, NULL, 0);
+	}
+	if (!op) {
+		pthread_mutex_unlock(&queries_lock);
+		return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "close a query with DELETE");
+	}
+	op++;
+	if (!strcmp(op, "add") || !strcmp(op, "delete")) {
+		if (strcmp(method, MHD_HTTP_METHOD_POST))
+			ret = refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "add and delete take POST");
+		else
+			ret = add_or_delete(conn, q->handle, !strcmp(op, "add"), b);
+	} else if (!strcmp(op, "info") || !strcmp(op, "data")) {
+		if (strcmp(method, MHD_HTTP_METHOD_GET))
+			ret = refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "info and data take GET");
+		else
+			ret = answer_sized(conn, !strcmp(op, "info") ? call_info : call_data,
+					   q->handle);
+	} else {
+		ret = refuse(conn, MHD_HTTP_NOT_FOUND, "no such operation on a query");
+	}
+	pthread_mutex_unlock(&queries_lock);
+	return ret;
+}
+
+void remote_shutdown(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&queries_lock);
+	for (i = 0; i < REMOTE_MAX_QUERIES; i++) {
+		if (queries[i].token)
+			PerfCloseQueryHandle(queries[i].handle);
+		memset(&queries[i], 0, sizeof(queries[i]));
+	}
+	pthread_mutex_unlock(&queries_lock);
+}
+
+/* ---- the handler ------------------------------------------------------------------ */
+
+/* the peer is on a loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104) */
+static bool peer_loopback(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+void remote_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct body *b = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (b)
+		free(b->data);
+	free(b);
+	*con_cls = NULL;
+}
+
+/* append an upload chunk to @b (at most REMOTE_MAX_BODY bytes are kept) */
+static void body_add(struct body *b, const char *data, size_t len)
+{
+	char *grown;
+	size_t cap;
+
+	if (b->too_large || len > REMOTE_MAX_BODY - b->len) {
+		b->too_large = true;
+		return;
+	}
+	if (b->len + len > b->cap) {
+		cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + len)
+			cap *= 2;
+		grown = realloc(b->data, cap);
+		if (!grown) {
+			b->too_large = true;
+			return;
+		}
+		b->data = grown;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+}
+
+enum MHD_Result remote_handle(struct MHD_Connection *conn, const char *url, const char *method,
+			      const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	const char *path = url + strlen(REMOTE_PREFIX);
+	struct body *b = *con_cls;
+
+	if (!b) {
+		/* the first call of a request: its headers only */
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return MHD_NO;
+		*con_cls = b;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		body_add(b, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!peer_loopback(conn))
+		return refuse(conn, MHD_HTTP_FORBIDDEN,
+			      "the consumer operations are served to loopback peers only "
+			      "(docs/REMOTE.md)");
+	if (b->too_large)
+		return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+	if (!strncmp(path, "queries", 7))
+		return serve_query(conn, method, path + 7, b);
+	if (strcmp(method, MHD_HTTP_METHOD_GET))
+		return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "counter sets are read with GET");
+	if (!strcmp(path, "countersets"))
+		return answer_sized(conn, call_sets, NULL);
+	if (!strncmp(path, "countersets/", 12))
+		return serve_set(conn, path + 12);
+	return refuse(conn, MHD_HTTP_NOT_FOUND, "no such consumer operation");
+}
