@@ -112,6 +112,9 @@ expect 0 "unlodctr /p:PerflibDemo" "$T/unlodctr" /p:PerflibDemo
 expect 1 "unlodctr /p: of an unknown provider (1168)" "$T/unlodctr" /p:NoSuchProvider
 grep -q 'error code is 1168' "$work/out" || fail "1168 expected: $(cat "$work/out")"
 expect 87 "unlodctr /g: with a bad GUID" "$T/unlodctr" /g:not-a-guid
+expect 87 "unlodctr with an unknown switch" "$T/unlodctr" --frobnicate /m:$DEMO
+expect 87 "unlodctr /p without its name" "$T/unlodctr" /p
+expect 50 "unlodctr SERVICE (V1 counters) refused" "$T/unlodctr" someservice
 
 # group-writable registration: an unprivileged provider publishes, consumers read names
 expect 0 "lodctr --group nogroup --mode 0664" "$T/lodctr" "/m:$DEMO" --group nogroup --mode 0664
