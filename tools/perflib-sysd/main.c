@@ -44,6 +44,7 @@
 #include "manifest.h"
 #include "perflib_bpf.h"
 #include "regman.h"
+#include "tool.h"
 #include "sysd.skel.h"
 
 /* the manifest, embedded at build time (the Makefile makes main.o depend on it) */
@@ -1074,8 +1075,9 @@ static bool same_geometry(const struct perflib_bpf_geometry *a,
 	       a->name_offset == b->name_offset && a->instance_type == b->instance_type;
 }
 
-static int cmd_run(struct sd *sd)
+static int cmd_run(void *ctx)
 {
+	struct sd *sd = ctx;
 	struct perflib_bpf_counterset cs[NR_SETS];
 	struct bpf_link **links = NULL;
 	PPERF_COUNTERSET_INSTANCE mem;
@@ -1287,8 +1289,9 @@ out:
 	return err || n ? 1 : 0;
 }
 
-static int cmd_status(struct sd *sd)
+static int cmd_status(void *ctx)
 {
+	struct sd *sd = ctx;
 	int k, n = 0;
 
 	for (k = 0; k < NR_SETS; k++) {
@@ -1303,18 +1306,51 @@ static int cmd_status(struct sd *sd)
 	return n == NR_SETS ? 0 : n ? 1 : 3;
 }
 
-static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *ret)
+/* stop: what a killed run left behind */
+static int cmd_stop(void *ctx)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || !*s || *end || v < lo || v > hi)
-		return -EINVAL;
-	*ret = (unsigned int)v;
-	return 0;
+	return sd_remove(ctx) ? 1 : 0;
 }
+
+static int set_mode(struct tool_parser *p, const char *v)
+{
+	return parse_mode(v, &((struct sd *)p->ctx)->opts.mode);
+}
+
+static int set_group(struct tool_parser *p, const char *v)
+{
+	return parse_group(v, &((struct sd *)p->ctx)->opts.gid);
+}
+
+/* every switch goes with every command, before or after it */
+static const struct tool_opt switches[] = {
+	TOOL_OPT_HELP("?|h|help"),
+	TOOL_OPT_UINT("hz", struct sd, hz, 1, 1000),
+	TOOL_OPT_UINT("max-processes", struct sd, max_ps, 64, 1u << 22),
+	TOOL_OPT_UINT("max-cgroups", struct sd, max_cg, 64, 1u << 20),
+	TOOL_OPT_CALL("mode", TOOL_VALUE, set_mode),
+	TOOL_OPT_CALL("group", TOOL_VALUE, set_group),
+	TOOL_OPT_END,
+};
+
+static const struct tool_cmd commands[] = {
+	{"run", cmd_run},
+	{"stop", cmd_stop},
+	{"status", cmd_status},
+	{NULL, NULL},
+};
+
+static const struct tool_cli cli = {
+	.name = "perflib-sysd",
+	.usage = usage_text,
+	.synopsis = "usage: perflib-sysd run [--hz N] [--max-processes N] [--max-cgroups N] "
+		    "[--mode MODE]\n"
+		    "                        [--group G]\n"
+		    "       perflib-sysd stop | status | --help\n",
+	.exit_usage = 2,
+	.opts = switches,
+	.cmds = commands,
+};
 
 int main(int argc, char **argv)
 {
@@ -1325,42 +1361,12 @@ int main(int argc, char **argv)
 				 .mode = 0644,
 				 .uid = (uid_t)-1,
 				 .gid = (gid_t)-1}};
-	const char *cmd = NULL, *v;
-	int i, rc, n;
+	struct tool_parser p;
+	int rc, n;
 
-	for (i = 1; i < argc; i++) {
-		if (win_switch(argv[i], "help", &v) || win_switch(argv[i], "h", &v) ||
-		    win_switch(argv[i], "?", &v)) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (win_switch(argv[i], "hz", &v)) {
-			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || parse_uint(v, 1, 1000, &sd.hz))
-				goto usage;
-		} else if (win_switch(argv[i], "max-processes", &v)) {
-			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || parse_uint(v, 64, 1u << 22, &sd.max_ps))
-				goto usage;
-		} else if (win_switch(argv[i], "max-cgroups", &v)) {
-			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || parse_uint(v, 64, 1u << 20, &sd.max_cg))
-				goto usage;
-		} else if (win_switch(argv[i], "mode", &v)) {
-			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || parse_mode(v, &sd.opts.mode))
-				goto usage;
-		} else if (win_switch(argv[i], "group", &v)) {
-			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || parse_group(v, &sd.opts.gid))
-				goto usage;
-		} else if (!cmd && argv[i][0] != '-') {
-			cmd = argv[i];
-		} else {
-			goto usage;
-		}
-	}
-	if (!cmd || (strcmp(cmd, "run") && strcmp(cmd, "stop") && strcmp(cmd, "status")))
-		goto usage;
+	rc = tool_parse(&p, &cli, &sd, argc, argv);
+	if (rc != TOOL_CONTINUE)
+		return rc;
 	n = libbpf_num_possible_cpus();
 	if (n <= 0 || n > 1024) {
 		sd_err("cannot use the CPU count (%d)", n);
@@ -1371,19 +1377,7 @@ int main(int argc, char **argv)
 		sd_close(&sd);
 		return 1;
 	}
-	if (!strcmp(cmd, "run"))
-		rc = cmd_run(&sd);
-	else if (!strcmp(cmd, "stop"))
-		rc = sd_remove(&sd) ? 1 : 0;
-	else
-		rc = cmd_status(&sd);
+	rc = p.cmd->run(&sd);
 	sd_close(&sd);
 	return rc;
-usage:
-	fputs("usage: perflib-sysd run [--hz N] [--max-processes N] [--max-cgroups N] [--mode "
-	      "MODE]\n"
-	      "                        [--group G]\n"
-	      "       perflib-sysd stop | status | --help\n",
-	      stderr);
-	return 2;
 }
