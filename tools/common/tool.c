@@ -86,14 +86,6 @@ static const struct tool_opt *opt_of(const struct tool_opt *table, const char *a
 	return NULL;
 }
 
-bool win_switch(const char *arg, const char *name, const char **ret_value)
-{
-	const struct tool_switch one[] = {{name, 0, true}, {NULL, 0, false}};
-	bool unknown;
-
-	return tool_switch_of(one, arg, ret_value, &unknown) != NULL;
-}
-
 const char *tool_value(int argc, char *const *argv, int *i, const char *inline_val)
 {
 	if (inline_val)

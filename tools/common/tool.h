@@ -173,12 +173,6 @@ const struct tool_switch *tool_switch_of(const struct tool_switch *table, const 
 					 const char **inline_val, bool *unknown);
 
 /*
- * win_switch - @arg as the one switch @name (a table of one): "-name", "/name", "--name",
- * without case, with an inline value after ':' or '=' in *@ret_value (else NULL)
- */
-bool win_switch(const char *arg, const char *name, const char **ret_value);
-
-/*
  * tool_value - the value of the switch at argv[*@i]: @inline_val when given, else the next
  * argument (*@i advanced); NULL when there is none.
  */
