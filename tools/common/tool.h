@@ -30,12 +30,14 @@ enum tool_opt_kind {
 	TOOL_HELP, /* prints the tool's manual on stdout; the tool then exits 0 */
 };
 
-/* struct tool_opt flags */
-#define TOOL_VALUE 0x1 /* TOOL_CALL: takes a value (TOOL_STR and TOOL_UINT always do) */
-#define TOOL_OPTIONAL                                                                              \
-	0x2	      /* the value may be left out: inline, else the next argument when \
-			     it is no switch; .fn gets NULL without one */
-#define TOOL_ONCE 0x4 /* TOOL_STR: given a second time is an error ("-o given twice") */
+/*
+ * struct tool_opt flags. TOOL_OPTIONAL: the value may be left out; it is then the inline
+ * one, else the next argument unless that is a switch (tool_peek), and .fn gets NULL
+ * without one.
+ */
+#define TOOL_VALUE 0x1	  /* TOOL_CALL: takes a value (TOOL_STR and TOOL_UINT always do) */
+#define TOOL_OPTIONAL 0x2 /* the value may be left out (see above) */
+#define TOOL_ONCE 0x4	  /* TOOL_STR: given a second time is an error ("-o given twice") */
 
 struct tool_parser;
 
