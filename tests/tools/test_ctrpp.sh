@@ -135,6 +135,10 @@ expect_rc 0 "absolute input path"
 sed 1d "$tmp/abs.h" >"$tmp/abs_body"
 sed 1d "$golden/demo.h.golden" >"$tmp/demo_body"
 same "$tmp/abs_body" "$tmp/demo_body" "absolute path: same code as demo.h"
+# '--' ends the switches: a manifest whose name starts with '-'.
+cp "$data/demo.man" "$tmp/-dash.man"
+run "$tmp" -o "$tmp/dash.h" -- -dash.man
+expect_rc 0 "'--' then a manifest named -dash.man"
 # All three outputs in one run, then validation only.
 run "$data" -o "$tmp/a.h" -rc "$tmp/a.rc" -ch "$tmp/a_sym.h" demo.man
 expect_rc 0 "-o -rc -ch together"
@@ -187,12 +191,19 @@ bad() {
 		fail "$what: wrote an output file"
 	fi
 }
-bad 2 "ctrpp: no input manifest (ctrpp -? for help)" "no argument"
-bad 2 "ctrpp: unknown switch '-foo' (ctrpp -? lists them)" "unknown switch" -foo demo.man
-bad 2 "ctrpp: -o needs an argument" "-o without file" demo.man -o
+# the messages of the tools' one parser (tools/common/tool.c), each followed by a hint line
+bad 2 "ctrpp: no input manifest" "no argument"
+expect_err "Try 'ctrpp --help' for more information." "no argument: hint"
+bad 2 "ctrpp: unknown switch '-foo'" "unknown switch" -foo demo.man
+bad 2 "ctrpp: unknown switch '--foo=x'" "unknown GNU switch" --foo=x demo.man
+bad 2 "ctrpp: -o needs a value" "-o without file" demo.man -o
+bad 2 "ctrpp: -rc given twice" "--rc twice" --RC "$tmp/none.h" -rc:"$tmp/none.h" demo.man
+bad 2 "ctrpp: -NotificationCallback=1 takes no value" "value on a flag" \
+	-NotificationCallback=1 demo.man
 bad 2 "ctrpp: -BackCompat:yes takes no value" "value on a plain switch" -BackCompat:yes demo.man
 bad 2 "ctrpp: -prefix '9x' is not a C identifier" "bad prefix" -prefix 9x demo.man
 bad 2 "ctrpp: -o given twice" "-o twice" -o "$tmp/none.h" -o "$tmp/none.h" demo.man
+bad 2 "ctrpp: -prefix given twice" "-prefix twice" -prefix A -prefix B demo.man
 bad 2 "ctrpp: more than one input manifest ('demo.man' and 'good_v20.man')" "two inputs" \
 	demo.man good_v20.man
 bad 2 "ctrpp: -legacy is not supported: the Vista templates (PerfAutoInitialize) have no perflib counterpart; use -o" \

@@ -132,4 +132,17 @@ if [ -f tools/kcounters/kcounters.man ]; then
 fi
 out=$("$K" bogus 2>&1)
 [ $? -eq 2 ] || fail "bad command: not a usage error: $out"
+echo "$out" | grep -qx "kcounters: unknown command 'bogus'" || fail "bad command: message: $out"
+# the shared parser's usage errors (tools/common/tool.c), each followed by the synopsis
+for args in "--bogus status:kcounters: unknown switch '--bogus'" \
+	"load --mode:kcounters: --mode needs a value" \
+	"load --mode 0999:kcounters: bad value '0999' for --mode" \
+	"status unload:kcounters: unexpected argument 'unload'" "--force:kcounters: no command given"; do
+	# shellcheck disable=SC2086
+	out=$("$K" ${args%%:*} 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] || fail "kcounters ${args%%:*}: exit $rc, want 2: $out"
+	echo "$out" | grep -qxF "${args#*:}" || fail "kcounters ${args%%:*}: message: $out"
+	echo "$out" | grep -q '^usage: kcounters load' || fail "kcounters ${args%%:*}: no synopsis"
+done
 echo "kcounters: ok"

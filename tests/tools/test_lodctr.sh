@@ -48,6 +48,13 @@ grep -q 'bad_dup_id.man:[0-9]*: error:' "$work/out" || fail "FILE:LINE diagnosti
 expect 50 "lodctr /c: (V1 counters) refused" "$T/lodctr" /c:counters.ini
 expect 50 "lodctr of an .ini file refused" "$T/lodctr" counters.ini
 expect 87 "lodctr --mode with a bad value" "$T/lodctr" /m:$DEMO --mode 0999
+# the command line (tools/common/tool.c): usage errors are 87, the V1 forms 50
+expect 87 "lodctr with an unknown switch" "$T/lodctr" --frobnicate
+expect 87 "lodctr /m without its file" "$T/lodctr" /m
+expect 87 "lodctr --capacity 0" "$T/lodctr" /m:$DEMO --capacity 0
+expect 87 "lodctr with an argument after INSTALL_PATH" "$T/lodctr" /m:$DEMO /opt/demo extra
+expect 50 "lodctr /r (V1 rebuild) refused" "$T/lodctr" /R
+expect 0 "lodctr --dump with an absolute INSTALL_PATH" "$T/lodctr" --dump -m $DEMO /opt/demo
 
 # --dump prints the slot layout (golden files) and registers nothing; the layout is the
 # one the maps then get
@@ -74,6 +81,10 @@ n=$(ls "$PERFLIB_ROOT" | wc -l)
 "$T/lodctr" -q >"$work/q" 2>&1
 grep -q 'Geometric Waves' "$work/q" && grep -q 'Node.js' "$work/q" &&
 	ok "lodctr -q lists them by name" || fail "lodctr -q: $(head "$work/q")"
+# switches after -q still count (the whole command line is parsed first)
+PERFLIB_ROOT=/nonexistent "$T/lodctr" -q --root "$PERFLIB_ROOT" >"$work/q" 2>&1
+grep -q 'Geometric Waves' "$work/q" && ok "lodctr -q --root ROOT" ||
+	fail "lodctr -q --root: $(head "$work/q")"
 for m in "$SHARED"/manifests/*.man; do
 	expect 0 "unlodctr $(basename "$m")" "$T/unlodctr" "/m:$m"
 done
@@ -101,6 +112,9 @@ expect 0 "unlodctr /p:PerflibDemo" "$T/unlodctr" /p:PerflibDemo
 expect 1 "unlodctr /p: of an unknown provider (1168)" "$T/unlodctr" /p:NoSuchProvider
 grep -q 'error code is 1168' "$work/out" || fail "1168 expected: $(cat "$work/out")"
 expect 87 "unlodctr /g: with a bad GUID" "$T/unlodctr" /g:not-a-guid
+expect 87 "unlodctr with an unknown switch" "$T/unlodctr" --frobnicate /m:$DEMO
+expect 87 "unlodctr /p without its name" "$T/unlodctr" /p
+expect 50 "unlodctr SERVICE (V1 counters) refused" "$T/unlodctr" someservice
 
 # group-writable registration: an unprivileged provider publishes, consumers read names
 expect 0 "lodctr --group nogroup --mode 0664" "$T/lodctr" "/m:$DEMO" --group nogroup --mode 0664

@@ -71,9 +71,14 @@ run "$in" -o x.csv -t 2x
 expect_rc 2 "-t 2x"
 run "$in" -o x.csv -bogus
 expect_rc 2 "unknown switch"
-expect_err 'unknown switch "-bogus"' "unknown switch"
+expect_err "unknown switch '-bogus'" "unknown switch"
+expect_err 'Type "relog -?" for help.' "unknown switch: hint"
 run "$in" -o
 expect_rc 2 "-o without value"
+expect_err "-o needs a value" "-o without value"
+run "$in" -o x.csv -y:yes
+expect_rc 2 "-y with a value"
+expect_err "-y:yes takes no value" "-y with a value"
 run "$in" "$in" -o x.csv
 expect_rc 2 "two inputs"
 for t in 13/1/2026 2/30/2026 "3/27/2026 25:00:00" "3/27/2026 15:61" 3-27-2026 "3/27/2026 x"; do

@@ -62,6 +62,15 @@ out=$("$S" --help) || fail "--help"
 echo "$out" | grep -q "SYNOPSIS" || fail "--help has no synopsis"
 "$S" bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "bad command: not a usage error"
+# usage errors say what is wrong (tools/common/tool.c), then the synopsis; nothing starts
+out=$("$S" run --hz 0 2>&1)
+[ $? -eq 2 ] || fail "--hz 0: not a usage error: $out"
+echo "$out" | grep -qx "perflib-sysd: bad value '0' for --hz: expected a number from 1 to 1000" ||
+	fail "--hz 0: message: $out"
+out=$("$S" run --max-processes 2>&1)
+[ $? -eq 2 ] || fail "--max-processes without N: not a usage error: $out"
+echo "$out" | grep -qx "perflib-sysd: --max-processes needs a value" ||
+	fail "--max-processes without N: message: $out"
 "$S" status >/dev/null
 [ $? -eq 3 ] || fail "status before run: want 3"
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * regman.h - a manifest's counter sets as perflib registrations (lodctr, unlodctr and
- * kcounters), and the Windows-style command-line helpers those tools share.
+ * regman.h - a manifest's counter sets as perflib registrations (lodctr, unlodctr,
+ * kcounters and perflib-sysd), and the parsers of the pins' owner, group and mode options
+ * those tools share (callbacks of their tool_parse tables, tools/common/tool.h).
  */
 #ifndef REGMAN_H
 #define REGMAN_H
@@ -23,9 +24,6 @@ struct regman {
 /* regman_build - fill @rm from @man; 0 or -ENOMEM. Strings point into @man. */
 int regman_build(const struct manifest *man, struct regman *rm);
 void regman_free(struct regman *rm);
-
-/* win_switch: tool.h */
-#include "tool.h"
 
 /* parse an octal file mode (at most 0666), a user or a group name/number; 0 or -EINVAL */
 int parse_mode(const char *s, mode_t *ret_mode);

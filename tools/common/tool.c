@@ -1,43 +1,89 @@
 /* SPDX-License-Identifier: MIT */
-/* tool.c - switch tables, error printing and exit codes of the tools. See tool.h. */
+/* tool.c - the tools' argument parser, error printing and exit codes. See tool.h. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "tool.h"
 
+/*
+ * The name of the switch @arg ("-x", "/x", "--x", before any ':' or '=') and its length in
+ * *@ret_len; NULL when @arg cannot be a switch (no prefix, or "-" or "/" alone).
+ */
+static const char *switch_name(const char *arg, size_t *ret_len)
+{
+	const char *name;
+
+	if ((arg[0] != '-' && arg[0] != '/') || !arg[1])
+		return NULL;
+	name = arg + ((arg[0] == '-' && arg[1] == '-') ? 2 : 1);
+	*ret_len = strcspn(name, ":=");
+	return name;
+}
+
+/* whether the '|'-separated @names hold @name (@n characters), without case */
+static bool names_hold(const char *names, const char *name, size_t n)
+{
+	const char *bar;
+	size_t len;
+
+	for (;;) {
+		bar = strchr(names, '|');
+		len = bar ? (size_t)(bar - names) : strlen(names);
+		if (len == n && n && !strncasecmp(names, name, n))
+			return true;
+		if (!bar)
+			return false;
+		names = bar + 1;
+	}
+}
+
 const struct tool_switch *tool_switch_of(const struct tool_switch *table, const char *arg,
 					 const char **inline_val, bool *unknown)
 {
-	bool slash = arg[0] == '/';
 	const char *name;
 	size_t n;
 
 	*inline_val = NULL;
 	*unknown = false;
-	if ((arg[0] != '-' && !slash) || !arg[1])
+	name = switch_name(arg, &n);
+	if (!name)
 		return NULL; /* a positional argument ("-" alone too) */
-	name = arg + ((arg[0] == '-' && arg[1] == '-') ? 2 : 1);
-	n = strcspn(name, ":=");
 	for (; table->name; table++) {
-		if (strlen(table->name) == n && !strncasecmp(name, table->name, n)) {
+		if (names_hold(table->name, name, n)) {
 			if (name[n])
 				*inline_val = name + n + 1;
 			return table;
 		}
 	}
-	*unknown = !slash;
+	*unknown = arg[0] != '/';
 	return NULL;
 }
 
-bool win_switch(const char *arg, const char *name, const char **ret_value)
+/* tool_switch_of for a struct tool_opt table */
+static const struct tool_opt *opt_of(const struct tool_opt *table, const char *arg,
+				     const char **inline_val, bool *unknown)
 {
-	const struct tool_switch one[] = {{name, 0, true}, {NULL, 0, false}};
-	bool unknown;
+	const char *name;
+	size_t n;
 
-	return tool_switch_of(one, arg, ret_value, &unknown) != NULL;
+	*inline_val = NULL;
+	*unknown = false;
+	name = switch_name(arg, &n);
+	if (!name)
+		return NULL;
+	for (; table && table->names; table++) {
+		if (names_hold(table->names, name, n)) {
+			if (name[n])
+				*inline_val = name + n + 1;
+			return table;
+		}
+	}
+	*unknown = arg[0] != '/';
+	return NULL;
 }
 
 const char *tool_value(int argc, char *const *argv, int *i, const char *inline_val)
@@ -56,6 +102,196 @@ static void vprint(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+static int cli_verror(const struct tool_cli *cli, const char *fmt, va_list ap)
+{
+	if (cli->windows) {
+		vprint("Error: ", fmt, ap);
+		fprintf(stderr, "Type \"%s -?\" for help.\n", cli->name);
+	} else {
+		fprintf(stderr, "%s: ", cli->name);
+		vprint("", fmt, ap);
+		if (cli->synopsis)
+			fputs(cli->synopsis, stderr);
+		else
+			fprintf(stderr, "Try '%s --help' for more information.\n", cli->name);
+	}
+	return cli->exit_usage;
+}
+
+int tool_cli_error(const struct tool_cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	int status;
+
+	va_start(ap, fmt);
+	status = cli_verror(cli, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+int tool_fail(struct tool_parser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	p->status = cli_verror(p->cli, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int tool_stop(struct tool_parser *p, int status)
+{
+	p->status = status;
+	return -EINVAL;
+}
+
+int tool_help(struct tool_parser *p)
+{
+	fputs(p->cli->usage, stdout);
+	p->status = 0;
+	return 0;
+}
+
+const char *tool_peek(const struct tool_parser *p)
+{
+	const char *next, *inl;
+	bool unknown;
+
+	if (p->i + 1 >= p->argc)
+		return NULL;
+	next = p->argv[p->i + 1];
+	if (opt_of(p->cli->opts, next, &inl, &unknown) || unknown)
+		return NULL;
+	return next;
+}
+
+const char *tool_take(struct tool_parser *p)
+{
+	const char *next = tool_peek(p);
+
+	if (next)
+		p->i++;
+	return next;
+}
+
+/* decimal digits (no sign, no blanks) of a number from @lo to @hi; 0 or -EINVAL */
+static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+/* the switch at argv[p->i], matched to @o, with @inl after its ':' or '=' (or NULL) */
+static void do_opt(struct tool_parser *p, const struct tool_opt *o, const char *inl)
+{
+	bool takes = o->kind == TOOL_STR || o->kind == TOOL_UINT || (o->flags & TOOL_VALUE);
+	const char *v = inl && *inl ? inl : NULL;
+	void *field = (char *)p->ctx + o->off;
+	int err = 0;
+
+	p->arg = p->argv[p->i];
+	/* messages name the switch as typed, without its value: "--mode", "/M" */
+	snprintf(p->sw, sizeof(p->sw), "%.*s", (int)strcspn(p->arg + 1, ":=") + 1, p->arg);
+	if (!takes && inl) {
+		tool_fail(p, "%s takes no value", p->arg);
+		return;
+	}
+	if (takes && !v) {
+		/* the next argument; "/m:" with nothing after the colon too */
+		if (o->flags & TOOL_OPTIONAL)
+			v = tool_take(p);
+		else if (p->i + 1 < p->argc)
+			v = p->argv[++p->i];
+		else {
+			tool_fail(p, "%s needs a value", p->sw);
+			return;
+		}
+	}
+	switch (o->kind) {
+	case TOOL_FLAG:
+		*(bool *)field = true;
+		break;
+	case TOOL_STR:
+		if ((o->flags & TOOL_ONCE) && *(const char **)field) {
+			tool_fail(p, "%s given twice", p->sw);
+			return;
+		}
+		*(const char **)field = v;
+		break;
+	case TOOL_UINT:
+		if (parse_uint(v, o->min, o->max, field))
+			tool_fail(p, "bad value '%s' for %s: expected a number from %u to %u", v,
+				  p->sw, o->min, o->max);
+		break;
+	case TOOL_CALL:
+		err = o->fn(p, v);
+		break;
+	case TOOL_HELP:
+		tool_help(p);
+		break;
+	}
+	if (err < 0 && p->status == TOOL_CONTINUE)
+		tool_fail(p, "bad value '%s' for %s", v ? v : "", p->sw);
+}
+
+/* an argument that is no switch: the subcommand, else the tool's operand */
+static void do_operand(struct tool_parser *p, const char *arg)
+{
+	const struct tool_cmd *c;
+
+	p->arg = arg;
+	if (p->cli->cmds && !p->cmd) {
+		for (c = p->cli->cmds; c->name && strcmp(c->name, arg); c++)
+			;
+		if (c->name)
+			p->cmd = c;
+		else
+			tool_fail(p, "unknown command '%s'", arg);
+		return;
+	}
+	if (!p->cli->operand)
+		tool_fail(p, "unexpected argument '%s'", arg);
+	else if (p->cli->operand(p, arg) < 0 && p->status == TOOL_CONTINUE)
+		tool_fail(p, "unexpected argument '%s'", arg);
+}
+
+int tool_parse(struct tool_parser *p, const struct tool_cli *cli, void *ctx, int argc,
+	       char *const *argv)
+{
+	const struct tool_opt *o;
+	bool operands = false, unknown;
+	const char *inl, *arg;
+
+	*p = (struct tool_parser){
+		.cli = cli, .ctx = ctx, .argc = argc, .argv = argv, .status = TOOL_CONTINUE};
+	for (p->i = 1; p->i < argc && p->status == TOOL_CONTINUE; p->i++) {
+		arg = argv[p->i];
+		if (!operands && !strcmp(arg, "--")) {
+			operands = true; /* the switches end here */
+			continue;
+		}
+		o = operands ? NULL : opt_of(cli->opts, arg, &inl, &unknown);
+		if (o)
+			do_opt(p, o, inl);
+		else if (!operands && unknown)
+			tool_fail(p, "unknown switch '%s'", arg);
+		else
+			do_operand(p, arg);
+	}
+	if (p->status == TOOL_CONTINUE && cli->cmds && !p->cmd)
+		tool_fail(p, "no command given");
+	return p->status;
+}
+
 void tool_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -67,12 +303,12 @@ void tool_error(const char *fmt, ...)
 
 void tool_usage_error(const char *tool, const char *fmt, ...)
 {
+	const struct tool_cli cli = {.name = tool, .windows = true};
 	va_list ap;
 
 	va_start(ap, fmt);
-	vprint("Error: ", fmt, ap);
+	cli_verror(&cli, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Type \"%s -?\" for help.\n", tool);
 }
 
 void tool_warn(const char *fmt, ...)

@@ -12,6 +12,7 @@
 
 #include "ctrpp.h"
 #include "regman.h"
+#include "tool.h"
 
 #define EXIT_INVALID 1 /* manifest errors, generation errors, I/O errors */
 #define EXIT_USAGE 2   /* bad command line, refused switch */
@@ -100,44 +101,6 @@ static const char usage_text[] =
 	"    ctrpp -o appCounters.h -rc appCounters.rc app.man\n"
 	"    ctrpp -o appCounters.h -prefix App -NotificationCallback app.man\n";
 
-enum sw_id {
-	SW_O,
-	SW_RC,
-	SW_CH,
-	SW_PREFIX,
-	SW_LEGACY,
-	SW_MEMORY,
-	SW_NOTIFY,
-	SW_BACKCOMPAT,
-	SW_MIGRATE,
-	SW_SUMMARY,
-	SW_SUMPATH,
-	SW_HELP,
-};
-
-struct sw {
-	const char *name; /* compared case-insensitively */
-	enum sw_id id;
-	bool has_arg;
-};
-
-static const struct sw switches[] = {
-	{"o", SW_O, true},
-	{"rc", SW_RC, true},
-	{"ch", SW_CH, true},
-	{"prefix", SW_PREFIX, true},
-	{"legacy", SW_LEGACY, false},
-	{"MemoryRoutines", SW_MEMORY, false},
-	{"NotificationCallback", SW_NOTIFY, false},
-	{"BackCompat", SW_BACKCOMPAT, false},
-	{"migrate", SW_MIGRATE, true},
-	{"summary", SW_SUMMARY, true},
-	{"sumPath", SW_SUMPATH, true},
-	{"?", SW_HELP, false},
-	{"h", SW_HELP, false},
-	{"help", SW_HELP, false},
-};
-
 struct args {
 	const char *input;
 	const char *out_h;
@@ -145,122 +108,91 @@ struct args {
 	const char *out_ch;
 	const char *prefix;
 	bool callback;
-	bool help;
 };
 
-/* The switch @arg names ("-o", "/O", "--help", "-o:file"), or NULL. */
-static const struct sw *find_switch(const char *arg, const char **ret_value)
-{
-	size_t i;
+#define ARGS(p) ((struct args *)(p)->ctx)
 
-	for (i = 0; i < sizeof(switches) / sizeof(switches[0]); i++)
-		if (win_switch(arg, switches[i].name, ret_value))
-			return &switches[i];
-	return NULL;
-}
-
-/* Store a switch's file argument, refusing a second one. */
-static int set_once(const char **slot, const char *sw, const char *value)
+static int set_prefix(struct tool_parser *p, const char *v)
 {
-	if (*slot) {
-		fprintf(stderr, "ctrpp: %s given twice\n", sw);
-		return -EINVAL;
-	}
-	*slot = value;
+	if (ARGS(p)->prefix)
+		return tool_fail(p, "%s given twice", p->sw);
+	if (!manifest_is_csymbol(v))
+		return tool_fail(p, "-prefix '%s' is not a C identifier", v);
+	ARGS(p)->prefix = v;
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct args *a)
+static int refuse_legacy(struct tool_parser *p, const char *v)
 {
-	bool files_only = false;
-	int i, err = 0;
-
-	for (i = 1; i < argc && !err; i++) {
-		const char *arg = argv[i], *val = NULL;
-		const struct sw *sw = files_only ? NULL : find_switch(arg, &val);
-
-		if (!files_only && !strcmp(arg, "--")) {
-			files_only = true;
-			continue;
-		}
-		if (!sw && !files_only && arg[0] == '-' && arg[1]) {
-			fprintf(stderr, "ctrpp: unknown switch '%s' (ctrpp -? lists them)\n", arg);
-			return -EINVAL;
-		}
-		if (!sw && a->input) {
-			fprintf(stderr, "ctrpp: more than one input manifest ('%s' and '%s')\n",
-				a->input, arg);
-			return -EINVAL;
-		}
-		if (!sw) {
-			a->input = arg;
-			continue;
-		}
-		/* A value follows as the next argument, or after ':' or '='. */
-		if (!sw->has_arg && val) {
-			fprintf(stderr, "ctrpp: %s takes no value\n", arg);
-			return -EINVAL;
-		}
-		if (sw->has_arg && !val) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "ctrpp: %s needs an argument\n", arg);
-				return -EINVAL;
-			}
-			val = argv[++i];
-		}
-		switch (sw->id) {
-		case SW_O:
-			err = set_once(&a->out_h, arg, val);
-			break;
-		case SW_RC:
-			err = set_once(&a->out_rc, arg, val);
-			break;
-		case SW_CH:
-			err = set_once(&a->out_ch, arg, val);
-			break;
-		case SW_PREFIX:
-			err = set_once(&a->prefix, arg, val);
-			if (!err && !manifest_is_csymbol(val)) {
-				fprintf(stderr, "ctrpp: -prefix '%s' is not a C identifier\n", val);
-				err = -EINVAL;
-			}
-			break;
-		case SW_LEGACY:
-			fprintf(stderr,
-				"ctrpp: -legacy is not supported: the Vista templates "
-				"(PerfAutoInitialize) have no perflib counterpart; use -o\n");
-			return -EINVAL;
-		case SW_MIGRATE:
-			fprintf(stderr, "ctrpp: -migrate is not supported: schema 1.1 and 2.0 "
-					"manifests are both read as they are\n");
-			return -EINVAL;
-		case SW_MEMORY:
-			fprintf(stderr, "ctrpp: note: -MemoryRoutines is deprecated; treated as "
-					"-NotificationCallback\n");
-			a->callback = true;
-			break;
-		case SW_NOTIFY:
-			a->callback = true;
-			break;
-		case SW_BACKCOMPAT:
-			fprintf(stderr, "ctrpp: note: -BackCompat only changes kernel-mode code, "
-					"which is not generated; ignored\n");
-			break;
-		case SW_SUMMARY:
-		case SW_SUMPATH:
-			fprintf(stderr, "ctrpp: note: %s is reserved; ignored\n", arg);
-			break;
-		case SW_HELP:
-			a->help = true;
-			break;
-		}
-	}
-	if (!err && !a->help && !a->input) {
-		fprintf(stderr, "ctrpp: no input manifest (ctrpp -? for help)\n");
-		err = -EINVAL;
-	}
-	return err;
+	(void)v;
+	return tool_fail(p, "-legacy is not supported: the Vista templates (PerfAutoInitialize) "
+			    "have no perflib counterpart; use -o");
 }
+
+static int refuse_migrate(struct tool_parser *p, const char *v)
+{
+	(void)v;
+	return tool_fail(p, "-migrate is not supported: schema 1.1 and 2.0 manifests are both "
+			    "read as they are");
+}
+
+static int memory_routines(struct tool_parser *p, const char *v)
+{
+	(void)v;
+	fprintf(stderr, "ctrpp: note: -MemoryRoutines is deprecated; treated as "
+			"-NotificationCallback\n");
+	ARGS(p)->callback = true;
+	return 0;
+}
+
+static int note_backcompat(struct tool_parser *p, const char *v)
+{
+	(void)p;
+	(void)v;
+	fprintf(stderr, "ctrpp: note: -BackCompat only changes kernel-mode code, which is not "
+			"generated; ignored\n");
+	return 0;
+}
+
+static int note_reserved(struct tool_parser *p, const char *v)
+{
+	(void)v;
+	fprintf(stderr, "ctrpp: note: %s is reserved; ignored\n", p->sw);
+	return 0;
+}
+
+static int set_input(struct tool_parser *p, const char *arg)
+{
+	if (ARGS(p)->input)
+		return tool_fail(p, "more than one input manifest ('%s' and '%s')", ARGS(p)->input,
+				 arg);
+	ARGS(p)->input = arg;
+	return 0;
+}
+
+/* ctrpp's switches (tools/common/tool.h: "-o file", "/o:file", "--o=file", ...) */
+static const struct tool_opt switches[] = {
+	TOOL_OPT_STR("o", struct args, out_h, TOOL_ONCE),
+	TOOL_OPT_STR("rc", struct args, out_rc, TOOL_ONCE),
+	TOOL_OPT_STR("ch", struct args, out_ch, TOOL_ONCE),
+	TOOL_OPT_CALL("prefix", TOOL_VALUE, set_prefix),
+	TOOL_OPT_CALL("legacy", 0, refuse_legacy),
+	TOOL_OPT_CALL("migrate", TOOL_VALUE, refuse_migrate),
+	TOOL_OPT_CALL("MemoryRoutines", 0, memory_routines),
+	TOOL_OPT_FLAG("NotificationCallback", struct args, callback),
+	TOOL_OPT_CALL("BackCompat", 0, note_backcompat),
+	TOOL_OPT_CALL("summary|sumPath", TOOL_VALUE, note_reserved),
+	TOOL_OPT_HELP("?|h|help"),
+	TOOL_OPT_END,
+};
+
+static const struct tool_cli cli = {
+	.name = "ctrpp",
+	.usage = usage_text,
+	.exit_usage = EXIT_USAGE,
+	.opts = switches,
+	.operand = set_input,
+};
 
 /* Refuse to overwrite the manifest, or to write two outputs to one file. */
 static int check_outputs(const struct args *a)
@@ -347,15 +279,15 @@ int main(int argc, char **argv)
 	struct args a = {0};
 	struct ctrpp c = {0};
 	struct manifest *man = NULL;
+	struct tool_parser p;
 	struct output out[3];
-	int i, err, status = EXIT_INVALID;
+	int i, err, status;
 
-	if (parse_args(argc, argv, &a))
-		return EXIT_USAGE;
-	if (a.help) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
+	status = tool_parse(&p, &cli, &a, argc, argv);
+	if (status != TOOL_CONTINUE)
+		return status;
+	if (!a.input)
+		return tool_cli_error(&cli, "no input manifest");
 	if (check_outputs(&a))
 		return EXIT_USAGE;
 	err = manifest_load(a.input, &man, stderr);
@@ -380,9 +312,7 @@ int main(int argc, char **argv)
 	if (!err && !a.out_h && !a.out_rc && !a.out_ch)
 		fprintf(stderr, "ctrpp: %s is valid; nothing to generate (use -o, -rc or -ch)\n",
 			a.input);
-	if (!err)
-		status = 0;
-
+	status = err ? EXIT_INVALID : 0;
 	for (i = 0; i < 3; i++)
 		free(out[i].buf);
 	ctrpp_release(&c);

@@ -31,6 +31,7 @@
 #include "perflib_bpf.h" /* before the skeleton: struct perflib_bpf_geometry */
 #include "kcounters.skel.h"
 #include "regman.h"
+#include "tool.h"
 
 /* the manifest, embedded at build time (the Makefile makes main.o depend on it) */
 __asm__(".section .rodata\n"
@@ -106,6 +107,11 @@ static const struct kc_prog progs[] = {
 #define NR_PROGS (sizeof(progs) / sizeof(progs[0]))
 
 struct kc {
+	/* the command line */
+	const char *manifest;	     /* --manifest, NULL: the built-in one */
+	struct perflib_pin_opts pin; /* --mode, --group */
+	bool force;		     /* --force */
+	/* the counter set, from kc_open() */
 	struct manifest *man;
 	struct regman rm;
 	const struct perflib_counterset_reg *reg; /* the one counter set */
@@ -127,14 +133,14 @@ static void kc_err(const char *fmt, ...)
 
 /* ---- the manifest ----------------------------------------------------------------------- */
 
-/* load @path, or the built-in manifest (through a memfd: the parser reads files) */
-static int kc_open(struct kc *kc, const char *path)
+/* load kc->manifest, or the built-in manifest (through a memfd: the parser reads files) */
+static int kc_open(struct kc *kc)
 {
+	const char *path = kc->manifest;
 	char memfd_path[64], g[37];
 	size_t i, p;
 	int fd = -1, err;
 
-	memset(kc, 0, sizeof(*kc));
 	if (!path) {
 		size_t len = (size_t)(kc_manifest_end - kc_manifest);
 
@@ -380,9 +386,10 @@ out:
 	return err;
 }
 
-static int cmd_load(struct kc *kc, const struct perflib_pin_opts *opts)
+static int cmd_load(void *ctx)
 {
-	struct perflib_pin_opts o = *opts;
+	struct kc *kc = ctx;
+	struct perflib_pin_opts o = kc->pin;
 	uint32_t *slots = NULL;
 	int nr_cpus, err;
 
@@ -430,8 +437,9 @@ static int cmd_load(struct kc *kc, const struct perflib_pin_opts *opts)
 
 /* ---- unload, status --------------------------------------------------------------------- */
 
-static int cmd_unload(struct kc *kc, bool force)
+static int cmd_unload(void *ctx)
 {
+	struct kc *kc = ctx;
 	int err;
 
 	if (access(kc->dir, F_OK)) {
@@ -442,7 +450,7 @@ static int cmd_unload(struct kc *kc, bool force)
 	unpin_links(kc);
 	if (kc_delete_instances(kc) < 0)
 		return 1;
-	err = perflib_unregister_counterset(&kc->reg->counterset_guid, force);
+	err = perflib_unregister_counterset(&kc->reg->counterset_guid, kc->force);
 	if (err == -EBUSY) {
 		kc_err("other processes provide instances into \"%s\"; stop them or use --force",
 		       kc->reg->name);
@@ -567,8 +575,9 @@ out:
 	return err;
 }
 
-static int cmd_status(struct kc *kc)
+static int cmd_status(void *ctx)
 {
+	struct kc *kc = ctx;
 	char path[PATH_MAX + 300];
 	struct dirent *de;
 	DIR *d;
@@ -601,57 +610,58 @@ static int cmd_status(struct kc *kc)
 
 /* ---- command line ----------------------------------------------------------------------- */
 
+static int set_mode(struct tool_parser *p, const char *v)
+{
+	return parse_mode(v, &((struct kc *)p->ctx)->pin.mode);
+}
+
+static int set_group(struct tool_parser *p, const char *v)
+{
+	return parse_group(v, &((struct kc *)p->ctx)->pin.gid);
+}
+
+/* every switch goes with every command, before or after it */
+static const struct tool_opt switches[] = {
+	TOOL_OPT_HELP("?|h|help"),
+	TOOL_OPT_STR("manifest", struct kc, manifest, 0),
+	TOOL_OPT_CALL("mode", TOOL_VALUE, set_mode),
+	TOOL_OPT_CALL("group", TOOL_VALUE, set_group),
+	TOOL_OPT_FLAG("force", struct kc, force),
+	TOOL_OPT_END,
+};
+
+static const struct tool_cmd commands[] = {
+	{"load", cmd_load},
+	{"unload", cmd_unload},
+	{"status", cmd_status},
+	{NULL, NULL},
+};
+
+static const struct tool_cli cli = {
+	.name = "kcounters",
+	.usage = usage_text,
+	.synopsis = "usage: kcounters load [--manifest FILE] [--mode MODE] [--group GROUP]\n"
+		    "       kcounters unload [--force] | status | --help\n",
+	.exit_usage = 2,
+	.opts = switches,
+	.cmds = commands,
+};
+
 int main(int argc, char **argv)
 {
-	struct perflib_pin_opts opts = {
-		.sz = sizeof(opts), .mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1};
-	const char *cmd = NULL, *manifest = NULL, *v;
-	bool force = false;
-	struct kc kc;
-	int i, rc;
+	struct kc kc = {
+		.pin = {.sz = sizeof(kc.pin), .mode = 0644, .uid = (uid_t)-1, .gid = (gid_t)-1}};
+	struct tool_parser p;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		if (win_switch(argv[i], "help", &v) || win_switch(argv[i], "h", &v) ||
-		    win_switch(argv[i], "?", &v)) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (win_switch(argv[i], "manifest", &v)) {
-			manifest = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!manifest)
-				goto usage;
-		} else if (win_switch(argv[i], "mode", &v)) {
-			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || parse_mode(v, &opts.mode))
-				goto usage;
-		} else if (win_switch(argv[i], "group", &v)) {
-			v = v ? v : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || parse_group(v, &opts.gid))
-				goto usage;
-		} else if (win_switch(argv[i], "force", &v)) {
-			force = true;
-		} else if (!cmd && argv[i][0] != '-') {
-			cmd = argv[i];
-		} else {
-			goto usage;
-		}
-	}
-	if (!cmd || (strcmp(cmd, "load") && strcmp(cmd, "unload") && strcmp(cmd, "status")))
-		goto usage;
-	if (kc_open(&kc, manifest)) {
+	rc = tool_parse(&p, &cli, &kc, argc, argv);
+	if (rc != TOOL_CONTINUE)
+		return rc;
+	if (kc_open(&kc)) {
 		kc_close(&kc);
 		return 1;
 	}
-	if (!strcmp(cmd, "load"))
-		rc = cmd_load(&kc, &opts);
-	else if (!strcmp(cmd, "unload"))
-		rc = cmd_unload(&kc, force);
-	else
-		rc = cmd_status(&kc);
+	rc = p.cmd->run(&kc);
 	kc_close(&kc);
 	return rc;
-usage:
-	fputs("usage: kcounters load [--manifest FILE] [--mode MODE] [--group GROUP]\n"
-	      "       kcounters unload [--force] | status | --help\n",
-	      stderr);
-	return 2;
 }

@@ -5,11 +5,11 @@
  * field names) with the requested owner, group and mode, as `lodctr /m:` does on Windows.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "regman.h"
@@ -199,93 +199,138 @@ static int query(const char *guid_str)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* register one counter set; a Win32 code (ERROR_SUCCESS when it was already registered) */
+static ULONG register_set(const struct perflib_counterset_reg *reg,
+			  const struct perflib_pin_opts *opts, const char *manifest)
 {
-	struct perflib_pin_opts opts = {
-		.sz = sizeof(opts), .uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644};
-	const char *manifest = NULL, *val, *install = NULL;
+	char gs[37];
+	int err;
+
+	perflib_guid_to_string(&reg->counterset_guid, gs);
+	err = perflib_register_counterset(reg, opts);
+	if (err == -EEXIST) {
+		printf("Info: counter set {%s} (%s) is already registered\n", gs, reg->name);
+		return ERROR_SUCCESS;
+	}
+	if (err == -ENOTUNIQ) {
+		fprintf(stderr,
+			"Error: counter set {%s} (%s) is registered with a different "
+			"definition; run unlodctr /m:%s first\n",
+			gs, reg->name, manifest);
+		return ERROR_ALREADY_EXISTS;
+	}
+	if (err) {
+		tool_error("counter set {%s} (%s): %s%s", gs, reg->name, strerror(-err),
+			   err == -EPERM ? " (creating BPF maps needs CAP_BPF: run as root)" : "");
+		return perflib_win32_error(err);
+	}
+	printf("Info: registered counter set {%s} (%s) under %s\n", gs, reg->name,
+	       perflib_pin_root());
+	return ERROR_SUCCESS;
+}
+
+/* the command line */
+struct args {
+	struct perflib_pin_opts pin; /* --mode, --group, --owner, --capacity, --name-max */
+	const char *manifest;	     /* /m: */
+	const char *install;	     /* INSTALL_PATH */
+	const char *query_guid;	     /* /q:GUID */
+	bool query;		     /* /q */
+	bool dump;		     /* --dump */
+};
+
+#define ARGS(p) ((struct args *)(p)->ctx)
+
+static int set_mode(struct tool_parser *p, const char *v)
+{
+	return parse_mode(v, &ARGS(p)->pin.mode);
+}
+
+static int set_group(struct tool_parser *p, const char *v)
+{
+	return parse_group(v, &ARGS(p)->pin.gid);
+}
+
+static int set_owner(struct tool_parser *p, const char *v)
+{
+	return parse_user(v, &ARGS(p)->pin.uid);
+}
+
+static int set_root(struct tool_parser *p, const char *v)
+{
+	(void)p;
+	return perflib_set_pin_root(v);
+}
+
+static int set_query(struct tool_parser *p, const char *v)
+{
+	ARGS(p)->query = true;
+	ARGS(p)->query_guid = v;
+	return 0;
+}
+
+/* the Windows forms for V1 counters (/c /h /l /s /r /t /e /d): refused; "-h" is help */
+static int v1_switch(struct tool_parser *p, const char *v)
+{
+	(void)v;
+	if (!strcmp(p->arg, "-h"))
+		return tool_help(p);
+	fprintf(stderr,
+		"Error: %s is not supported here: only manifest-based (V2) counters exist on "
+		"Linux; see lodctr --help\n",
+		p->arg);
+	return tool_stop(p, tool_exit_win32(ERROR_NOT_SUPPORTED));
+}
+
+/* INSTALL_PATH after /m: (one), else an INI file (V1 counters): refused */
+static int operand(struct tool_parser *p, const char *arg)
+{
+	if (ARGS(p)->install)
+		return -EINVAL; /* "unexpected argument" */
+	if (ARGS(p)->manifest) {
+		ARGS(p)->install = arg; /* Installation-Path: strings live in the info map */
+		return 0;
+	}
+	fprintf(stderr, "Error: %s: INI-file (V1) counters are not supported; use /m:MANIFEST\n",
+		arg);
+	return tool_stop(p, tool_exit_win32(ERROR_NOT_SUPPORTED));
+}
+
+/* lodctr's switches (tools/common/tool.h: "/m:file", "-m file", "--mode=0664", ...) */
+static const struct tool_opt switches[] = {
+	TOOL_OPT_HELP("?|help"),
+	TOOL_OPT_STR("m", struct args, manifest, 0),
+	TOOL_OPT_FLAG("dump", struct args, dump),
+	TOOL_OPT_CALL("q", TOOL_VALUE | TOOL_OPTIONAL, set_query),
+	TOOL_OPT_CALL("mode", TOOL_VALUE, set_mode),
+	TOOL_OPT_CALL("group", TOOL_VALUE, set_group),
+	TOOL_OPT_CALL("owner", TOOL_VALUE, set_owner),
+	TOOL_OPT_UINT("capacity", struct args, pin.capacity, 1, UINT_MAX),
+	TOOL_OPT_UINT("name-max", struct args, pin.name_max, 2, UINT_MAX),
+	TOOL_OPT_CALL("root", TOOL_VALUE, set_root),
+	TOOL_OPT_CALL("c|h|l|s|r|t|e|d", TOOL_VALUE | TOOL_OPTIONAL, v1_switch),
+	TOOL_OPT_END,
+};
+
+static const struct tool_cli cli = {
+	.name = "lodctr",
+	.usage = usage,
+	.windows = true,
+	.exit_usage = ERROR_INVALID_PARAMETER, /* 87, as tool_exit_win32 gives it */
+	.opts = switches,
+	.operand = operand,
+};
+
+/* register (or with --dump, describe) the counter sets of the manifest; a Win32 code */
+static ULONG install(const struct args *a)
+{
 	struct manifest *man = NULL;
 	struct regman rm = {0};
 	ULONG code = ERROR_SUCCESS;
-	bool dump = false;
 	size_t i;
-	int err, a;
+	int err;
 
-	for (a = 1; a < argc; a++) {
-		const char *arg = argv[a];
-
-		if (!strcmp(arg, "-h") || win_switch(arg, "help", &val) || !strcmp(arg, "/?") ||
-		    !strcmp(arg, "-?")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (win_switch(arg, "m", &val)) {
-			if (!val || !*val) {
-				if (a + 1 >= argc) {
-					tool_error("/m needs a manifest file");
-					return tool_exit_win32(ERROR_INVALID_PARAMETER);
-				}
-				val = argv[++a];
-			}
-			manifest = val;
-		} else if (win_switch(arg, "dump", &val)) {
-			dump = true;
-		} else if (win_switch(arg, "q", &val)) {
-			return query(val && *val ? val : (a + 1 < argc ? argv[a + 1] : NULL));
-		} else if (win_switch(arg, "mode", &val) || win_switch(arg, "group", &val) ||
-			   win_switch(arg, "owner", &val) || win_switch(arg, "capacity", &val) ||
-			   win_switch(arg, "name-max", &val) || win_switch(arg, "root", &val)) {
-			const char *opt = arg + strspn(arg, "-/");
-			char *end;
-
-			if (!val) {
-				if (a + 1 >= argc) {
-					tool_error("%s needs a value", arg);
-					return tool_exit_win32(ERROR_INVALID_PARAMETER);
-				}
-				val = argv[++a];
-			}
-			err = 0;
-			if (!strncasecmp(opt, "mode", 4)) {
-				err = parse_mode(val, &opts.mode);
-			} else if (!strncasecmp(opt, "group", 5)) {
-				err = parse_group(val, &opts.gid);
-			} else if (!strncasecmp(opt, "owner", 5)) {
-				err = parse_user(val, &opts.uid);
-			} else if (!strncasecmp(opt, "capacity", 8)) {
-				opts.capacity = (unsigned int)strtoul(val, &end, 10);
-				err = *end || !opts.capacity ? -EINVAL : 0;
-			} else if (!strncasecmp(opt, "name-max", 8)) {
-				opts.name_max = (unsigned int)strtoul(val, &end, 10);
-				err = *end || opts.name_max < 2 ? -EINVAL : 0;
-			} else {
-				err = perflib_set_pin_root(val);
-			}
-			if (err) {
-				tool_error("bad value '%s' for %s", val, arg);
-				return tool_exit_win32(ERROR_INVALID_PARAMETER);
-			}
-		} else if (arg[0] == '/' || arg[0] == '-') {
-			fprintf(stderr,
-				"Error: %s is not supported here: only manifest-based (V2) "
-				"counters "
-				"exist on Linux; see lodctr --help\n",
-				arg);
-			return tool_exit_win32(ERROR_NOT_SUPPORTED);
-		} else if (manifest && !install) {
-			install = arg; /* Installation-Path: strings live in the info map */
-		} else {
-			fprintf(stderr,
-				"Error: %s: INI-file (V1) counters are not supported; use "
-				"/m:MANIFEST\n",
-				arg);
-			return tool_exit_win32(ERROR_NOT_SUPPORTED);
-		}
-	}
-	if (!manifest) {
-		tool_error("no manifest given: lodctr /m:MANIFEST (see lodctr --help)");
-		return tool_exit_win32(ERROR_INVALID_PARAMETER);
-	}
-	err = manifest_load(manifest, &man, stderr);
+	err = manifest_load(a->manifest, &man, stderr);
 	if (err) {
 		code = err == -ENOENT	? ERROR_FILE_NOT_FOUND
 		       : err == -EINVAL ? ERROR_INVALID_DATA
@@ -298,49 +343,41 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!rm.nr_sets)
-		printf("Info: %s declares no counter sets\n", manifest);
-	for (i = 0; dump && i < rm.nr_sets; i++) {
-		err = dump_layout(&rm.sets[i], &opts);
+		printf("Info: %s declares no counter sets\n", a->manifest);
+	for (i = 0; a->dump && i < rm.nr_sets; i++) {
+		err = dump_layout(&rm.sets[i], &a->pin);
 		if (err) {
 			tool_error("counter set %s: %s", rm.sets[i].name, strerror(-err));
 			code = perflib_win32_error(err);
 			goto out;
 		}
 	}
-	for (i = 0; !dump && i < rm.nr_sets; i++) {
-		const struct perflib_counterset_reg *reg = &rm.sets[i];
-		char gs[37];
-
-		perflib_guid_to_string(&reg->counterset_guid, gs);
-		err = perflib_register_counterset(reg, &opts);
-		if (err == -EEXIST) {
-			printf("Info: counter set {%s} (%s) is already registered\n", gs,
-			       reg->name);
-			continue;
-		}
-		if (err == -ENOTUNIQ) {
-			fprintf(stderr,
-				"Error: counter set {%s} (%s) is registered with a different "
-				"definition; run unlodctr /m:%s first\n",
-				gs, reg->name, manifest);
-			code = ERROR_ALREADY_EXISTS;
-			goto out;
-		}
-		if (err) {
-			tool_error("counter set {%s} (%s): %s%s", gs, reg->name, strerror(-err),
-				   err == -EPERM ? " (creating BPF maps needs CAP_BPF: run as root)"
-						 : "");
-			code = perflib_win32_error(err);
-			goto out;
-		}
-		printf("Info: registered counter set {%s} (%s) under %s\n", gs, reg->name,
-		       perflib_pin_root());
-	}
+	for (i = 0; !a->dump && i < rm.nr_sets && !code; i++)
+		code = register_set(&rm.sets[i], &a->pin, a->manifest);
 out:
 	if (code)
 		tool_error("Unable to install performance counters in %s, error code is %u",
-			   manifest, code);
+			   a->manifest, code);
 	regman_free(&rm);
 	manifest_free(man);
-	return tool_exit_win32(code);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.pin = {.sz = sizeof(a.pin), .uid = (uid_t)-1, .gid = (gid_t)-1, .mode = 0644}};
+	struct tool_parser p;
+	int status;
+
+	status = tool_parse(&p, &cli, &a, argc, argv);
+	if (status != TOOL_CONTINUE)
+		return status;
+	if (a.query)
+		return query(a.query_guid);
+	if (!a.manifest) {
+		tool_error("no manifest given: lodctr /m:MANIFEST (see lodctr --help)");
+		return tool_exit_win32(ERROR_INVALID_PARAMETER);
+	}
+	return tool_exit_win32(install(&a));
 }

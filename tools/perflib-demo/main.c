@@ -4,14 +4,14 @@
  * are perflib's. Two workers serve simulated requests; their counters change every tick.
  * Runs until SIGINT/SIGTERM or for --seconds N.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "demo_counters.h"
+#include "tool.h"
 
 static volatile sig_atomic_t stop;
 
@@ -21,39 +21,53 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static const char usage[] =
-	"Usage: perflib-demo [--seconds N]\n"
+#define SYNOPSIS "Usage: perflib-demo [--seconds N]\n"
+
+static const char usage[] = SYNOPSIS
 	"\n"
 	"Publish the \"Demo Service\" counter set (tools/perflib-demo/demo.man) with two\n"
 	"instances, worker-1 and worker-2, whose counters change ten times a second.\n"
 	"Register the manifest first (lodctr /m:tools/perflib-demo/demo.man) or run as root.\n"
 	"Stops on SIGINT/SIGTERM, or after N seconds.\n";
 
+struct args {
+	unsigned int seconds; /* --seconds N, 0: until a signal */
+};
+
+static const struct tool_opt switches[] = {
+	TOOL_OPT_HELP("?|h|help"),
+	TOOL_OPT_UINT("seconds", struct args, seconds, 0, UINT_MAX),
+	TOOL_OPT_END,
+};
+
+static const struct tool_cli cli = {
+	.name = "perflib-demo",
+	.usage = usage,
+	.synopsis = SYNOPSIS,
+	.exit_usage = 2,
+	.opts = switches,
+};
+
 int main(int argc, char **argv)
 {
+	struct args a = {0};
+	struct tool_parser p;
 	static const WCHAR *const names[] = {u"worker-1", u"worker-2"};
 	PPERF_COUNTERSET_INSTANCE inst[2];
-	unsigned long ticks = 0, limit = 0;
+	unsigned long ticks = 0, limit;
 	struct timespec tick = {0, 100 * 1000 * 1000};
-	ULONG status;
-	int i;
+	ULONG st;
+	int i, status;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
-			limit = strtoul(argv[++i], NULL, 10) * 10;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage, stdout);
-			return 0;
-		} else {
-			fputs(usage, stderr);
-			return 2;
-		}
-	}
+	status = tool_parse(&p, &cli, &a, argc, argv);
+	if (status != TOOL_CONTINUE)
+		return status;
+	limit = a.seconds * 10ul;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	status = CounterInitialize();
-	if (status != ERROR_SUCCESS) {
-		fprintf(stderr, "perflib-demo: CounterInitialize failed, error %u\n", status);
+	st = CounterInitialize();
+	if (st != ERROR_SUCCESS) {
+		fprintf(stderr, "perflib-demo: CounterInitialize failed, error %u\n", st);
 		return 1;
 	}
 	for (i = 0; i < 2; i++) {

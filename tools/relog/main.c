@@ -105,10 +105,8 @@ struct opts {
 	int64_t begin, end; /* local FILETIME; 0 / INT64_MAX = open */
 	char **paths;
 	size_t nr_paths;
-	bool yes, query, help;
+	bool yes, query;
 };
-
-#define usage_error(...) tool_usage_error("relog", __VA_ARGS__)
 
 /* "M/D/YYYY" and "H[:MM[:SS]]" (@time may be NULL: midnight) into a local FILETIME */
 static int64_t parse_time(const char *date, const char *time)
@@ -160,174 +158,151 @@ static int add_path(struct opts *o, const char *p)
 	return 0;
 }
 
-enum {
-	SW_HELP,
-	SW_YES,
-	SW_QUERY,
-	SW_COUNTERS,
-	SW_COUNTER_FILE,
-	SW_FORMAT,
-	SW_OUTPUT,
-	SW_EVERY,
-	SW_BEGIN,
-	SW_END
-};
+#define OPTS(p) ((struct opts *)(p)->ctx)
 
-/* relog's switches (tools/common/tool.h: "-f CSV", "/f:CSV", "--f=CSV", ...) */
-static const struct tool_switch switches[] = {
-	{"?", SW_HELP, false},
-	{"h", SW_HELP, false},
-	{"help", SW_HELP, false},
-	{"y", SW_YES, false},
-	{"q", SW_QUERY, false},
-	{"c", SW_COUNTERS, false},
-	{"cf", SW_COUNTER_FILE, true},
-	{"f", SW_FORMAT, true},
-	{"o", SW_OUTPUT, true},
-	{"t", SW_EVERY, true},
-	{"b", SW_BEGIN, true},
-	{"e", SW_END, true},
-	{NULL, 0, false},
-};
-
-static int parse_args(int argc, char **argv, struct opts *o)
+/* a path of -c or -cf into o->paths; out of memory ends the parse (EXIT_ERROR) */
+static int take_path(struct tool_parser *p, const char *path)
 {
-	const struct tool_switch *sw;
-	const char *val, *inl;
+	if (add_path(OPTS(p), path)) {
+		tool_error("Out of memory.");
+		return tool_stop(p, EXIT_ERROR);
+	}
+	return 0;
+}
+
+/* -c path [path ...]: the value, then the paths up to the next switch */
+static int set_counters(struct tool_parser *p, const char *v)
+{
+	int err = 0;
+
+	if (!v)
+		return tool_fail(p, "%s needs at least one counter path", p->sw);
+	for (; v && !err; v = tool_take(p))
+		err = take_path(p, v);
+	return err;
+}
+
+static int set_counter_file(struct tool_parser *p, const char *v)
+{
 	char **lines;
 	size_t nr, k;
-	bool unknown;
-	int i, err;
+	int err;
+
+	err = tool_read_lines(v, true, &lines, &nr);
+	if (err) {
+		tool_error("cannot read %s: %s", v, strerror(-err));
+		return tool_stop(p, EXIT_USAGE);
+	}
+	for (k = 0; k < nr && !err; k++)
+		err = take_path(p, lines[k]);
+	tool_free_lines(lines, nr);
+	return err;
+}
+
+static int set_format(struct tool_parser *p, const char *v)
+{
+	if (!strcasecmp(v, "csv"))
+		OPTS(p)->format = PDH_LOG_TYPE_CSV;
+	else if (!strcasecmp(v, "tsv"))
+		OPTS(p)->format = PDH_LOG_TYPE_TSV;
+	else
+		return tool_fail(p, "output format \"%s\" is not supported (CSV or TSV)", v);
+	return 0;
+}
+
+static int set_every(struct tool_parser *p, const char *v)
+{
+	char *end;
+
+	errno = 0;
+	OPTS(p)->every = strtoul(v, &end, 10);
+	if (errno || *end || !OPTS(p)->every || v[0] == '-')
+		return tool_fail(p, "-t needs a whole number of at least 1, not \"%s\"", v);
+	return 0;
+}
+
+/* -b/-e: "date time" in one argument or two, into *@ret */
+static int set_time(struct tool_parser *p, const char *v, int64_t *ret)
+{
+	const char *time = NULL, *next = tool_peek(p);
+	char date[32], *sp;
+
+	snprintf(date, sizeof(date), "%s", v);
+	sp = strchr(date, ' ');
+	if (sp) {
+		*sp = '\0';
+		time = sp + 1;
+	} else if (looks_like_time(next)) {
+		time = tool_take(p);
+	}
+	*ret = strlen(v) < sizeof(date) ? parse_time(date, time) : 0;
+	if (!*ret)
+		return tool_fail(p, "bad time \"%s\" (M/D/YYYY H:MM:SS)", v);
+	return 0;
+}
+
+static int set_begin(struct tool_parser *p, const char *v)
+{
+	return set_time(p, v, &OPTS(p)->begin);
+}
+
+static int set_end(struct tool_parser *p, const char *v)
+{
+	return set_time(p, v, &OPTS(p)->end);
+}
+
+static int set_input(struct tool_parser *p, const char *arg)
+{
+	if (OPTS(p)->input)
+		return tool_fail(p, "only one input log is supported (\"%s\")", arg);
+	OPTS(p)->input = arg;
+	return 0;
+}
+
+/* relog's switches (tools/common/tool.h: "-f CSV", "/f:CSV", "--f=CSV", ...) */
+static const struct tool_opt switches[] = {
+	TOOL_OPT_HELP("?|h|help"),
+	TOOL_OPT_FLAG("y", struct opts, yes),
+	TOOL_OPT_FLAG("q", struct opts, query),
+	TOOL_OPT_CALL("c", TOOL_VALUE | TOOL_OPTIONAL, set_counters),
+	TOOL_OPT_CALL("cf", TOOL_VALUE, set_counter_file),
+	TOOL_OPT_CALL("f", TOOL_VALUE, set_format),
+	TOOL_OPT_STR("o", struct opts, output, 0),
+	TOOL_OPT_CALL("t", TOOL_VALUE, set_every),
+	TOOL_OPT_CALL("b", TOOL_VALUE, set_begin),
+	TOOL_OPT_CALL("e", TOOL_VALUE, set_end),
+	TOOL_OPT_END,
+};
+
+static const struct tool_cli cli = {
+	.name = "relog",
+	.usage = usage_text,
+	.windows = true,
+	.exit_usage = EXIT_USAGE,
+	.opts = switches,
+	.operand = set_input,
+};
+
+/* the command line into @o (free it with opts_free); TOOL_CONTINUE or the exit status */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	struct tool_parser p;
+	int status;
 
 	memset(o, 0, sizeof(*o));
 	o->format = PDH_LOG_TYPE_CSV;
 	o->every = 1;
 	o->end = INT64_MAX;
-	for (i = 1; i < argc; i++) {
-		sw = tool_switch_of(switches, argv[i], &inl, &unknown);
-		if (!sw && unknown) {
-			usage_error("unknown switch \"%s\"", argv[i]);
-			return -EINVAL;
-		}
-		if (!sw) {
-			if (o->input) {
-				usage_error("only one input log is supported (\"%s\")", argv[i]);
-				return -EINVAL;
-			}
-			o->input = argv[i];
-			continue;
-		}
-		if (sw->id == SW_HELP) {
-			o->help = true;
-			return 0;
-		}
-		if (!sw->value && inl && sw->id != SW_COUNTERS) {
-			usage_error("-%s takes no value", sw->name);
-			return -EINVAL;
-		}
-		switch (sw->id) {
-		case SW_YES:
-			o->yes = true;
-			continue;
-		case SW_QUERY:
-			o->query = true;
-			continue;
-		case SW_COUNTERS:
-			/* -c path [path ...]: the paths up to the next switch */
-			val = inl;
-			if (val && add_path(o, val))
-				return -ENOMEM;
-			while (i + 1 < argc &&
-			       !tool_switch_of(switches, argv[i + 1], &(const char *){NULL},
-					       &unknown) &&
-			       !unknown) {
-				if (add_path(o, argv[++i]))
-					return -ENOMEM;
-				val = argv[i];
-			}
-			if (!val) {
-				usage_error("%s needs at least one counter path", argv[i]);
-				return -EINVAL;
-			}
-			continue;
-		default:
-			break;
-		}
-		val = tool_value(argc, argv, &i, inl);
-		if (!val) {
-			usage_error("%s needs a value", argv[i]);
-			return -EINVAL;
-		}
-		if (sw->id == SW_FORMAT) {
-			if (!strcasecmp(val, "csv")) {
-				o->format = PDH_LOG_TYPE_CSV;
-			} else if (!strcasecmp(val, "tsv")) {
-				o->format = PDH_LOG_TYPE_TSV;
-			} else {
-				usage_error("output format \"%s\" is not supported (CSV or TSV)",
-					    val);
-				return -EINVAL;
-			}
-		} else if (sw->id == SW_OUTPUT) {
-			o->output = val;
-		} else if (sw->id == SW_EVERY) {
-			char *end;
-
-			errno = 0;
-			o->every = strtoul(val, &end, 10);
-			if (errno || *end || !o->every || val[0] == '-') {
-				usage_error("-t needs a whole number of at least 1, not \"%s\"",
-					    val);
-				return -EINVAL;
-			}
-		} else if (sw->id == SW_COUNTER_FILE) {
-			err = tool_read_lines(val, true, &lines, &nr);
-			if (err) {
-				tool_error("cannot read %s: %s", val, strerror(-err));
-				return -EINVAL;
-			}
-			for (k = 0; k < nr && !err; k++)
-				err = add_path(o, lines[k]);
-			tool_free_lines(lines, nr);
-			if (err)
-				return err;
-		} else {
-			/* -b/-e: "date time" in one argument or two */
-			char date[32], *sp;
-			const char *time = NULL;
-			int64_t ft;
-
-			snprintf(date, sizeof(date), "%s", val);
-			sp = strchr(date, ' ');
-			if (sp) {
-				*sp = '\0';
-				time = sp + 1;
-			} else if (i + 1 < argc && looks_like_time(argv[i + 1])) {
-				time = argv[++i];
-			}
-			ft = strlen(val) < sizeof(date) ? parse_time(date, time) : 0;
-			if (!ft) {
-				usage_error("bad time \"%s\" (M/D/YYYY H:MM:SS)", val);
-				return -EINVAL;
-			}
-			*(sw->id == SW_BEGIN ? &o->begin : &o->end) = ft;
-		}
-	}
-	if (o->help)
-		return 0;
-	if (!o->input) {
-		usage_error("%s", "no input log given");
-		return -EINVAL;
-	}
-	if (!o->query && !o->output) {
-		usage_error("%s", "no output file given (-o file)");
-		return -EINVAL;
-	}
-	if (o->begin > o->end) {
-		usage_error("%s", "the begin time (-b) is after the end time (-e)");
-		return -EINVAL;
-	}
-	return 0;
+	status = tool_parse(&p, &cli, o, argc, argv);
+	if (status != TOOL_CONTINUE)
+		return status;
+	if (!o->input)
+		return tool_cli_error(&cli, "no input log given");
+	if (!o->query && !o->output)
+		return tool_cli_error(&cli, "no output file given (-o file)");
+	if (o->begin > o->end)
+		return tool_cli_error(&cli, "the begin time (-b) is after the end time (-e)");
+	return TOOL_CONTINUE;
 }
 
 static void opts_free(struct opts *o)
@@ -611,19 +586,15 @@ int main(int argc, char **argv)
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
-	if (ret || o.help) {
-		if (o.help)
-			fputs(usage_text, stdout);
-		else if (ret == -ENOMEM)
-			tool_error("Out of memory.");
+	if (ret != TOOL_CONTINUE) {
 		opts_free(&o);
-		return ret == -ENOMEM ? EXIT_ERROR : ret ? EXIT_USAGE : EXIT_OK;
+		return ret;
 	}
 	n = strlen(o.input);
 	if (n >= sizeof(list) - 2) {
-		usage_error("input file name too long: %s", o.input);
+		ret = tool_cli_error(&cli, "input file name too long: %s", o.input);
 		opts_free(&o);
-		return EXIT_USAGE;
+		return ret;
 	}
 	memcpy(list, o.input, n + 1);
 	list[n + 1] = '\0';

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "regman.h"
 #include "tool.h"
@@ -123,96 +122,110 @@ static ULONG remove_provider(const GUID *prov_guid, const char *prov_name, bool 
 	return code;
 }
 
-int main(int argc, char **argv)
+/* the command line */
+struct args {
+	const char *manifest;	   /* /m: */
+	const char *prov_guid_str; /* /g: */
+	const char *prov_name;	   /* /p: */
+	bool force;		   /* --force */
+};
+
+static int set_root(struct tool_parser *p, const char *v)
 {
-	const char *manifest = NULL, *prov_name = NULL, *prov_guid_str = NULL, *val;
+	if (perflib_set_pin_root(v))
+		return tool_fail(p, "--root needs an absolute path");
+	return 0;
+}
+
+/* UNLODCTR <service-name> removes V1 counters on Windows: refused */
+static int operand(struct tool_parser *p, const char *arg)
+{
+	fprintf(stderr,
+		"Error: %s: only /m:, /g: and /p: (manifest-based counters) exist here; see "
+		"unlodctr --help\n",
+		arg);
+	return tool_stop(p, tool_exit_win32(ERROR_NOT_SUPPORTED));
+}
+
+/* unlodctr's switches (tools/common/tool.h: "/m:file", "-g GUID", "--force", ...) */
+static const struct tool_opt switches[] = {
+	TOOL_OPT_HELP("?|h|help"),
+	TOOL_OPT_FLAG("force|f", struct args, force),
+	TOOL_OPT_STR("m", struct args, manifest, 0),
+	TOOL_OPT_STR("g", struct args, prov_guid_str, 0),
+	TOOL_OPT_STR("p", struct args, prov_name, 0),
+	TOOL_OPT_CALL("root", TOOL_VALUE, set_root),
+	TOOL_OPT_END,
+};
+
+static const struct tool_cli cli = {
+	.name = "unlodctr",
+	.usage = usage,
+	.windows = true,
+	.exit_usage = ERROR_INVALID_PARAMETER, /* 87, as tool_exit_win32 gives it */
+	.opts = switches,
+	.operand = operand,
+};
+
+/* remove the counter sets of the manifest; a Win32 code */
+static ULONG remove_manifest(const char *manifest, bool force)
+{
 	struct manifest *man = NULL;
 	struct regman rm = {0};
 	ULONG code = ERROR_SUCCESS, st;
-	bool force = false;
-	GUID prov_guid;
 	size_t i;
-	int a, err;
+	int err;
 
-	for (a = 1; a < argc; a++) {
-		const char *arg = argv[a], **dst = NULL;
-
-		if (!strcmp(arg, "-h") || win_switch(arg, "help", &val) || !strcmp(arg, "/?") ||
-		    !strcmp(arg, "-?")) {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (win_switch(arg, "force", &val) || win_switch(arg, "f", &val)) {
-			force = true;
-			continue;
-		}
-		if (win_switch(arg, "m", &val))
-			dst = &manifest;
-		else if (win_switch(arg, "g", &val))
-			dst = &prov_guid_str;
-		else if (win_switch(arg, "p", &val))
-			dst = &prov_name;
-		else if (win_switch(arg, "root", &val))
-			dst = NULL;
-		if (!dst && !win_switch(arg, "root", &val)) {
-			fprintf(stderr,
-				"Error: %s: only /m:, /g: and /p: (manifest-based counters) exist "
-				"here; see unlodctr --help\n",
-				arg);
-			return tool_exit_win32(ERROR_NOT_SUPPORTED);
-		}
-		if (!val || !*val) {
-			if (a + 1 >= argc) {
-				tool_error("%s needs a value", arg);
-				return tool_exit_win32(ERROR_INVALID_PARAMETER);
-			}
-			val = argv[++a];
-		}
-		if (dst)
-			*dst = val;
-		else if (perflib_set_pin_root(val)) {
-			tool_error("--root needs an absolute path");
-			return tool_exit_win32(ERROR_INVALID_PARAMETER);
-		}
-	}
-	if (!!manifest + !!prov_name + !!prov_guid_str != 1) {
-		fprintf(stderr, "Error: give exactly one of /m:MANIFEST, /g:{GUID}, /p:NAME "
-				"(see unlodctr --help)\n");
-		return tool_exit_win32(ERROR_INVALID_PARAMETER);
-	}
-	if (prov_guid_str) {
-		if (perflib_guid_from_string(prov_guid_str, &prov_guid)) {
-			tool_error("%s is not a GUID ({xxxxxxxx-xxxx-...})", prov_guid_str);
-			return tool_exit_win32(ERROR_INVALID_PARAMETER);
-		}
-		code = remove_provider(&prov_guid, NULL, force);
-		goto done;
-	}
-	if (prov_name) {
-		code = remove_provider(NULL, prov_name, force);
-		goto done;
-	}
 	err = manifest_load(manifest, &man, stderr);
 	if (err) {
 		code = err == -ENOENT	? ERROR_FILE_NOT_FOUND
 		       : err == -EINVAL ? ERROR_INVALID_DATA
 					: perflib_win32_error(err);
-		goto done;
+		goto out;
 	}
 	if (regman_build(man, &rm)) {
 		code = ERROR_OUTOFMEMORY;
-		goto done;
+		goto out;
 	}
 	for (i = 0; i < rm.nr_sets; i++) {
 		st = remove_set(&rm.sets[i].counterset_guid, rm.sets[i].name, force);
 		if (st && !code)
 			code = st;
 	}
-done:
-	if (code)
-		tool_error("Unable to uninstall performance counters%s%s, error code is %u",
-			   manifest ? " in " : "", manifest ? manifest : "", code);
+out:
 	regman_free(&rm);
 	manifest_free(man);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {0};
+	struct tool_parser p;
+	ULONG code;
+	GUID prov_guid;
+	int status;
+
+	status = tool_parse(&p, &cli, &a, argc, argv);
+	if (status != TOOL_CONTINUE)
+		return status;
+	if (!!a.manifest + !!a.prov_name + !!a.prov_guid_str != 1) {
+		fprintf(stderr, "Error: give exactly one of /m:MANIFEST, /g:{GUID}, /p:NAME "
+				"(see unlodctr --help)\n");
+		return tool_exit_win32(ERROR_INVALID_PARAMETER);
+	}
+	if (a.prov_guid_str && perflib_guid_from_string(a.prov_guid_str, &prov_guid)) {
+		tool_error("%s is not a GUID ({xxxxxxxx-xxxx-...})", a.prov_guid_str);
+		return tool_exit_win32(ERROR_INVALID_PARAMETER);
+	}
+	if (a.prov_guid_str)
+		code = remove_provider(&prov_guid, NULL, a.force);
+	else if (a.prov_name)
+		code = remove_provider(NULL, a.prov_name, a.force);
+	else
+		code = remove_manifest(a.manifest, a.force);
+	if (code)
+		tool_error("Unable to uninstall performance counters%s%s, error code is %u",
+			   a.manifest ? " in " : "", a.manifest ? a.manifest : "", code);
 	return tool_exit_win32(code);
 }
