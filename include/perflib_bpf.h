@@ -54,23 +54,21 @@
 
 #include "layout.h"
 
-/* the slot geometry of one counter set, copied from its info map by the loader */
-struct perflib_bpf_geometry {
-	__u32 slot_size;     /* bytes per slot (perflib_info.slot_size) */
-	__u32 capacity;	     /* slot limit of all segments together */
-	__u32 nr_counters;   /* counter positions per slot */
-	__u32 name_max;	     /* UTF-16 units per name incl. NUL */
-	__u32 name_offset;   /* slot offset of the UTF-16 name */
-	__u32 instance_type; /* PERF_COUNTERSET_* of the counter set */
-	__u32 nr_procs;	     /* procs map entries */
-	__u32 seg0_slots;    /* slots of segment 0 (perflib_info.seg0_slots) */
-};
-
 /* what perflib_find_instance() matches */
 #define PERFLIB_FIND_ID 0x1   /* the InstanceId */
 #define PERFLIB_FIND_NAME 0x2 /* the name (ASCII) */
 
-#ifdef __bpf__
+#ifndef __bpf__
+/*
+ * A user-space file (a loader written before PERFLIB_1.4): the loader's functions, now
+ * libperflib's, and libbpf's headers as this header always gave them. New loaders include
+ * perflib_bpf_loader.h themselves.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perflib_bpf_loader.h"
+#else /* __bpf__ */
 
 #if !defined(__VMLINUX_H__) && !defined(__LINUX_BPF_H__)
 #error "include vmlinux.h or <linux/bpf.h> before perflib_bpf.h"
@@ -1238,199 +1236,6 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 	perflib__gidx_remove(index_map, g, idx, &key);
 	perflib__grelease(slot, live_map, g, idx, nw);
 	return 0;
-}
-
-#else /* !__bpf__: loaders */
-
-#include <errno.h>
-#include <linux/limits.h> /* PATH_MAX, which <limits.h> hides under -std=c11 */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "perflib-linux.h"
-
-/* the pins of one counter set, opened for a loader */
-struct perflib_bpf_counterset {
-	int info_fd;			 /* info pin, read-only */
-	int data_fd;			 /* segs pin (segment -> data map), read-write */
-	int index_fd;			 /* lives pin again: the index tables, read-write */
-	int live_fd;			 /* lives pin (segment -> live bitmap), read-write */
-	struct perflib_bpf_geometry geo; /* from the info map */
-};
-
-/*
- * perflib_bpf_geometry_from_class - the geometry of size class @cls of a (checked) info
- * value: the slots of the class's pins (segs<cls>, lives<cls>; layout.h)
- */
-static inline void perflib_bpf_geometry_from_class(const struct perflib_info *info, __u32 cls,
-						   struct perflib_bpf_geometry *geo)
-{
-	const struct perflib_info_class *c = &info->classes[cls];
-
-	memset(geo, 0, sizeof(*geo));
-	geo->slot_size = c->slot_size;
-	geo->capacity = c->capacity;
-	geo->nr_counters = info->nr_counters;
-	geo->name_max = c->name_max;
-	geo->name_offset = info->name_offset;
-	geo->instance_type = info->instance_type;
-	geo->nr_procs = info->nr_procs;
-	geo->seg0_slots = c->seg0_slots;
-}
-
-/*
- * perflib_bpf_geometry_from_info - the geometry of size class 0 of a (checked) info value:
- * the class of the names a program may create (up to PERFLIB_BPF_CREATE_NAME_MAX units) and
- * the one the segs and lives pins hold
- */
-static inline void perflib_bpf_geometry_from_info(const struct perflib_info *info,
-						  struct perflib_bpf_geometry *geo)
-{
-	perflib_bpf_geometry_from_class(info, 0, geo);
-}
-
-static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *cs)
-{
-	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->live_fd};
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
-}
-
-/*
- * perflib_bpf_counterset_open - open the pins of counter set @guid (text form, as the
- * directory is named) under @root (NULL: $PERFLIB_ROOT, else PERFLIB_DEFAULT_ROOT) and
- * read its geometry. The segs and lives pins need write permission. 0, or -errno
- * (-ENOENT not registered, -EACCES, -EBADMSG not a perflib info map of this layout). Close with
- * perflib_bpf_counterset_close().
- */
-static inline int perflib_bpf_counterset_open(const char *root, const char *guid,
-					      struct perflib_bpf_counterset *cs)
-{
-	/* the index is in the lives: its PERFLIB_INDEX_MAP gets a second fd of that pin */
-	static const char *const names[4] = {"info", "segs", "lives", "lives"};
-	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->live_fd};
-	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
-	struct bpf_map_info mi;
-	struct perflib_info *info;
-	__u32 len = sizeof(mi), key = 0;
-	char path[PATH_MAX];
-	int i, err;
-
-	memset(cs, 0, sizeof(*cs));
-	cs->info_fd = cs->data_fd = cs->index_fd = cs->live_fd = -1;
-	if (!root)
-		root = getenv("PERFLIB_ROOT");
-	if (!root || root[0] != '/')
-		root = PERFLIB_DEFAULT_ROOT;
-	for (i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", root, guid, names[i]);
-		gopts.file_flags = i ? 0 : BPF_F_RDONLY;
-		*fds[i] = bpf_obj_get_opts(path, &gopts);
-		if (*fds[i] < 0) {
-			err = -errno;
-			perflib_bpf_counterset_close(cs);
-			return err;
-		}
-	}
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(cs->info_fd, &mi, &len)) {
-		err = -errno;
-		goto fail;
-	}
-	err = -EBADMSG;
-	if (mi.value_size < sizeof(*info))
-		goto fail;
-	info = (struct perflib_info *)calloc(1, mi.value_size);
-	if (!info) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	if (bpf_map_lookup_elem(cs->info_fd, &key, info)) {
-		err = -errno;
-		free(info);
-		goto fail;
-	}
-	if (info->magic == PERFLIB_INFO_MAGIC && info->layout_version == PERFLIB_LAYOUT_VERSION) {
-		perflib_bpf_geometry_from_info(info, &cs->geo);
-		err = 0;
-	}
-	free(info);
-	if (!err)
-		return 0;
-fail:
-	perflib_bpf_counterset_close(cs);
-	return err;
-}
-
-/*
- * perflib_bpf_counterset_reuse - make the program's maps (any may be NULL) the pinned
- * ones: bpf_map__reuse_fd() before bpf_object__load(). 0 or -errno.
- */
-static inline int perflib_bpf_counterset_reuse(const struct perflib_bpf_counterset *cs,
-					       struct bpf_map *data, struct bpf_map *index)
-{
-	int err = 0;
-
-	if (data)
-		err = bpf_map__reuse_fd(data, cs->data_fd);
-	if (!err && index)
-		err = bpf_map__reuse_fd(index, cs->index_fd);
-	return err;
-}
-
-/* ==== kernel-owned instances: what their loader needs (see the BPF side above) ============= */
-
-/*
- * perflib_bpf_counterset_reuse_live - make the program's PERFLIB_LIVE_MAP the set's `lives`
- * pin (programs that create or delete instances). 0 or -errno.
- */
-static inline int perflib_bpf_counterset_reuse_live(const struct perflib_bpf_counterset *cs,
-						    struct bpf_map *live)
-{
-	return bpf_map__reuse_fd(live, cs->live_fd);
-}
-
-/*
- * perflib_bpf_counterset_guid - the counter-set GUID of @cs as the 16 bytes of a
- * PERF_COUNTERSET_INSTANCE (Windows byte order), for the program's .rodata (the @guid
- * argument of perflib_instance_create). 0 or -errno.
- */
-static inline int perflib_bpf_counterset_guid(const struct perflib_bpf_counterset *cs,
-					      __u8 guid[16])
-{
-	struct perflib_info info;
-	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key = 0;
-	void *buf;
-	int err = 0;
-
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(cs->info_fd, &mi, &len))
-		return -errno;
-	if (mi.value_size < sizeof(info))
-		return -EBADMSG;
-	buf = calloc(1, mi.value_size);
-	if (!buf)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(cs->info_fd, &key, buf))
-		err = -errno;
-	memcpy(&info, buf, sizeof(info));
-	free(buf);
-	if (!err && info.magic != PERFLIB_INFO_MAGIC)
-		err = -EBADMSG;
-	if (!err)
-		memcpy(guid, info.counterset_guid, 16);
-	return err;
 }
 
 #endif /* __bpf__ */

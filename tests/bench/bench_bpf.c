@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "internal.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf_loader.h"
 #include "bench.skel.h"
 
 #define BENCH_INNER 64 /* updates per program run (bench.bpf.c) */

@@ -39,7 +39,7 @@
 
 #include "bench_util.h"
 #include "internal.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf_loader.h"
 #include "bench_instances.skel.h"
 
 #define ROUNDS 5

@@ -36,8 +36,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "internal.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf_loader.h"
 #include "perfbuf.h"
 #include "test_instances.h"
 #include "test_instances.skel.h"

@@ -8,7 +8,7 @@
  * daemon. `unload` removes all of it. See usage_text.
  *
  * Only public API: the Windows provider and consumer functions, perflib-linux.h's
- * kernel-owned instances and perflib_bpf.h's loader helpers.
+ * kernel-owned instances and the loader functions of perflib_bpf_loader.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,7 +28,7 @@
 #include <perflib-linux.h>
 
 #include "manifest.h"
-#include "perflib_bpf.h" /* before the skeleton: struct perflib_bpf_geometry */
+#include "perflib_bpf_loader.h" /* before the skeleton: struct perflib_bpf_geometry */
 #include "kcounters.skel.h"
 #include "regman.h"
 

@@ -7,7 +7,7 @@
  * Process and Cgroup instances itself, and those of devices and mounts when this loop tells
  * it: rtnetlink, uevents, mountinfo), starts its publishing timer, and publishes Memory and
  * free space once a second until it is told to stop; stopping removes all of it.
- * Only public API (perflib.h, perflib-linux.h, perflib_bpf.h). See usage_text.
+ * Only public API (perflib.h, perflib-linux.h, perflib_bpf_loader.h). See usage_text.
  */
 #include <dirent.h>
 #include <ftw.h>
@@ -42,7 +42,7 @@
 
 #include "ctrtype.h"
 #include "manifest.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf_loader.h"
 #include "regman.h"
 #include "sysd.skel.h"
 
