@@ -451,7 +451,7 @@ static __always_inline void charge(struct cpu_state *st, struct task_struct *t, 
 static __always_inline void cpu_write(void *map, __u32 idx, __u64 idle, __u64 user, __u64 priv,
 				      __u32 irqs)
 {
-	void *slot = perflib_gslot(map, &geo_cpu, idx);
+	void *slot = (perflib_gslot)(map, &geo_cpu, idx); /* either set: unchecked */
 
 	if (!slot)
 		return;
@@ -965,7 +965,7 @@ int sd_net_ctl(struct sd_net_ctx *c)
 static __always_inline void disk_count(void *map, const volatile struct perflib_bpf_geometry *g,
 				       __u32 idx, int write, __u64 bytes, __u64 queue)
 {
-	void *slot = perflib_gslot(map, g, idx);
+	void *slot = (perflib_gslot)(map, g, idx); /* either set: unchecked */
 
 	if (!slot)
 		return;
@@ -1055,11 +1055,11 @@ int sd_disk_ctl(struct sd_disk_ctx *c)
 	 * one create for both sets (each inlined copy takes its own stack, and the index
 	 * lookup's frame counts toward the 512 bytes with this one's)
 	 */
-	r = perflib_instance_create(c->logical ? (void *)&ld_slots : (void *)&pd_slots,
-				    c->logical ? (void *)&ld_idx : (void *)&pd_idx,
-				    c->logical ? (void *)&ld_live : (void *)&pd_live,
-				    c->logical ? &geo_ld : &geo_pd, c->logical ? ld_guid : pd_guid,
-				    name, len, c->id, 0);
+	r = (perflib_instance_create)(c->logical ? (void *)&ld_slots : (void *)&pd_slots,
+				      c->logical ? (void *)&ld_idx : (void *)&pd_idx,
+				      c->logical ? (void *)&ld_live : (void *)&pd_live,
+				      c->logical ? &geo_ld : &geo_pd,
+				      c->logical ? ld_guid : pd_guid, name, len, c->id, 0);
 	if (r >= 0)
 		bpf_map_update_elem(map, &devt, &(__u32){(__u32)r}, BPF_ANY);
 	c->ret = r;

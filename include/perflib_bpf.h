@@ -27,7 +27,7 @@
  *		__s64 i;
  *
  *		perflib_instance_key_ascii(&key, "execs", 0, 0);
- *		i = perflib_find_by_key(&idx, &slots, &key);
+ *		i = perflib_find_by_key(&slots, &idx, &key);
  *		if (i >= 0)
  *			perflib_counter_add(perflib_slot(&slots, i), 0, 1);
  *		return 0;
@@ -961,23 +961,23 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 
 /*
  * perflib_gfind_by_key - the slot index of the live instance with @key in the set of
- * geometry @g whose segs and index pins are @data_map and @index_map (a PERFLIB_INDEX_MAP:
- * the set's lives pin), or -1: two buckets of each group leader's table, the candidates
+ * geometry @g whose segs and index pins are @data_map (a PERFLIB_DATA_MAP) and @index_map
+ * (a PERFLIB_INDEX_MAP: the set's lives pin), or -1: two buckets of each group leader's table, the candidates
  * checked against the slot's own name, id and scope (up to PERFLIB_IDX_LEADERS, 17,
  * leaders, 32 entries each).
  * perflib_find_by_key - the same for the program's one counter set (perflib_geo).
  */
-static __always_inline __s64 perflib_gfind_by_key(void *index_map, void *data_map,
+static __always_inline __s64 perflib_gfind_by_key(void *data_map, void *index_map,
 						  const volatile struct perflib_bpf_geometry *g,
 						  const struct perflib_index_key *key)
 {
 	return perflib__gidx_find(data_map, index_map, g, key, PERFLIB__LOOKUP);
 }
 
-static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
+static __always_inline __s64 perflib_find_by_key(void *data_map, void *index_map,
 						 const struct perflib_index_key *key)
 {
-	return perflib_gfind_by_key(index_map, data_map, &perflib_geo, key);
+	return perflib_gfind_by_key(data_map, index_map, &perflib_geo, key);
 }
 
 /*
@@ -1237,6 +1237,57 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 	perflib__grelease(slot, live_map, g, idx, nw);
 	return 0;
 }
+
+/* ---- map arguments, checked ----------------------------------------------------------- */
+
+/*
+ * Every helper takes its maps in one order: data, index, live (docs/BPF.md says why). The
+ * macros below check at compile time that each map argument is of the kind its place wants,
+ * from the value size of the segments it declares: a PERFLIB_DATA_MAP's are slots (16 bytes
+ * or more), a PERFLIB_INDEX_MAP's and a PERFLIB_LIVE_MAP's are 8-byte words (both are the
+ * lives pin, in one shape: either serves as the other). A map reached through a void *
+ * (a function of the program's own that serves several sets) is not checked: call the
+ * function by its name in parentheses, (perflib_gslot)(map, g, idx).
+ */
+#define PERFLIB__SEG_VALUE_SIZE(_map) (sizeof(*(_map)->values[0]->value_size) / sizeof(int))
+#define PERFLIB__ASSERT(_cond, _msg)                                                               \
+	((void)sizeof(struct {                                                                     \
+		_Static_assert(_cond, _msg);                                                       \
+		int _unused;                                                                       \
+	}))
+#define PERFLIB__DATA(_map)                                                                        \
+	PERFLIB__ASSERT(                                                                           \
+		PERFLIB__SEG_VALUE_SIZE(_map) != 8,                                                \
+		"perflib_bpf.h: a PERFLIB_DATA_MAP goes here (map order: data, index, live)")
+#define PERFLIB__LIVES(_map)                                                                       \
+	PERFLIB__ASSERT(                                                                           \
+		PERFLIB__SEG_VALUE_SIZE(_map) == 8,                                                \
+		"perflib_bpf.h: a PERFLIB_INDEX_MAP or PERFLIB_LIVE_MAP goes here (map order: "    \
+		"data, index, live)")
+
+#define perflib_gslot_in(_data, _g, _idx, _k)                                                      \
+	(PERFLIB__DATA(_data), perflib_gslot_in(_data, _g, _idx, _k))
+#define perflib_gslot(_data, _g, _idx) (PERFLIB__DATA(_data), perflib_gslot(_data, _g, _idx))
+#define perflib_slot(_data, _idx) (PERFLIB__DATA(_data), perflib_slot(_data, _idx))
+#define perflib_glive_set_in(_live, _g, _idx, _k, _on)                                             \
+	(PERFLIB__LIVES(_live), perflib_glive_set_in(_live, _g, _idx, _k, _on))
+#define perflib_glive_set(_live, _g, _idx, _on)                                                    \
+	(PERFLIB__LIVES(_live), perflib_glive_set(_live, _g, _idx, _on))
+#define perflib_gnr_slots(_data, _g) (PERFLIB__DATA(_data), perflib_gnr_slots(_data, _g))
+#define perflib_gfind_by_key(_data, _index, _g, _key)                                              \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index),                                             \
+	 perflib_gfind_by_key(_data, _index, _g, _key))
+#define perflib_find_by_key(_data, _index, _key)                                                   \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), perflib_find_by_key(_data, _index, _key))
+#define perflib_instance_create(_data, _index, _live, ...)                                         \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), PERFLIB__LIVES(_live),                      \
+	 perflib_instance_create(_data, _index, _live, __VA_ARGS__))
+#define perflib_instance_create_ascii(_data, _index, _live, ...)                                   \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), PERFLIB__LIVES(_live),                      \
+	 perflib_instance_create_ascii(_data, _index, _live, __VA_ARGS__))
+#define perflib_instance_delete(_data, _index, _live, _g, _idx)                                    \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), PERFLIB__LIVES(_live),                      \
+	 perflib_instance_delete(_data, _index, _live, _g, _idx))
 
 #endif /* __bpf__ */
 
