@@ -71,9 +71,41 @@
 #else /* __bpf__ */
 
 #if !defined(__VMLINUX_H__) && !defined(__LINUX_BPF_H__)
-#error "include vmlinux.h or <linux/bpf.h> before perflib_bpf.h"
+#error "perflib_bpf.h: include \"vmlinux.h\" or <linux/bpf.h> before it (docs/BPF.md)"
 #endif
 #include <bpf/bpf_helpers.h>
+
+#ifndef __VMLINUX_H__
+/*
+ * <linux/bpf.h>: the kernel's types are not there, and struct bpf_iter_num, the state of
+ * the open-coded iterators of the instance and index helpers, only from the headers of
+ * Linux 6.4 on; older headers get the kernel's own definition here (the verifier matches
+ * the kfuncs' argument by its name and size). Headers whose version does not tell (a
+ * backport) set PERFLIB_BPF_HAVE_ITER_NUM to 1 (they define it) or 0.
+ */
+#include <linux/version.h>
+#ifndef PERFLIB_BPF_HAVE_ITER_NUM
+#define PERFLIB_BPF_HAVE_ITER_NUM (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0))
+#endif
+#if !PERFLIB_BPF_HAVE_ITER_NUM
+struct bpf_iter_num {
+	__u64 __opaque[1];
+} __attribute__((aligned(8)));
+#endif
+#endif
+
+/*
+ * The errors the helpers return, negated (-PERFLIB_EEXIST), with the numbers of the kernel's
+ * <asm-generic/errno-base.h>, the same on every architecture: a BPF program has no <errno.h>
+ * and vmlinux.h no macros. They equal EEXIST and the others where a program includes
+ * errno-base.h too (tests/tools/test_bpf_headers.sh checks).
+ */
+#define PERFLIB_ENOENT 2  /* no such (live, kernel-owned) instance */
+#define PERFLIB_E2BIG 7	  /* both buckets of a key's index table full */
+#define PERFLIB_EBUSY 16  /* another provider is at the same slot or name right now */
+#define PERFLIB_EEXIST 17 /* the name and id are taken */
+#define PERFLIB_EINVAL 22 /* a name too long for the set */
+#define PERFLIB_ENOSPC 28 /* no free slot in the set's storage */
 
 /* name lookups: bytes of an ASCII name compared or hashed (incl. NUL) */
 #define PERFLIB_BPF_NAME_MAX PERFLIB_ASCII_MAX
@@ -703,7 +735,7 @@ static __always_inline __u32 perflib_gnr_slots(void *data_map,
 
 /*
  * claim a FREE slot of @data_map by CAS among the slots of its published segments, scanning
- * from @hint, and set its live bit; the slot index, or -ENOSPC. *ret_word gets the claimed
+ * from @hint, and set its live bit; the slot index, or -PERFLIB_ENOSPC. *ret_word gets the claimed
  * word.
  */
 static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
@@ -712,7 +744,7 @@ static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
 {
 	__u32 cap = perflib_gnr_slots(data_map, g);
 	struct bpf_iter_num it;
-	__s64 found = -28; /* -ENOSPC */
+	__s64 found = -PERFLIB_ENOSPC;
 	int *k;
 
 	if (cap > PERFLIB_BPF_SCAN_MAX)
@@ -871,10 +903,10 @@ static __always_inline int perflib__gidx_holds(void *data_map,
  * Look @key up in the index tables of the set (geometry @g) of @data_map, @index_map: the
  * slots of current entries whose instance has @key. With @skip PERFLIB__LOOKUP, the first
  * LIVE one is returned (>= 0), else -1. Otherwise (the check of the creator of slot @skip,
- * whose entries are passed over): -EEXIST for a LIVE one or one being created at a slot
- * below @skip, -EBUSY for one being created above it (user space waits for it; a program
+ * whose entries are passed over): -PERFLIB_EEXIST for a LIVE one or one being created at a slot
+ * below @skip, -PERFLIB_EBUSY for one being created above it (user space waits for it; a program
  * cannot), 0 if nothing counts. The entries are read first and the candidates (current,
- * the key's tag: at most two; more, which takes two 24-bit tag collisions, answers -EBUSY
+ * the key's tag: at most two; more, which takes two 24-bit tag collisions, answers -PERFLIB_EBUSY
  * to a creator) checked after, so that the name's hash loop is not verified inside the
  * loops over the tables. One subprogram (its own stack frame) for every caller.
  */
@@ -930,9 +962,9 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 	 * would never converge
 	 */
 	if (bpf_probe_read_kernel(&c, sizeof(c), &c))
-		return live_only ? -1 : -16;
+		return live_only ? -1 : -PERFLIB_EBUSY;
 	if (c.n > 2 && !live_only)
-		return -16; /* -EBUSY */
+		return -PERFLIB_EBUSY;
 	perflib__for(it, np, 2)
 	{
 		__u32 i = (__u32)(*np ? c.slots >> 32 : c.slots) - 1;
@@ -950,10 +982,10 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 			continue;
 		}
 		if (h == 1 || i < skip) {
-			ret = -17; /* -EEXIST */
+			ret = -PERFLIB_EEXIST;
 			break;
 		}
-		ret = -16; /* -EBUSY */
+		ret = -PERFLIB_EBUSY;
 	}
 	bpf_iter_num_destroy(&it);
 	return ret;
@@ -1081,11 +1113,12 @@ static __always_inline void perflib__gidx_remove(void *index_map,
  * perflib_bpf_counterset_guid()), @hint the slot to start looking at (any value; keep the
  * last result + 1 to spread creations). The slot is taken among the segments the set has:
  * a program never grows the set (a user-space provider does; perflib_kernel_reserve()
- * makes room ahead). Returns the slot index (>= 0), or -EEXIST (a live instance anywhere
- * has this name and id, or the single instance of a single-instance set exists), -ENOSPC
- * (no free slot), -EINVAL (name too long for the set), -EBUSY (another provider is
- * creating the same name right now: try again), -E2BIG (both buckets of the name's key in
- * its index table full of current entries: practically never). Counters start at 0.
+ * makes room ahead). Returns the slot index (>= 0), or -PERFLIB_EEXIST (a live instance
+ * anywhere has this name and id, or the single instance of a single-instance set exists),
+ * -PERFLIB_ENOSPC (no free slot), -PERFLIB_EINVAL (name too long for the set),
+ * -PERFLIB_EBUSY (another provider is creating the same name right now: try again),
+ * -PERFLIB_E2BIG (both buckets of the name's key in its index table full of current
+ * entries: practically never). Counters start at 0.
  * The index lookup runs in a subprogram whose stack frame (about 150 bytes) adds to the
  * caller's: the two must stay within the kernel's 512 bytes.
  * perflib__gcreate: the same for a name of UTF-16 units or, with @ascii, bytes.
@@ -1105,13 +1138,13 @@ static __always_inline __s64 perflib__gcreate(void *data_map, void *index_map, v
 	int err, *kp;
 
 	if (len > PERFLIB_BPF_CREATE_NAME_MAX || len + 1 > g->name_max)
-		return -22; /* -EINVAL */
+		return -PERFLIB_EINVAL;
 	idx = perflib__gclaim(data_map, live_map, g, hint, &w);
 	if (idx < 0)
 		return idx;
 	slot = perflib_gslot(data_map, g, (__u32)idx);
 	if (!slot)
-		return -28;
+		return -PERFLIB_ENOSPC;
 	h = slot;
 	h->owner_start = PERFLIB_OWNER_KERNEL;
 	/* the Windows block (PERF_COUNTERSET_INSTANCE), exactly as PerfCreateInstance writes it */
@@ -1149,7 +1182,7 @@ static __always_inline __s64 perflib__gcreate(void *data_map, void *index_map, v
 	/* the entry goes into the table of the leader of the segment that holds the slot */
 	at = perflib__gidx_put(data_map, index_map, g, (__u32)idx, w, &key, &e);
 	if (!at) {
-		err = -7; /* -E2BIG: both of the key's buckets full */
+		err = -PERFLIB_E2BIG; /* both of the key's buckets full */
 	} else {
 		/* our insert before every look (a full barrier; the slot is ours, unchanged) */
 		__sync_fetch_and_add((__u64 *)slot, 0);
@@ -1159,12 +1192,12 @@ static __always_inline __s64 perflib__gcreate(void *data_map, void *index_map, v
 	}
 	if (err) {
 		perflib__grelease(slot, live_map, g, (__u32)idx, w);
-		return err; /* -EEXIST, -EBUSY, -E2BIG, ... */
+		return err; /* -PERFLIB_EEXIST, -PERFLIB_EBUSY, -PERFLIB_E2BIG */
 	}
 	/* publish: block and name are in place before the word says LIVE (CAS: full barrier) */
 	live = perflib_make_word(PERFLIB_SLOT_LIVE, perflib_gen_add(perflib_word_gen(w), 1), 0);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, live) != w)
-		return -16; /* -EBUSY: cannot happen while the protocol is kept */
+		return -PERFLIB_EBUSY; /* cannot happen while the protocol is kept */
 	return idx;
 }
 
@@ -1208,8 +1241,8 @@ perflib_instance_create_ascii(void *data_map, void *index_map, void *live_map,
 /*
  * perflib_instance_delete - delete the kernel-owned live instance in slot @idx (from
  * perflib_instance_create): hide it from readers (LIVE -> CLAIMED), delete its index key,
- * zero the slot, clear its live bit and free it for reuse. 0, -ENOENT (not a live
- * kernel-owned instance), -EBUSY (its word changed under us).
+ * zero the slot, clear its live bit and free it for reuse. 0, -PERFLIB_ENOENT (not a live
+ * kernel-owned instance), -PERFLIB_EBUSY (its word changed under us).
  */
 static __always_inline int perflib_instance_delete(void *data_map, void *index_map, void *live_map,
 						   const volatile struct perflib_bpf_geometry *g,
@@ -1221,16 +1254,16 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 	__u64 w, nw;
 
 	if (!slot)
-		return -2;
+		return -PERFLIB_ENOENT;
 	h = slot;
 	w = perflib_slot_word(slot);
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
 	    h->owner_start != PERFLIB_OWNER_KERNEL)
-		return -2;
+		return -PERFLIB_ENOENT;
 	nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
 			       PERFLIB_KERNEL_CLAIM_PID);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) != w)
-		return -16;
+		return -PERFLIB_EBUSY;
 	/* the key as the creator inserted it: the name read back from the slot, pid 0 */
 	perflib__gslot_key(slot, g, 0, &key);
 	perflib__gidx_remove(index_map, g, idx, &key);
