@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perflib_bpf.h - counter sets for BPF programs, and the few lines their loaders need.
+ * perflib_bpf.h - counter sets for BPF programs: the maps to declare and the helpers that
+ * read and write them. Their user-space loaders include perflib_bpf_loader.h (libperflib).
  *
  * A counter set lives in pinned maps under $PERFLIB_ROOT/<counter-set GUID>/ (layout.h):
  * segs (segment -> slots), lives (segment -> live bitmap; a group leader's also holds the
  * index of the group's instance names) and info. A BPF program declares the maps it uses
- * with the macros below; its loader opens the pins and hands their fds to libbpf with
- * bpf_map__reuse_fd() before loading, and copies the slot geometry into the program's
- * read-only data (perflib_geo).
+ * with the macros below; its loader opens the pins and hands their fds to libbpf before
+ * loading, and copies the slot geometry into the program's read-only data (perflib_geo).
  * LIBBPF_PIN_BY_NAME cannot be used: libbpf pins by map name in one directory, while
  * perflib's pins are named info/segs/lives inside a per-counter-set directory.
  *
  * In a BPF program (clang -target bpf, CO-RE; docs/BPF.md has the complete example):
  *
- *	#include "vmlinux.h"			(or <linux/bpf.h>)
+ *	#include "vmlinux.h"			(or <linux/bpf.h>: below)
  *	#include <bpf/bpf_helpers.h>
  *	#include "perflib_bpf.h"
  *
@@ -34,14 +34,20 @@
  *	}
  *
  * (Do not name a map data, bss or rodata: the skeleton uses those names for global
- * variables.) Its loader (user space, libbpf skeleton "demo_bpf"):
+ * variables.) Its loader (user space, libbpf skeleton "demo_bpf", linked to libperflib):
  *
+ *	#include <perflib/perflib_bpf_loader.h>	(before the skeleton)
  *	struct perflib_bpf_counterset cs;
  *	perflib_bpf_counterset_open(NULL, "<counter-set GUID>", &cs);
  *	skel = demo_bpf__open();
  *	skel->rodata->perflib_geo = cs.geo;
  *	perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx);
  *	demo_bpf__load(skel); demo_bpf__attach(skel); ...
+ *
+ * Map arguments come in one order: data, index, live; the helpers check the kinds at
+ * compile time (the end of this file). Errors are negated PERFLIB_E* numbers. Either base
+ * header works: vmlinux.h (CO-RE, kernel types) or <linux/bpf.h> (the UAPI headers; the
+ * multiarch include directory for <asm/types.h>).
  *
  * Counters are addressed by position (the order of the counters in the template or
  * manifest, 0-based): slot + PERFLIB_COUNTERS_OFFSET + 8 * position. 64-bit counters
