@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_bpf_helpers.c - the helpers of include/perflib_bpf.h, run in the kernel through
- * bpf/test_helpers.bpf.c (syscall programs, BPF_PROG_TEST_RUN): index keys equal the
+ * tests/bpf/test_helpers.bpf.c (syscall programs, BPF_PROG_TEST_RUN): index keys equal the
  * library's for several names and scopes, instances are found by key and by scan (live
  * ones only), counters are added, set and read by position where providers see them. The
  * programs are loaded on real pins by the loader functions (test_loader.c tests those).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * kcounters - a kernel counter provider: BPF programs on scheduler, system-call and
- * page-fault tracepoints (bpf/kcounters.bpf.c) count into the "Kernel CPU" counter set
+ * page-fault tracepoints (kcounters.bpf.c) count into the "Kernel CPU" counter set
  * (kcounters.man, compiled in), one instance per CPU. `load` registers the counter set,
  * creates the instances and hands them to the kernel, loads the programs and pins their
  * links beside the counter set's maps, then exits: the counters keep running without a
