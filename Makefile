@@ -62,8 +62,12 @@ SHARED_SRCS := $(wildcard common/*.c)
 LIB_SRCS := $(wildcard userspace/*.c) $(SHARED_SRCS)
 LIB_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)shared/%.o,$(LIB_SRCS))
 LIB_STATIC_OBJS := $(patsubst %.c,$(OUTPUT)static/%.o,$(LIB_SRCS))
-BPF_SRCS := $(wildcard bpf/*.bpf.c)
-SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)bpf/%.skel.h,$(BPF_SRCS))
+# BPF programs live beside their users: the library's in bpf/ (with layout.h), each tool's in
+# its directory, the tests' and benches' in tests/bpf/. Every skeleton goes to $(OUTPUT)bpf/
+# (names are unique across the directories).
+BPF_DIRS := bpf $(patsubst %/main.c,%,$(wildcard tools/*/main.c)) tests/bpf
+BPF_SRCS := $(wildcard $(addsuffix /*.bpf.c,$(BPF_DIRS)))
+SKELS := $(patsubst %.bpf.c,$(OUTPUT)bpf/%.skel.h,$(notdir $(BPF_SRCS)))
 
 # libpdh: pdh/ (and common/ in the shared object; libperflib.a carries it for static links)
 PDH_SRCS := $(wildcard pdh/*.c)
@@ -152,12 +156,16 @@ $(OUTPUT)bpf/vmlinux.h:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(OUTPUT)bpf/%.bpf.o: bpf/%.bpf.c bpf/*.h include/*.h $(OUTPUT)bpf/vmlinux.h
-	$(call msg,BPF,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_x86 -Iinclude -Ibpf -I$(OUTPUT)bpf \
-		-c $< -o $@.tmp
-	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+# one pattern rule per directory: make takes the one whose source exists
+define bpf_rule
+$(OUTPUT)bpf/%.bpf.o: $(1)/%.bpf.c $(wildcard $(1)/*.h) bpf/*.h include/*.h $(OUTPUT)bpf/vmlinux.h
+	$$(call msg,BPF,$$@)
+	$(Q)mkdir -p $$(@D)
+	$(Q)$(CLANG) -target bpf -g -O2 -D__TARGET_ARCH_x86 -Iinclude -Ibpf -I$(1) -I$(OUTPUT)bpf \
+		-c $$< -o $$@.tmp
+	$(Q)$(BPFTOOL) gen object $$@ $$@.tmp && rm -f $$@.tmp
+endef
+$(foreach d,$(BPF_DIRS),$(eval $(call bpf_rule,$(d))))
 
 $(OUTPUT)bpf/%.skel.h: $(OUTPUT)bpf/%.bpf.o
 	$(call msg,SKEL,$@)
@@ -220,7 +228,7 @@ $(OUTPUT)tools-obj/%.o: tools/%.c | skeletons
 	$(Q)$(CC) $(ALL_CFLAGS) $(XML_CFLAGS) -MMD -MP -c $< -o $@
 
 .SECONDEXPANSION:
-tool_objs = $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(wildcard tools/$(1)/*.c))
+tool_objs = $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c)))
 $(COMMON_A): $(COMMON_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -260,7 +268,7 @@ $(OUTPUT)tests/%: tests/unit/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) $(TES
 		| skeletons
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(TOOL_INCLUDES) $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) \
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -Itests/bpf $(TOOL_INCLUDES) $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) \
 		-MMD -MP -MF $@.d $< $(TESTLIB_OBJS) $(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) \
 		-lcmocka $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 

@@ -749,6 +749,23 @@ struct perflib_exit_ctx {
 	struct perflib_exit_val v;
 };
 
+/*
+ * The slot geometry of one size class of a counter set, as a BPF program is given it in its
+ * read-only data (perflib_bpf.h: perflib_geo, PERFLIB_GEOMETRY) and its loader reads it from
+ * the info map (perflib_bpf_loader.h: perflib_bpf_counterset_open,
+ * perflib_bpf_geometry_from_class).
+ */
+struct perflib_bpf_geometry {
+	__u32 slot_size;     /* bytes per slot (perflib_info_class.slot_size) */
+	__u32 capacity;	     /* slot limit of all segments together */
+	__u32 nr_counters;   /* counter positions per slot */
+	__u32 name_max;	     /* UTF-16 units per name incl. NUL */
+	__u32 name_offset;   /* slot offset of the UTF-16 name */
+	__u32 instance_type; /* PERF_COUNTERSET_* of the counter set */
+	__u32 nr_procs;	     /* procs map entries */
+	__u32 seg0_slots;    /* slots of segment 0 (perflib_info_class.seg0_slots) */
+};
+
 /* (C11 and C++11 have static_assert; a C99 includer skips these, the library checks them) */
 #if !defined(__bpf__) && (defined(__cplusplus) || __STDC_VERSION__ >= 201112L)
 static_assert(sizeof(struct perflib_info) == 248, "info header size");
@@ -760,6 +777,7 @@ static_assert(sizeof(struct perflib_proc) == 8 * PERFLIB_PROC_WORDS, "proc entry
 static_assert(sizeof(struct perflib_ctl) == 8 * PERFLIB_CTL_WORDS, "ctl is 8 live words");
 static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");
 static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");
+static_assert(sizeof(struct perflib_bpf_geometry) == 32, "geometry size");
 #endif
 
 #endif /* PERFLIB_LAYOUT_H */

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perflib_bpf.h - counter sets for BPF programs, and the few lines their loaders need.
+ * perflib_bpf.h - counter sets for BPF programs: the maps to declare and the helpers that
+ * read and write them. Their user-space loaders include perflib_bpf_loader.h (libperflib).
  *
  * A counter set lives in pinned maps under $PERFLIB_ROOT/<counter-set GUID>/ (layout.h):
  * segs (segment -> slots), lives (segment -> live bitmap; a group leader's also holds the
  * index of the group's instance names) and info. A BPF program declares the maps it uses
- * with the macros below; its loader opens the pins and hands their fds to libbpf with
- * bpf_map__reuse_fd() before loading, and copies the slot geometry into the program's
- * read-only data (perflib_geo).
+ * with the macros below; its loader opens the pins and hands their fds to libbpf before
+ * loading, and copies the slot geometry into the program's read-only data (perflib_geo).
  * LIBBPF_PIN_BY_NAME cannot be used: libbpf pins by map name in one directory, while
  * perflib's pins are named info/segs/lives inside a per-counter-set directory.
  *
  * In a BPF program (clang -target bpf, CO-RE; docs/BPF.md has the complete example):
  *
- *	#include "vmlinux.h"			(or <linux/bpf.h>)
+ *	#include "vmlinux.h"			(or <linux/bpf.h>: below)
  *	#include <bpf/bpf_helpers.h>
  *	#include "perflib_bpf.h"
  *
@@ -27,21 +27,27 @@
  *		__s64 i;
  *
  *		perflib_instance_key_ascii(&key, "execs", 0, 0);
- *		i = perflib_find_by_key(&idx, &slots, &key);
+ *		i = perflib_find_by_key(&slots, &idx, &key);
  *		if (i >= 0)
  *			perflib_counter_add(perflib_slot(&slots, i), 0, 1);
  *		return 0;
  *	}
  *
  * (Do not name a map data, bss or rodata: the skeleton uses those names for global
- * variables.) Its loader (user space, libbpf skeleton "demo_bpf"):
+ * variables.) Its loader (user space, libbpf skeleton "demo_bpf", linked to libperflib):
  *
+ *	#include <perflib/perflib_bpf_loader.h>	(before the skeleton)
  *	struct perflib_bpf_counterset cs;
  *	perflib_bpf_counterset_open(NULL, "<counter-set GUID>", &cs);
  *	skel = demo_bpf__open();
  *	skel->rodata->perflib_geo = cs.geo;
  *	perflib_bpf_counterset_reuse(&cs, skel->maps.slots, skel->maps.idx);
  *	demo_bpf__load(skel); demo_bpf__attach(skel); ...
+ *
+ * Map arguments come in one order: data, index, live; the helpers check the kinds at
+ * compile time (the end of this file). Errors are negated PERFLIB_E* numbers. Either base
+ * header works: vmlinux.h (CO-RE, kernel types) or <linux/bpf.h> (the UAPI headers; the
+ * multiarch include directory for <asm/types.h>).
  *
  * Counters are addressed by position (the order of the counters in the template or
  * manifest, 0-based): slot + PERFLIB_COUNTERS_OFFSET + 8 * position. 64-bit counters
@@ -54,28 +60,58 @@
 
 #include "layout.h"
 
-/* the slot geometry of one counter set, copied from its info map by the loader */
-struct perflib_bpf_geometry {
-	__u32 slot_size;     /* bytes per slot (perflib_info.slot_size) */
-	__u32 capacity;	     /* slot limit of all segments together */
-	__u32 nr_counters;   /* counter positions per slot */
-	__u32 name_max;	     /* UTF-16 units per name incl. NUL */
-	__u32 name_offset;   /* slot offset of the UTF-16 name */
-	__u32 instance_type; /* PERF_COUNTERSET_* of the counter set */
-	__u32 nr_procs;	     /* procs map entries */
-	__u32 seg0_slots;    /* slots of segment 0 (perflib_info.seg0_slots) */
-};
-
 /* what perflib_find_instance() matches */
 #define PERFLIB_FIND_ID 0x1   /* the InstanceId */
 #define PERFLIB_FIND_NAME 0x2 /* the name (ASCII) */
 
-#ifdef __bpf__
+#ifndef __bpf__
+/*
+ * A user-space file (a loader written before PERFLIB_1.4): the loader's functions, now
+ * libperflib's, and libbpf's headers as this header always gave them. New loaders include
+ * perflib_bpf_loader.h themselves.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perflib_bpf_loader.h"
+#else /* __bpf__ */
 
 #if !defined(__VMLINUX_H__) && !defined(__LINUX_BPF_H__)
-#error "include vmlinux.h or <linux/bpf.h> before perflib_bpf.h"
+#error "perflib_bpf.h: include \"vmlinux.h\" or <linux/bpf.h> before it (docs/BPF.md)"
 #endif
 #include <bpf/bpf_helpers.h>
+
+#ifndef __VMLINUX_H__
+/*
+ * <linux/bpf.h>: the kernel's types are not there, and struct bpf_iter_num, the state of
+ * the open-coded iterators of the instance and index helpers, only from the headers of
+ * Linux 6.4 on; older headers get the kernel's own definition here (the verifier matches
+ * the kfuncs' argument by its name and size). Headers whose version does not tell (a
+ * backport) set PERFLIB_BPF_HAVE_ITER_NUM to 1 (they define it) or 0.
+ */
+#include <linux/version.h>
+#ifndef PERFLIB_BPF_HAVE_ITER_NUM
+#define PERFLIB_BPF_HAVE_ITER_NUM (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0))
+#endif
+#if !PERFLIB_BPF_HAVE_ITER_NUM
+struct bpf_iter_num {
+	__u64 __opaque[1];
+} __attribute__((aligned(8)));
+#endif
+#endif
+
+/*
+ * The errors the helpers return, negated (-PERFLIB_EEXIST), with the numbers of the kernel's
+ * <asm-generic/errno-base.h>, the same on every architecture: a BPF program has no <errno.h>
+ * and vmlinux.h no macros. They equal EEXIST and the others where a program includes
+ * errno-base.h too (tests/tools/test_bpf_headers.sh checks).
+ */
+#define PERFLIB_ENOENT 2  /* no such (live, kernel-owned) instance */
+#define PERFLIB_E2BIG 7	  /* both buckets of a key's index table full */
+#define PERFLIB_EBUSY 16  /* another provider is at the same slot or name right now */
+#define PERFLIB_EEXIST 17 /* the name and id are taken */
+#define PERFLIB_EINVAL 22 /* a name too long for the set */
+#define PERFLIB_ENOSPC 28 /* no free slot in the set's storage */
 
 /* name lookups: bytes of an ASCII name compared or hashed (incl. NUL) */
 #define PERFLIB_BPF_NAME_MAX PERFLIB_ASCII_MAX
@@ -705,7 +741,7 @@ static __always_inline __u32 perflib_gnr_slots(void *data_map,
 
 /*
  * claim a FREE slot of @data_map by CAS among the slots of its published segments, scanning
- * from @hint, and set its live bit; the slot index, or -ENOSPC. *ret_word gets the claimed
+ * from @hint, and set its live bit; the slot index, or -PERFLIB_ENOSPC. *ret_word gets the claimed
  * word.
  */
 static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
@@ -714,7 +750,7 @@ static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
 {
 	__u32 cap = perflib_gnr_slots(data_map, g);
 	struct bpf_iter_num it;
-	__s64 found = -28; /* -ENOSPC */
+	__s64 found = -PERFLIB_ENOSPC;
 	int *k;
 
 	if (cap > PERFLIB_BPF_SCAN_MAX)
@@ -873,10 +909,10 @@ static __always_inline int perflib__gidx_holds(void *data_map,
  * Look @key up in the index tables of the set (geometry @g) of @data_map, @index_map: the
  * slots of current entries whose instance has @key. With @skip PERFLIB__LOOKUP, the first
  * LIVE one is returned (>= 0), else -1. Otherwise (the check of the creator of slot @skip,
- * whose entries are passed over): -EEXIST for a LIVE one or one being created at a slot
- * below @skip, -EBUSY for one being created above it (user space waits for it; a program
+ * whose entries are passed over): -PERFLIB_EEXIST for a LIVE one or one being created at a slot
+ * below @skip, -PERFLIB_EBUSY for one being created above it (user space waits for it; a program
  * cannot), 0 if nothing counts. The entries are read first and the candidates (current,
- * the key's tag: at most two; more, which takes two 24-bit tag collisions, answers -EBUSY
+ * the key's tag: at most two; more, which takes two 24-bit tag collisions, answers -PERFLIB_EBUSY
  * to a creator) checked after, so that the name's hash loop is not verified inside the
  * loops over the tables. One subprogram (its own stack frame) for every caller.
  */
@@ -932,9 +968,9 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 	 * would never converge
 	 */
 	if (bpf_probe_read_kernel(&c, sizeof(c), &c))
-		return live_only ? -1 : -16;
+		return live_only ? -1 : -PERFLIB_EBUSY;
 	if (c.n > 2 && !live_only)
-		return -16; /* -EBUSY */
+		return -PERFLIB_EBUSY;
 	perflib__for(it, np, 2)
 	{
 		__u32 i = (__u32)(*np ? c.slots >> 32 : c.slots) - 1;
@@ -952,10 +988,10 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 			continue;
 		}
 		if (h == 1 || i < skip) {
-			ret = -17; /* -EEXIST */
+			ret = -PERFLIB_EEXIST;
 			break;
 		}
-		ret = -16; /* -EBUSY */
+		ret = -PERFLIB_EBUSY;
 	}
 	bpf_iter_num_destroy(&it);
 	return ret;
@@ -963,23 +999,23 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 
 /*
  * perflib_gfind_by_key - the slot index of the live instance with @key in the set of
- * geometry @g whose segs and index pins are @data_map and @index_map (a PERFLIB_INDEX_MAP:
- * the set's lives pin), or -1: two buckets of each group leader's table, the candidates
+ * geometry @g whose segs and index pins are @data_map (a PERFLIB_DATA_MAP) and @index_map
+ * (a PERFLIB_INDEX_MAP: the set's lives pin), or -1: two buckets of each group leader's table, the candidates
  * checked against the slot's own name, id and scope (up to PERFLIB_IDX_LEADERS, 17,
  * leaders, 32 entries each).
  * perflib_find_by_key - the same for the program's one counter set (perflib_geo).
  */
-static __always_inline __s64 perflib_gfind_by_key(void *index_map, void *data_map,
+static __always_inline __s64 perflib_gfind_by_key(void *data_map, void *index_map,
 						  const volatile struct perflib_bpf_geometry *g,
 						  const struct perflib_index_key *key)
 {
 	return perflib__gidx_find(data_map, index_map, g, key, PERFLIB__LOOKUP);
 }
 
-static __always_inline __s64 perflib_find_by_key(void *index_map, void *data_map,
+static __always_inline __s64 perflib_find_by_key(void *data_map, void *index_map,
 						 const struct perflib_index_key *key)
 {
-	return perflib_gfind_by_key(index_map, data_map, &perflib_geo, key);
+	return perflib_gfind_by_key(data_map, index_map, &perflib_geo, key);
 }
 
 /*
@@ -1083,11 +1119,12 @@ static __always_inline void perflib__gidx_remove(void *index_map,
  * perflib_bpf_counterset_guid()), @hint the slot to start looking at (any value; keep the
  * last result + 1 to spread creations). The slot is taken among the segments the set has:
  * a program never grows the set (a user-space provider does; perflib_kernel_reserve()
- * makes room ahead). Returns the slot index (>= 0), or -EEXIST (a live instance anywhere
- * has this name and id, or the single instance of a single-instance set exists), -ENOSPC
- * (no free slot), -EINVAL (name too long for the set), -EBUSY (another provider is
- * creating the same name right now: try again), -E2BIG (both buckets of the name's key in
- * its index table full of current entries: practically never). Counters start at 0.
+ * makes room ahead). Returns the slot index (>= 0), or -PERFLIB_EEXIST (a live instance
+ * anywhere has this name and id, or the single instance of a single-instance set exists),
+ * -PERFLIB_ENOSPC (no free slot), -PERFLIB_EINVAL (name too long for the set),
+ * -PERFLIB_EBUSY (another provider is creating the same name right now: try again),
+ * -PERFLIB_E2BIG (both buckets of the name's key in its index table full of current
+ * entries: practically never). Counters start at 0.
  * The index lookup runs in a subprogram whose stack frame (about 150 bytes) adds to the
  * caller's: the two must stay within the kernel's 512 bytes.
  * perflib__gcreate: the same for a name of UTF-16 units or, with @ascii, bytes.
@@ -1107,13 +1144,13 @@ static __always_inline __s64 perflib__gcreate(void *data_map, void *index_map, v
 	int err, *kp;
 
 	if (len > PERFLIB_BPF_CREATE_NAME_MAX || len + 1 > g->name_max)
-		return -22; /* -EINVAL */
+		return -PERFLIB_EINVAL;
 	idx = perflib__gclaim(data_map, live_map, g, hint, &w);
 	if (idx < 0)
 		return idx;
 	slot = perflib_gslot(data_map, g, (__u32)idx);
 	if (!slot)
-		return -28;
+		return -PERFLIB_ENOSPC;
 	h = slot;
 	h->owner_start = PERFLIB_OWNER_KERNEL;
 	/* the Windows block (PERF_COUNTERSET_INSTANCE), exactly as PerfCreateInstance writes it */
@@ -1151,7 +1188,7 @@ static __always_inline __s64 perflib__gcreate(void *data_map, void *index_map, v
 	/* the entry goes into the table of the leader of the segment that holds the slot */
 	at = perflib__gidx_put(data_map, index_map, g, (__u32)idx, w, &key, &e);
 	if (!at) {
-		err = -7; /* -E2BIG: both of the key's buckets full */
+		err = -PERFLIB_E2BIG; /* both of the key's buckets full */
 	} else {
 		/* our insert before every look (a full barrier; the slot is ours, unchanged) */
 		__sync_fetch_and_add((__u64 *)slot, 0);
@@ -1161,12 +1198,12 @@ static __always_inline __s64 perflib__gcreate(void *data_map, void *index_map, v
 	}
 	if (err) {
 		perflib__grelease(slot, live_map, g, (__u32)idx, w);
-		return err; /* -EEXIST, -EBUSY, -E2BIG, ... */
+		return err; /* -PERFLIB_EEXIST, -PERFLIB_EBUSY, -PERFLIB_E2BIG */
 	}
 	/* publish: block and name are in place before the word says LIVE (CAS: full barrier) */
 	live = perflib_make_word(PERFLIB_SLOT_LIVE, perflib_gen_add(perflib_word_gen(w), 1), 0);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, live) != w)
-		return -16; /* -EBUSY: cannot happen while the protocol is kept */
+		return -PERFLIB_EBUSY; /* cannot happen while the protocol is kept */
 	return idx;
 }
 
@@ -1210,8 +1247,8 @@ perflib_instance_create_ascii(void *data_map, void *index_map, void *live_map,
 /*
  * perflib_instance_delete - delete the kernel-owned live instance in slot @idx (from
  * perflib_instance_create): hide it from readers (LIVE -> CLAIMED), delete its index key,
- * zero the slot, clear its live bit and free it for reuse. 0, -ENOENT (not a live
- * kernel-owned instance), -EBUSY (its word changed under us).
+ * zero the slot, clear its live bit and free it for reuse. 0, -PERFLIB_ENOENT (not a live
+ * kernel-owned instance), -PERFLIB_EBUSY (its word changed under us).
  */
 static __always_inline int perflib_instance_delete(void *data_map, void *index_map, void *live_map,
 						   const volatile struct perflib_bpf_geometry *g,
@@ -1223,16 +1260,16 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 	__u64 w, nw;
 
 	if (!slot)
-		return -2;
+		return -PERFLIB_ENOENT;
 	h = slot;
 	w = perflib_slot_word(slot);
 	if (perflib_word_state(w) != PERFLIB_SLOT_LIVE || perflib_word_pid(w) != 0 ||
 	    h->owner_start != PERFLIB_OWNER_KERNEL)
-		return -2;
+		return -PERFLIB_ENOENT;
 	nw = perflib_make_word(PERFLIB_SLOT_CLAIMED, perflib_gen_add(perflib_word_gen(w), 1),
 			       PERFLIB_KERNEL_CLAIM_PID);
 	if (__sync_val_compare_and_swap((__u64 *)slot, w, nw) != w)
-		return -16;
+		return -PERFLIB_EBUSY;
 	/* the key as the creator inserted it: the name read back from the slot, pid 0 */
 	perflib__gslot_key(slot, g, 0, &key);
 	perflib__gidx_remove(index_map, g, idx, &key);
@@ -1240,198 +1277,56 @@ static __always_inline int perflib_instance_delete(void *data_map, void *index_m
 	return 0;
 }
 
-#else /* !__bpf__: loaders */
-
-#include <errno.h>
-#include <linux/limits.h> /* PATH_MAX, which <limits.h> hides under -std=c11 */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "perflib-linux.h"
-
-/* the pins of one counter set, opened for a loader */
-struct perflib_bpf_counterset {
-	int info_fd;			 /* info pin, read-only */
-	int data_fd;			 /* segs pin (segment -> data map), read-write */
-	int index_fd;			 /* lives pin again: the index tables, read-write */
-	int live_fd;			 /* lives pin (segment -> live bitmap), read-write */
-	struct perflib_bpf_geometry geo; /* from the info map */
-};
+/* ---- map arguments, checked ----------------------------------------------------------- */
 
 /*
- * perflib_bpf_geometry_from_class - the geometry of size class @cls of a (checked) info
- * value: the slots of the class's pins (segs<cls>, lives<cls>; layout.h)
+ * Every helper takes its maps in one order: data, index, live (docs/BPF.md says why). The
+ * macros below check at compile time that each map argument is of the kind its place wants,
+ * from the value size of the segments it declares: a PERFLIB_DATA_MAP's are slots (16 bytes
+ * or more), a PERFLIB_INDEX_MAP's and a PERFLIB_LIVE_MAP's are 8-byte words (both are the
+ * lives pin, in one shape: either serves as the other). A map reached through a void *
+ * (a function of the program's own that serves several sets) is not checked: call the
+ * function by its name in parentheses, (perflib_gslot)(map, g, idx).
  */
-static inline void perflib_bpf_geometry_from_class(const struct perflib_info *info, __u32 cls,
-						   struct perflib_bpf_geometry *geo)
-{
-	const struct perflib_info_class *c = &info->classes[cls];
+#define PERFLIB__SEG_VALUE_SIZE(_map) (sizeof(*(_map)->values[0]->value_size) / sizeof(int))
+#define PERFLIB__ASSERT(_cond, _msg)                                                               \
+	((void)sizeof(struct {                                                                     \
+		_Static_assert(_cond, _msg);                                                       \
+		int _unused;                                                                       \
+	}))
+#define PERFLIB__DATA(_map)                                                                        \
+	PERFLIB__ASSERT(                                                                           \
+		PERFLIB__SEG_VALUE_SIZE(_map) != 8,                                                \
+		"perflib_bpf.h: a PERFLIB_DATA_MAP goes here (map order: data, index, live)")
+#define PERFLIB__LIVES(_map)                                                                       \
+	PERFLIB__ASSERT(                                                                           \
+		PERFLIB__SEG_VALUE_SIZE(_map) == 8,                                                \
+		"perflib_bpf.h: a PERFLIB_INDEX_MAP or PERFLIB_LIVE_MAP goes here (map order: "    \
+		"data, index, live)")
 
-	memset(geo, 0, sizeof(*geo));
-	geo->slot_size = c->slot_size;
-	geo->capacity = c->capacity;
-	geo->nr_counters = info->nr_counters;
-	geo->name_max = c->name_max;
-	geo->name_offset = info->name_offset;
-	geo->instance_type = info->instance_type;
-	geo->nr_procs = info->nr_procs;
-	geo->seg0_slots = c->seg0_slots;
-}
-
-/*
- * perflib_bpf_geometry_from_info - the geometry of size class 0 of a (checked) info value:
- * the class of the names a program may create (up to PERFLIB_BPF_CREATE_NAME_MAX units) and
- * the one the segs and lives pins hold
- */
-static inline void perflib_bpf_geometry_from_info(const struct perflib_info *info,
-						  struct perflib_bpf_geometry *geo)
-{
-	perflib_bpf_geometry_from_class(info, 0, geo);
-}
-
-static inline void perflib_bpf_counterset_close(struct perflib_bpf_counterset *cs)
-{
-	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->live_fd};
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
-}
-
-/*
- * perflib_bpf_counterset_open - open the pins of counter set @guid (text form, as the
- * directory is named) under @root (NULL: $PERFLIB_ROOT, else PERFLIB_DEFAULT_ROOT) and
- * read its geometry. The segs and lives pins need write permission. 0, or -errno
- * (-ENOENT not registered, -EACCES, -EBADMSG not a perflib info map of this layout). Close with
- * perflib_bpf_counterset_close().
- */
-static inline int perflib_bpf_counterset_open(const char *root, const char *guid,
-					      struct perflib_bpf_counterset *cs)
-{
-	/* the index is in the lives: its PERFLIB_INDEX_MAP gets a second fd of that pin */
-	static const char *const names[4] = {"info", "segs", "lives", "lives"};
-	int *fds[4] = {&cs->info_fd, &cs->data_fd, &cs->index_fd, &cs->live_fd};
-	LIBBPF_OPTS(bpf_obj_get_opts, gopts);
-	struct bpf_map_info mi;
-	struct perflib_info *info;
-	__u32 len = sizeof(mi), key = 0;
-	char path[PATH_MAX];
-	int i, err;
-
-	memset(cs, 0, sizeof(*cs));
-	cs->info_fd = cs->data_fd = cs->index_fd = cs->live_fd = -1;
-	if (!root)
-		root = getenv("PERFLIB_ROOT");
-	if (!root || root[0] != '/')
-		root = PERFLIB_DEFAULT_ROOT;
-	for (i = 0; i < 4; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", root, guid, names[i]);
-		gopts.file_flags = i ? 0 : BPF_F_RDONLY;
-		*fds[i] = bpf_obj_get_opts(path, &gopts);
-		if (*fds[i] < 0) {
-			err = -errno;
-			perflib_bpf_counterset_close(cs);
-			return err;
-		}
-	}
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(cs->info_fd, &mi, &len)) {
-		err = -errno;
-		goto fail;
-	}
-	err = -EBADMSG;
-	if (mi.value_size < sizeof(*info))
-		goto fail;
-	info = (struct perflib_info *)calloc(1, mi.value_size);
-	if (!info) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	if (bpf_map_lookup_elem(cs->info_fd, &key, info)) {
-		err = -errno;
-		free(info);
-		goto fail;
-	}
-	if (info->magic == PERFLIB_INFO_MAGIC && info->layout_version == PERFLIB_LAYOUT_VERSION) {
-		perflib_bpf_geometry_from_info(info, &cs->geo);
-		err = 0;
-	}
-	free(info);
-	if (!err)
-		return 0;
-fail:
-	perflib_bpf_counterset_close(cs);
-	return err;
-}
-
-/*
- * perflib_bpf_counterset_reuse - make the program's maps (any may be NULL) the pinned
- * ones: bpf_map__reuse_fd() before bpf_object__load(). 0 or -errno.
- */
-static inline int perflib_bpf_counterset_reuse(const struct perflib_bpf_counterset *cs,
-					       struct bpf_map *data, struct bpf_map *index)
-{
-	int err = 0;
-
-	if (data)
-		err = bpf_map__reuse_fd(data, cs->data_fd);
-	if (!err && index)
-		err = bpf_map__reuse_fd(index, cs->index_fd);
-	return err;
-}
-
-/* ==== kernel-owned instances: what their loader needs (see the BPF side above) ============= */
-
-/*
- * perflib_bpf_counterset_reuse_live - make the program's PERFLIB_LIVE_MAP the set's `lives`
- * pin (programs that create or delete instances). 0 or -errno.
- */
-static inline int perflib_bpf_counterset_reuse_live(const struct perflib_bpf_counterset *cs,
-						    struct bpf_map *live)
-{
-	return bpf_map__reuse_fd(live, cs->live_fd);
-}
-
-/*
- * perflib_bpf_counterset_guid - the counter-set GUID of @cs as the 16 bytes of a
- * PERF_COUNTERSET_INSTANCE (Windows byte order), for the program's .rodata (the @guid
- * argument of perflib_instance_create). 0 or -errno.
- */
-static inline int perflib_bpf_counterset_guid(const struct perflib_bpf_counterset *cs,
-					      __u8 guid[16])
-{
-	struct perflib_info info;
-	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key = 0;
-	void *buf;
-	int err = 0;
-
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(cs->info_fd, &mi, &len))
-		return -errno;
-	if (mi.value_size < sizeof(info))
-		return -EBADMSG;
-	buf = calloc(1, mi.value_size);
-	if (!buf)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(cs->info_fd, &key, buf))
-		err = -errno;
-	memcpy(&info, buf, sizeof(info));
-	free(buf);
-	if (!err && info.magic != PERFLIB_INFO_MAGIC)
-		err = -EBADMSG;
-	if (!err)
-		memcpy(guid, info.counterset_guid, 16);
-	return err;
-}
+#define perflib_gslot_in(_data, _g, _idx, _k)                                                      \
+	(PERFLIB__DATA(_data), perflib_gslot_in(_data, _g, _idx, _k))
+#define perflib_gslot(_data, _g, _idx) (PERFLIB__DATA(_data), perflib_gslot(_data, _g, _idx))
+#define perflib_slot(_data, _idx) (PERFLIB__DATA(_data), perflib_slot(_data, _idx))
+#define perflib_glive_set_in(_live, _g, _idx, _k, _on)                                             \
+	(PERFLIB__LIVES(_live), perflib_glive_set_in(_live, _g, _idx, _k, _on))
+#define perflib_glive_set(_live, _g, _idx, _on)                                                    \
+	(PERFLIB__LIVES(_live), perflib_glive_set(_live, _g, _idx, _on))
+#define perflib_gnr_slots(_data, _g) (PERFLIB__DATA(_data), perflib_gnr_slots(_data, _g))
+#define perflib_gfind_by_key(_data, _index, _g, _key)                                              \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index),                                             \
+	 perflib_gfind_by_key(_data, _index, _g, _key))
+#define perflib_find_by_key(_data, _index, _key)                                                   \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), perflib_find_by_key(_data, _index, _key))
+#define perflib_instance_create(_data, _index, _live, ...)                                         \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), PERFLIB__LIVES(_live),                      \
+	 perflib_instance_create(_data, _index, _live, __VA_ARGS__))
+#define perflib_instance_create_ascii(_data, _index, _live, ...)                                   \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), PERFLIB__LIVES(_live),                      \
+	 perflib_instance_create_ascii(_data, _index, _live, __VA_ARGS__))
+#define perflib_instance_delete(_data, _index, _live, _g, _idx)                                    \
+	(PERFLIB__DATA(_data), PERFLIB__LIVES(_index), PERFLIB__LIVES(_live),                      \
+	 perflib_instance_delete(_data, _index, _live, _g, _idx))
 
 #endif /* __bpf__ */
 

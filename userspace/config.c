@@ -75,12 +75,28 @@ __attribute__((destructor)) static void roots_free(void)
 	pthread_mutex_unlock(&config_lock);
 }
 
+/* a root the library takes: an absolute path shorter than ROOT_MAX */
+static bool root_ok(const char *path)
+{
+	return path[0] == '/' && strlen(path) < ROOT_MAX;
+}
+
+/* @path's length without its trailing slashes, which would double up in joined paths */
+static size_t root_len(const char *path)
+{
+	size_t len;
+
+	for (len = strlen(path); len > 1 && path[len - 1] == '/'; len--)
+		;
+	return len;
+}
+
 int perflib_set_pin_root(const char *path)
 {
 	const char *kept = NULL;
 	int err = 0;
 
-	if (path && (path[0] != '/' || strlen(path) >= ROOT_MAX))
+	if (path && !root_ok(path))
 		return -EINVAL;
 	pthread_mutex_lock(&config_lock);
 	if (path) {
@@ -103,11 +119,9 @@ const char *perflib_root_path(void)
 	root = root_set;
 	if (!root) {
 		env = getenv("PERFLIB_ROOT");
-		if (!env || env[0] != '/' || strlen(env) >= ROOT_MAX)
+		if (!env || !root_ok(env))
 			env = PERFLIB_DEFAULT_ROOT;
-		/* trailing slashes would double up in joined paths */
-		for (len = strlen(env); len > 1 && env[len - 1] == '/'; len--)
-			;
+		len = root_len(env);
 		root = root_keep(env, len);
 		if (root)
 			root_env = root;
@@ -242,11 +256,21 @@ int perflib_store_pin_stat(const char *dir, struct stat *st)
 	return stat(path, st) ? -errno : 0;
 }
 
-int perflib_store_dir(const GUID *guid, char *buf, size_t size)
+int perflib_root_dir(const char *root, const GUID *guid, char *buf, size_t size)
 {
 	char s[37];
 	int n;
 
-	n = snprintf(buf, size, "%s/%s", perflib_root_path(), perflib_guid_to_string(guid, s));
+	if (!root)
+		root = perflib_root_path();
+	else if (!root_ok(root))
+		return -EINVAL;
+	n = snprintf(buf, size, "%.*s/%s", (int)root_len(root), root,
+		     perflib_guid_to_string(guid, s));
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int perflib_store_dir(const GUID *guid, char *buf, size_t size)
+{
+	return perflib_root_dir(NULL, guid, buf, size);
 }

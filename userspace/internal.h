@@ -213,6 +213,13 @@ const char *perflib_root_path(void);
 /* "<root>/<guid>" into @buf */
 int perflib_store_dir(const GUID *guid, char *buf, size_t size);
 /*
+ * perflib_root_dir - "<@root>/<guid>" into @buf: @root NULL is the root in use
+ * (perflib_root_path: perflib_set_pin_root, else $PERFLIB_ROOT, else the default); any
+ * other must be what perflib_set_pin_root() takes (-EINVAL), its trailing slashes dropped.
+ * -ENAMETOOLONG when @buf is too small.
+ */
+int perflib_root_dir(const char *root, const GUID *guid, char *buf, size_t size);
+/*
  * perflib_store_pin_stat - stat(2) of the pin that stands for the counter set in directory
  * @dir as a whole, its info: every pin of a set has the same owner, group and mode (new
  * segments copy them, the callback service judges readers by them), and a registration

@@ -20,10 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <linux/capability.h>
 
 #include "internal.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf_loader.h"
 #include "exit.skel.h"
 #include "reaper.skel.h"
 

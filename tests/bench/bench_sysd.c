@@ -2,7 +2,7 @@
 /*
  * bench_sysd.c - what the kernel providers cost:
  *
- *  1. an instance created and deleted from BPF (bpf/bench_instances.bpf.c: a syscall program
+ *  1. an instance created and deleted from BPF (tests/bpf/bench_instances.bpf.c: a syscall program
  *     looping perflib_instance_create_ascii + perflib_instance_delete, timed in the kernel)
  *     next to PerfCreateInstance + PerfDeleteInstance from user space, same counter set,
  *     same name, best of ROUNDS;
@@ -39,7 +39,7 @@
 
 #include "bench_util.h"
 #include "internal.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf_loader.h"
 #include "bench_instances.skel.h"
 
 #define ROUNDS 5

@@ -42,7 +42,8 @@ bare=$(cd "$inc" && find . -maxdepth 1 -type f | sed 's|^\./||' | grep -v '^pdh\
 [ "$bare" = "perflib-linux.h perflib.h perflib_bpf.h winperf.h " ] ||
 	fail "headers installed bare in the include directory: $bare"
 headers=$(cd "$inc/perflib" && ls ./*.h | sed 's|^\./||' | sort)
-for h in perflib.h winperf.h perflib-linux.h perflib_bpf.h layout.h sal.h win32compat.h; do
+for h in perflib.h winperf.h perflib-linux.h perflib_bpf.h perflib_bpf_loader.h layout.h sal.h \
+	win32compat.h; do
 	[ -f "$inc/perflib/$h" ] || fail "perflib/$h is not installed"
 done
 

@@ -40,6 +40,7 @@ ver=$(sed -n 's/^PERFLIB_\([0-9]*\)\.\([0-9]*\) {.*/\1.\2.0/p' "$top/userspace/p
 [ -n "$ver" ] || fail "no version node in userspace/perflib.map"
 for f in usr/include/perflib.h usr/include/winperf.h usr/include/perflib-linux.h \
 	usr/include/perflib/perflib.h usr/include/perflib/win32compat.h usr/include/perflib/sal.h \
+	usr/include/perflib/perflib_bpf.h usr/include/perflib/perflib_bpf_loader.h \
 	usr/lib/libperflib.a "usr/lib/libperflib.so.$ver" usr/lib/pkgconfig/perflib.pc; do
 	[ -f "$dest/$f" ] || fail "make install did not install /$f"
 done
@@ -85,10 +86,36 @@ grep -qx PerfIncrementULongLongCounterValue "$tmp/exported" || fail "API not exp
 # versioned symbols (perflib.map)
 nm -D --defined-only "$so" | grep -q ' PerfCreateInstance@@PERFLIB_1.0$' ||
 	fail "PerfCreateInstance has no PERFLIB_1.0 version"
+nm -D --defined-only "$so" | grep -q ' perflib_bpf_counterset_open@@PERFLIB_1.4$' ||
+	fail "perflib_bpf_counterset_open has no PERFLIB_1.4 version"
 
-# the documentation-only provider, compiled and linked like a user's program
+# programs linked to it need the sanitizers it was built with
 san=
 readelf -d "$so" | grep -q 'libasan' && san="-fsanitize=address,undefined"
+
+# a BPF program's loader calls the library's loader functions (PERFLIB_1.4): they are
+# linked from libperflib.so, not compiled into the loader
+cat >"$tmp/loader.c" <<'EOF'
+#include <errno.h>
+#include <perflib/perflib_bpf_loader.h>
+int main(void)
+{
+	struct perflib_bpf_counterset cs;
+	int err = perflib_bpf_counterset_open(NULL, "{4C4BD1D1-5A8B-4F3E-8D2E-119C2A6F00FF}", &cs);
+
+	perflib_bpf_counterset_close(&cs);
+	return err == -ENOENT && cs.data_fd == -1 ? 0 : 1;
+}
+EOF
+# shellcheck disable=SC2086
+$CC -std=gnu11 -Wall -Wextra -Werror $san $flags "$tmp/loader.c" $flags -o "$tmp/loader" \
+	2>"$tmp/cc.log" || { cat "$tmp/cc.log" >&2; fail "compiling a loader"; }
+nm -u "$tmp/loader" | grep -q ' perflib_bpf_counterset_open@PERFLIB_1.4$' ||
+	fail "the loader does not call libperflib's perflib_bpf_counterset_open@PERFLIB_1.4"
+PERFLIB_ROOT=/nonexistent/perflib-pkgconfig LD_LIBRARY_PATH=$lib "$tmp/loader" ||
+	fail "the loader's perflib_bpf_counterset_open did not answer -ENOENT for a missing set"
+
+# the documentation-only provider, compiled and linked like a user's program
 # shellcheck disable=SC2086
 $CC -std=gnu11 -Wall -Wextra -Werror $san $flags "$top/tests/helpers/prov_msdoc.c" $flags \
 	-o "$tmp/msdoc" 2>"$tmp/cc.log" || { cat "$tmp/cc.log" >&2; fail "compiling prov_msdoc.c"; }

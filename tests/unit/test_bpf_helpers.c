@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_bpf_helpers.c - the helpers of include/perflib_bpf.h, run in the kernel through
- * bpf/test_helpers.bpf.c (syscall programs, BPF_PROG_TEST_RUN): index keys equal the
+ * tests/bpf/test_helpers.bpf.c (syscall programs, BPF_PROG_TEST_RUN): index keys equal the
  * library's for several names and scopes, instances are found by key and by scan (live
- * ones only), counters are added, set and read by position where providers see them; and
- * the loader side (perflib_bpf_counterset_open / _reuse) against real pins.
+ * ones only), counters are added, set and read by position where providers see them. The
+ * programs are loaded on real pins by the loader functions (test_loader.c tests those).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "internal.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf.h" /* PERFLIB_FIND_* */
+#include "perflib_bpf_loader.h"
 #include "test_helpers.h"
 #include "test_helpers.skel.h"
 #include "testlib.h"
@@ -357,39 +360,6 @@ static void test_counters(void **state)
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
-/* the loader helper: geometry equals the library's, errors for missing pins */
-static void test_loader_open(void **state)
-{
-	struct perflib_bpf_counterset cs;
-	struct perflib_store *ro;
-	char g[37];
-	GUID set;
-	HANDLE h;
-
-	(void)state;
-	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
-	assert_int_equal(perflib_store_open(&set, false, &ro), 0);
-	assert_int_equal(perflib_bpf_counterset_open(perflib_pin_root(),
-						     perflib_guid_to_string(&set, g), &cs),
-			 0);
-	assert_int_equal(cs.geo.slot_size, ro->info->slot_size);
-	assert_int_equal(cs.geo.capacity, ro->info->capacity);
-	assert_int_equal(cs.geo.nr_counters, 4);
-	/* the geometry of size class 0, whose pins (segs, lives) the loader opened */
-	assert_int_equal(cs.geo.name_max, ro->info->classes[0].name_max);
-	assert_int_equal(cs.geo.seg0_slots, ro->info->classes[0].seg0_slots);
-	assert_int_equal(cs.geo.name_offset, ro->info->name_offset);
-	assert_int_equal(cs.geo.instance_type, PERF_COUNTERSET_MULTI_INSTANCES);
-	assert_int_equal(cs.geo.nr_procs, ro->info->nr_procs);
-	perflib_bpf_counterset_close(&cs);
-	assert_int_equal(cs.data_fd, -1);
-	perflib_store_close(ro);
-	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
-	set = prov_guid();
-	assert_int_equal(perflib_bpf_counterset_open(NULL, perflib_guid_to_string(&set, g), &cs),
-			 -ENOENT);
-}
-
 /*
  * perflib_find_by_key finds instances in every segment, leaders (0, 1, 4) and the segments
  * whose keys their leader's index holds (2, 3, 5): segments 0..5 of quarter octaves
@@ -446,7 +416,6 @@ int main(void)
 		cmocka_unit_test(test_find_every_segment),
 		cmocka_unit_test(test_instance_key_types),
 		cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_loader_open),
 	};
 	struct test_helpers_bpf *probe;
 	libbpf_print_fn_t old;

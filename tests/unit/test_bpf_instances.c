@@ -2,14 +2,14 @@
 /*
  * test_bpf_instances.c - instances created and deleted by BPF programs
  * (perflib_instance_create / perflib_instance_delete of perflib_bpf.h, through
- * bpf/test_instances.bpf.c): the Windows block is the one PerfCreateInstance writes, the
+ * tests/bpf/test_instances.bpf.c): the Windows block is the one PerfCreateInstance writes, the
  * instance is kernel-owned and visible to consumers, (name, id) is unique across BPF and
  * user-space providers in both directions (ASCII and UTF-16 names), delete frees and zeroes
  * the slot and its key so the storage is reused, a full set gives -ENOSPC, a long name
  * -EINVAL; the same from a tracing program (tp_btf) and, each on a real event, from an LSM
  * program (lsm/file_open; skipped where the kernel refuses LSM programs), a cgroup program
  * (cgroup/sock_create), a socket filter, tc (clsact ingress of a veth pair) and XDP
- * (generic mode, same veth) through bpf/test_progtypes.bpf.c;
+ * (generic mode, same veth) through tests/bpf/test_progtypes.bpf.c;
  * a program loaded before segments were given back and grown again creates in the new
  * storage; perflib_kernel_instances_delete takes BPF-created instances away; 250 load / create /
  * delete / unload cycles leave nothing (each load verifies about 85,000 instructions of
@@ -36,8 +36,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "internal.h"
-#include "perflib_bpf.h"
+#include "perflib_bpf_loader.h"
 #include "perfbuf.h"
 #include "test_instances.h"
 #include "test_instances.skel.h"
@@ -482,7 +484,7 @@ static void test_cycles(void **state)
 	assert_all_free(&set);
 }
 
-/* ---- other program types (bpf/test_progtypes.bpf.c), each loaded alone ----------------- */
+/* ---- other program types (tests/bpf/test_progtypes.bpf.c), each loaded alone ----------------- */
 
 enum { PT_LSM, PT_CGROUP, PT_SOCKET, PT_TC, PT_XDP };
 #define PT_ID 900

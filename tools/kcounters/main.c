@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * kcounters - a kernel counter provider: BPF programs on scheduler, system-call and
- * page-fault tracepoints (bpf/kcounters.bpf.c) count into the "Kernel CPU" counter set
+ * page-fault tracepoints (kcounters.bpf.c) count into the "Kernel CPU" counter set
  * (kcounters.man, compiled in), one instance per CPU. `load` registers the counter set,
  * creates the instances and hands them to the kernel, loads the programs and pins their
  * links beside the counter set's maps, then exits: the counters keep running without a
  * daemon. `unload` removes all of it. See usage_text.
  *
  * Only public API: the Windows provider and consumer functions, perflib-linux.h's
- * kernel-owned instances and perflib_bpf.h's loader helpers.
+ * kernel-owned instances and the loader functions of perflib_bpf_loader.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,7 +28,7 @@
 #include <perflib-linux.h>
 
 #include "manifest.h"
-#include "perflib_bpf.h" /* before the skeleton: struct perflib_bpf_geometry */
+#include "perflib_bpf_loader.h" /* before the skeleton: struct perflib_bpf_geometry */
 #include "kcounters.skel.h"
 #include "regman.h"
 #include "tool.h"

@@ -3,11 +3,11 @@
  * perflib-sysd - the Windows system counter sets (Processor, Processor Information, System,
  * Memory, Process, Network Interface, PhysicalDisk, LogicalDisk, Cgroup; system.man, compiled
  * in) published from the kernel: registers them, creates the fixed instances (CPUs, totals) as
- * kernel-owned instances, loads and attaches bpf/sysd.bpf.c (which creates and deletes the
+ * kernel-owned instances, loads and attaches tools/perflib-sysd/sysd.bpf.c (which creates and deletes the
  * Process and Cgroup instances itself, and those of devices and mounts when this loop tells
  * it: rtnetlink, uevents, mountinfo), starts its publishing timer, and publishes Memory and
  * free space once a second until it is told to stop; stopping removes all of it.
- * Only public API (perflib.h, perflib-linux.h, perflib_bpf.h). See usage_text.
+ * Only public API (perflib.h, perflib-linux.h, perflib_bpf_loader.h). See usage_text.
  *
  * This file: the built-in manifest and the command line; sysd.h lists the others.
  */

@@ -23,7 +23,7 @@
 #include <perflib-linux.h>
 
 #include "manifest.h"
-#include "perflib_bpf.h" /* before the skeleton: struct perflib_bpf_geometry */
+#include "perflib_bpf_loader.h" /* before the skeleton: struct perflib_bpf_geometry */
 #include "regman.h"
 #include "sysd.skel.h"
 

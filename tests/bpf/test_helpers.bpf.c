@@ -48,7 +48,7 @@ int th_instance_key(struct th_key_ctx *ctx)
 	__builtin_memcpy(name, ctx->name8, sizeof(name));
 	perflib_instance_key_ascii(&key, name, ctx->id, ctx->pid);
 	ctx->key = key;
-	ctx->found = perflib_find_by_key(&idx, &slots, &key);
+	ctx->found = perflib_find_by_key(&slots, &idx, &key);
 	return 0;
 }
 
@@ -70,7 +70,7 @@ int th_find_key(struct th_key_ctx *ctx)
 {
 	struct perflib_index_key key = ctx->key;
 
-	ctx->found = perflib_find_by_key(&idx, &slots, &key);
+	ctx->found = perflib_find_by_key(&slots, &idx, &key);
 	return 0;
 }
 

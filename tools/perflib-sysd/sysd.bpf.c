@@ -451,7 +451,7 @@ static __always_inline void charge(struct cpu_state *st, struct task_struct *t, 
 static __always_inline void cpu_write(void *map, __u32 idx, __u64 idle, __u64 user, __u64 priv,
 				      __u32 irqs)
 {
-	void *slot = perflib_gslot(map, &geo_cpu, idx);
+	void *slot = (perflib_gslot)(map, &geo_cpu, idx); /* either set: unchecked */
 
 	if (!slot)
 		return;
@@ -738,7 +738,7 @@ static __always_inline __s64 ps_create(struct task_struct *t, __u32 ppid)
 	s = perflib_instance_create_ascii(&ps_slots, &ps_idx, &ps_live, &geo_ps, ps_guid, name,
 					  tgid, ps_hint);
 	if (s < 0) {
-		if (s != -17)
+		if (s != -PERFLIB_EEXIST)
 			__sync_fetch_and_add(&ps_create_errors, 1);
 		return s;
 	}
@@ -765,11 +765,11 @@ static __always_inline int ps_delete(__u32 tgid)
 	__u32 idx;
 
 	if (!s)
-		return -2;
+		return -PERFLIB_ENOENT;
 	idx = *s;
 	bpf_map_delete_elem(&ps_map, &tgid);
 	if (perflib_instance_delete(&ps_slots, &ps_idx, &ps_live, &geo_ps, idx))
-		return -2;
+		return -PERFLIB_ENOENT;
 	__sync_fetch_and_sub(&nr_processes, 1);
 	return 0;
 }
@@ -937,7 +937,7 @@ int sd_net_ctl(struct sd_net_ctx *c)
 
 	if (c->del) {
 		if (!s) {
-			c->ret = -2; /* -ENOENT */
+			c->ret = -PERFLIB_ENOENT;
 			return 0;
 		}
 		c->ret = perflib_instance_delete(&net_slots, &net_idx, &net_live, &geo_net, *s);
@@ -945,7 +945,7 @@ int sd_net_ctl(struct sd_net_ctx *c)
 		return 0;
 	}
 	if (s) {
-		c->ret = -17; /* -EEXIST */
+		c->ret = -PERFLIB_EEXIST;
 		return 0;
 	}
 	__builtin_memcpy(name, c->name, sizeof(c->name));
@@ -965,7 +965,7 @@ int sd_net_ctl(struct sd_net_ctx *c)
 static __always_inline void disk_count(void *map, const volatile struct perflib_bpf_geometry *g,
 				       __u32 idx, int write, __u64 bytes, __u64 queue)
 {
-	void *slot = perflib_gslot(map, g, idx);
+	void *slot = (perflib_gslot)(map, g, idx); /* either set: unchecked */
 
 	if (!slot)
 		return;
@@ -1031,7 +1031,7 @@ int sd_disk_ctl(struct sd_disk_ctx *c)
 	s = bpf_map_lookup_elem(map, &devt);
 	if (c->del) {
 		if (!s) {
-			c->ret = -2; /* -ENOENT */
+			c->ret = -PERFLIB_ENOENT;
 			return 0;
 		}
 		if (c->logical)
@@ -1043,11 +1043,11 @@ int sd_disk_ctl(struct sd_disk_ctx *c)
 		return 0;
 	}
 	if (s) {
-		c->ret = -17; /* -EEXIST */
+		c->ret = -PERFLIB_EEXIST;
 		return 0;
 	}
 	if (len > PERFLIB_BPF_CREATE_NAME_MAX) {
-		c->ret = -22; /* -EINVAL */
+		c->ret = -PERFLIB_EINVAL;
 		return 0;
 	}
 	__builtin_memcpy(name, c->name, sizeof(name));
@@ -1055,11 +1055,11 @@ int sd_disk_ctl(struct sd_disk_ctx *c)
 	 * one create for both sets (each inlined copy takes its own stack, and the index
 	 * lookup's frame counts toward the 512 bytes with this one's)
 	 */
-	r = perflib_instance_create(c->logical ? (void *)&ld_slots : (void *)&pd_slots,
-				    c->logical ? (void *)&ld_idx : (void *)&pd_idx,
-				    c->logical ? (void *)&ld_live : (void *)&pd_live,
-				    c->logical ? &geo_ld : &geo_pd, c->logical ? ld_guid : pd_guid,
-				    name, len, c->id, 0);
+	r = (perflib_instance_create)(c->logical ? (void *)&ld_slots : (void *)&pd_slots,
+				      c->logical ? (void *)&ld_idx : (void *)&pd_idx,
+				      c->logical ? (void *)&ld_live : (void *)&pd_live,
+				      c->logical ? &geo_ld : &geo_pd,
+				      c->logical ? ld_guid : pd_guid, name, len, c->id, 0);
 	if (r >= 0)
 		bpf_map_update_elem(map, &devt, &(__u32){(__u32)r}, BPF_ANY);
 	c->ret = r;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_instances.h - the contexts of bpf/test_instances.bpf.c, through which
+ * test_instances.h - the contexts of tests/bpf/test_instances.bpf.c, through which
  * tests/unit/test_bpf_instances.c creates and deletes kernel-owned instances from BPF.
  */
 #ifndef PERFLIB_TEST_INSTANCES_H

@@ -1,0 +1,1 @@
+../perflib_bpf_loader.h
