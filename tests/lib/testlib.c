@@ -210,6 +210,54 @@ int tl_run(const char *cmd, char **ret_out)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* a redirected stream of tl_capture: the file that takes it and the saved descriptor */
+struct capture {
+	FILE *file;
+	int saved;
+};
+
+static struct capture cap_out, cap_err;
+
+static void capture_fd(int fd, struct capture *c)
+{
+	c->file = tmpfile();
+	c->saved = dup(fd);
+	if (!c->file || c->saved < 0 || dup2(fileno(c->file), fd) < 0) {
+		fprintf(stderr, "FAIL: tl_capture: %s\n", strerror(errno));
+		exit(1);
+	}
+}
+
+/* @fd back from @c; what went to it into @buf */
+static void captured_fd(int fd, struct capture *c, char *buf, size_t size)
+{
+	size_t n;
+
+	dup2(c->saved, fd);
+	close(c->saved);
+	rewind(c->file);
+	n = size ? fread(buf, 1, size - 1, c->file) : 0;
+	if (size)
+		buf[n] = '\0';
+	fclose(c->file);
+}
+
+void tl_capture(void)
+{
+	fflush(stdout);
+	fflush(stderr);
+	capture_fd(1, &cap_out);
+	capture_fd(2, &cap_err);
+}
+
+void tl_captured(char *out, size_t out_size, char *err, size_t err_size)
+{
+	fflush(stdout);
+	fflush(stderr);
+	captured_fd(1, &cap_out, out, out ? out_size : 0);
+	captured_fd(2, &cap_err, err, err ? err_size : 0);
+}
+
 static mode_t chmod_mode;
 static uid_t chmod_uid;
 static gid_t chmod_gid;

@@ -50,6 +50,13 @@ int tl_await(int fd, int timeout_ms);
 /* run a shell command, capture stdout into a malloc'd string; returns exit status */
 int tl_run(const char *cmd, char **ret_out);
 /*
+ * tl_capture - send this process's stdout and stderr to temporary files, until
+ * tl_captured, which restores both and puts what was written into @out and @err,
+ * NUL-terminated and cut to @out_size and @err_size. Exits 1 when it cannot redirect.
+ */
+void tl_capture(void);
+void tl_captured(char *out, size_t out_size, char *err, size_t err_size);
+/*
  * every pin under @dir (a counter set's directory, segments included) to @mode, @uid,
  * @gid; its directories to 0755. 0 or -1.
  */

@@ -41,29 +41,12 @@ static bool names_hold(const char *names, const char *name, size_t n)
 	}
 }
 
-const struct tool_switch *tool_switch_of(const struct tool_switch *table, const char *arg,
-					 const char **inline_val, bool *unknown)
-{
-	const char *name;
-	size_t n;
-
-	*inline_val = NULL;
-	*unknown = false;
-	name = switch_name(arg, &n);
-	if (!name)
-		return NULL; /* a positional argument ("-" alone too) */
-	for (; table->name; table++) {
-		if (names_hold(table->name, name, n)) {
-			if (name[n])
-				*inline_val = name + n + 1;
-			return table;
-		}
-	}
-	*unknown = arg[0] != '/';
-	return NULL;
-}
-
-/* tool_switch_of for a struct tool_opt table */
+/*
+ * the entry of @table that @arg names, its inline value after ':' or '=' in *@inline_val
+ * (else NULL); NULL when @arg names none: *@unknown then says whether it looked like a
+ * switch ('-' or "--" with a name; an argument starting with '/' that names no switch is
+ * a path, as Windows tools take "/dir/file" on Linux) or is an operand
+ */
 static const struct tool_opt *opt_of(const struct tool_opt *table, const char *arg,
 				     const char **inline_val, bool *unknown)
 {
@@ -84,15 +67,6 @@ static const struct tool_opt *opt_of(const struct tool_opt *table, const char *a
 	}
 	*unknown = arg[0] != '/';
 	return NULL;
-}
-
-const char *tool_value(int argc, char *const *argv, int *i, const char *inline_val)
-{
-	if (inline_val)
-		return inline_val;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
 }
 
 static void vprint(const char *prefix, const char *fmt, va_list ap)
@@ -298,16 +272,6 @@ void tool_error(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	vprint("Error: ", fmt, ap);
-	va_end(ap);
-}
-
-void tool_usage_error(const char *tool, const char *fmt, ...)
-{
-	const struct tool_cli cli = {.name = tool, .windows = true};
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_verror(&cli, fmt, ap);
 	va_end(ap);
 }
 

@@ -155,38 +155,10 @@ int tool_help(struct tool_parser *p);
 int tool_cli_error(const struct tool_cli *cli, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* ---- single switches (typeperf's parser) ------------------------------------------------ */
-
-/* One switch of a tool's table (the table ends with a NULL name). */
-struct tool_switch {
-	const char *name; /* without prefix, compared without case: "f", "si", "config", "?" */
-	int id;		  /* what tool_switch_of() reports for it */
-	bool value;	  /* takes a value: "/x:v", "/x v", "-x v", "-x:v", "--x=v", "--x v" */
-};
-
-/*
- * tool_switch_of - @arg against @table: a switch is "-name", "/name" or "--name", with an
- * inline value after ':' or '=' (*@inline_val, else NULL). Returns the entry, or NULL
- * when @arg is no switch of the table: *@unknown then says whether it looked like one
- * ('-' or "--" with a name; an argument starting with '/' that names no switch is a path,
- * as Windows tools take "/dir/file" on Linux) or is a positional argument.
- */
-const struct tool_switch *tool_switch_of(const struct tool_switch *table, const char *arg,
-					 const char **inline_val, bool *unknown);
-
-/*
- * tool_value - the value of the switch at argv[*@i]: @inline_val when given, else the next
- * argument (*@i advanced); NULL when there is none.
- */
-const char *tool_value(int argc, char *const *argv, int *i, const char *inline_val);
-
 /* ---- messages and exit codes ----------------------------------------------------------- */
 
 /* tool_error - "Error: <message>" on stderr, the form of the Windows tools */
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* tool_usage_error - tool_error, then "Type "<tool> -?" for help." */
-void tool_usage_error(const char *tool, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* tool_warn - "<tool>: <message>" on stderr (program_invocation_short_name) */
 void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tp_opts.h - typeperf's command line (tools.md 4.1): switches are case-insensitive and
- * start with '-' or '/'; everything else is a counter path.
+ * tp_opts.h - typeperf's command line (tools.md 4.1), parsed by the tools' one parser
+ * (tool_parse, tools/common/tool.h): switches are case-insensitive and written "-si 5",
+ * "/si:5" or "--si=5"; everything else is a counter path ("--" ends the switches).
  *
  *	typeperf { counter [counter ...] | -cf file | -q [object] | -qx [object] }
  *		 [-f CSV|TSV] [-si [[hh:]mm:]ss] [-o file] [-y] [-sc samples]
@@ -22,6 +23,10 @@
 
 #include "pdh.h"
 
+#define TP_EXIT_OK 0
+#define TP_EXIT_ERROR 1 /* no valid counters, I/O and API errors */
+#define TP_EXIT_USAGE 2 /* bad command line */
+
 enum tp_query {
 	TP_QUERY_NONE,
 	TP_QUERY_Q,  /* -q: counters without instances */
@@ -39,16 +44,17 @@ struct tp_opts {
 	char *query_object;    /* object of -q/-qx, NULL for all */
 	unsigned long samples; /* -sc, 0 = until Ctrl+C */
 	char *machine;	       /* -s (without a leading "\\"), NULL for this machine */
-	bool help;	       /* -?, /?, -h, --help */
 };
 
 /*
  * tp_opts_parse - parse @argv[1 .. @argc) into @ret (zeroed first; free with
- * tp_opts_free, also after an error). On a usage error returns -EINVAL with a message
- * (no "Error: " prefix, no newline) in @err; -ENOMEM. -cf and -config files are read
- * here: a missing file is a usage error with the reason.
+ * tp_opts_free, also after an error). -cf and -config files are read here: a missing
+ * file is a usage error with the reason. Returns TOOL_CONTINUE when typeperf should go
+ * on, else its exit status: TP_EXIT_OK after -? (the manual printed on stdout),
+ * TP_EXIT_USAGE after a usage error ("Error: <message>" and "Type "typeperf -?" for
+ * help." on stderr), TP_EXIT_ERROR when out of memory ("Error: Out of memory.").
  */
-int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret, char *err, size_t err_size);
+int tp_opts_parse(int argc, char *const *argv, struct tp_opts *ret);
 
 /* tp_opts_free - free what tp_opts_parse allocated */
 void tp_opts_free(struct tp_opts *opts);

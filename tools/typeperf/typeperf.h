@@ -15,10 +15,6 @@
 #include "pdh.h"
 #include "tp_opts.h"
 
-#define TP_EXIT_OK 0
-#define TP_EXIT_ERROR 1 /* no valid counters, I/O and API errors */
-#define TP_EXIT_USAGE 2 /* bad command line */
-
 /* The computer of -q/-qx. */
 struct tp_machine {
 	char *name;    /* "\\name" for the PDH calls, NULL for this machine */
