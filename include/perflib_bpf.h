@@ -741,8 +741,8 @@ static __always_inline __u32 perflib_gnr_slots(void *data_map,
 
 /*
  * claim a FREE slot of @data_map by CAS among the slots of its published segments, scanning
- * from @hint, and set its live bit; the slot index, or -PERFLIB_ENOSPC. *ret_word gets the claimed
- * word.
+ * from @hint, and set its live bit; the slot index, or -PERFLIB_ENOSPC. *ret_word gets the
+ * claimed word.
  */
 static __always_inline __s64 perflib__gclaim(void *data_map, void *live_map,
 					     const volatile struct perflib_bpf_geometry *g,
@@ -1000,9 +1000,9 @@ static __noinline __s64 perflib__gidx_find(void *data_map, void *index_map,
 /*
  * perflib_gfind_by_key - the slot index of the live instance with @key in the set of
  * geometry @g whose segs and index pins are @data_map (a PERFLIB_DATA_MAP) and @index_map
- * (a PERFLIB_INDEX_MAP: the set's lives pin), or -1: two buckets of each group leader's table, the candidates
- * checked against the slot's own name, id and scope (up to PERFLIB_IDX_LEADERS, 17,
- * leaders, 32 entries each).
+ * (a PERFLIB_INDEX_MAP: the set's lives pin), or -1: two buckets of each group leader's
+ * table, the candidates checked against the slot's own name, id and scope (up to
+ * PERFLIB_IDX_LEADERS, 17, leaders, 32 entries each).
  * perflib_find_by_key - the same for the program's one counter set (perflib_geo).
  */
 static __always_inline __s64 perflib_gfind_by_key(void *data_map, void *index_map,

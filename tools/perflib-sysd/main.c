@@ -3,7 +3,7 @@
  * perflib-sysd - the Windows system counter sets (Processor, Processor Information, System,
  * Memory, Process, Network Interface, PhysicalDisk, LogicalDisk, Cgroup; system.man, compiled
  * in) published from the kernel: registers them, creates the fixed instances (CPUs, totals) as
- * kernel-owned instances, loads and attaches tools/perflib-sysd/sysd.bpf.c (which creates and deletes the
+ * kernel-owned instances, loads and attaches sysd.bpf.c (which creates and deletes the
  * Process and Cgroup instances itself, and those of devices and mounts when this loop tells
  * it: rtnetlink, uevents, mountinfo), starts its publishing timer, and publishes Memory and
  * free space once a second until it is told to stop; stopping removes all of it.
