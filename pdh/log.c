@@ -15,46 +15,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "pdh_internal.h"
-#include "filetime.h"
-
-/* ---- time stamps: "MM/DD/YYYY HH:MM:SS.mmm" in local time <-> local FILETIME --------- */
-
-static void stamp_format(int64_t local_ft, char buf[PDH_STAMP_SIZE])
-{
-	time_t secs = (time_t)perflib_filetime_to_unix(local_ft);
-	unsigned int ms = (unsigned int)(local_ft % 10000000 / 10000);
-	struct tm tm;
-
-	if (local_ft <= 0 || !gmtime_r(&secs, &tm)) {
-		strcpy(buf, "01/01/1970 00:00:00.000");
-		return;
-	}
-	snprintf(buf, PDH_STAMP_SIZE, "%02u/%02u/%04u %02u:%02u:%02u.%03u",
-		 (unsigned int)(tm.tm_mon + 1) % 100, (unsigned int)tm.tm_mday % 100,
-		 (unsigned int)(tm.tm_year + 1900) % 10000, (unsigned int)tm.tm_hour % 100,
-		 (unsigned int)tm.tm_min % 100, (unsigned int)tm.tm_sec % 100, ms % 1000);
-}
-
-int64_t pdh_log_stamp(const char *s)
-{
-	unsigned int mo, d, y, h, mi, se, ms = 0;
-	struct tm tm = {0};
-	time_t t;
-
-	if (sscanf(s, "%u/%u/%u %u:%u:%u.%u", &mo, &d, &y, &h, &mi, &se, &ms) < 6)
-		return 0;
-	tm.tm_mon = (int)mo - 1;
-	tm.tm_mday = (int)d;
-	tm.tm_year = (int)y - 1900;
-	tm.tm_hour = (int)h;
-	tm.tm_min = (int)mi;
-	tm.tm_sec = (int)se;
-	t = timegm(&tm);
-	return perflib_filetime_from_unix((int64_t)t, 0) + (int64_t)ms * 10000;
-}
+#include "stamp.h"
 
 /* ---- reading ------------------------------------------------------------------------- */
 
@@ -106,10 +69,9 @@ void pdh_log_free(struct pdh_log *log)
 		for (k = 0; k < log->nr_paths; k++)
 			free(log->values[i][k]);
 		free(log->values[i]);
-		free(log->stamps[i]);
 	}
 	free(log->values);
-	free(log->stamps);
+	free(log->times);
 	for (i = 0; i < log->nr_cols; i++) {
 		free(log->col_inst[i]);
 		free(log->col_path[i]);
@@ -122,20 +84,24 @@ void pdh_log_free(struct pdh_log *log)
 	free(log);
 }
 
-/* one data line into the next record; short lines get no value in missing columns */
-static int add_record(struct pdh_log *log, struct pdh_strs *fields)
+/*
+ * one data line, time stamp @time, into the next record; short lines get no value in
+ * missing columns
+ */
+static int add_record(struct pdh_log *log, int64_t time, struct pdh_strs *fields)
 {
-	char ***vg, **sg, **row;
+	char ***vg, **row;
+	int64_t *tg;
 	size_t k;
 
 	vg = realloc(log->values, (log->nr_records + 1) * sizeof(*vg));
 	if (vg)
 		log->values = vg;
-	sg = realloc(log->stamps, (log->nr_records + 1) * sizeof(*sg));
-	if (sg)
-		log->stamps = sg;
+	tg = realloc(log->times, (log->nr_records + 1) * sizeof(*tg));
+	if (tg)
+		log->times = tg;
 	row = calloc(log->nr_paths ? log->nr_paths : 1, sizeof(*row));
-	if (!vg || !sg || !row) {
+	if (!vg || !tg || !row) {
 		free(row);
 		return -ENOMEM;
 	}
@@ -148,13 +114,7 @@ static int add_record(struct pdh_log *log, struct pdh_strs *fields)
 			return -ENOMEM;
 		}
 	}
-	log->stamps[log->nr_records] = strdup(fields->v[0]);
-	if (!log->stamps[log->nr_records]) {
-		for (k = 0; k < log->nr_paths; k++)
-			free(row[k]);
-		free(row);
-		return -ENOMEM;
-	}
+	log->times[log->nr_records] = time;
 	log->values[log->nr_records++] = row;
 	return 0;
 }
@@ -169,6 +129,7 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 	PDH_STATUS st = PDH_MEMORY_ALLOCATION_FAILURE;
 	FILE *f;
 	char sep = ',';
+	int64_t time;
 
 	f = fopen(file, "r");
 	if (!f)
@@ -218,10 +179,10 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 		/* a record needs its time stamp and no more fields than the header has;
 		 * a short one (the writer stopped mid-line) has no value in what is missing */
 		st = PDH_INVALID_DATA;
-		if (!pdh_log_stamp(fields.v[0]) || fields.nr > log->nr_paths + 1)
+		if (perflib_stamp_parse(fields.v[0], &time) || fields.nr > log->nr_paths + 1)
 			goto out;
 		st = PDH_MEMORY_ALLOCATION_FAILURE;
-		if (add_record(log, &fields))
+		if (add_record(log, time, &fields))
 			goto out;
 		pdh_strs_free(&fields);
 	}
@@ -301,8 +262,8 @@ static PDH_STATUS time_range(struct pdh_log *log, LPDWORD entries, PDH_TIME_INFO
 	}
 	memset(info, 0, sizeof(*info));
 	if (log->nr_records) {
-		info->StartTime = pdh_log_stamp(log->stamps[0]);
-		info->EndTime = pdh_log_stamp(log->stamps[log->nr_records - 1]);
+		info->StartTime = log->times[0];
+		info->EndTime = log->times[log->nr_records - 1];
 	}
 	info->SampleCount = (DWORD)log->nr_records;
 	*entries = 1;
@@ -371,11 +332,11 @@ PDH_FUNCTION PdhSetQueryTimeRange(PDH_HQUERY hQuery, PPDH_TIME_INFO pInfo)
 		st = PDH_INVALID_ARGUMENT;
 	} else {
 		for (i = 0; i < log->nr_records; i++)
-			if (pdh_log_stamp(log->stamps[i]) >= pInfo->StartTime)
+			if (log->times[i] >= pInfo->StartTime)
 				break;
 		log->next = i;
 		for (; i < log->nr_records; i++)
-			if (pdh_log_stamp(log->stamps[i]) > pInfo->EndTime)
+			if (log->times[i] > pInfo->EndTime)
 				break;
 		log->limit = i;
 	}
@@ -593,7 +554,6 @@ PDH_FUNCTION PdhOpenLogW(LPCWSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpd
 PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 {
 	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
-	char stamp[PDH_STAMP_SIZE];
 	struct pdh_query *q;
 	size_t i, cursor = 0;
 	double *values;
@@ -634,8 +594,7 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 			c, at, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100, &v);
 		values[i] = v.doubleValue;
 	}
-	stamp_format(q->stamp, stamp);
-	if (pdh_text_row(log->f, log->fmt, stamp, values, valid, log->nr_cols) || fflush(log->f))
+	if (pdh_text_row(log->f, log->fmt, q->stamp, values, valid, log->nr_cols) || fflush(log->f))
 		st = PDH_LOG_FILE_CREATE_ERROR;
 	else if (st == PDH_NO_DATA)
 		st = 0; /* the record is written, with no values */

@@ -16,14 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 
 enum pdh_text_format {
 	PDH_TEXT_CSV,
 	PDH_TEXT_TSV,
 };
-
-#define PDH_STAMP_SIZE 24 /* "MM/DD/YYYY HH:MM:SS.mmm" + NUL */
 
 /* pdh_text_field - write @s quoted ('"' doubled), without separator */
 void pdh_text_field(FILE *out, const char *s);
@@ -35,25 +32,14 @@ void pdh_text_field(FILE *out, const char *s);
 int pdh_text_header(FILE *out, enum pdh_text_format fmt, char *const *paths, size_t nr);
 
 /*
- * pdh_text_row - one sample: @stamp, then for each column @values[i] when @valid[i], else
- * " ". Returns 0 or -EIO.
+ * pdh_text_row - one sample: its time @stamp (a local FILETIME, written by
+ * perflib_stamp_format: "MM/DD/YYYY HH:MM:SS.mmm"), then for each column @values[i] when
+ * @valid[i], else " ". Returns 0 or -EIO.
  */
-int pdh_text_row(FILE *out, enum pdh_text_format fmt, const char *stamp, const double *values,
+int pdh_text_row(FILE *out, enum pdh_text_format fmt, int64_t stamp, const double *values,
 		 const bool *valid, size_t nr);
 
 /* pdh_text_value - @v with six decimals into @buf (at least 32 bytes for usual values) */
 void pdh_text_value(char *buf, size_t size, double v);
-
-/*
- * pdh_text_stamp - @ts as local time "MM/DD/YYYY HH:MM:SS.mmm" (24-hour, milliseconds
- * truncated) into @buf. Returns 0, or -EINVAL when the time cannot be converted.
- */
-int pdh_text_stamp(char buf[PDH_STAMP_SIZE], const struct timespec *ts);
-
-/*
- * pdh_filetime_to_timespec - a FILETIME (100-ns units since 1601-01-01 UTC, as
- * PERF_DATA_HEADER.PerfTime100NSec) as a Unix time. -EINVAL before 1970.
- */
-int pdh_filetime_to_timespec(int64_t filetime, struct timespec *ret);
 
 #endif /* PDH_LOGTEXT_H */

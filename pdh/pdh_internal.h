@@ -181,7 +181,7 @@ struct pdh_log {
 	/* reading: the whole file */
 	char **paths; /* per column */
 	size_t nr_paths;
-	char **stamps;	/* per record */
+	int64_t *times; /* per record: its time stamp, a local FILETIME */
 	char ***values; /* per record, per column; " " or "" = no value */
 	size_t nr_records;
 	size_t next;  /* replay position */
@@ -280,6 +280,5 @@ PDH_HIDDEN PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR
 /* log internals shared with the query (replay) */
 PDH_HIDDEN PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret);
 PDH_HIDDEN void pdh_log_free(struct pdh_log *log);
-PDH_HIDDEN int64_t pdh_log_stamp(const char *stamp); /* local FILETIME, 0 if malformed */
 
 #endif /* PDH_INTERNAL_H */

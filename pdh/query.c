@@ -594,7 +594,7 @@ static PDH_STATUS log_step(struct pdh_query *q)
 
 	if (log->next >= log->limit)
 		return PDH_NO_MORE_DATA;
-	q->stamp = pdh_log_stamp(log->stamps[log->next]);
+	q->stamp = log->times[log->next];
 	for (i = 0; i < q->nr_counters; i++) {
 		struct pdh_counter *c = q->counters[i];
 

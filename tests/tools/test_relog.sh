@@ -76,11 +76,18 @@ run "$in" -o
 expect_rc 2 "-o without value"
 run "$in" "$in" -o x.csv
 expect_rc 2 "two inputs"
-for t in 13/1/2026 2/30/2026 "3/27/2026 25:00:00" "3/27/2026 15:61" 3-27-2026 "3/27/2026 x"; do
+# the one stamp parser (common/stamp.c): a real date, a 24-hour clock, nothing after
+for t in 13/1/2026 2/30/2026 2/29/2025 2/29/2100 4/31/2026 "3/27/2026 25:00:00" \
+	"3/27/2026 24:00:00" "3/27/2026 15:61" "3/27/2026 15:28:60" 3-27-2026 "3/27/2026 x" \
+	"3/27/2026 15:28:06junk" 3/27/2026x 3/27/26; do
 	run "$in" -o x.csv -b "$t"
 	expect_rc 2 "bad time '$t'"
 	expect_err "bad time" "bad time '$t'"
 done
+# February 29 of a leap year is a date: a window that misses the log, not a usage error
+run "$in" -o x.csv -e 2/29/2024
+expect_rc 1 "-e 2/29/2024"
+expect_err "no record of the log lies in the time window" "-e 2/29/2024"
 run "$in" -o x.csv -b "3/27/2026 15:30:00" -e "3/27/2026 15:28:00"
 expect_rc 2 "-b after -e"
 run "$in" -o x.csv -c

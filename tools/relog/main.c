@@ -11,14 +11,13 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pdh.h"
 #include "pdhmsg.h"
 #include "lines.h"
 #include "tool.h"
-#include "filetime.h"
+#include "stamp.h"
 
 #define EXIT_OK 0
 #define EXIT_ERROR 1 /* unreadable or corrupt input, unknown counters, I/O */
@@ -110,35 +109,19 @@ struct opts {
 
 #define usage_error(...) tool_usage_error("relog", __VA_ARGS__)
 
-/* "M/D/YYYY" and "H[:MM[:SS]]" (@time may be NULL: midnight) into a local FILETIME */
+/*
+ * "M/D/YYYY" and "H[:MM[:SS]]" (@time may be NULL: midnight) into a local FILETIME, by the
+ * one stamp parser (common/stamp.h: a real date, a 24-hour clock); 0 when malformed
+ */
 static int64_t parse_time(const char *date, const char *time)
 {
-	unsigned int mo, d, y, h = 0, mi = 0, s = 0;
-	struct tm tm = {0};
-	char end;
-	int n;
+	char s[64];
+	int64_t ft;
 
-	if (sscanf(date, "%u/%u/%u%c", &mo, &d, &y, &end) != 3)
+	if ((size_t)snprintf(s, sizeof(s), "%s%s%s", date, time ? " " : "", time ? time : "") >=
+	    sizeof(s))
 		return 0;
-	if (time) {
-		n = sscanf(time, "%u:%u:%u%c", &h, &mi, &s, &end);
-		if (n < 1 || n > 3)
-			return 0;
-	}
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1601 || y > 9999 || h > 23 || mi > 59 ||
-	    s > 59)
-		return 0;
-	tm.tm_mon = (int)mo - 1;
-	tm.tm_mday = (int)d;
-	tm.tm_year = (int)y - 1900;
-	tm.tm_hour = (int)h;
-	tm.tm_min = (int)mi;
-	tm.tm_sec = (int)s;
-	/* timegm normalises 2/30 to 3/2: refuse dates that do not exist */
-	time_t t = timegm(&tm);
-	if (tm.tm_mday != (int)d || tm.tm_mon != (int)mo - 1)
-		return 0;
-	return perflib_filetime_from_unix((int64_t)t, 0);
+	return perflib_stamp_parse(s, &ft) ? 0 : ft;
 }
 
 static bool looks_like_time(const char *s)
@@ -374,15 +357,14 @@ static void pdh_error(const char *what, PDH_STATUS st)
 /* "M/D/YYYY H:MM:SS" of a local FILETIME */
 static void time_text(int64_t ft, char *buf, size_t size)
 {
-	time_t t = (time_t)perflib_filetime_to_unix(ft);
-	struct tm tm;
+	struct perflib_stamp t;
 
-	if (ft <= 0 || !gmtime_r(&t, &tm)) {
+	if (ft <= 0 || perflib_stamp_split(ft, &t)) {
 		snprintf(buf, size, "-");
 		return;
 	}
-	snprintf(buf, size, "%d/%d/%d %d:%02d:%02d", tm.tm_mon + 1, tm.tm_mday, tm.tm_year + 1900,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec);
+	snprintf(buf, size, "%u/%u/%u %u:%02u:%02u", t.month, t.day, t.year, t.hour, t.minute,
+		 t.second);
 }
 
 static void block(FILE *f, const char *title, const char *files_label, const char *file,
