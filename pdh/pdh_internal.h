@@ -47,7 +47,7 @@ struct pdh_sample {
 	size_t nr, cap;
 };
 
-/* what PDH_RAW_COUNTER.SecondValue carries for a counter's type (pdh.md 6.5) */
+/* what PDH_RAW_COUNTER.SecondValue carries for a counter's type (pdh.md 6.5; calc.c) */
 enum second {
 	SECOND_NONE,
 	SECOND_TIME,
@@ -123,7 +123,7 @@ struct pdh_counter {
 	int64_t timebase; /* ticks per second of the newest sample, 0 = none */
 	/* what the type implies, looked up once at add (collection reads it per instance) */
 	bool match_all; /* pattern "*": every instance */
-	uint8_t second; /* what PDH_RAW_COUNTER.SecondValue carries (query.c) */
+	uint8_t second; /* what PDH_RAW_COUNTER.SecondValue carries (pdh_second_of) */
 	uint8_t tb;	/* enum ctrtype_timebase */
 	uint8_t calc;	/* enum ctrtype_calc */
 };
@@ -267,12 +267,23 @@ PDH_HIDDEN size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool ra
 PDH_HIDDEN void pdh_data_free(struct pdh_query *q);
 /* read the query's perflib query as its newest data, counters sampled from it */
 PDH_HIDDEN PDH_STATUS pdh_data_update(struct pdh_query *q);
-/* value formatting shared by sample.c and value.c (value.c) */
+
+/* ---- display values from raw samples (calc.c) ---- */
+#define PDH_DEFAULT_FREQ 1000000000LL /* this port's PerfFreq (CLOCK_MONOTONIC ns) */
+/*
+ * pdh_second_of - what PDH_RAW_COUNTER.SecondValue carries for counter type @type: the one
+ * rule (bases of fractions and averages, the precision timers' own time stamps, else the
+ * clock of the time base)
+ */
+PDH_HIDDEN enum second pdh_second_of(uint32_t type);
+/* the display value of @newer (and @older: NULL for none) of a counter of @type; PDH status */
 PDH_HIDDEN PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
 			       const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,
 			       PDH_FMT_COUNTERVALUE *ret);
+/* scale, x1000, cap and convert a cooked value @v into @ret (pdh.md 6.3) */
 PDH_HIDDEN void pdh_finish(uint32_t type, LONG scale, DWORD fmt, double v,
 			   PDH_FMT_COUNTERVALUE *ret);
+/* the time base of counter @c: its newest sample's, else this port's clocks */
 PDH_HIDDEN int64_t pdh_timebase(const struct pdh_counter *c);
 PDH_HIDDEN PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user,
 				      PDH_HCOUNTER *ret);

@@ -267,31 +267,6 @@ static PDH_STATUS catalog_resolve(struct pdh_query *q, struct pdh_counter *c)
 	return 0;
 }
 
-/* what PDH_RAW_COUNTER.SecondValue carries for a type (pdh.md 6.5) */
-static enum second second_of(uint32_t type)
-{
-	switch (ctrtype_calc(type)) {
-	case CTRTYPE_CALC_AVERAGE:
-	case CTRTYPE_CALC_RAW_FRACTION:
-	case CTRTYPE_CALC_SAMPLE_FRACTION:
-		return SECOND_BASE;
-	default:
-		break;
-	}
-	if (type == PERF_PRECISION_SYSTEM_TIMER || type == PERF_PRECISION_100NS_TIMER)
-		return SECOND_BASE;
-	switch (ctrtype_timebase(type)) {
-	case CTRTYPE_TB_TICK:
-		return SECOND_TIME;
-	case CTRTYPE_TB_100NS:
-		return SECOND_100NS;
-	case CTRTYPE_TB_OBJECT:
-		return SECOND_OBJECT;
-	default:
-		return SECOND_NONE;
-	}
-}
-
 PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_HCOUNTER *ret)
 {
 	struct pdh_counter *c, **grown;
@@ -337,7 +312,7 @@ PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_
 	if (st)
 		goto fail;
 	c->match_all = c->pattern && !strcmp(c->pattern, "*") && c->path.index < 0;
-	c->second = (uint8_t)second_of(c->ctr.type);
+	c->second = (uint8_t)pdh_second_of(c->ctr.type);
 	c->tb = (uint8_t)ctrtype_timebase(c->ctr.type);
 	c->calc = (uint8_t)ctrtype_calc(c->ctr.type);
 	st = PDH_MEMORY_ALLOCATION_FAILURE;

@@ -316,7 +316,7 @@ static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
 	if (c->ctr.time_id != PERFLIB_NO_ID)
 		ok = ok && value_at(d, b, item, cols->time, &otime);
 	else if (type == PERF_PRECISION_OBJECT_TIMER)
-		otime = base; /* the companion time stamp is the base */
+		otime = base; /* its object clock is its base (pdh_second_of: SECOND_OBJECT) */
 	if (c->ctr.freq_id != PERFLIB_NO_ID)
 		ok = ok && value_at(d, b, item, cols->freq, &ofreq);
 	switch ((enum ctrtype_timebase)c->tb) {
@@ -339,6 +339,7 @@ static void raw_of(const struct pdh_counter *c, const struct pdh_data *pd,
 	}
 	r->CStatus = (DWORD)PDH_CSTATUS_NEW_DATA;
 	r->FirstValue = (LONGLONG)v;
+	/* the second value by the one rule (pdh_second_of), looked up when the counter was added */
 	switch ((enum second)c->second) {
 	case SECOND_TIME:
 		r->SecondValue = d->hdr.time;
