@@ -575,13 +575,34 @@ struct perflib_counter {
 struct perflib_provider;
 
 /*
- * A counter as the hot path needs it, in one word: bits 0-15 offset from the instance
- * block, 16-23 value size (4, 8, 0), bit 24 by reference. 0 means "no such counter"
- * (offsets are at least 32).
+ * A counter as the hot path needs it, in one word, its descriptor: bits 0-15 offset from
+ * the instance block, 16-23 value size (4, 8, 0), bit 24 by reference. 0 means "no such
+ * counter" (offsets are at least 32). Packed and unpacked only here.
  */
+#define PERFLIB_DESC_KIND_SHIFT 16 /* the kind: value size, and the by-reference bit */
+#define PERFLIB_DESC_OFFSET_MASK 0xFFFFu
+#define PERFLIB_DESC_BYREF 0x100u /* in the kind: a by-reference counter */
+
 static inline uint32_t perflib_counter_pack(const struct perflib_counter *c)
 {
-	return c->offset | (uint32_t)c->size << 16 | (uint32_t)c->byref << 24;
+	return c->offset | ((uint32_t)c->size | (c->byref ? PERFLIB_DESC_BYREF : 0))
+				   << PERFLIB_DESC_KIND_SHIFT;
+}
+
+/* the offset from the instance block of the counter of descriptor @desc */
+static inline uint32_t perflib_desc_offset(uint32_t desc)
+{
+	return desc & PERFLIB_DESC_OFFSET_MASK;
+}
+
+/*
+ * the kind of descriptor @desc: the value size (4 or 8) of a by-value counter, that size |
+ * PERFLIB_DESC_BYREF for a by-reference one; one compare with a size asks "a by-value
+ * counter of this size" (the value functions' check)
+ */
+static inline uint32_t perflib_desc_kind(uint32_t desc)
+{
+	return desc >> PERFLIB_DESC_KIND_SHIFT;
 }
 
 /* one size class of a provider's counter set: where its blocks are, the per-slot tables */
