@@ -423,7 +423,10 @@ int perflib_map_blank(void *addr, size_t len, bool writable);
 int perflib_pin_open(const char *dir, const char *name, bool rdonly);
 int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
 void perflib_remove_dir(const char *dir);
-/* btf.c: the BTF of a segment's slots, and of an info value of @size bytes */
+/* btf.c: the BTF of a segment's slots (built only, or loaded), and of an info value of @size bytes */
+struct btf;
+int perflib_data_btf_build(const struct perflib_info *info, uint32_t cls, struct btf **ret_btf,
+			   int *ret_key, int *ret_value);
 int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd, int *ret_key,
 		     int *ret_value);
 int perflib_info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value);
