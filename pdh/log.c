@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * log.c - CSV and TSV logs (pdh.md 5.10, 7): written from a query exactly as typeperf writes
- * its output (logtext.c: "(PDH-CSV 4.0)" header, quoted fields, CRLF, six decimals, " " for
- * no value), and read back so that a query replays them (PdhBindInputDataSource +
- * PdhOpenQueryH, or PdhOpenQuery with the file name).
+ * log.c - CSV and TSV logs (pdh.md 5.10, 7): written from a query (logtext.c: the header
+ * "(PDH-CSV 4.0) (<zone>)(<bias>)", or typeperf's "(PDH-CSV 4.0)" with
+ * PDH_TEXT_OPT_NO_ZONE; quoted fields, CRLF, six decimals, " " for no value), and read back
+ * (either header) so that a query replays them (PdhBindInputDataSource + PdhOpenQueryH, or
+ * PdhOpenQuery with the file name).
  *
  * Writing: wildcard paths are expanded once, when the log is opened (G-Logs): the open
  * collects the query once, which also gives two-sample counters their first sample, so the
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "pdh_internal.h"
 #include "stamp.h"
@@ -145,18 +147,17 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 		if (!header && (line[0] == '\r' || line[0] == '\n'))
 			continue; /* typeperf's console output starts with an empty line */
 		if (!header) {
-			st = PDH_UNABLE_READ_LOG_HEADER;
-			if (!strncmp(line, "\"(PDH-CSV ", 10)) {
-				log->fmt = PDH_TEXT_CSV;
-			} else if (!strncmp(line, "\"(PDH-TSV ", 10)) {
-				log->fmt = PDH_TEXT_TSV;
-				sep = '\t';
-			} else {
-				goto out;
-			}
+			/* the separator from the format's name, then the field as a whole */
+			sep = !strncmp(line, "\"(PDH-TSV ", 10) ? '\t' : ',';
 			st = PDH_MEMORY_ALLOCATION_FAILURE;
 			if (split_line(line, sep, &fields))
 				goto out;
+			st = PDH_UNABLE_READ_LOG_HEADER;
+			if (!fields.nr || line[0] != '"' ||
+			    pdh_text_header_parse(fields.v[0], &log->fmt, &log->zone) ||
+			    (log->fmt == PDH_TEXT_TSV) != (sep == '\t'))
+				goto out;
+			st = PDH_MEMORY_ALLOCATION_FAILURE;
 			/* column 0 is the format; with a user string (TSV) it may be last */
 			for (i = 1; i < fields.nr; i++) {
 				if (fields.v[i][0] != '\\')
@@ -451,6 +452,23 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 	return 0;
 }
 
+/*
+ * the time zone a new log's header names (pdh.md 7.2): none for typeperf's
+ * (PDH_TEXT_OPT_NO_ZONE); a replayed log's own when it names one (the stamps are copied
+ * as logged, in its local time); else this machine's, now
+ */
+static void zone_of(struct pdh_log *log, DWORD flags)
+{
+	const struct pdh_log *source = log->q->source;
+
+	if (flags & PDH_TEXT_OPT_NO_ZONE)
+		memset(&log->zone, 0, sizeof(log->zone));
+	else if (source && source->zone.known)
+		log->zone = source->zone;
+	else
+		pdh_text_zone_local(time(NULL), &log->zone);
+}
+
 static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUERY hq,
 			     PDH_HLOG *ret)
 {
@@ -494,8 +512,10 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 	if (!log->f)
 		goto fail;
 	st = PDH_LOG_FILE_CREATE_ERROR;
+	zone_of(log, flags);
 	if (!append &&
-	    (pdh_text_header(log->f, log->fmt, log->col_path, log->nr_cols) || fflush(log->f)))
+	    (pdh_text_header(log->f, log->fmt, &log->zone, log->col_path, log->nr_cols) ||
+	     fflush(log->f)))
 		goto fail;
 	st = PDH_MEMORY_ALLOCATION_FAILURE;
 	if (pdh_handle_add(log))

@@ -169,6 +169,7 @@ struct pdh_log {
 	bool writing;
 	bool console; /* writing to "CON": standard output, not closed */
 	enum pdh_text_format fmt;
+	struct pdh_text_zone zone; /* the header's time zone (known false: typeperf's header) */
 	FILE *f;
 	char *file;
 	struct pdh_query *q; /* writing: the query */
