@@ -79,10 +79,10 @@ void pdh_log_free(struct pdh_log *log)
 }
 
 /*
- * one data line, time stamp @time, into the next record; short lines get no value in
+ * one data line, time stamp @stamp, into the next record; short lines get no value in
  * missing columns
  */
-static int add_record(struct pdh_log *log, int64_t time, struct pdh_strs *fields)
+static int add_record(struct pdh_log *log, int64_t stamp, struct pdh_strs *fields)
 {
 	char ***vg, **row;
 	int64_t *tg;
@@ -108,7 +108,7 @@ static int add_record(struct pdh_log *log, int64_t time, struct pdh_strs *fields
 			return -ENOMEM;
 		}
 	}
-	log->times[log->nr_records] = time;
+	log->times[log->nr_records] = stamp;
 	log->values[log->nr_records++] = row;
 	return 0;
 }
@@ -123,7 +123,7 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 	PDH_STATUS st = PDH_MEMORY_ALLOCATION_FAILURE;
 	FILE *f;
 	char sep = ',';
-	int64_t time;
+	int64_t stamp;
 
 	f = fopen(file, "r");
 	if (!f)
@@ -172,10 +172,10 @@ PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
 		/* a record needs its time stamp and no more fields than the header has;
 		 * a short one (the writer stopped mid-line) has no value in what is missing */
 		st = PDH_INVALID_DATA;
-		if (perflib_stamp_parse(fields.v[0], &time) || fields.nr > log->nr_paths + 1)
+		if (perflib_stamp_parse(fields.v[0], &stamp) || fields.nr > log->nr_paths + 1)
 			goto out;
 		st = PDH_MEMORY_ALLOCATION_FAILURE;
-		if (add_record(log, time, &fields))
+		if (add_record(log, stamp, &fields))
 			goto out;
 		pdh_strs_free(&fields);
 	}
