@@ -389,9 +389,12 @@ check-abi: $(SO) $(PDH_SO)
 	@$(call abi_check,$(SO),userspace/perflib.map,PERFLIB_)
 	@$(call abi_check,$(PDH_SO),pdh/pdh.map,PDH_1)
 
-# the library's files form layers that call one way (userspace/layers; docs/ARCHITECTURE.md)
-check-layers: $(LIB_STATIC_OBJS)
+# the libraries' files form layers that call one way (userspace/layers, pdh/layers,
+# tools/common/layers; docs/ARCHITECTURE.md, docs/PDH.md)
+check-layers: $(LIB_STATIC_OBJS) $(PDH_STATIC_OBJS) $(COMMON_OBJS)
 	$(Q)sh tools/dev/check-layers.sh userspace/layers $(LIB_STATIC_OBJS)
+	$(Q)sh tools/dev/check-layers.sh pdh/layers $(PDH_STATIC_OBJS)
+	$(Q)sh tools/dev/check-layers.sh tools/common/layers $(COMMON_OBJS)
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')

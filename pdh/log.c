@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * log.c - CSV and TSV logs (pdh.md 5.10, 7): written from a query exactly as typeperf writes
- * its output (logtext.c: "(PDH-CSV 4.0)" header, quoted fields, CRLF, six decimals, " " for
- * no value), and read back so that a query replays them (PdhBindInputDataSource +
- * PdhOpenQueryH, or PdhOpenQuery with the file name).
+ * log.c - writing CSV and TSV logs (pdh.md 5.10, 7.1, 7.2) from a query (logtext.c: the
+ * header "(PDH-CSV 4.0) (<zone>)(<bias>)", or typeperf's "(PDH-CSV 4.0)" with
+ * PDH_LINUX_LOG_NO_ZONE; quoted fields, CRLF, six decimals, " " for no value), and the log
+ * handle calls of both kinds: PdhOpenLog (reading: logread.c), PdhCloseLog, the file size.
  *
  * Writing: wildcard paths are expanded once, when the log is opened (G-Logs): the open
  * collects the query once, which also gives two-sample counters their first sample, so the
@@ -18,372 +18,6 @@
 #include <time.h>
 
 #include "pdh_internal.h"
-#include "filetime.h"
-
-/* ---- time stamps: "MM/DD/YYYY HH:MM:SS.mmm" in local time <-> local FILETIME --------- */
-
-static void stamp_format(int64_t local_ft, char buf[PDH_STAMP_SIZE])
-{
-	time_t secs = (time_t)perflib_filetime_to_unix(local_ft);
-	unsigned int ms = (unsigned int)(local_ft % 10000000 / 10000);
-	struct tm tm;
-
-	if (local_ft <= 0 || !gmtime_r(&secs, &tm)) {
-		strcpy(buf, "01/01/1970 00:00:00.000");
-		return;
-	}
-	snprintf(buf, PDH_STAMP_SIZE, "%02u/%02u/%04u %02u:%02u:%02u.%03u",
-		 (unsigned int)(tm.tm_mon + 1) % 100, (unsigned int)tm.tm_mday % 100,
-		 (unsigned int)(tm.tm_year + 1900) % 10000, (unsigned int)tm.tm_hour % 100,
-		 (unsigned int)tm.tm_min % 100, (unsigned int)tm.tm_sec % 100, ms % 1000);
-}
-
-int64_t pdh_log_stamp(const char *s)
-{
-	unsigned int mo, d, y, h, mi, se, ms = 0;
-	struct tm tm = {0};
-	time_t t;
-
-	if (sscanf(s, "%u/%u/%u %u:%u:%u.%u", &mo, &d, &y, &h, &mi, &se, &ms) < 6)
-		return 0;
-	tm.tm_mon = (int)mo - 1;
-	tm.tm_mday = (int)d;
-	tm.tm_year = (int)y - 1900;
-	tm.tm_hour = (int)h;
-	tm.tm_min = (int)mi;
-	tm.tm_sec = (int)se;
-	t = timegm(&tm);
-	return perflib_filetime_from_unix((int64_t)t, 0) + (int64_t)ms * 10000;
-}
-
-/* ---- reading ------------------------------------------------------------------------- */
-
-/* split one line into quoted fields ("" inside is a quote); @sep ',' or '\t' */
-static int split_line(const char *line, char sep, struct pdh_strs *out)
-{
-	const char *p = line;
-	char *field, *f;
-
-	while (*p && *p != '\r' && *p != '\n') {
-		field = malloc(strlen(p) + 1);
-		if (!field)
-			return -ENOMEM;
-		f = field;
-		if (*p == '"') {
-			for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
-				if (*p == '"')
-					p++; /* a doubled quote */
-				*f++ = *p;
-			}
-			if (*p == '"')
-				p++;
-		} else {
-			while (*p && *p != sep && *p != '\r' && *p != '\n')
-				*f++ = *p++;
-		}
-		*f = '\0';
-		if (pdh_strs_take(out, field))
-			return -ENOMEM;
-		if (*p != sep)
-			break;
-		p++;
-	}
-	return 0;
-}
-
-void pdh_log_free(struct pdh_log *log)
-{
-	size_t i, k;
-
-	if (!log)
-		return;
-	if (log->f && !log->console)
-		fclose(log->f);
-	for (i = 0; i < log->nr_paths; i++)
-		free(log->paths[i]);
-	free(log->paths);
-	for (i = 0; i < log->nr_records; i++) {
-		for (k = 0; k < log->nr_paths; k++)
-			free(log->values[i][k]);
-		free(log->values[i]);
-		free(log->stamps[i]);
-	}
-	free(log->values);
-	free(log->stamps);
-	for (i = 0; i < log->nr_cols; i++) {
-		free(log->col_inst[i]);
-		free(log->col_path[i]);
-	}
-	free(log->col_ctr);
-	free(log->col_inst);
-	free(log->col_dup);
-	free(log->col_path);
-	free(log->file);
-	free(log);
-}
-
-/* one data line into the next record; short lines get no value in missing columns */
-static int add_record(struct pdh_log *log, struct pdh_strs *fields)
-{
-	char ***vg, **sg, **row;
-	size_t k;
-
-	vg = realloc(log->values, (log->nr_records + 1) * sizeof(*vg));
-	if (vg)
-		log->values = vg;
-	sg = realloc(log->stamps, (log->nr_records + 1) * sizeof(*sg));
-	if (sg)
-		log->stamps = sg;
-	row = calloc(log->nr_paths ? log->nr_paths : 1, sizeof(*row));
-	if (!vg || !sg || !row) {
-		free(row);
-		return -ENOMEM;
-	}
-	for (k = 0; k < log->nr_paths; k++) {
-		row[k] = strdup(k + 1 < fields->nr ? fields->v[k + 1] : " ");
-		if (!row[k]) {
-			while (k--)
-				free(row[k]);
-			free(row);
-			return -ENOMEM;
-		}
-	}
-	log->stamps[log->nr_records] = strdup(fields->v[0]);
-	if (!log->stamps[log->nr_records]) {
-		for (k = 0; k < log->nr_paths; k++)
-			free(row[k]);
-		free(row);
-		return -ENOMEM;
-	}
-	log->values[log->nr_records++] = row;
-	return 0;
-}
-
-PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret)
-{
-	struct pdh_strs fields = {0}, paths = {0};
-	struct pdh_log *log;
-	char *line = NULL;
-	size_t cap = 0, i;
-	bool header = false;
-	PDH_STATUS st = PDH_MEMORY_ALLOCATION_FAILURE;
-	FILE *f;
-	char sep = ',';
-
-	f = fopen(file, "r");
-	if (!f)
-		return errno == ENOENT ? PDH_FILE_NOT_FOUND : PDH_LOG_FILE_OPEN_ERROR;
-	log = calloc(1, sizeof(*log));
-	if (!log)
-		goto out;
-	log->kind = PDH_KIND_LOG;
-	log->file = strdup(file);
-	if (!log->file)
-		goto out;
-	while (getline(&line, &cap, f) > 0) {
-		if (!header && (line[0] == '\r' || line[0] == '\n'))
-			continue; /* typeperf's console output starts with an empty line */
-		if (!header) {
-			st = PDH_UNABLE_READ_LOG_HEADER;
-			if (!strncmp(line, "\"(PDH-CSV ", 10)) {
-				log->fmt = PDH_TEXT_CSV;
-			} else if (!strncmp(line, "\"(PDH-TSV ", 10)) {
-				log->fmt = PDH_TEXT_TSV;
-				sep = '\t';
-			} else {
-				goto out;
-			}
-			st = PDH_MEMORY_ALLOCATION_FAILURE;
-			if (split_line(line, sep, &fields))
-				goto out;
-			/* column 0 is the format; with a user string (TSV) it may be last */
-			for (i = 1; i < fields.nr; i++) {
-				if (fields.v[i][0] != '\\')
-					continue;
-				if (pdh_strs_add(&paths, fields.v[i]))
-					goto out;
-			}
-			log->paths = paths.v;
-			log->nr_paths = paths.nr;
-			memset(&paths, 0, sizeof(paths));
-			header = true;
-			pdh_strs_free(&fields);
-			continue;
-		}
-		/* records are quoted; other lines are typeperf's console messages */
-		if (line[0] != '"')
-			continue;
-		if (split_line(line, sep, &fields))
-			goto out;
-		/* a record needs its time stamp and no more fields than the header has;
-		 * a short one (the writer stopped mid-line) has no value in what is missing */
-		st = PDH_INVALID_DATA;
-		if (!pdh_log_stamp(fields.v[0]) || fields.nr > log->nr_paths + 1)
-			goto out;
-		st = PDH_MEMORY_ALLOCATION_FAILURE;
-		if (add_record(log, &fields))
-			goto out;
-		pdh_strs_free(&fields);
-	}
-	st = header ? 0 : PDH_UNABLE_READ_LOG_HEADER;
-	log->limit = log->nr_records;
-out:
-	pdh_strs_free(&fields);
-	pdh_strs_free(&paths);
-	free(line);
-	fclose(f);
-	if (st) {
-		pdh_log_free(log);
-		return st;
-	}
-	*ret = log;
-	return 0;
-}
-
-/* read log @file and make it a handle (PdhBindInputDataSource, PdhOpenLog for reading) */
-static PDH_STATUS log_open_read(const char *file, struct pdh_log **ret)
-{
-	struct pdh_log *log;
-	PDH_STATUS st;
-
-	st = pdh_log_read(file, &log);
-	if (st)
-		return st;
-	if (pdh_handle_add(log)) {
-		pdh_log_free(log);
-		return PDH_MEMORY_ALLOCATION_FAILURE;
-	}
-	*ret = log;
-	return 0;
-}
-
-PDH_FUNCTION PdhBindInputDataSourceA(PDH_HLOG *phDataSource, LPCSTR LogFileNameList)
-{
-	struct pdh_log *log;
-	PDH_STATUS st;
-
-	if (!phDataSource)
-		return PDH_INVALID_ARGUMENT;
-	if (!LogFileNameList || !*LogFileNameList) {
-		*phDataSource = H_REALTIME_DATASOURCE;
-		return 0;
-	}
-	/* at most one CSV or TSV file (D-Bind) */
-	if (LogFileNameList[strlen(LogFileNameList) + 1])
-		return PDH_INVALID_ARGUMENT;
-	st = log_open_read(LogFileNameList, &log);
-	if (st)
-		return st;
-	*phDataSource = log;
-	return 0;
-}
-
-PDH_FUNCTION PdhBindInputDataSourceW(PDH_HLOG *phDataSource, LPCWSTR LogFileNameList)
-{
-	PDH_STATUS st = 0;
-	char *list = pdh_w2u_multi(LogFileNameList, &st);
-
-	if (st)
-		return st;
-	st = PdhBindInputDataSourceA(phDataSource, list);
-	free(list);
-	return st;
-}
-
-static PDH_STATUS time_range(struct pdh_log *log, LPDWORD entries, PDH_TIME_INFO *info,
-			     LPDWORD size)
-{
-	if (!entries || !size || (!info && *size))
-		return PDH_INVALID_ARGUMENT;
-	if (!info || *size < sizeof(*info)) {
-		*size = sizeof(*info);
-		return PDH_MORE_DATA;
-	}
-	memset(info, 0, sizeof(*info));
-	if (log->nr_records) {
-		info->StartTime = pdh_log_stamp(log->stamps[0]);
-		info->EndTime = pdh_log_stamp(log->stamps[log->nr_records - 1]);
-	}
-	info->SampleCount = (DWORD)log->nr_records;
-	*entries = 1;
-	*size = sizeof(*info);
-	return 0;
-}
-
-PDH_FUNCTION PdhGetDataSourceTimeRangeH(PDH_HLOG hDataSource, LPDWORD pdwNumEntries,
-					PPDH_TIME_INFO pInfo, LPDWORD pdwBufferSize)
-{
-	struct pdh_log *log;
-
-	if (!hDataSource)
-		return PDH_DATA_SOURCE_IS_REAL_TIME;
-	log = pdh_handle_get(hDataSource, PDH_KIND_LOG);
-	if (!log || log->writing)
-		return PDH_INVALID_HANDLE;
-	return time_range(log, pdwNumEntries, pInfo, pdwBufferSize);
-}
-
-PDH_FUNCTION PdhGetDataSourceTimeRangeA(LPCSTR szDataSource, LPDWORD pdwNumEntries,
-					PPDH_TIME_INFO pInfo, LPDWORD pdwBufferSize)
-{
-	struct pdh_log *log;
-	PDH_STATUS st;
-
-	if (!szDataSource)
-		return PDH_DATA_SOURCE_IS_REAL_TIME;
-	st = pdh_log_read(szDataSource, &log);
-	if (st)
-		return st;
-	st = time_range(log, pdwNumEntries, pInfo, pdwBufferSize);
-	pdh_log_free(log);
-	return st;
-}
-
-PDH_FUNCTION PdhGetDataSourceTimeRangeW(LPCWSTR szDataSource, LPDWORD pdwNumEntries,
-					PPDH_TIME_INFO pInfo, LPDWORD pdwBufferSize)
-{
-	PDH_STATUS st = 0;
-	char *src = pdh_w2u(szDataSource, &st);
-
-	if (st)
-		return st;
-	st = PdhGetDataSourceTimeRangeA(src, pdwNumEntries, pInfo, pdwBufferSize);
-	free(src);
-	return st;
-}
-
-PDH_FUNCTION PdhSetQueryTimeRange(PDH_HQUERY hQuery, PPDH_TIME_INFO pInfo)
-{
-	struct pdh_query *q;
-	struct pdh_log *log;
-	PDH_STATUS st = 0;
-	size_t i;
-
-	if (!pInfo)
-		return PDH_INVALID_ARGUMENT;
-	q = pdh_query_lock(hQuery);
-	if (!q)
-		return PDH_INVALID_HANDLE;
-	log = q->source;
-	if (!log) {
-		st = PDH_DATA_SOURCE_IS_REAL_TIME;
-	} else if (pInfo->StartTime > pInfo->EndTime) {
-		st = PDH_INVALID_ARGUMENT;
-	} else {
-		for (i = 0; i < log->nr_records; i++)
-			if (pdh_log_stamp(log->stamps[i]) >= pInfo->StartTime)
-				break;
-		log->next = i;
-		for (; i < log->nr_records; i++)
-			if (pdh_log_stamp(log->stamps[i]) > pInfo->EndTime)
-				break;
-		log->limit = i;
-	}
-	pdh_unlock(q);
-	return st;
-}
-
-/* ---- writing ------------------------------------------------------------------------- */
 
 /* the display names of counter @c: its set's and counter's registered names */
 static void names_of(const struct pdh_query *q, const struct pdh_counter *c, const char **object,
@@ -490,6 +124,23 @@ static int columns(struct pdh_log *log, struct pdh_query *q)
 	return 0;
 }
 
+/*
+ * the time zone a new log's header names (pdh.md 7.2): none for typeperf's
+ * (PDH_LINUX_LOG_NO_ZONE); a replayed log's own when it names one (the stamps are copied
+ * as logged, in its local time); else this machine's, now
+ */
+static void zone_of(struct pdh_log *log, DWORD flags)
+{
+	const struct pdh_log *source = log->q->source;
+
+	if (flags & PDH_LINUX_LOG_NO_ZONE)
+		memset(&log->zone, 0, sizeof(log->zone));
+	else if (source && source->zone.known)
+		log->zone = source->zone;
+	else
+		pdh_text_zone_local(time(NULL), &log->zone);
+}
+
 static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUERY hq,
 			     PDH_HLOG *ret)
 {
@@ -533,8 +184,10 @@ static PDH_STATUS open_write(const char *name, DWORD flags, DWORD type, PDH_HQUE
 	if (!log->f)
 		goto fail;
 	st = PDH_LOG_FILE_CREATE_ERROR;
+	zone_of(log, flags);
 	if (!append &&
-	    (pdh_text_header(log->f, log->fmt, log->col_path, log->nr_cols) || fflush(log->f)))
+	    (pdh_text_header(log->f, log->fmt, &log->zone, log->col_path, log->nr_cols) ||
+	     fflush(log->f)))
 		goto fail;
 	st = PDH_MEMORY_ALLOCATION_FAILURE;
 	if (pdh_handle_add(log))
@@ -563,7 +216,7 @@ PDH_FUNCTION PdhOpenLogA(LPCSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpdw
 	case PDH_LOG_READ_ACCESS:
 		if (hQuery)
 			return PDH_INVALID_ARGUMENT; /* no query when reading (DOC) */
-		st = log_open_read(szLogFileName, &log);
+		st = pdh_log_open_read(szLogFileName, &log);
 		if (st)
 			return st;
 		*lpdwLogType = log->fmt == PDH_TEXT_TSV ? PDH_LOG_TYPE_TSV : PDH_LOG_TYPE_CSV;
@@ -593,7 +246,6 @@ PDH_FUNCTION PdhOpenLogW(LPCWSTR szLogFileName, DWORD dwAccessFlags, LPDWORD lpd
 PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 {
 	struct pdh_log *log = pdh_handle_get(hLog, PDH_KIND_LOG);
-	char stamp[PDH_STAMP_SIZE];
 	struct pdh_query *q;
 	size_t i, cursor = 0;
 	double *values;
@@ -634,8 +286,7 @@ PDH_FUNCTION PdhUpdateLogA(PDH_HLOG hLog, LPCSTR szUserString)
 			c, at, PDH_FMT_DOUBLE | PDH_FMT_NOSCALE | PDH_FMT_NOCAP100, &v);
 		values[i] = v.doubleValue;
 	}
-	stamp_format(q->stamp, stamp);
-	if (pdh_text_row(log->f, log->fmt, stamp, values, valid, log->nr_cols) || fflush(log->f))
+	if (pdh_text_row(log->f, log->fmt, q->stamp, values, valid, log->nr_cols) || fflush(log->f))
 		st = PDH_LOG_FILE_CREATE_ERROR;
 	else if (st == PDH_NO_DATA)
 		st = 0; /* the record is written, with no values */

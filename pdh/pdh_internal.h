@@ -47,7 +47,7 @@ struct pdh_sample {
 	size_t nr, cap;
 };
 
-/* what PDH_RAW_COUNTER.SecondValue carries for a counter's type (pdh.md 6.5) */
+/* what PDH_RAW_COUNTER.SecondValue carries for a counter's type (pdh.md 6.5; calc.c) */
 enum second {
 	SECOND_NONE,
 	SECOND_TIME,
@@ -123,7 +123,7 @@ struct pdh_counter {
 	int64_t timebase; /* ticks per second of the newest sample, 0 = none */
 	/* what the type implies, looked up once at add (collection reads it per instance) */
 	bool match_all; /* pattern "*": every instance */
-	uint8_t second; /* what PDH_RAW_COUNTER.SecondValue carries (query.c) */
+	uint8_t second; /* what PDH_RAW_COUNTER.SecondValue carries (pdh_second_of) */
 	uint8_t tb;	/* enum ctrtype_timebase */
 	uint8_t calc;	/* enum ctrtype_calc */
 };
@@ -133,6 +133,7 @@ struct pdh_query {
 	pthread_mutex_t lock;
 	DWORD_PTR user;
 	struct pdh_log *source; /* log replay, NULL for real time */
+	bool own_source;	/* source read by PdhOpenQuery (no handle): freed with the query */
 	struct pdh_catalog cat; /* this machine's counter sets (instances not loaded) */
 	bool have_cat;
 	HANDLE perf;	    /* perflib query, NULL before the first collection */
@@ -169,6 +170,7 @@ struct pdh_log {
 	bool writing;
 	bool console; /* writing to "CON": standard output, not closed */
 	enum pdh_text_format fmt;
+	struct pdh_text_zone zone; /* the header's time zone (known false: typeperf's header) */
 	FILE *f;
 	char *file;
 	struct pdh_query *q; /* writing: the query */
@@ -181,7 +183,7 @@ struct pdh_log {
 	/* reading: the whole file */
 	char **paths; /* per column */
 	size_t nr_paths;
-	char **stamps;	/* per record */
+	int64_t *times; /* per record: its time stamp, a local FILETIME */
 	char ***values; /* per record, per column; " " or "" = no value */
 	size_t nr_records;
 	size_t next;  /* replay position */
@@ -240,10 +242,30 @@ PDH_HIDDEN char *pdh_explain(const GUID *guid, uint32_t id);
 /* FILETIME helpers: local FILETIME of a UTC FILETIME; current local FILETIME */
 PDH_HIDDEN int64_t pdh_local_filetime(int64_t utc_filetime);
 
-/* query internals shared with the log writer */
+/* ---- queries (query.c) ---- */
+/* collect @q (locked): a real-time sample, or a log's next record; PDH status */
 PDH_HIDDEN PDH_STATUS pdh_collect_locked(struct pdh_query *q);
+/* PdhAddCounter with a UTF-8 path */
+PDH_HIDDEN PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user,
+				      PDH_HCOUNTER *ret);
 
-/* the items of a counter's newest sample (sample.c): how many, name, raw value, formatted */
+/* ---- a query on a log (replay.c) ---- */
+/* free the items of a replayed sample and empty it */
+PDH_HIDDEN void pdh_sample_clear(struct pdh_sample *s);
+/*
+ * pdh_replay_resolve - the columns of @q's log that counter @c's path names into
+ * c->log_cols; PDH_CSTATUS_NO_OBJECT, PDH_CSTATUS_NO_COUNTER, PDH_MEMORY_ALLOCATION_FAILURE
+ */
+PDH_HIDDEN PDH_STATUS pdh_replay_resolve(struct pdh_query *q, struct pdh_counter *c);
+/* the next record of @q's log into every counter: PDH_NO_MORE_DATA after the last */
+PDH_HIDDEN PDH_STATUS pdh_replay_step(struct pdh_query *q);
+
+/* ---- samples (sample.c) ---- */
+/* the decoded data a query keeps */
+PDH_HIDDEN void pdh_data_free(struct pdh_query *q);
+/* read the query's perflib query as its newest data, counters sampled from it */
+PDH_HIDDEN PDH_STATUS pdh_data_update(struct pdh_query *q);
+/* the items of a counter's newest sample: how many, name, raw value, formatted */
 PDH_HIDDEN size_t pdh_counter_nr(const struct pdh_counter *c);
 /* the instance name of item @i (NULL without instances), its duplicate number in *@dup */
 PDH_HIDDEN const char *pdh_counter_name(const struct pdh_counter *c, size_t i, unsigned int *dup);
@@ -258,28 +280,68 @@ PDH_HIDDEN PDH_STATUS pdh_counter_format(const struct pdh_counter *c, size_t i, 
  */
 PDH_HIDDEN size_t pdh_counter_find(const struct pdh_counter *c, const char *name, unsigned int dup,
 				   size_t *cursor);
+/* the name of item @it of @d, NULL for an item without one */
+static inline const char *pdh_item_name(const struct pdh_perfbuf_data *d,
+					const struct pdh_perfbuf_item *it)
+{
+	return it->name == PDH_PERFBUF_NO_NAME ? NULL : d->names + it->name;
+}
+
+/* the data item of item @i of real-time counter @c's newest sample */
+static inline size_t pdh_sel_item(const struct pdh_counter *c, size_t i)
+{
+	return c->sel_all ? c->sel_first + i : c->sel[i];
+}
+
+/*
+ * the item of the query's older data that item @item of block @block of its newest data
+ * pairs with (the same instance), SIZE_MAX: none; inline, the arrays call it per item
+ */
+static inline size_t pdh_prev_item(const struct pdh_query *q, size_t block, size_t item)
+{
+	const struct pdh_data *pd = q->data;
+
+	if (pd->in_order[block])
+		return pd->pair_first[block] + (item - pd->d.blocks[block].first);
+	return q->prev_map[item];
+}
+
+/* ---- arrays (array.c) ---- */
 /* the bytes of the newest sample as an array of @item_size items with names (pdh.md 5.4.2) */
 PDH_HIDDEN size_t pdh_array_size(const struct pdh_counter *c, size_t item_size, bool wide);
 /* the array itself into @buf (pdh_array_size bytes): the bytes written */
 PDH_HIDDEN size_t pdh_array_fill(const struct pdh_counter *c, DWORD fmt, bool raw, bool wide,
 				 void *buf);
-/* the decoded data a query keeps (sample.c) */
-PDH_HIDDEN void pdh_data_free(struct pdh_query *q);
-/* read the query's perflib query as its newest data, counters sampled from it */
-PDH_HIDDEN PDH_STATUS pdh_data_update(struct pdh_query *q);
-/* value formatting shared by sample.c and value.c (value.c) */
+
+/* ---- display values from raw samples (calc.c) ---- */
+#define PDH_DEFAULT_FREQ 1000000000LL /* this port's PerfFreq (CLOCK_MONOTONIC ns) */
+/*
+ * pdh_second_of - what PDH_RAW_COUNTER.SecondValue carries for counter type @type: the one
+ * rule (bases of fractions and averages, the precision timers' own time stamps, else the
+ * clock of the time base)
+ */
+PDH_HIDDEN enum second pdh_second_of(uint32_t type);
+/* the display value of @newer (and @older: NULL for none) of a counter of @type; PDH status */
 PDH_HIDDEN PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
 			       const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,
 			       PDH_FMT_COUNTERVALUE *ret);
+/* scale, x1000, cap and convert a cooked value @v into @ret (pdh.md 6.3) */
 PDH_HIDDEN void pdh_finish(uint32_t type, LONG scale, DWORD fmt, double v,
 			   PDH_FMT_COUNTERVALUE *ret);
+/* the time base of counter @c: its newest sample's, else this port's clocks */
 PDH_HIDDEN int64_t pdh_timebase(const struct pdh_counter *c);
-PDH_HIDDEN PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user,
-				      PDH_HCOUNTER *ret);
 
-/* log internals shared with the query (replay) */
+/* ---- reading logs (logread.c) ---- */
+/*
+ * pdh_log_read - log @file read whole into a new log object (not a handle), *@ret for
+ * pdh_log_free. PDH_FILE_NOT_FOUND, PDH_LOG_FILE_OPEN_ERROR, PDH_UNABLE_READ_LOG_HEADER (no
+ * header of logtext.c's forms), PDH_INVALID_DATA (a record with a bad time stamp or too
+ * many fields), PDH_MEMORY_ALLOCATION_FAILURE
+ */
 PDH_HIDDEN PDH_STATUS pdh_log_read(const char *file, struct pdh_log **ret);
+/* pdh_log_read, the log registered as a handle (PdhBindInputDataSource, PdhOpenLog) */
+PDH_HIDDEN PDH_STATUS pdh_log_open_read(const char *file, struct pdh_log **ret);
+/* free a log object of either kind (closes its file unless the console); NULL is fine */
 PDH_HIDDEN void pdh_log_free(struct pdh_log *log);
-PDH_HIDDEN int64_t pdh_log_stamp(const char *stamp); /* local FILETIME, 0 if malformed */
 
 #endif /* PDH_INTERNAL_H */

@@ -4,8 +4,8 @@
  * a query holds one perflib query with one wildcard specification per counter set its
  * counters use (all counters, all instances: bases, clocks and multi counts come along);
  * instance selection (name, "#n", wildcards) happens here, on each sample, because "#n"
- * numbering needs every same-named instance. PdhCollectQueryDataEx runs a thread; the event
- * objects it signals are at the end of the file.
+ * numbering needs every same-named instance. PdhCollectQueryDataEx runs a thread, which
+ * signals the event objects of event.c. A query on a log replays it (replay.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,28 +52,28 @@ PDH_FUNCTION PdhOpenQueryH(PDH_HLOG hDataSource, DWORD_PTR dwUserData, PDH_HQUER
 
 PDH_FUNCTION PdhOpenQueryA(LPCSTR szDataSource, DWORD_PTR dwUserData, PDH_HQUERY *phQuery)
 {
-	PDH_HLOG log = NULL;
+	struct pdh_query *q;
+	struct pdh_log *log;
 	PDH_STATUS st;
-	char list[PDH_MAX_DATASOURCE_PATH + 2];
-	size_t n;
 
 	if (!phQuery)
 		return PDH_INVALID_ARGUMENT;
-	if (!szDataSource)
+	if (!szDataSource || !*szDataSource)
 		return query_new(NULL, dwUserData, phQuery);
-	/* a log file: bound as the query's data source (G-ReadLog) */
-	n = strlen(szDataSource);
-	if (n > PDH_MAX_DATASOURCE_PATH)
+	/* a log file: read as the query's own data source, closed with it (G-ReadLog) */
+	if (strlen(szDataSource) > PDH_MAX_DATASOURCE_PATH)
 		return PDH_INVALID_ARGUMENT;
-	memcpy(list, szDataSource, n + 1);
-	list[n + 1] = '\0';
-	st = PdhBindInputDataSourceA(&log, list);
+	st = pdh_log_read(szDataSource, &log);
 	if (st)
 		return st;
-	st = query_new(pdh_handle_get(log, PDH_KIND_LOG), dwUserData, phQuery);
-	if (st)
-		PdhCloseLog(log, 0);
-	return st;
+	st = query_new(log, dwUserData, phQuery);
+	if (st) {
+		pdh_log_free(log);
+		return st;
+	}
+	q = *phQuery;
+	q->own_source = true;
+	return 0;
 }
 
 PDH_FUNCTION PdhOpenQueryW(LPCWSTR szDataSource, DWORD_PTR dwUserData, PDH_HQUERY *phQuery)
@@ -91,20 +91,10 @@ PDH_FUNCTION PdhOpenQueryW(LPCWSTR szDataSource, DWORD_PTR dwUserData, PDH_HQUER
 	return st;
 }
 
-static void sample_clear(struct pdh_sample *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr; i++)
-		free(s->items[i].name);
-	free(s->items);
-	memset(s, 0, sizeof(*s));
-}
-
 static void counter_free(struct pdh_counter *c)
 {
-	sample_clear(&c->cur);
-	sample_clear(&c->old);
+	pdh_sample_clear(&c->cur);
+	pdh_sample_clear(&c->old);
 	free(c->sel);
 	pdh_cpath_free(&c->path);
 	free(c->full_path);
@@ -148,6 +138,8 @@ PDH_FUNCTION PdhCloseQuery(PDH_HQUERY hQuery)
 		PerfCloseQueryHandle(q->perf);
 	pdh_data_free(q);
 	pdh_catalog_free(&q->cat);
+	if (q->own_source)
+		pdh_log_free(q->source);
 	free(q->sets);
 	free(q->whole);
 	free(q->whole_multi);
@@ -195,53 +187,6 @@ static const struct pdh_cat_set *find_set(struct pdh_query *q, const char *name)
 	return i < 0 ? NULL : &q->cat.sets[i];
 }
 
-/* a log query: the columns of the log the path names */
-static PDH_STATUS log_resolve(struct pdh_query *q, struct pdh_counter *c)
-{
-	const struct pdh_log *log = q->source;
-	bool object = false;
-	struct pdh_cpath p;
-	size_t i;
-
-	for (i = 0; i < log->nr_paths; i++) {
-		bool match;
-		size_t *grown;
-
-		if (pdh_cpath_parse(log->paths[i], &p))
-			continue;
-		/* a path with a computer matches that computer's columns only */
-		match = pdh_match(c->path.object, p.object) &&
-			(!c->path.machine || !p.machine || pdh_match(c->path.machine, p.machine));
-		object |= match;
-		match = match && pdh_match(c->path.counter, p.counter) &&
-			!c->path.instance == !p.instance;
-		if (match && c->pattern) {
-			char *pat = pdh_cpath_instance_pattern(&p);
-
-			int idx = p.index < 0 ? 0 : p.index;
-
-			/* "#n" that column, a wildcard every one, a plain name the first */
-			match = pat && pdh_match(c->pattern, pat) &&
-				(c->path.index >= 0 ? c->path.index == idx : c->wildcard || !idx);
-			free(pat);
-		}
-		pdh_cpath_free(&p);
-		if (!match)
-			continue;
-		grown = realloc(c->log_cols, (c->nr_log_cols + 1) * sizeof(*grown));
-		if (!grown)
-			return PDH_MEMORY_ALLOCATION_FAILURE;
-		c->log_cols = grown;
-		c->log_cols[c->nr_log_cols++] = i;
-	}
-	if (!c->nr_log_cols)
-		return object ? PDH_CSTATUS_NO_COUNTER : PDH_CSTATUS_NO_OBJECT;
-	c->ctr.type = PERF_COUNTER_LARGE_RAWCOUNT;
-	c->ctr.id = (uint32_t)c->log_cols[0];
-	c->base_id = PERFLIB_NO_ID;
-	return 0;
-}
-
 /* a real-time query: the counter set and counter the path names */
 static PDH_STATUS catalog_resolve(struct pdh_query *q, struct pdh_counter *c)
 {
@@ -265,31 +210,6 @@ static PDH_STATUS catalog_resolve(struct pdh_query *q, struct pdh_counter *c)
 	c->base_id = pdh_cat_counter_base(set, i);
 	c->def_scale = set->counters[i].scale;
 	return 0;
-}
-
-/* what PDH_RAW_COUNTER.SecondValue carries for a type (pdh.md 6.5) */
-static enum second second_of(uint32_t type)
-{
-	switch (ctrtype_calc(type)) {
-	case CTRTYPE_CALC_AVERAGE:
-	case CTRTYPE_CALC_RAW_FRACTION:
-	case CTRTYPE_CALC_SAMPLE_FRACTION:
-		return SECOND_BASE;
-	default:
-		break;
-	}
-	if (type == PERF_PRECISION_SYSTEM_TIMER || type == PERF_PRECISION_100NS_TIMER)
-		return SECOND_BASE;
-	switch (ctrtype_timebase(type)) {
-	case CTRTYPE_TB_TICK:
-		return SECOND_TIME;
-	case CTRTYPE_TB_100NS:
-		return SECOND_100NS;
-	case CTRTYPE_TB_OBJECT:
-		return SECOND_OBJECT;
-	default:
-		return SECOND_NONE;
-	}
 }
 
 PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_HCOUNTER *ret)
@@ -333,11 +253,11 @@ PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_
 			goto fail;
 		c->wildcard = pdh_has_wildcard(c->pattern) || c->path.index == PDH_INDEX_ANY;
 	}
-	st = q->source ? log_resolve(q, c) : catalog_resolve(q, c);
+	st = q->source ? pdh_replay_resolve(q, c) : catalog_resolve(q, c);
 	if (st)
 		goto fail;
 	c->match_all = c->pattern && !strcmp(c->pattern, "*") && c->path.index < 0;
-	c->second = (uint8_t)second_of(c->ctr.type);
+	c->second = (uint8_t)pdh_second_of(c->ctr.type);
 	c->tb = (uint8_t)ctrtype_timebase(c->ctr.type);
 	c->calc = (uint8_t)ctrtype_calc(c->ctr.type);
 	st = PDH_MEMORY_ALLOCATION_FAILURE;
@@ -547,99 +467,6 @@ PDH_STATUS pdh_query_whole_sets(PDH_HQUERY hQuery, const GUID *sets, const bool 
 	return 0;
 }
 
-/* log replay: append an item named @name (taken) to @s; -ENOMEM (@name freed) */
-static int replay_add(struct pdh_sample *s, char *name, unsigned int dup, struct pdh_item **ret)
-{
-	struct pdh_item *grown;
-
-	if (s->nr == s->cap) {
-		grown = realloc(s->items, (s->cap ? 2 * s->cap : 16) * sizeof(*grown));
-		if (!grown) {
-			free(name);
-			return -ENOMEM;
-		}
-		s->items = grown;
-		s->cap = s->cap ? 2 * s->cap : 16;
-	}
-	*ret = &s->items[s->nr++];
-	**ret = (struct pdh_item){.name = name, .len = name ? strlen(name) : 0, .dup = dup};
-	return 0;
-}
-
-/* log replay: the item of @s for (@name, @dup), from *@cursor first, then all */
-static const struct pdh_item *replay_find(const struct pdh_sample *s, const char *name,
-					  unsigned int dup, size_t *cursor)
-{
-	size_t i;
-
-	for (i = 0; i <= s->nr; i++) {
-		size_t at = i ? i - 1 : *cursor;
-		const struct pdh_item *it = &s->items[at];
-
-		if (at >= s->nr || it->dup != dup || !it->name != !name ||
-		    (name && !pdh_name_equal(it->name, name)))
-			continue;
-		*cursor = at + 1;
-		return it;
-	}
-	return NULL;
-}
-
-/* log replay: the next record into every counter */
-static PDH_STATUS log_step(struct pdh_query *q)
-{
-	struct pdh_log *log = q->source;
-	size_t i, k, cursor;
-	char *end;
-
-	if (log->next >= log->limit)
-		return PDH_NO_MORE_DATA;
-	q->stamp = pdh_log_stamp(log->stamps[log->next]);
-	for (i = 0; i < q->nr_counters; i++) {
-		struct pdh_counter *c = q->counters[i];
-
-		sample_clear(&c->old);
-		c->old = c->cur;
-		memset(&c->cur, 0, sizeof(c->cur));
-		c->valid = true;
-		c->changed = true;
-		c->status = 0;
-		cursor = 0;
-		for (k = 0; k < c->nr_log_cols; k++) {
-			const char *v = log->values[log->next][c->log_cols[k]];
-			struct pdh_cpath p = {0};
-			struct pdh_item *it;
-			char *name = NULL;
-			unsigned int dup = 0;
-
-			if (!pdh_cpath_parse(log->paths[c->log_cols[k]], &p) && p.instance) {
-				name = pdh_cpath_instance_pattern(&p);
-				if (!name) {
-					pdh_cpath_free(&p);
-					return PDH_MEMORY_ALLOCATION_FAILURE;
-				}
-			}
-			dup = p.index > 0 ? (unsigned int)p.index : 0;
-			pdh_cpath_free(&p);
-			if (replay_add(&c->cur, name, dup, &it))
-				return PDH_MEMORY_ALLOCATION_FAILURE;
-			it->prev = replay_find(&c->old, it->name, it->dup, &cursor);
-			it->raw.TimeStamp.dwLowDateTime = (DWORD)q->stamp;
-			it->raw.TimeStamp.dwHighDateTime = (DWORD)((uint64_t)q->stamp >> 32);
-			it->logged = strtod(v, &end);
-			if (end == v || *end) {
-				it->raw.CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-				continue;
-			}
-			it->raw.CStatus = (DWORD)PDH_CSTATUS_NEW_DATA;
-			it->raw.FirstValue = (LONGLONG)it->logged;
-			it->raw.MultiCount = 1;
-		}
-	}
-	log->next++;
-	return 0;
-}
-
 PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 {
 	PDH_STATUS st;
@@ -647,7 +474,7 @@ PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 	if (!q->nr_counters && !q->nr_whole)
 		return PDH_NO_DATA;
 	if (q->source)
-		return log_step(q);
+		return pdh_replay_step(q);
 	if (q->specs_dirty || !q->perf) {
 		st = rebuild_specs(q);
 		if (st)
@@ -738,111 +565,4 @@ PDH_FUNCTION PdhCollectQueryDataEx(PDH_HQUERY hQuery, DWORD dwIntervalTime, HAND
 out:
 	pdh_unlock(q);
 	return st;
-}
-
-/* ---- events (pdh.md 9.2) ------------------------------------------------------------- */
-
-struct pdh_event {
-	enum pdh_kind kind;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool manual, set;
-};
-
-PDH_API HANDLE WINAPI CreateEventW(void *lpEventAttributes, BOOL bManualReset, BOOL bInitialState,
-				   LPCWSTR lpName)
-{
-	struct pdh_event *e = calloc(1, sizeof(*e));
-
-	(void)lpEventAttributes;
-	(void)lpName;
-	if (!e) {
-		SetLastError(ERROR_NOT_ENOUGH_MEMORY);
-		return NULL;
-	}
-	e->kind = PDH_KIND_EVENT;
-	e->manual = bManualReset;
-	e->set = bInitialState;
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_cond_init(&e->cond, NULL);
-	if (pdh_handle_add(e)) {
-		free(e);
-		SetLastError(ERROR_NOT_ENOUGH_MEMORY);
-		return NULL;
-	}
-	return e;
-}
-
-static struct pdh_event *event_get(HANDLE h)
-{
-	struct pdh_event *e = pdh_handle_get(h, PDH_KIND_EVENT);
-
-	if (!e)
-		SetLastError(ERROR_INVALID_HANDLE);
-	return e;
-}
-
-static BOOL event_put(HANDLE h, bool set)
-{
-	struct pdh_event *e = event_get(h);
-
-	if (!e)
-		return 0;
-	pthread_mutex_lock(&e->lock);
-	e->set = set;
-	if (set)
-		pthread_cond_broadcast(&e->cond);
-	pthread_mutex_unlock(&e->lock);
-	return 1;
-}
-
-PDH_API BOOL WINAPI SetEvent(HANDLE hEvent)
-{
-	return event_put(hEvent, true);
-}
-
-PDH_API BOOL WINAPI ResetEvent(HANDLE hEvent)
-{
-	return event_put(hEvent, false);
-}
-
-PDH_API DWORD WINAPI WaitForSingleObject(HANDLE hHandle, DWORD dwMilliseconds)
-{
-	struct pdh_event *e = event_get(hHandle);
-	struct timespec at;
-	DWORD r = WAIT_OBJECT_0;
-
-	if (!e)
-		return WAIT_FAILED;
-	clock_gettime(CLOCK_REALTIME, &at);
-	at.tv_sec += dwMilliseconds / 1000;
-	at.tv_nsec += (long)(dwMilliseconds % 1000) * 1000000L;
-	if (at.tv_nsec >= 1000000000L)
-		at.tv_sec++, at.tv_nsec -= 1000000000L;
-	pthread_mutex_lock(&e->lock);
-	while (!e->set) {
-		if (dwMilliseconds == INFINITE)
-			pthread_cond_wait(&e->cond, &e->lock);
-		else if (pthread_cond_timedwait(&e->cond, &e->lock, &at) == ETIMEDOUT) {
-			r = e->set ? WAIT_OBJECT_0 : WAIT_TIMEOUT;
-			break;
-		}
-	}
-	if (r == WAIT_OBJECT_0 && !e->manual)
-		e->set = false; /* an auto-reset event is consumed by the wait */
-	pthread_mutex_unlock(&e->lock);
-	return r;
-}
-
-PDH_API BOOL WINAPI CloseHandle(HANDLE hObject)
-{
-	struct pdh_event *e = event_get(hObject);
-
-	if (!e)
-		return 0;
-	pdh_handle_del(e);
-	pthread_mutex_destroy(&e->lock);
-	pthread_cond_destroy(&e->cond);
-	free(e);
-	return 1;
 }

@@ -2,18 +2,14 @@
 /*
  * value.c - values of PDH counters (pdh.md 5.4-5.6, 6.1-6.3): formatted and raw values and
  * arrays, computations from caller-held raw samples, time base, scale and PdhGetCounterInfo.
- * Every display value goes one way: PDH_RAW_COUNTER pair -> struct pdh_cook_raw -> pdh_cook_value()
- * (tools.md 5.3) -> scale, x1000, cap at 100 -> the requested type.
+ * Every display value is computed one way, by calc.c.
  */
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctrtype.h"
 #include "pdh_internal.h"
-
-#define DEFAULT_FREQ 1000000000LL /* this port's PerfFreq (CLOCK_MONOTONIC ns) */
 
 /* the layouts of pdh.md 2 (x86-64) */
 #define LAYOUT(type, size, field, off)                                                             \
@@ -55,121 +51,6 @@ _Static_assert(_Alignof(FILETIME) == 4 && sizeof(PDH_STATUS) == 4 && sizeof(DWOR
 static bool format_ok(DWORD fmt)
 {
 	return fmt & (PDH_FMT_LONG | PDH_FMT_DOUBLE | PDH_FMT_LARGE);
-}
-
-/* a PDH_RAW_COUNTER as the inputs of pdh_cook_value() (the inverse of pdh.md 6.5) */
-static void to_cook(uint32_t type, int64_t timebase, const PDH_RAW_COUNTER *r,
-		    struct pdh_cook_raw *ret)
-{
-	memset(ret, 0, sizeof(*ret));
-	ret->value = (uint64_t)r->FirstValue;
-	ret->freq = timebase;
-	ret->obj_freq = (uint64_t)timebase;
-	ret->multi = r->MultiCount;
-	switch (ctrtype_calc(type)) {
-	case CTRTYPE_CALC_AVERAGE:
-	case CTRTYPE_CALC_RAW_FRACTION:
-	case CTRTYPE_CALC_SAMPLE_FRACTION:
-		ret->base = (uint64_t)r->SecondValue;
-		return;
-	default:
-		break;
-	}
-	if (type == PERF_PRECISION_SYSTEM_TIMER || type == PERF_PRECISION_100NS_TIMER) {
-		ret->base = (uint64_t)r->SecondValue;
-		return;
-	}
-	switch (ctrtype_timebase(type)) {
-	case CTRTYPE_TB_TICK:
-		ret->time = r->SecondValue;
-		break;
-	case CTRTYPE_TB_100NS:
-		ret->time_100ns = r->SecondValue;
-		break;
-	case CTRTYPE_TB_OBJECT:
-		ret->obj_time = (uint64_t)r->SecondValue;
-		break;
-	default:
-		break;
-	}
-}
-
-/* scale, x1000, cap and convert a cooked value (pdh.md 6.3) */
-void pdh_finish(uint32_t type, LONG scale, DWORD fmt, double v, PDH_FMT_COUNTERVALUE *ret)
-{
-	if (!(fmt & PDH_FMT_NOSCALE) && scale)
-		v = pdh_cook_scale(v, scale);
-	if (fmt & PDH_FMT_1000)
-		v *= 1000.0;
-	if (!(fmt & PDH_FMT_NOCAP100) && ctrtype_percent(type) && v > 100.0)
-		v = 100.0;
-	/* LONG wins over LARGE over DOUBLE when several are set (as Wine); C truncation */
-	if (fmt & PDH_FMT_LONG)
-		ret->longValue = (LONG)v;
-	else if (fmt & PDH_FMT_LARGE)
-		ret->largeValue = (LONGLONG)v;
-	else
-		ret->doubleValue = v;
-}
-
-static bool raw_valid(const PDH_RAW_COUNTER *r)
-{
-	return r->CStatus == (DWORD)PDH_CSTATUS_VALID_DATA ||
-	       r->CStatus == (DWORD)PDH_CSTATUS_NEW_DATA;
-}
-
-/* the display value of @newer (and @older) of a counter of @type; PDH status */
-PDH_STATUS pdh_calc(uint32_t type, int64_t timebase, LONG scale, DWORD fmt,
-		    const PDH_RAW_COUNTER *newer, const PDH_RAW_COUNTER *older,
-		    PDH_FMT_COUNTERVALUE *ret)
-{
-	struct pdh_cook_raw cur, old;
-	enum pdh_cook_status cs;
-	double v = 0;
-
-	memset(ret, 0, sizeof(*ret));
-	if (!raw_valid(newer)) {
-		ret->CStatus = newer->CStatus;
-		return PDH_INVALID_DATA;
-	}
-	if (older && !raw_valid(older))
-		older = NULL;
-	to_cook(type, timebase, newer, &cur);
-	if (older)
-		to_cook(type, timebase, older, &old);
-	cs = pdh_cook_value(type, older ? &old : NULL, &cur, &v);
-	switch (cs) {
-	case PDH_COOK_OK:
-		break;
-	case PDH_COOK_NEGATIVE_DENOMINATOR:
-	case PDH_COOK_NEGATIVE_TIMEBASE:
-	case PDH_COOK_NEGATIVE_VALUE:
-		ret->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-		return (PDH_STATUS)pdh_cook_status_pdh(cs);
-	default:
-		/* one sample of a two-sample type, a counter that went back */
-		ret->CStatus = (DWORD)PDH_CSTATUS_INVALID_DATA;
-		return PDH_INVALID_DATA;
-	}
-	ret->CStatus = newer->CStatus;
-	pdh_finish(type, scale, fmt, v, ret);
-	return 0;
-}
-
-/* the time base of counter @c: its newest sample's, else this port's clocks */
-int64_t pdh_timebase(const struct pdh_counter *c)
-{
-	if (c->timebase)
-		return c->timebase;
-	switch (ctrtype_timebase(c->ctr.type)) {
-	case CTRTYPE_TB_100NS:
-		return 10000000;
-	case CTRTYPE_TB_TICK:
-	case CTRTYPE_TB_OBJECT:
-		return DEFAULT_FREQ;
-	default:
-		return 0;
-	}
 }
 
 PDH_FUNCTION PdhGetFormattedCounterValue(PDH_HCOUNTER hCounter, DWORD dwFormat, LPDWORD lpdwType,
@@ -402,7 +283,7 @@ PDH_FUNCTION PdhGetCounterTimeBase(PDH_HCOUNTER hCounter, LONGLONG *pTimeBase)
 		return PDH_INVALID_HANDLE;
 	tb = pdh_timebase(c);
 	if (ctrtype_calc(c->ctr.type) == CTRTYPE_CALC_AVERAGE && !tb)
-		tb = DEFAULT_FREQ;
+		tb = PDH_DEFAULT_FREQ;
 	pdh_unlock(c->q);
 	if (!tb)
 		return PDH_INVALID_ARGUMENT; /* no time base (DOC D-TimeBase) */

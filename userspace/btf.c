@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * btf.c - the BTF that names the bytes of a counter set: of the info value, and of a
- * segment's slots (one field per counter, named after it); the same field names and
- * offsets handed out by perflib_counterset_layout().
+ * segment's slots (the header's fields from common/slot_hdr.h, one field per counter, named
+ * after it); the same field names and offsets handed out by perflib_counterset_layout().
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 
 #include "ctrtype.h"
 #include "internal.h"
+#include "slot_hdr.h"
 
 /* a C identifier from a counter name; unique within the struct thanks to the id suffix */
 static void field_name(const struct perflib_info *info, const struct perflib_info_counter *c,
@@ -213,11 +214,11 @@ static int btf_base(struct btf *btf, struct btf_ids *t)
 	} while (0)
 
 /*
- * BTF of a slot of class @cls: header, Windows block, one field per counter, names,
- * dereferenced values
+ * BTF of a slot of class @cls: header (slot_hdr.h's table), Windows block, one field per
+ * counter, names, dereferenced values; not loaded. *@ret_btf for btf__free()
  */
-int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd, int *ret_key,
-		     int *ret_value)
+int perflib_data_btf_build(const struct perflib_info *info, uint32_t cls, struct btf **ret_btf,
+			   int *ret_key, int *ret_value)
 {
 	const struct perflib_info_counter *c = (const void *)(info + 1);
 	const struct perflib_info_class *ic = &info->classes[cls];
@@ -247,9 +248,11 @@ int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd,
 	slot = btf__add_struct(btf, "perflib_slot", ic->slot_size);
 	if (slot < 0)
 		goto fail;
-	ADD(btf, "seq", t.u32, offsetof(struct perflib_slot_hdr, seq));
-	ADD(btf, "owner_pid", t.u32, offsetof(struct perflib_slot_hdr, owner_pid));
-	ADD(btf, "owner_start", t.u64, offsetof(struct perflib_slot_hdr, owner_start));
+	for (i = 0; i < PERFLIB_SLOT_HDR_NR_FIELDS; i++) {
+		const struct perflib_slot_hdr_field *f = &perflib_slot_hdr_fields[i];
+
+		ADD(btf, f->name, f->size == 8 ? t.u64 : t.u32, f->offset);
+	}
 	ADD(btf, "instance", inst, PERFLIB_BLOCK_OFFSET);
 	for (i = 0; i < info->nr_counters; i++) {
 		bool byref = c[i].attrib & PERF_ATTRIB_BY_REFERENCE;
@@ -268,10 +271,26 @@ int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd,
 		ADD(btf, fname, (c[i].type & CTRTYPE_SIZE_MASK) == PERF_SIZE_LARGE ? t.u64 : t.u32,
 		    ic->ref_offset + 8 * i);
 	}
-	return btf_finish(btf, t.u32, slot, ret_fd, ret_key, ret_value);
+	*ret_btf = btf;
+	*ret_key = t.u32;
+	*ret_value = slot;
+	return 0;
 fail:
 	btf__free(btf);
 	return -ENOMEM;
+}
+
+/* the BTF of a slot of class @cls, loaded */
+int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd, int *ret_key,
+		     int *ret_value)
+{
+	struct btf *btf;
+	int key, value, err;
+
+	err = perflib_data_btf_build(info, cls, &btf, &key, &value);
+	if (err)
+		return err;
+	return btf_finish(btf, key, value, ret_fd, ret_key, ret_value);
 }
 
 /* BTF of the info value: the header by name, the rest as bytes */

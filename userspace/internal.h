@@ -430,7 +430,10 @@ int perflib_map_blank(void *addr, size_t len, bool writable);
 int perflib_pin_open(const char *dir, const char *name, bool rdonly);
 int perflib_pin_one(int fd, const char *dir, const char *name, const struct perflib_pin_opts *opts);
 void perflib_remove_dir(const char *dir);
-/* btf.c: the BTF of a segment's slots, and of an info value of @size bytes */
+/* btf.c: the BTF of a segment's slots (built only, or loaded), and of an info value of @size bytes */
+struct btf;
+int perflib_data_btf_build(const struct perflib_info *info, uint32_t cls, struct btf **ret_btf,
+			   int *ret_key, int *ret_value);
 int perflib_data_btf(const struct perflib_info *info, uint32_t cls, int *ret_fd, int *ret_key,
 		     int *ret_value);
 int perflib_info_btf(size_t size, int *ret_fd, int *ret_key, int *ret_value);
@@ -582,13 +585,34 @@ struct perflib_counter {
 struct perflib_provider;
 
 /*
- * A counter as the hot path needs it, in one word: bits 0-15 offset from the instance
- * block, 16-23 value size (4, 8, 0), bit 24 by reference. 0 means "no such counter"
- * (offsets are at least 32).
+ * A counter as the hot path needs it, in one word, its descriptor: bits 0-15 offset from
+ * the instance block, 16-23 value size (4, 8, 0), bit 24 by reference. 0 means "no such
+ * counter" (offsets are at least 32). Packed and unpacked only here.
  */
+#define PERFLIB_DESC_KIND_SHIFT 16 /* the kind: value size, and the by-reference bit */
+#define PERFLIB_DESC_OFFSET_MASK 0xFFFFu
+#define PERFLIB_DESC_BYREF 0x100u /* in the kind: a by-reference counter */
+
 static inline uint32_t perflib_counter_pack(const struct perflib_counter *c)
 {
-	return c->offset | (uint32_t)c->size << 16 | (uint32_t)c->byref << 24;
+	return c->offset | ((uint32_t)c->size | (c->byref ? PERFLIB_DESC_BYREF : 0))
+				   << PERFLIB_DESC_KIND_SHIFT;
+}
+
+/* the offset from the instance block of the counter of descriptor @desc */
+static inline uint32_t perflib_desc_offset(uint32_t desc)
+{
+	return desc & PERFLIB_DESC_OFFSET_MASK;
+}
+
+/*
+ * the kind of descriptor @desc: the value size (4 or 8) of a by-value counter, that size |
+ * PERFLIB_DESC_BYREF for a by-reference one; one compare with a size asks "a by-value
+ * counter of this size" (the value functions' check)
+ */
+static inline uint32_t perflib_desc_kind(uint32_t desc)
+{
+	return desc >> PERFLIB_DESC_KIND_SHIFT;
 }
 
 /* one size class of a provider's counter set: where its blocks are, the per-slot tables */

@@ -13,7 +13,7 @@ enum want {
 	WANT_REF = 0,
 };
 
-/* the packed descriptor of counter @id (perflib_counter_pack), 0 if there is none */
+/* the descriptor of counter @id (perflib_counter_pack), 0 if there is none */
 static inline uint32_t counter_find(const struct perflib_ctrset *set, ULONG id)
 {
 	uint32_t lo = 0, hi = set->nr_counters;
@@ -42,7 +42,7 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 {
 	struct perflib_provider *prov = perflib_provider_get(Provider);
 	const struct perflib_ctrset *set;
-	uint32_t c, size;
+	uint32_t c, kind;
 	int64_t idx = -1;
 
 	*ret_err = ERROR_INVALID_PARAMETER;
@@ -58,13 +58,14 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 		return NULL;
 	}
 	/* by-reference counters take addresses only; by-value ones numbers of their size */
-	size = c >> 16;
-	if (__builtin_expect(want == WANT_REF ? !(size & 0x100) : size != (uint32_t)want, 0))
+	kind = perflib_desc_kind(c);
+	if (__builtin_expect(
+		    want == WANT_REF ? !(kind & PERFLIB_DESC_BYREF) : kind != (uint32_t)want, 0))
 		return NULL;
 	*ret_set = set;
 	*ret_c = c;
 	*ret_idx = (uint32_t)idx;
-	return (uint8_t *)Instance + (c & 0xFFFF);
+	return (uint8_t *)Instance + perflib_desc_offset(c);
 }
 
 #define VALUE_FN_PROLOGUE(want)                                                                    \
@@ -112,9 +113,9 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 				     1)) {                                                         \
 			c = set->dense[CounterId];                                                 \
 			/* a counter of this size, by value */                                     \
-			if (__builtin_expect(c >> 16 == (uint32_t)(want), 1)) {                    \
-				atomic_op((type *)((uint8_t *)Instance + (c & 0xFFFF)), Value,     \
-					  __ATOMIC_RELAXED);                                       \
+			if (__builtin_expect(perflib_desc_kind(c) == (uint32_t)(want), 1)) {       \
+				atomic_op((type *)((uint8_t *)Instance + perflib_desc_offset(c)),  \
+					  Value, __ATOMIC_RELAXED);                                \
 				return ERROR_SUCCESS;                                              \
 			}                                                                          \
 		}                                                                                  \
@@ -134,7 +135,8 @@ ULONG PerfSetCounterRefValue(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance
 	VALUE_FN_PROLOGUE(WANT_REF);
 	/* the private copy is what collection dereferences; the slot shows it as on Windows */
 	atomic_store_explicit(perflib_ctrset_refs(set, (uint32_t)idx) +
-				      ((c & 0xFFFF) - sizeof(PERF_COUNTERSET_INSTANCE)) / 8,
+				      (perflib_desc_offset(c) - sizeof(PERF_COUNTERSET_INSTANCE)) /
+					      8,
 			      Address, memory_order_release);
 	__atomic_store_n((uint64_t *)p, (uint64_t)(uintptr_t)Address, __ATOMIC_RELAXED);
 	return ERROR_SUCCESS;

@@ -27,6 +27,14 @@
 extern "C" {
 #endif
 
+/*
+ * PDH_LINUX_LOG_NO_ZONE - a PdhOpenLog dwAccessFlags bit of this PDH's own (outside every
+ * PDH_LOG_* mask): a CSV or TSV log written with it has typeperf's header, which names no
+ * time zone ("(PDH-CSV 4.0)"), where PDH's logs name theirs ("(PDH-CSV 4.0) (<zone>)(<bias>)",
+ * pdh.md 7.2). typeperf passes it for its console and -o output.
+ */
+#define PDH_LINUX_LOG_NO_ZONE 0x10000000u
+
 /* PdhLinuxGetCounterSetRegistration: one counter of a set, in registration order */
 typedef struct _PDH_LINUX_COUNTER_REG {
 	DWORD CounterId;

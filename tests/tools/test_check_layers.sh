@@ -3,7 +3,8 @@
 # test_check_layers.sh - tools/dev/check-layers.sh (make check-layers) on small objects
 # built here: a layered graph passes; a cycle, a call to a higher layer and an object in no
 # layer each fail and are named; a cycle inside a "cycles-tolerated" layer passes and is
-# shown; the library's own objects pass (when built). Exit 0 pass, 1 fail.
+# shown; the libraries' own objects pass (when built): libperflib, libpdh (without any cycle)
+# and tools/common. Exit 0 pass, 1 fail.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 check=$top/tools/dev/check-layers.sh
@@ -69,21 +70,49 @@ expect 1 'mid.o is in no layer' "$tmp/missing" "$tmp/low.o" "$tmp/mid.o" "$tmp/t
 sh "$check" "$tmp/ok" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "usage error not exit 2"
 
-# the library itself
-objs=$(ls "${OUTPUT:-$top/.output}"/static/userspace/*.o "${OUTPUT:-$top/.output}"/static/common/*.o \
-	2>/dev/null | while read -r o; do
-	[ -f "$top/userspace/$(basename "$o" .o).c" ] || [ -f "$top/common/$(basename "$o" .o).c" ] &&
-		echo "$o"; done)
-if [ -n "$objs" ]; then
-	# shellcheck disable=SC2086
-	sh "$check" "$top/userspace/layers" $objs > "$tmp/lib.out" 2>&1 ||
-		{ fail "the library breaks its layers"; cat "$tmp/lib.out"; }
+# the libraries themselves (when built): each directory's objects against its layers file
+# (userspace/ with common/, pdh/, tools/common/), as make check-layers runs them
+out=${OUTPUT:-$top/.output}
+# objs DIR SRC-DIR...: the objects under $out/DIR whose source is in one of SRC-DIR
+objs() {
+	d=$1
+	shift
+	ls "$out"/$d/*.o 2>/dev/null | while read -r o; do
+		for s in "$@"; do
+			[ -f "$top/$s/$(basename "$o" .o).c" ] && echo "$o" && break
+		done
+	done
+}
+# lib LAYERS OBJECTS...: check them, output in $tmp/lib.out
+lib() {
+	layers=$1
+	shift
+	[ $# -gt 0 ] || return 1
+	sh "$check" "$top/$layers" "$@" > "$tmp/lib.out" 2>&1 ||
+		{ fail "the objects break $layers"; cat "$tmp/lib.out"; }
+	return 0
+}
+# shellcheck disable=SC2046
+if lib userspace/layers $(objs static/userspace userspace) $(objs static/common common); then
 	# the callback service calls one way: no cycle of its files, none tolerated
 	grep -q 'cycle of.* \(callback\|cb_[a-z]*\)\( \|$\)' "$tmp/lib.out" &&
 		fail "the callback service has a cycle: $(grep 'cycle of' "$tmp/lib.out")"
 	grep -q 'cycles-tolerated:.* \(callback\|cb_[a-z]*\)\( \|$\)' "$top/userspace/layers" &&
 		fail "a callback service file is in a cycles-tolerated layer"
 fi
+# shellcheck disable=SC2046
+if lib pdh/layers $(objs static/pdh pdh); then
+	# libpdh has no cycle at all, tolerated or not (issue 33 broke log <-> query and
+	# sample <-> value), and every file of pdh/ is in its layers
+	grep -q 'cycle of' "$tmp/lib.out" && fail "libpdh has a cycle: $(grep 'cycle of' "$tmp/lib.out")"
+	grep -q 'cycles-tolerated' "$top/pdh/layers" && fail "pdh/layers tolerates cycles"
+	for c in "$top"/pdh/*.c; do
+		grep -q "^[^#]*:.* $(basename "$c" .c)\( \|$\)" "$top/pdh/layers" ||
+			fail "pdh/$(basename "$c") is in no layer of pdh/layers"
+	done
+fi
+# shellcheck disable=SC2046
+lib tools/common/layers $(objs tools-obj/common tools/common) || true
 
 [ "$failures" -eq 0 ] && echo "check-layers: all cases pass"
 [ "$failures" -eq 0 ]

@@ -3,13 +3,18 @@
 # test_relog.sh - relog end to end on the logs of tests/data/relog/ (10 records, 2 s apart,
 # four counters, one of them with gaps): the identity copy, CSV <-> TSV, -t, -b/-e in every
 # spelling, -c with wildcards and computers, -cf, -q, -o/-y; bad command lines, bad times,
-# missing, foreign, corrupt (bad time stamp, extra fields), truncated and empty logs,
-# unknown counters; then a log typeperf wrote from a live provider (tp_provider), relogged.
+# missing, foreign, corrupt (bad time stamp, extra fields, a bad time zone), truncated and
+# empty logs, unknown counters; the header's time zone (pdh.md 7.2: in.csv names one, kept;
+# typeperf's logs name none, the output gets this machine's); then a log typeperf wrote from
+# a live provider (tp_provider), relogged.
 # Environment: OUTPUT (absolute build dir), TOOLS (default $OUTPUT/tools).
 # Exit 0 pass, 77 skip (live part only with BPF), other fail.
 set -u
 : "${OUTPUT:?}"
 TOOLS=${TOOLS:-$OUTPUT/tools}
+# this machine's time zone, as a log header names it: "(UTC)(0)"
+TZ=UTC
+export TZ
 data=$(cd "$(dirname "$0")/../data/relog" && pwd)
 rl=$TOOLS/relog
 tmp=$(mktemp -d)
@@ -81,11 +86,18 @@ expect_rc 2 "-y with a value"
 expect_err "-y:yes takes no value" "-y with a value"
 run "$in" "$in" -o x.csv
 expect_rc 2 "two inputs"
-for t in 13/1/2026 2/30/2026 "3/27/2026 25:00:00" "3/27/2026 15:61" 3-27-2026 "3/27/2026 x"; do
+# the one stamp parser (common/stamp.c): a real date, a 24-hour clock, nothing after
+for t in 13/1/2026 2/30/2026 2/29/2025 2/29/2100 4/31/2026 "3/27/2026 25:00:00" \
+	"3/27/2026 24:00:00" "3/27/2026 15:61" "3/27/2026 15:28:60" 3-27-2026 "3/27/2026 x" \
+	"3/27/2026 15:28:06junk" 3/27/2026x 3/27/26; do
 	run "$in" -o x.csv -b "$t"
 	expect_rc 2 "bad time '$t'"
 	expect_err "bad time" "bad time '$t'"
 done
+# February 29 of a leap year is a date: a window that misses the log, not a usage error
+run "$in" -o x.csv -e 2/29/2024
+expect_rc 1 "-e 2/29/2024"
+expect_err "no record of the log lies in the time window" "-e 2/29/2024"
 run "$in" -o x.csv -b "3/27/2026 15:30:00" -e "3/27/2026 15:28:00"
 expect_rc 2 "-b after -e"
 run "$in" -o x.csv -c
@@ -108,6 +120,9 @@ expect_err "corrupt" "bad time stamp"
 run "$data/extra.csv" -q
 expect_rc 1 "extra fields"
 expect_err "corrupt" "extra fields"
+run "$data/badzone.csv" -q
+expect_rc 1 "bad time zone in the header"
+expect_err "not a CSV or TSV counter log" "bad time zone in the header"
 run "$data/headeronly.csv" -o x.csv
 expect_rc 1 "no records"
 expect_err "no record of the log lies in the time window" "no records"
@@ -119,6 +134,9 @@ expect_out "Samples:  0" "-q of a log without records"
 run "$data/truncated.csv" -o t.csv
 expect_rc 0 "truncated log"
 [ "$(records t.csv)" -eq 4 ] || fail "truncated log: $(records t.csv) records, expected 4"
+# its header (typeperf's) names no time zone: the output names this machine's
+head -n 1 t.csv | grep -q '^"(PDH-CSV 4.0) (UTC)(0)","' ||
+	fail "truncated log: header $(head -n 1 t.csv)"
 tail -n 1 t.csv | grep -q '^"03/27/2026 15:28:06.000","3.000000","30.500000"," "," "' ||
 	fail "truncated log: last record $(tail -n 1 t.csv | cat -A)"
 # typeperf's console output (empty first line, closing messages) is a log too
@@ -152,6 +170,7 @@ expect_rc 0 "-q -o"
 head -n 1 list.txt | grep -qxF '\\host1\Demo(a)\Requests/sec' || fail "-q -o order"
 
 # ---- conversions ---------------------------------------------------------------------------
+# in.csv's header names its time zone: the copy keeps it (its stamps are that zone's)
 run "$in" -o same.csv
 expect_rc 0 "identity"
 cmp -s same.csv "$in" || fail "relog of a CSV log into CSV changed it"
@@ -160,7 +179,8 @@ for s in "Output" "File:     same.csv" "Samples:  10" "End:      3/27/2026 15:28
 done
 run "$in" -f tsv -o log.tsv
 expect_rc 0 "to TSV"
-head -c 15 log.tsv | grep -qF '"(PDH-TSV 4.0)"' || fail "TSV header: $(head -n 1 log.tsv)"
+head -n 1 log.tsv | grep -q '^"(PDH-TSV 4.0) (Central European Standard Time)(-60)"'"$(printf '\t')" ||
+	fail "TSV header: $(head -n 1 log.tsv)"
 [ "$(tr -cd '\t' <log.tsv | wc -c)" -eq 44 ] || fail "TSV: 4 tabs per line expected"
 run log.tsv -o back.csv
 expect_rc 0 "from TSV"
@@ -208,7 +228,7 @@ expect_rc 0 "date only, H:MM"
 # ---- counters ------------------------------------------------------------------------------
 run "$in" -o c1.csv -c '\Demo(*)\Requests/sec' '\\HOST1\Memory\Free'
 expect_rc 0 "-c"
-head -n 1 c1.csv | tr -d '\r' | grep -qxF '"(PDH-CSV 4.0)","\\host1\Demo(a)\Requests/sec","\\host1\Demo(b)\Requests/sec","\\host1\Memory\Free"' ||
+head -n 1 c1.csv | tr -d '\r' | grep -qxF '"(PDH-CSV 4.0) (Central European Standard Time)(-60)","\\host1\Demo(a)\Requests/sec","\\host1\Demo(b)\Requests/sec","\\host1\Memory\Free"' ||
 	fail "-c header: $(head -n 1 c1.csv)"
 sed -n 3p c1.csv | tr -d '\r' | grep -qxF '"03/27/2026 15:28:02.000","1.000000","10.500000"," "' ||
 	fail "-c values: $(sed -n 3p c1.csv)"
@@ -247,7 +267,11 @@ done
 	fail "typeperf: $(cat "$tmp/tp.err")"
 run live.csv -o live2.csv
 expect_rc 0 "live log"
-cmp -s live.csv live2.csv || fail "relog of typeperf's live log changed it"
+# typeperf's header has no time zone, relog's names this machine's; the rest is the same
+head -n 1 live.csv | grep -q '^"(PDH-CSV 4.0)","' || fail "typeperf header: $(head -n 1 live.csv)"
+[ "$(head -n 1 live2.csv)" = "$(head -n 1 live.csv | sed 's/^"(PDH-CSV 4.0)"/"(PDH-CSV 4.0) (UTC)(0)"/')" ] ||
+	fail "relog of typeperf's live log: header $(head -n 1 live2.csv)"
+[ "$(tail -n +2 live.csv)" = "$(tail -n +2 live2.csv)" ] || fail "relog of typeperf's live log changed it"
 run live.csv -o live3.csv -t 2 -c '\TP Demo(alpha#1)\*'
 expect_rc 0 "live log, duplicate instance"
 [ "$(records live3.csv)" -eq 2 ] || fail "live -t 2: $(records live3.csv) records"

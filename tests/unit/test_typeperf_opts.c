@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_typeperf_opts.c - typeperf's command line, -cf and -config files
- * (tools/typeperf/tp_opts.c, on tool_parse) and the CSV/TSV text (pdh/logtext.c): switch
- * spellings, usage errors and their exit status, refused formats, -si syntax, quoting,
- * CRLF, six decimals, time stamps.
+ * (tools/typeperf/tp_opts.c, on tool_parse): switch spellings, usage errors and their exit
+ * status, refused formats, -si syntax. The CSV/TSV text it writes through PDH is
+ * test_pdh_logtext.c's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -290,82 +289,6 @@ static void test_config_file(void **state)
 	free(cfg), free(bad1), free(bad2), free(nested), free(badval), free(help);
 }
 
-/* write with @fn into a string */
-static char *capture_header(enum pdh_text_format fmt, char *const *paths, size_t nr)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-
-	assert_int_equal(pdh_text_header(f, fmt, paths, nr), 0);
-	fclose(f);
-	return buf;
-}
-
-static void test_csv(void **state)
-{
-	char *paths[] = {"\\\\host\\Obj(a)\\C", "\\\\host\\Say \"hi\"\\C"};
-	double values[] = {99.98299, 3332.0, 0.0};
-	bool valid[] = {true, false, true};
-	char *buf = NULL, *s;
-	size_t size = 0;
-	FILE *f;
-
-	(void)state;
-	s = capture_header(PDH_TEXT_CSV, paths, 2);
-	assert_string_equal(s, "\"(PDH-CSV 4.0)\",\"\\\\host\\Obj(a)\\C\","
-			       "\"\\\\host\\Say \"\"hi\"\"\\C\"\r\n");
-	free(s);
-	s = capture_header(PDH_TEXT_TSV, paths, 1);
-	assert_string_equal(s, "\"(PDH-TSV 4.0)\"\t\"\\\\host\\Obj(a)\\C\"\r\n");
-	free(s);
-	f = open_memstream(&buf, &size);
-	assert_int_equal(pdh_text_row(f, PDH_TEXT_CSV, "09/15/2016 09:20:56.002", values, valid, 3),
-			 0);
-	assert_int_equal(pdh_text_row(f, PDH_TEXT_TSV, "x", values, valid, 1), 0);
-	fclose(f);
-	assert_string_equal(buf, "\"09/15/2016 09:20:56.002\",\"99.982990\",\" \",\"0.000000\"\r\n"
-				 "\"x\"\t\"99.982990\"\r\n");
-	free(buf);
-	{
-		char v[64];
-
-		pdh_text_value(v, sizeof(v), 1e12 + 0.5);
-		assert_string_equal(v, "1000000000000.500000");
-		pdh_text_value(v, sizeof(v), 1.0 / 3);
-		assert_string_equal(v, "0.333333");
-	}
-}
-
-static void test_stamps(void **state)
-{
-	char buf[PDH_STAMP_SIZE];
-	struct timespec ts;
-
-	(void)state;
-	setenv("TZ", "UTC", 1);
-	tzset();
-	/* perflib-api.md 8.2: 2024-01-02 03:04:05.678 UTC */
-	assert_int_equal(pdh_filetime_to_timespec(133486382456780000LL, &ts), 0);
-	assert_int_equal(ts.tv_sec, 1704164645);
-	assert_int_equal(ts.tv_nsec, 678000000);
-	assert_int_equal(pdh_text_stamp(buf, &ts), 0);
-	assert_string_equal(buf, "01/02/2024 03:04:05.678");
-	/* local time, 24-hour */
-	setenv("TZ", "PST8PDT", 1);
-	tzset();
-	ts.tv_sec = 1473956456; /* 2016-09-15 16:20:56 UTC */
-	ts.tv_nsec = 2999999;
-	assert_int_equal(pdh_text_stamp(buf, &ts), 0);
-	assert_string_equal(buf, "09/15/2016 09:20:56.002");
-	ts.tv_sec += 12 * 3600;
-	assert_int_equal(pdh_text_stamp(buf, &ts), 0);
-	assert_string_equal(buf, "09/15/2016 21:20:56.002");
-	assert_int_equal(pdh_filetime_to_timespec(0, &ts), -EINVAL);
-	unsetenv("TZ");
-	tzset();
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,8 +298,6 @@ int main(void)
 		cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_counter_file),
 		cmocka_unit_test(test_config_file),
-		cmocka_unit_test(test_csv),
-		cmocka_unit_test(test_stamps),
 	};
 
 	return cmocka_run_group_tests_name("typeperf_opts", tests, NULL, NULL);

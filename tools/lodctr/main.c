@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "regman.h"
+#include "slot_hdr.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -71,11 +72,6 @@ static const char usage[] =
 	"Windows-only forms (INI files, /c /h /l /s /r /t /e /d) manage V1 counters,\n"
 	"which do not exist here; lodctr refuses them with an explanation.\n";
 
-/* offset and size of a field of the slot header (bpf/layout.h) */
-#define HDR_FIELD(f)                                                                               \
-	(unsigned int)offsetof(struct perflib_slot_hdr, f),                                        \
-		(unsigned int)sizeof(((struct perflib_slot_hdr *)0)->f)
-
 /* --dump: the layout of one counter set's slots, as bpf/layout.h describes it */
 static int dump_layout(const struct perflib_counterset_reg *reg,
 		       const struct perflib_pin_opts *opts)
@@ -104,9 +100,13 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 		       c, cl[c].slot_size, cl[c].name_max, cl[c].name_offset, cl[c].ascii_offset);
 	printf("  slot of class 0: %u bytes\n", l.slot_size);
 	printf("  %6s %6s  %s\n", "offset", "bytes", "field");
-	printf("  %6u %6u  %s\n", HDR_FIELD(seq), "seq (state, generation)");
-	printf("  %6u %6u  %s\n", HDR_FIELD(owner_pid), "owner_pid");
-	printf("  %6u %6u  %s\n", HDR_FIELD(owner_start), "owner_start");
+	/* the header: the table the library's BTF is built from */
+	for (i = 0; i < PERFLIB_SLOT_HDR_NR_FIELDS; i++) {
+		const struct perflib_slot_hdr_field *f = &perflib_slot_hdr_fields[i];
+
+		printf("  %6u %6u  %s%s%s%s\n", f->offset, f->size, f->name, f->what ? " (" : "",
+		       f->what ? f->what : "", f->what ? ")" : "");
+	}
 	printf("  %6u %6u  %s\n", l.block_offset, (unsigned int)sizeof(PERF_COUNTERSET_INSTANCE),
 	       "instance (PERF_COUNTERSET_INSTANCE)");
 	for (i = 0; i < l.nr_counters; i++) {

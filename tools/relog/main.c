@@ -11,14 +11,13 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pdh.h"
 #include "pdhmsg.h"
 #include "lines.h"
 #include "tool.h"
-#include "filetime.h"
+#include "stamp.h"
 
 #define EXIT_OK 0
 #define EXIT_ERROR 1 /* unreadable or corrupt input, unknown counters, I/O */
@@ -47,7 +46,8 @@ static const char usage_text[] =
 	"OPTIONS\n"
 	"    file\n"
 	"        The input log: a CSV or TSV file whose first line is \"(PDH-CSV 4.0)\" or\n"
-	"        \"(PDH-TSV 4.0)\" and the counter paths. One input file.\n"
+	"        \"(PDH-TSV 4.0)\", with or without the time zone PDH writes after it\n"
+	"        (\" (UTC)(0)\"), and the counter paths. One input file.\n"
 	"    -f CSV|TSV\n"
 	"        Output format; default CSV. BIN and SQL are refused (the binary format is\n"
 	"        undocumented, SQL needs ODBC).\n"
@@ -81,7 +81,9 @@ static const char usage_text[] =
 	"    \"The command completed successfully.\" Times are printed as M/D/YYYY H:MM:SS.\n"
 	"    The output log has the header of the kept counters and one record per kept\n"
 	"    sample, time stamps and values as in the input (six decimals, \" \" where the\n"
-	"    input had no value). Errors go to standard error as \"Error: ...\".\n"
+	"    input had no value). The header names the time zone of the time stamps: the\n"
+	"    input's, or this machine's when the input (typeperf's) names none. Errors go\n"
+	"    to standard error as \"Error: ...\".\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0 success, 1 a missing, unreadable or corrupt input log, a counter or time\n"
@@ -108,35 +110,19 @@ struct opts {
 	bool yes, query;
 };
 
-/* "M/D/YYYY" and "H[:MM[:SS]]" (@time may be NULL: midnight) into a local FILETIME */
+/*
+ * "M/D/YYYY" and "H[:MM[:SS]]" (@time may be NULL: midnight) into a local FILETIME, by the
+ * one stamp parser (common/stamp.h: a real date, a 24-hour clock); 0 when malformed
+ */
 static int64_t parse_time(const char *date, const char *time)
 {
-	unsigned int mo, d, y, h = 0, mi = 0, s = 0;
-	struct tm tm = {0};
-	char end;
-	int n;
+	char s[64];
+	int64_t ft;
 
-	if (sscanf(date, "%u/%u/%u%c", &mo, &d, &y, &end) != 3)
+	if ((size_t)snprintf(s, sizeof(s), "%s%s%s", date, time ? " " : "", time ? time : "") >=
+	    sizeof(s))
 		return 0;
-	if (time) {
-		n = sscanf(time, "%u:%u:%u%c", &h, &mi, &s, &end);
-		if (n < 1 || n > 3)
-			return 0;
-	}
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1601 || y > 9999 || h > 23 || mi > 59 ||
-	    s > 59)
-		return 0;
-	tm.tm_mon = (int)mo - 1;
-	tm.tm_mday = (int)d;
-	tm.tm_year = (int)y - 1900;
-	tm.tm_hour = (int)h;
-	tm.tm_min = (int)mi;
-	tm.tm_sec = (int)s;
-	/* timegm normalises 2/30 to 3/2: refuse dates that do not exist */
-	time_t t = timegm(&tm);
-	if (tm.tm_mday != (int)d || tm.tm_mon != (int)mo - 1)
-		return 0;
-	return perflib_filetime_from_unix((int64_t)t, 0);
+	return perflib_stamp_parse(s, &ft) ? 0 : ft;
 }
 
 static bool looks_like_time(const char *s)
@@ -349,15 +335,14 @@ static void pdh_error(const char *what, PDH_STATUS st)
 /* "M/D/YYYY H:MM:SS" of a local FILETIME */
 static void time_text(int64_t ft, char *buf, size_t size)
 {
-	time_t t = (time_t)perflib_filetime_to_unix(ft);
-	struct tm tm;
+	struct perflib_stamp t;
 
-	if (ft <= 0 || !gmtime_r(&t, &tm)) {
+	if (ft <= 0 || perflib_stamp_split(ft, &t)) {
 		snprintf(buf, size, "-");
 		return;
 	}
-	snprintf(buf, size, "%d/%d/%d %d:%02d:%02d", tm.tm_mon + 1, tm.tm_mday, tm.tm_year + 1900,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec);
+	snprintf(buf, size, "%u/%u/%u %u:%02u:%02u", t.month, t.day, t.year, t.hour, t.minute,
+		 t.second);
 }
 
 static void block(FILE *f, const char *title, const char *files_label, const char *file,

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "pdh.h"
+#include "perflib/pdh-linux.h"
 #include "typeperf.h"
 #include "tool.h"
 
@@ -201,9 +202,10 @@ int tp_sample_run(const struct tp_opts *opts)
 			goto io_error;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	/* the header, and the priming sample */
+	/* the header (typeperf's, without the time zone), and the priming sample */
 	st = PdhOpenLogA(opts->output ? opts->output : "CON",
-			 PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS, &type, q, 0, NULL, &log);
+			 PDH_LOG_WRITE_ACCESS | PDH_LOG_CREATE_ALWAYS | PDH_LINUX_LOG_NO_ZONE,
+			 &type, q, 0, NULL, &log);
 	if (st)
 		goto io_error;
 	for (row = 0; !opts->samples || row < opts->samples; row++) {
