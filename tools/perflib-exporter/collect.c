@@ -109,32 +109,19 @@ static int fail(struct collector *c, const char *call, ULONG status)
 	return -EIO;
 }
 
-/* PerfEnumerateCounterSet as a sized_fn (@ctx unused), sizes in bytes */
-static ULONG call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
-{
-	ULONG st = PerfEnumerateCounterSet(NULL, buf, size / sizeof(GUID), actual);
-
-	(void)ctx;
-	*actual *= sizeof(GUID);
-	return st;
-}
-
-/* the PERF_REG_COUNTERSET_STRUCT of set @ctx as a sized_fn */
-static ULONG call_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
-{
-	return PerfQueryCounterSetRegistrationInfo(NULL, ctx, PERF_REG_COUNTERSET_STRUCT, 0, buf,
-						   size, actual);
-}
-
 /*
  * PerfEnumerateCounterSet (@guid NULL) or the PERF_REG_COUNTERSET_STRUCT of @guid into
  * c->buf, kept from scrape to scrape: the Win32 status, the answer's size in *@ret_len
  */
 static ULONG sized(struct collector *c, const GUID *guid, size_t *ret_len)
 {
+	struct sized_reg r = {.code = PERF_REG_COUNTERSET_STRUCT};
 	DWORD len = 0;
-	ULONG st = guid ? sized_call(call_reg, (void *)guid, &c->buf, &c->buf_cap, &len)
-			: sized_call(call_sets, NULL, &c->buf, &c->buf_cap, &len);
+	ULONG st;
+
+	if (guid)
+		r.guid = *guid;
+	st = sized_call(guid ? sized_reg : sized_sets, &r, &c->buf, &c->buf_cap, &len);
 
 	*ret_len = len;
 	return st;

@@ -108,29 +108,6 @@ static enum MHD_Result answer_sized(struct MHD_Connection *conn, sized_fn fn, vo
 	return answer(conn, st, buf, len);
 }
 
-static ULONG call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
-{
-	ULONG st = PerfEnumerateCounterSet(NULL, buf, size / sizeof(GUID), actual);
-
-	(void)ctx;
-	*actual *= sizeof(GUID);
-	return st;
-}
-
-struct reg_req {
-	GUID guid;
-	PerfRegInfoType code;
-	DWORD lang;
-};
-
-static ULONG call_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
-{
-	struct reg_req *r = ctx;
-
-	return PerfQueryCounterSetRegistrationInfo(NULL, &r->guid, r->code, r->lang, buf, size,
-						   actual);
-}
-
 static ULONG call_instances(void *ctx, void *buf, DWORD size, DWORD *actual)
 {
 	return PerfEnumerateCounterSetInstances(NULL, ctx, buf, size, actual);
@@ -173,7 +150,7 @@ static bool parse_dword(const char *s, DWORD *ret)
 static enum MHD_Result serve_set(struct MHD_Connection *conn, const char *rest)
 {
 	const char *slash = strchr(rest, '/');
-	struct reg_req r = {0};
+	struct sized_reg r = {0};
 	char text[40];
 	DWORD code;
 
@@ -194,7 +171,7 @@ static enum MHD_Result serve_set(struct MHD_Connection *conn, const char *rest)
 	if (MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang") &&
 	    !parse_dword(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang"), &r.lang))
 		return refuse(conn, MHD_HTTP_BAD_REQUEST, "lang=N must be decimal");
-	return answer_sized(conn, call_reg, &r);
+	return answer_sized(conn, sized_reg, &r);
 }
 
 /* ---- queries ---------------------------------------------------------------------- */
@@ -459,7 +436,7 @@ enum MHD_Result remote_handle(struct MHD_Connection *conn, const char *url, cons
 	if (strcmp(method, MHD_HTTP_METHOD_GET))
 		return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "counter sets are read with GET");
 	if (!strcmp(path, "countersets"))
-		return answer_sized(conn, call_sets, NULL);
+		return answer_sized(conn, sized_sets, NULL);
 	if (!strncmp(path, "countersets/", 12))
 		return serve_set(conn, path + 12);
 	return refuse(conn, MHD_HTTP_NOT_FOUND, "no such consumer operation");

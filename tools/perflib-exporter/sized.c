@@ -33,3 +33,20 @@ ULONG sized_call(sized_fn fn, void *ctx, void **buf, DWORD *cap, DWORD *ret_len)
 	*ret_len = need;
 	return ERROR_SUCCESS;
 }
+
+ULONG sized_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	ULONG st = PerfEnumerateCounterSet(NULL, buf, size / sizeof(GUID), actual);
+
+	(void)ctx;
+	*actual *= sizeof(GUID);
+	return st;
+}
+
+ULONG sized_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
+{
+	const struct sized_reg *r = ctx;
+
+	return PerfQueryCounterSetRegistrationInfo(NULL, &r->guid, r->code, r->lang, buf, size,
+						   actual);
+}

@@ -22,4 +22,15 @@ typedef ULONG (*sized_fn)(void *ctx, void *buf, DWORD size, DWORD *actual);
  */
 ULONG sized_call(sized_fn fn, void *ctx, void **buf, DWORD *cap, DWORD *ret_len);
 
+/* PerfEnumerateCounterSet on this machine as a sized_fn (@ctx unused), sizes in bytes */
+ULONG sized_sets(void *ctx, void *buf, DWORD size, DWORD *actual);
+
+/* PerfQueryCounterSetRegistrationInfo on this machine as a sized_fn, @ctx a struct sized_reg */
+struct sized_reg {
+	GUID guid;
+	PerfRegInfoType code;
+	DWORD lang;
+};
+ULONG sized_reg(void *ctx, void *buf, DWORD size, DWORD *actual);
+
 #endif /* SIZED_H */
