@@ -17,7 +17,7 @@ PKG_CONFIG ?= pkg-config
 
 # each library's version is its newest symbol version node (userspace/perflib.map,
 # pdh/pdh.map): `pkg-config --atleast-version 1.3 perflib` holds exactly when the library
-# has PERFLIB_1.3's symbols (tests/tools/test_pkgconfig.sh checks it)
+# has PERFLIB_1.3's symbols (tests/build/test_pkgconfig.sh checks it)
 node_version = $(shell sed -n 's/^$(1)_\([0-9]*\)\.\([0-9]*\) {.*/\1.\2.0/p' $(2) | tail -1)
 VERSION := $(call node_version,PERFLIB,userspace/perflib.map)
 VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
@@ -63,9 +63,9 @@ LIB_SRCS := $(wildcard userspace/*.c) $(SHARED_SRCS)
 LIB_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)shared/%.o,$(LIB_SRCS))
 LIB_STATIC_OBJS := $(patsubst %.c,$(OUTPUT)static/%.o,$(LIB_SRCS))
 # BPF programs live beside their users: the library's in bpf/ (with layout.h), each tool's in
-# its directory, the tests' and benches' in tests/bpf/. Every skeleton goes to $(OUTPUT)bpf/
-# (names are unique across the directories).
-BPF_DIRS := bpf $(patsubst %/main.c,%,$(wildcard tools/*/main.c)) tests/bpf
+# its directory, the tests' in tests/bpf/ and the benches' in tests/bench/. Every skeleton goes
+# to $(OUTPUT)bpf/ (names are unique across the directories).
+BPF_DIRS := bpf $(patsubst %/main.c,%,$(wildcard tools/*/main.c)) tests/bpf tests/bench
 BPF_SRCS := $(wildcard $(addsuffix /*.bpf.c,$(BPF_DIRS)))
 SKELS := $(patsubst %.bpf.c,$(OUTPUT)bpf/%.skel.h,$(notdir $(BPF_SRCS)))
 
@@ -88,18 +88,21 @@ TOOL_INCLUDES := -Itools/perflib-exporter -Itools/typeperf
 TOOLS := $(sort $(patsubst tools/%/main.c,%,$(wildcard tools/*/main.c)))
 TOOL_BINS := $(addprefix $(OUTPUT)tools/,$(TOOLS))
 
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)tests/%,$(UNIT_SRCS))
+# tests/ is laid out by what a test needs (docs/ARCHITECTURE.md, "Tests"): tests/unit/ the
+# pure ones, tests/bpf/ those that make BPF maps (beside the BPF programs they load); each
+# binary goes to $(OUTPUT)tests/<folder>/
+UNIT_SRCS := $(filter-out %.bpf.c,$(wildcard tests/unit/test_*.c tests/bpf/test_*.c))
+UNIT_BINS := $(patsubst tests/%.c,$(OUTPUT)tests/%,$(UNIT_SRCS))
 # API tests run a second time against the shared library.
-API_SRCS := $(wildcard tests/unit/test_api_*.c)
-API_SO_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)tests/%.so-test,$(API_SRCS))
+API_SRCS := $(wildcard tests/bpf/test_api_*.c)
+API_SO_BINS := $(patsubst tests/%.c,$(OUTPUT)tests/%.so-test,$(API_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)tests/helpers/%,$(HELPER_SRCS))
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 TESTLIB_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)tests/lib/%.o,$(TESTLIB_SRCS))
 STRESS_SRCS := $(wildcard tests/stress/*.c)
 STRESS_BINS := $(patsubst tests/stress/%.c,$(OUTPUT)stress/%,$(STRESS_SRCS))
-BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUTPUT)bench/%,$(BENCH_SRCS))
 
 SO := $(OUTPUT)libperflib.so.$(VERSION)
@@ -264,15 +267,15 @@ $(OUTPUT)tests/lib/%.o: tests/lib/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(XML_CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUTPUT)tests/%: tests/unit/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) $(TESTLIB_OBJS) \
-		| skeletons
+$(UNIT_BINS): $(OUTPUT)tests/%: tests/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) \
+		$(TESTLIB_OBJS) | skeletons
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -Itests/bpf $(TOOL_INCLUDES) $(XML_CFLAGS) -Iuserspace $(ALL_LDFLAGS) \
 		-MMD -MP -MF $@.d $< $(TESTLIB_OBJS) $(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) \
 		-lcmocka $(LIB_LIBS) $(XML_LIBS) -lm -o $@
 
-$(OUTPUT)tests/%.so-test: tests/unit/%.c $(SO) $(TESTLIB_OBJS)
+$(API_SO_BINS): $(OUTPUT)tests/%.so-test: tests/%.c $(SO) $(TESTLIB_OBJS)
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib $(ALL_LDFLAGS) -DPERFLIB_TEST_SHARED -MMD -MP \
@@ -296,7 +299,7 @@ tests: lib tools $(UNIT_BINS) $(API_SO_BINS) $(HELPER_BINS) $(STRESS_BINS) $(BEN
 
 # the reliability soak at full count (1,000 kills per reaper mode, 200 corruption rounds,
 # 40 claim/reap rounds, 60 growth kills, 1,000 grow/retire race rounds); `make check` runs a
-# short one (tests/tools/test_stress.sh)
+# short one (tests/stress/test_stress.sh)
 stress:
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)TOOLS=$(abspath $(OUTPUT))/tools $(OUTPUT)stress/stress --strict $(STRESS_ARGS)
@@ -309,12 +312,12 @@ check:
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) SHARED=$(abspath ../shared) sh tests/run.sh
 	@echo "make check-load: the multi-process tests many times with every core busy (CI runs it)"
 
-# the multi-process tests again and again under CPU pressure (tests/load.sh); CI runs it in
+# the multi-process tests again and again under CPU pressure (tests/stress/load.sh); CI runs it in
 # the plain and the sanitizer build. LOAD_RUNS=N, LOAD_SLOW_RUNS=N, LOAD_RETIRE=N
 check-load:
 	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory tests
-	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/load.sh
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/stress/load.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
 # a bench links the library, tools/common, the tools' private modules and tests/lib
@@ -372,7 +375,7 @@ uninstall:
 	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
 
 check-headers: lib
-	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/tools/test_headers.sh
+	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/build/test_headers.sh
 
 # ---- checks -------------------------------------------------------------------------------
 # exported symbols of a shared library = the names of its version script

@@ -104,7 +104,7 @@ struct bpf_iter_num {
  * The errors the helpers return, negated (-PERFLIB_EEXIST), with the numbers of the kernel's
  * <asm-generic/errno-base.h>, the same on every architecture: a BPF program has no <errno.h>
  * and vmlinux.h no macros. They equal EEXIST and the others where a program includes
- * errno-base.h too (tests/tools/test_bpf_headers.sh checks).
+ * errno-base.h too (tests/build/test_bpf_headers.sh checks).
  */
 #define PERFLIB_ENOENT 2  /* no such (live, kernel-owned) instance */
 #define PERFLIB_E2BIG 7	  /* both buckets of a key's index table full */

@@ -1,11 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# run.sh - run every test binary and shell test, then print one summary line:
-#   N passed, N failed, N skipped
-# cmocka binaries report per test; a binary or script exiting 77 counts as one skip.
-# Environment: OUTPUT (build dir, absolute), SHARED (../shared, absolute), TEST_TIMEOUT
-# (seconds a test may run, 900: one that runs longer is hung, and fails with its log kept;
-# the slowest takes about a minute on a loaded 2-core machine).
+# run.sh - run every test binary and shell test, folder by folder, then print one summary
+# line: N passed, N failed, N skipped
+# The folders say what their tests need (docs/ARCHITECTURE.md, "Tests"): unit/ nothing,
+# bpf/ BPF maps and programs, model/ spin, build/ the built tree, tools/ the built tools and
+# BPF, ports/ compilers and BPF, stress/ BPF and time. cmocka binaries report per test; a
+# binary or script exiting 77 counts as one skip; a script that passes but skipped a part
+# says so on a line "SKIP: <reason>", and each such line counts as a skip.
+# Environment: OUTPUT (build dir, absolute), SHARED (../shared, absolute), TEST_DIRS (the
+# folders to run, all by default), TEST_TIMEOUT (seconds a test may run, 900: one that runs
+# longer is hung, and fails with its log kept; the slowest takes about a minute on a loaded
+# 2-core machine).
 : "${OUTPUT:?}"
 test_timeout=${TEST_TIMEOUT:-900}
 export OUTPUT SHARED TOOLS="$OUTPUT/tools"
@@ -52,7 +57,15 @@ run_one() { # $1 = name, rest = command
 			echo "ok    $name ($1 passed, ${secs}s)"
 		fi
 	elif [ "$rc" -eq 0 ]; then
-		passed=$((passed + 1)); echo "ok    $name (${secs}s)"
+		passed=$((passed + 1))
+		parts=$(grep -c '^SKIP: ' "$out")
+		if [ "$parts" -eq 0 ]; then
+			echo "ok    $name (${secs}s)"
+		else
+			skipped=$((skipped + parts))
+			echo "ok    $name (${secs}s), $parts part(s) skipped:"
+			sed -n 's/^SKIP: /      /p' "$out"
+		fi
 	elif [ "$rc" -eq 77 ]; then
 		skipped=$((skipped + 1)); echo "skip  $name: $(tail -1 "$out")"
 	else
@@ -61,13 +74,15 @@ run_one() { # $1 = name, rest = command
 	fi
 }
 
-for t in "$OUTPUT"/tests/test_*; do
-	[ -x "$t" ] || continue
-	run_one "$(basename "$t")" "$t"
-done
-for t in tests/tools/test_*.sh; do
-	[ -f "$t" ] || continue
-	run_one "$t" sh "$t"
+for dir in ${TEST_DIRS:-unit bpf model build tools ports stress}; do
+	for t in "$OUTPUT/tests/$dir"/test_*; do
+		[ -x "$t" ] || continue
+		run_one "$dir/$(basename "$t")" "$t"
+	done
+	for t in "tests/$dir"/test_*.sh; do
+		[ -f "$t" ] || continue
+		run_one "$dir/$(basename "$t")" sh "$t"
+	done
 done
 
 echo

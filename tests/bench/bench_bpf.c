@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_bpf.c - what a counter update costs a BPF program (tests/bpf/bench.bpf.c): ns per
+ * bench_bpf.c - what a counter update costs a BPF program (tests/bench/bench.bpf.c): ns per
  * perflib_counter_add() on a counter set's data map next to a bare __sync_fetch_and_add
  * on a plain array map value, same loop, measured with BPF_PROG_TEST_RUN (repeat) in one
  * run; with the map lookup in each update and hoisted out of the loop. The cost of an

@@ -2,7 +2,7 @@
 /*
  * bench_sysd.c - what the kernel providers cost:
  *
- *  1. an instance created and deleted from BPF (tests/bpf/bench_instances.bpf.c: a syscall program
+ *  1. an instance created and deleted from BPF (tests/bench/bench_instances.bpf.c: a syscall program
  *     looping perflib_instance_create_ascii + perflib_instance_delete, timed in the kernel)
  *     next to PerfCreateInstance + PerfDeleteInstance from user space, same counter set,
  *     same name, best of ROUNDS;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_helpers.bpf.c - every perflib_bpf.h helper behind a syscall program, run with
- * BPF_PROG_TEST_RUN by tests/unit/test_bpf_helpers.c (contexts: test_helpers.h).
+ * BPF_PROG_TEST_RUN by tests/bpf/test_bpf_helpers.c (contexts: test_helpers.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_helpers.h - the contexts of tests/bpf/test_helpers.bpf.c, the program through which
- * tests/unit/test_bpf_helpers.c runs the perflib_bpf.h helpers (BPF_PROG_TEST_RUN of
+ * tests/bpf/test_bpf_helpers.c runs the perflib_bpf.h helpers (BPF_PROG_TEST_RUN of
  * syscall programs: the kernel copies the context back, results included).
  */
 #ifndef PERFLIB_TEST_HELPERS_H

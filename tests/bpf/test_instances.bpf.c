@@ -3,7 +3,7 @@
  * test_instances.bpf.c - perflib_instance_create / perflib_instance_delete behind a syscall
  * program (BPF_PROG_TEST_RUN) and a tracing program (tp_btf/sys_enter, for the process
  * target_tgid: getppid creates instance "tp" with id tp_id, getpgrp deletes it), for
- * tests/unit/test_bpf_instances.c.
+ * tests/bpf/test_bpf_instances.c.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_instances.h - the contexts of tests/bpf/test_instances.bpf.c, through which
- * tests/unit/test_bpf_instances.c creates and deletes kernel-owned instances from BPF.
+ * tests/bpf/test_bpf_instances.c creates and deletes kernel-owned instances from BPF.
  */
 #ifndef PERFLIB_TEST_INSTANCES_H
 #define PERFLIB_TEST_INSTANCES_H

@@ -2,7 +2,7 @@
 /*
  * test_progtypes.bpf.c - perflib_instance_create / perflib_instance_delete from program types
  * other than syscall and tracing, each on a real event, for
- * tests/unit/test_bpf_progtypes.c. Each program is loaded alone (the test turns the others'
+ * tests/bpf/test_bpf_instances.c. Each program is loaded alone (the test turns the others'
  * autoload off), so a type the kernel refuses does not hide the others. Instance names and
  * ids: "lsm" / "cgroup" / "socket" / "tc" / "xdp", id pt_id + PT_<kind>; the result of the last
  * create and delete of each kind is left in created[] / deleted[] (-1: not run yet).

@@ -3,7 +3,7 @@
  * prov_msdoc.c - a provider written from Microsoft's documentation only ("Using PerfLib
  * Functions to Provide Counter Data", the CTRPP-generated header of the PerflibV2 sample):
  * Windows names and types, u"..." literals, a CTRPP-style template. No Linux-only call.
- * tests/tools/test_pkgconfig.sh builds it against the installed library with pkg-config.
+ * tests/build/test_pkgconfig.sh builds it against the installed library with pkg-config.
  *
  * It creates "Instance_1" and "Instance_2" (both Id 0, as the sample does), sets known
  * values, prints "ready", and stops when stdin closes:

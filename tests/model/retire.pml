@@ -2,7 +2,7 @@
 /*
  * retire.pml - the protocol by which processes grow, retire and open the segments of a
  * counter set and claim slots in them (userspace/segment.c, userspace/instance.c), for spin.
- * tests/tools/test_model.sh checks it exhaustively: `spin -a retire.pml` (the protocol of
+ * tests/model/test_model.sh checks it exhaustively: `spin -a retire.pml` (the protocol of
  * today) must pass; `spin -a -DOLD retire.pml` (the one before the epoch checks) must fail,
  * and so must each half of it: -DOLD_CLAIM (claim_scan's), -DOLD_REFRESH (class_refresh's).
  *

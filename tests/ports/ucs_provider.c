@@ -6,21 +6,33 @@
  * counters, a "while (!_kbhit())" loop with Sleep(). Only the includes differ from Windows
  * (<perflib/win32compat.h> for <windows.h> and <perflib.h>).
  *
- * Values (checked by tests/tools/test_ports.sh): Geometric Waves instances "Instance_1"
- * (id 1) and "Instance_2" (id 2) with Triangle = 10 * id, Square = 100 + id; Trignometric
- * Waves: Sine 7, Cosine 8, Constant 9, base 4, Raw Fraction 3. Prints "ready" once set,
- * exits when standard input closes.
+ * Values (checked by tests/ports/test_ports.sh and test_e2e.sh): Geometric Waves instances
+ * "Instance_1" (id 1) and "Instance_2" (id 2) with Triangle = 10 * id, Square = 100 + id;
+ * Trignometric Waves: Sine 7, Cosine 8, Constant 9, base 4, Raw Fraction 3. Prints "ready"
+ * once set; when standard input closes, stops and prints how many notifications its
+ * ControlCallback received ("callbacks N").
  */
 #include <stdio.h>
 #include <perflib/win32compat.h>
 #include "ucs.h" /* ctrpp -o ucs.h ucs.man */
 
+/* perflib runs callbacks one at a time; CounterCleanup waits for the last one */
+static ULONG Callbacks;
+
 static ULONG WINAPI ControlCallback(ULONG RequestCode, PVOID Buffer, ULONG BufferSize)
 {
 	UNREFERENCED_PARAMETER(Buffer);
 	UNREFERENCED_PARAMETER(BufferSize);
-	UNREFERENCED_PARAMETER(RequestCode);
-	return ERROR_SUCCESS;
+	switch (RequestCode) {
+	case PERF_ADD_COUNTER:
+	case PERF_REMOVE_COUNTER:
+	case PERF_ENUM_INSTANCES:
+	case PERF_COLLECT_START:
+	case PERF_COLLECT_END:
+		Callbacks++;
+		return ERROR_SUCCESS;
+	}
+	return ERROR_INVALID_PARAMETER;
 }
 
 static ULONG Sine = 7, Cosine = 8, Constant = 9, Fraction = 3;
@@ -67,5 +79,6 @@ int __cdecl main(void)
 	while (!_kbhit())
 		Sleep(20);
 	CounterCleanup();
+	printf("callbacks %lu\n", (unsigned long)Callbacks);
 	return 0;
 }

@@ -101,7 +101,7 @@ if [ -d "$m" ]; then
 	gold corefx.rc "$m" dotnet_corefx_provider.man -rc
 	gold kcs.h "$m" KunYi_WDK7.1-Samples_kcs.man -o
 else
-	echo "skip  golden files of $m: directory absent"
+	echo "SKIP: golden files of $m: directory absent"
 fi
 gold demo.h "$data" demo.man -o
 gold demo.rc "$data" demo.man -rc
@@ -348,7 +348,7 @@ if [ -f "${OUTPUT:-/nonexistent}/libperflib.a" ]; then
 	nm "$lib" 2>/dev/null | grep -q __asan_ && san=address
 	nm "$lib" 2>/dev/null | grep -q __ubsan_ && san=${san:+$san,}undefined
 else
-	echo "skip  linking CounterInitialize: $OUTPUT/libperflib.a is not built"
+	echo "SKIP: linking CounterInitialize: $OUTPUT/libperflib.a is not built"
 fi
 for man in "$m"/*.man "$data"/demo.man "$data"/good_*.man; do
 	[ -f "$man" ] || continue

@@ -56,7 +56,7 @@ promtool_ok() {
 
 openmetrics_ok() { # strict parse with the reference client's parser, when installed
 	/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null || {
-		echo "    (python3-prometheus-client not installed: OpenMetrics parser check skipped)"
+		echo "SKIP: the OpenMetrics parser check (python3-prometheus-client is not installed)"
 		return 0
 	}
 	/usr/bin/python3 - "$1" <<'EOF'

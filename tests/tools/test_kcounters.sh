@@ -95,7 +95,7 @@ if [ -x "$TP" ]; then
 	echo "$rates" | awk -F, '{ for (i = 1; i <= NF; i++) if ($i + 0 > 0) ok = 1 } END { exit !ok }' ||
 		fail "typeperf: no CPU shows System Calls/sec > 0: '$rates'"
 else
-	echo "note: typeperf is not built, consumer API part skipped"
+	echo "SKIP: the consumer API part (typeperf is not built)"
 fi
 
 out=$("$K" status 2>&1) || fail "status while loaded: exit $?: $out"

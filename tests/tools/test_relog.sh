@@ -251,7 +251,7 @@ done
 prov=$OUTPUT/tests/helpers/tp_provider
 tp=$TOOLS/typeperf
 if [ ! -x "$prov" ] || [ ! -x "$tp" ] || ! mkdir "$root" 2>/dev/null; then
-	echo "relog: offline checks passed; live part skipped (no BPF or helpers)"
+	echo "SKIP: the live part (no BPF or helpers; the offline checks passed)"
 	exit 0
 fi
 export PERFLIB_ROOT=$root

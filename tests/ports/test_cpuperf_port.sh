@@ -25,7 +25,7 @@ src=$top/tests/ports/cpuperf
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
-. "$(dirname "$0")/sysd_lib.sh"
+. "$top/tests/tools/sysd_lib.sh"
 
 [ -x "$S" ] || skip "perflib-sysd is not built"
 command -v g++ >/dev/null 2>&1 || skip "no g++"

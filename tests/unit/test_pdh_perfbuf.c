@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_perfbuf.c - decoding of consumer-API buffers (pdh/perfbuf.c) and the two views
+ * test_pdh_perfbuf.c - decoding of consumer-API buffers (pdh/perfbuf.c) and the two views
  * built on it, libpdh's catalog (pdh/decode.c) and perflib-exporter's (exp_sample.c): the
  * byte-level examples of perflib-api.md 8.1, 8.2 and 8.5, every PerfCounterDataType, UTF-16
  * conversion, malformed buffers (sizes, counts, offsets, missing NULs), truncation and

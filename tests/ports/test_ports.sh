@@ -34,7 +34,7 @@ skip() {
 	exit 77
 }
 
-. "$top/tests/tools/install_tmp.sh"
+. "$top/tests/lib/install_tmp.sh"
 dest=$tmp/dest
 tmp_make install "$dest" || {
 	cat "$dest.install.log"

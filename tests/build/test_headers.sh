@@ -26,7 +26,7 @@ fail() {
 	failures=$((failures + 1))
 }
 
-. "$top/tests/tools/install_tmp.sh"
+. "$top/tests/lib/install_tmp.sh"
 dest=$tmp/dest
 tmp_make install "$dest" || {
 	cat "$dest.install.log"

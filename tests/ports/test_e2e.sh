@@ -32,7 +32,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 san=
 nm "$OUTPUT/libperflib.a" 2>/dev/null | grep -q __asan_init && san="$san -fsanitize=address"
 nm "$OUTPUT/libperflib.a" 2>/dev/null | grep -q __ubsan_handle && san="$san -fsanitize=undefined"
-cc -std=gnu11 -Wall -Wextra -Werror $san -Iinclude -I"$work" tests/data/e2e/ucs_provider.c \
+cc -std=gnu11 -fshort-wchar -Wall -Wextra -Werror $san -Iinclude -I"$work" tests/ports/ucs_provider.c \
 	"$OUTPUT/libperflib.a" -lbpf -lelf -lz -lpthread -o "$work/ucs_provider" 2>"$work/cc.out" &&
 	ok "provider built with -Wall -Wextra -Werror" || { fail "build: $(cat "$work/cc.out")"; exit 1; }
 
@@ -42,9 +42,11 @@ cc -std=gnu11 -Wall -Wextra -Werror $san -Iinclude -I"$work" tests/data/e2e/ucs_
 [ "$(ls "$PERFLIB_ROOT" | grep -c ffeeaadd)" = 2 ] && ok "two counter sets pinned" ||
 	fail "pins: $(ls "$PERFLIB_ROOT")"
 
-# 4. run the provider
-"$work/ucs_provider" 20 >"$work/provider.out" 2>&1 &
+# 4. run the provider (the test_ports.sh program: it stops when its standard input closes)
+mkfifo "$work/in"
+"$work/ucs_provider" <"$work/in" >"$work/provider.out" 2>&1 &
 pid=$!
+exec 3>"$work/in"
 i=0
 while ! grep -q ready "$work/provider.out" 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 100 ] || { fail "provider did not start: $(cat "$work/provider.out")"; exit 1; }
@@ -60,9 +62,10 @@ ok "provider running"
 sed -n 2,3p "$work/tp.csv" | sed 's/^/   /'
 sed -n 2p "$work/tp.csv" | grep -q 'Geometric Waves(Instance_1)\\Triangle Wave","\\\\[^\\]*\\Geometric Waves(Instance_2)\\Triangle Wave","\\\\[^\\]*\\Geometric Waves(_Total)\\Triangle Wave"' &&
 	ok "typeperf header lists both instances and _Total" || fail "header: $(sed -n 2p "$work/tp.csv")"
-# Instance_1 10, Instance_2 30, _Total Triangle sum 40, _Total Square avg(4, 8) = 6,
-# Cosine 250, Constant 42 (typeperf shows raw, unscaled values), Raw Fraction 100*50/200 = 25
-sed -n 3p "$work/tp.csv" | tr -d '\r' | grep -Eq '^"[0-9/]+ [0-9:.]+","10\.000000","30\.000000","40\.000000","6\.000000","250\.000000","42\.000000","25\.000000"$' &&
+# Instance_1 10, Instance_2 20, _Total Triangle sum 30, _Total Square avg(101, 102) = 101 (the
+# aggregate of raw integers is an integer),
+# Cosine 8, Constant 9 (typeperf shows raw, unscaled values), Raw Fraction 100*3/4 = 75
+sed -n 3p "$work/tp.csv" | tr -d '\r' | grep -Eq '^"[0-9/]+ [0-9:.]+","10\.000000","20\.000000","30\.000000","101\.000000","8\.000000","9\.000000","75\.000000"$' &&
 	ok "values by value, aggregate and by reference are right" || fail "row: $(sed -n 3p "$work/tp.csv")"
 
 # 6. unlodctr refuses while the provider lives, then removes everything
@@ -70,7 +73,8 @@ sed -n 3p "$work/tp.csv" | tr -d '\r' | grep -Eq '^"[0-9/]+ [0-9:.]+","10\.00000
 rc=$?
 [ $rc = 170 ] && grep -q 'live instances' "$work/un.out" && ok "unlodctr refuses with live instances (170)" ||
 	fail "unlodctr while live: rc $rc $(cat "$work/un.out")"
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+exec 3>&-
+wait "$pid"; pid=
 n=$(sed -n 's/^callbacks //p' "$work/provider.out")
 [ "${n:-0}" -ge 4 ] && ok "the provider's ControlCallback ran $n times (add, collect start/end)" ||
 	fail "callbacks: $(cat "$work/provider.out")"

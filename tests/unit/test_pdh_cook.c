@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_cook.c - the PDH cooking formulas of tools/common/cook.c against values computed
+ * test_pdh_cook.c - the PDH cooking formulas of tools/common/cook.c against values computed
  * by hand from tools.md 5.3, one group of cases per counter type, plus the edge rules.
  */
 #include <math.h>

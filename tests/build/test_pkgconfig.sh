@@ -31,7 +31,7 @@ cleanup() {
 trap cleanup EXIT
 
 # install what this build made (install_tmp.sh)
-. "$top/tests/tools/install_tmp.sh"
+. "$top/tests/lib/install_tmp.sh"
 tmp_make install "$tmp/dest" || { cat "$tmp/dest.install.log" >&2; fail "make install"; }
 dest=$tmp/dest
 lib=$dest/usr/lib

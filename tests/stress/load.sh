@@ -6,7 +6,7 @@
 # retire, claim and reap storage show here (issue 29: a create failing once in 30 runs
 # under load, never on an idle machine). Any failure fails the run; its log is kept.
 #
-#   OUTPUT=<build dir> sh tests/load.sh        (make check-load; CI runs it in both builds)
+#   OUTPUT=<build dir> sh tests/stress/load.sh        (make check-load; CI runs it in both builds)
 #
 # Environment: OUTPUT (build dir, absolute), LOAD_RUNS (runs of the quick tests, 30),
 # LOAD_SLOW_RUNS (runs of the slow ones, 3), LOAD_RETIRE (grow/retire race rounds of the
@@ -72,14 +72,19 @@ repeat() {
 	fi
 }
 
+# bin NAME: the test binary, in the folder of what it needs (tests/unit or tests/bpf)
+bin() {
+	if [ -x "$OUTPUT/tests/bpf/$1" ]; then echo "$OUTPUT/tests/bpf/$1"; else echo "$OUTPUT/tests/unit/$1"; fi
+}
+
 echo "load: $cores busy loops; the multi-process tests $runs times (slow ones $slow_runs), the grow/retire race $retire rounds"
 # growth, retirement, lifetime, the classes' storage, claims and the index across processes
 for t in growth shrink lifetime classes store slot index; do
-	repeat "$runs" "test_$t" "$OUTPUT/tests/test_$t"
+	repeat "$runs" "test_$t" "$(bin "test_$t")"
 done
 # the exit reaper and the provider API's multi-process tests take seconds each
 for t in reaper provider pidns; do
-	repeat "$slow_runs" "test_$t" "$OUTPUT/tests/test_$t"
+	repeat "$slow_runs" "test_$t" "$(bin "test_$t")"
 done
 # the stress program's grow/retire race: creates that fail, crashes, wrong listings
 repeat 1 "stress-retire" "$OUTPUT/stress/stress" --strict --kills 0 --corrupt 0 --race 0 \
