@@ -51,7 +51,7 @@ endif
 
 # Debian packages the build needs: pkg-config module or command -> package.
 DEPS_PKGS := libbpf-dev libelf-dev zlib1g-dev libxml2-dev libcmocka-dev libmicrohttpd-dev \
-	bpftool clang llvm pkg-config make gcc curl python3 spin iproute2
+	bpftool clang llvm pkg-config make gcc curl python3 python3-prometheus-client spin iproute2
 XML_CFLAGS = $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread

@@ -364,12 +364,13 @@ int main(int argc, char **argv)
 	if (n <= 0)
 		return 1;
 	self[n] = 0;
-	snprintf(helper, sizeof(helper), "%s/helpers/prov_hold", dirname(self));
+	snprintf(helper, sizeof(helper), "%s/../helpers/prov_hold", dirname(self));
 	(void)argv;
 	tl_require_bpf();
 	if (access(helper, X_OK)) {
+		/* a build that lost its helper fails: a skip would hide the test */
 		printf("prov_hold is not built (%s)\n", helper);
-		return TL_SKIP;
+		return 1;
 	}
 	return cmocka_run_group_tests_name("pidns", tests, tl_group_setup, tl_group_teardown);
 }
