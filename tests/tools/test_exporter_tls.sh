@@ -57,7 +57,7 @@ start_tls() {
 	shift
 	# emptied here, not by the child's redirection: the wait must not read the last run's
 	: >"$EXP_TMP/tls.err"
-	"$TOOLS/perflib-exporter" --listen 127.0.0.1:0 --web.config.file "$cfg" "$@" \
+	"$TOOLS/perflib-exporter" --web.listen-address 127.0.0.1:0 --web.config.file "$cfg" "$@" \
 		2>"$EXP_TMP/tls.err" &
 	PID=$!
 	PIDS="$PIDS $PID"
@@ -294,6 +294,15 @@ printf 'rate_limit:\n  interval: 1s\n  burst: 20\n' | bad ratelimit "rate_limit 
 printf 'http_server_config:\n  headers:\n    X-Frame-Options: always\n' |
 	bad badheader "X-Frame-Options: 'always' is not deny or sameorigin"
 printf 'http_server_config:\n  headers:\n    Server: me\n' | bad otherheader "'Server' is not one of"
+# the options: counts checked, server options refused with --once
+"$TOOLS/perflib-exporter" --web.max-connections 0 2>"$EXP_TMP/bad.err"
+[ $? = 2 ] && grep -q "expected a number from 1 to" "$EXP_TMP/bad.err" ||
+	exp_fail "--web.max-connections 0: $(cat "$EXP_TMP/bad.err")"
+"$TOOLS/perflib-exporter" --web.max-connections-per-ip x 2>"$EXP_TMP/bad.err"
+[ $? = 2 ] || exp_fail "--web.max-connections-per-ip x accepted"
+"$TOOLS/perflib-exporter" --once --web.config.file "$EXP_TMP/tls.yml" >/dev/null 2>"$EXP_TMP/bad.err"
+[ $? = 2 ] && grep -q "do not go with --textfile or --once" "$EXP_TMP/bad.err" ||
+	exp_fail "--once with --web.config.file: $(cat "$EXP_TMP/bad.err")"
 # an empty file is a valid one: plain HTTP, no authentication
 : >"$EXP_TMP/empty.yml"
 exp_stop "$EXP_PID"
