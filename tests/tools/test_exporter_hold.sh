@@ -17,6 +17,7 @@ trap exp_cleanup EXIT
 trap 'exit 1' INT TERM HUP
 command -v python3 >/dev/null || exp_skip "python3 is not installed"
 command -v openssl >/dev/null || exp_fail "openssl is needed (make deps)"
+command -v mkpasswd >/dev/null || exp_fail "mkpasswd is needed (package whois, make deps)"
 # 1000 sockets in one process, and the exporter's own
 [ "$(ulimit -n)" -ge 1100 ] || ulimit -n 4096 2>/dev/null || exp_skip "cannot raise the open file limit to 4096"
 
@@ -74,4 +75,31 @@ port=$(sed -n 's|.*listening on https://[^ ]*:\([0-9]*\)/metrics$|\1|p' "$EXP_TM
 HOLD_SILENT=1 hold https "$port"
 exp_alive "$EXP_PID" || exp_fail "the TLS exporter died"
 echo "ok    TLS: scrapes served while one client holds 1000 connections without a handshake"
+# ---- wrong passwords as fast as possible: bcrypt is bounded, others are served ----------
+hash=$(mkpasswd -m bcrypt -R 11 'right') || exp_fail "mkpasswd -m bcrypt failed"
+printf 'basic_auth_users:\n  alice: %s\n' "$hash" >"$EXP_TMP/users.yml"
+exp_stop "$EXP_PID"
+: >"$EXP_TMP/exporter.err"
+exp_start_exporter --web.config.file "$EXP_TMP/users.yml"
+curl -sS -o /dev/null -u alice:right "$EXP_URL" || exp_fail "the right password was refused"
+urls=""
+for i in $(seq 1 15); do urls="$urls $EXP_URL"; done
+pids=""
+for i in $(seq 1 8); do
+	curl -sS -o /dev/null --interface 127.0.0.2 -u alice:wrong -w '%{http_code}\n' \
+		--max-time 60 $urls >"$EXP_TMP/flood.$i" 2>&1 &
+	pids="$pids $!"
+done
+for i in $(seq 1 5); do
+	sleep 0.5
+	got=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -u alice:right "$EXP_URL")
+	[ "$got" = 200 ] || exp_fail "a scrape with the right password during a flood: $got"
+done
+for p in $pids; do wait "$p"; done
+n429=$(cat "$EXP_TMP"/flood.* | grep -c '^429$')
+n401=$(cat "$EXP_TMP"/flood.* | grep -c '^401$')
+echo "wrong-password flood: $n401 answered 401 after a bcrypt, $n429 answered 429 at once"
+[ "$n429" -gt 0 ] && [ "$n401" -gt 0 ] && [ $((n429 + n401)) = 120 ] ||
+	exp_fail "a flood of wrong passwords: $n401 x 401, $n429 x 429 of 120"
+echo "ok    wrong passwords as fast as possible: bcrypt bounded (429), others served"
 echo "ok: the exporter holds against one client's thousand half-open connections"

@@ -43,6 +43,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define THREADS 4u /* server threads: a slow request holds only its own */
+_Static_assert(THREADS > ACCESS_MAX_BCRYPT, "threads must be left when bcrypt runs at its most");
 
 #define EXIT_FAILED 1 /* a scrape, a write or the server failed */
 #define EXIT_USAGE 2  /* bad command line */
@@ -112,8 +113,7 @@ static const char usage_text[] =
 							    "port. The address\n"
 							    "        actually bound is printed on "
 							    "standard error:\n"
-							    "        \"" PROG
-							    ": listening on "
+							    "        \"" PROG ": listening on "
 							    "http://ADDR:PORT" METRICS_PATH "\".\n"
 							    "        Default " DEFAULT_LISTEN
 							    " (loopback only). "
