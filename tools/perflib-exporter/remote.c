@@ -106,7 +106,8 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int code, co
 		return MHD_NO;
 	/* a refusal of who asks reads as the Windows one: ERROR_ACCESS_DENIED */
 	return send_bytes(conn, code,
-			  code == MHD_HTTP_FORBIDDEN ? ERROR_ACCESS_DENIED : ERROR_INVALID_PARAMETER,
+			  code == MHD_HTTP_FORBIDDEN ? ERROR_ACCESS_DENIED
+						     : ERROR_INVALID_PARAMETER,
 			  TEXT, text, (size_t)n);
 }
 
