@@ -66,9 +66,13 @@ start_tls() {
 	URL=$(sed -n 's/.*listening on \(https:[^ ]*\)$/\1/p' "$EXP_TMP/tls.err")
 	BASE=${URL%/metrics}
 }
+# stop_tls: SIGTERM; a clean exit (a sanitizer build: no leak, no report) is part of the test
 stop_tls() {
 	exp_stop "$PID"
 	PIDS=$(echo "$PIDS" | sed "s/ $PID\$//; s/ $PID / /")
+	[ "$EXP_STATUS" = 0 ] || exp_fail "the exporter exited $EXP_STATUS: $(tail -20 "$EXP_TMP/tls.err")"
+	! grep -Eq 'Sanitizer|runtime error:' "$EXP_TMP/tls.err" ||
+		exp_fail "a sanitizer report: $(grep -E -A20 'Sanitizer|runtime error:' "$EXP_TMP/tls.err")"
 }
 # code URL [CURL ARGS]: the HTTP code curl gets, 000 when the connection fails
 code() {
