@@ -31,6 +31,9 @@ got=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 10 "$EXP_URL")
 [ "$got" = 200 ] || exp_fail "after fuzzing, /metrics gave $got"
 grep -Eq ': (400|404|405|413) ' "$EXP_TMP/exporter.err" ||
 	exp_fail "no refusal was logged: $(head -5 "$EXP_TMP/exporter.err")"
+# bytes that are not HTTP are closed by libmicrohttpd without an answer: logged all the same
+grep -q 'closed before a complete request' "$EXP_TMP/exporter.err" ||
+	exp_fail "no connection closed without a request was logged"
 exp_stop "$EXP_PID"
 EXP_PID=""
 [ "$EXP_STATUS" = 0 ] || exp_fail "the exporter exited $EXP_STATUS on SIGTERM after fuzzing"

@@ -97,8 +97,13 @@ void http_log(struct MHD_Connection *conn, const char *method, const char *url, 
 	/* the client chose the method and URL: no control characters reach the log */
 	sanitize(method, m, sizeof(m) - 1);
 	sanitize(url, u, sizeof(u) - 1);
-	snprintf(line, sizeof(line), PROG ": %s: %s%s%s: %u %s\n",
-		 http_peer(conn, peer, sizeof(peer)), m, *m ? " " : "", *u ? u : "-", code, why);
+	if (code)
+		snprintf(line, sizeof(line), PROG ": %s: %s%s%s: %u %s\n",
+			 http_peer(conn, peer, sizeof(peer)), m, *m ? " " : "", *u ? u : "-", code,
+			 why);
+	else
+		snprintf(line, sizeof(line), PROG ": %s: %s\n", http_peer(conn, peer, sizeof(peer)),
+			 why);
 	fputs(line, stderr);
 }
 

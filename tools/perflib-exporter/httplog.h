@@ -15,7 +15,8 @@
 /*
  * http_log - one line on standard error, "perflib-exporter: PEER: METHOD URL: CODE why":
  * a request refused with HTTP @code. @conn gives the peer's address; @method and @url may
- * be NULL (a connection refused before its request line).
+ * be NULL (a connection refused before its request line). @code 0: a line about the
+ * connection, "perflib-exporter: PEER: why".
  */
 void http_log(struct MHD_Connection *conn, const char *method, const char *url, unsigned int code,
 	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -314,6 +314,46 @@ static char index_page[] = "<html><head><title>perflib-exporter</title></head><b
 static char not_found[] = "Not found: try " METRICS_PATH "\n";
 static char not_allowed[] = "Method not allowed: use GET or HEAD\n";
 
+/* what the server knows of a connection: whether a request of it reached the handler */
+struct conn_note {
+	unsigned int nr_requests;
+};
+
+/*
+ * MHD_OPTION_NOTIFY_CONNECTION: a connection closed before any request reached the handler
+ * (bytes that are not HTTP, which libmicrohttpd closes without a word; a client idle until
+ * the timeout; a failed TLS handshake) gets a log line like a refused request
+ */
+static void conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct conn_note *note = *socket_context;
+
+	(void)cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = calloc(1, sizeof(struct conn_note));
+		return;
+	}
+	if (note && !note->nr_requests)
+		http_log(conn, NULL, NULL, 0,
+			 "closed before a complete request (not HTTP, idle %us, or a failed TLS "
+			 "handshake)",
+			 IDLE_TIMEOUT);
+	free(note);
+	*socket_context = NULL;
+}
+
+/* count a request of @conn (conn_notify's note) */
+static void conn_count(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn_note *note = ci ? ci->socket_context : NULL;
+
+	if (note)
+		note->nr_requests++;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
@@ -329,6 +369,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	(void)version;
 	/* the first call of a request (its headers): who asks is checked before anything */
 	if (!*con_cls) {
+		conn_count(conn);
 		ret = access_check(state.access, conn, method, url, &refused);
 		if (refused)
 			return ret;
@@ -552,6 +593,7 @@ static int serve(const struct options *o)
 	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->max_per_ip, NULL);
 	OPT(MHD_OPTION_THREAD_POOL_SIZE, THREADS, NULL);
 	OPT(MHD_OPTION_NOTIFY_COMPLETED, remote_completed, NULL);
+	OPT(MHD_OPTION_NOTIFY_CONNECTION, conn_notify, NULL);
 	if (cfg && cfg->tls) {
 		flags |= MHD_USE_TLS;
 		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, cfg->cert_pem);
