@@ -45,7 +45,7 @@ SANITIZE ?= address,undefined
 endif
 
 CFLAGS ?= -O2 -g -Werror
-ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
+ALL_CFLAGS := $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
 	-Icommon -Ipdh -Itools/common -I$(OUTPUT)gen
 ALL_LDFLAGS := $(LDFLAGS)
 # a slot's word and its owner stamp change together in one 16-byte CAS (internal.h)
@@ -437,7 +437,7 @@ deb:
 		"  * perflib-bpf $(VERSION) (libperflib $(VERSION), libpdh $(PDH_VERSION))." "" \
 		" -- perflib-bpf maintainers <maintainers@users.noreply.a-seed-7c386024.example>  $$date" \
 		> $(DEB_SRC)/debian/changelog
-	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || \
+	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -Jauto > ../build.log 2>&1 || \
 		{ tail -40 ../build.log; echo "make deb: dpkg-buildpackage failed ($(OUTPUT)deb/build.log)"; exit 1; }
 	$(Q)lintian --fail-on error,warning --suppress-tags-from-file /dev/null \
 		$(OUTPUT)deb/perflib-bpf_$(DEB_VERSION)_*.changes
