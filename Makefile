@@ -59,10 +59,10 @@ endif
 
 # Debian packages the build needs: pkg-config module or command -> package.
 DEPS_PKGS := libbpf-dev libelf-dev zlib1g-dev libxml2-dev libcmocka-dev libmicrohttpd-dev \
-	bpftool clang llvm pkg-config make gcc curl python3 spin iproute2 groff man-db \
+	bpftool clang llvm pkg-config make gcc curl python3 spin iproute2 groff man-db systemd \
 	bash-completion
 # and what `make deb` and its test need besides (debhelper 13: dh_installsysusers)
-DEB_DEPS_PKGS := debhelper dpkg-dev fakeroot lintian systemd
+DEB_DEPS_PKGS := debhelper dpkg-dev fakeroot lintian
 XML_CFLAGS = $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread
