@@ -443,6 +443,11 @@ deb:
 		$(OUTPUT)deb/perflib-bpf_$(DEB_VERSION)_*.changes
 	@ls $(OUTPUT)deb/*.deb
 
+# the packages on this machine: install, again, upgrade, remove, purge (root; CI runs it).
+# It purges them whatever happens and refuses to run when one is installed already.
+check-deb: deb
+	$(Q)TOOLS=$(abspath $(OUTPUT))/tools bash tests/tools/deb_install.sh $(OUTPUT)deb
+
 check-headers: lib
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/tools/test_headers.sh
 
