@@ -416,7 +416,9 @@ uninstall:
 		$(DESTDIR)$(SYSUSERSDIR)/perflib.conf $(DESTDIR)$(SYSUSERSDIR)/perflib-exporter.conf \
 		$(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(subst :, ,$(COMPLETIONS)))
 	rm -rf $(DESTDIR)$(DOCDIR)
-	@echo "uninstall: $(SYSCONFDIR)/default/perflib-sysd and perflib-exporter are kept (settings)"
+	for d in perflib-sysd perflib-exporter; do f=$(DESTDIR)$(SYSCONFDIR)/default/$$d; \
+		if cmp -s systemd/$$d.default $$f; then rm -f $$f; \
+		elif [ -e $$f ]; then echo "uninstall: $$f is kept (changed settings)"; fi; done
 
 # ---- Debian packages ----------------------------------------------------------------------
 # make deb: the packages of debian/ built by dpkg-buildpackage from a copy of the tree (git's

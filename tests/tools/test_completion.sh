@@ -3,7 +3,8 @@
 # test_completion.sh - bash completion (completion/): typeperf completes counter paths from
 # the live registrations of a test provider (the demo manifest registered with lodctr,
 # perflib-demo publishing worker-1 and worker-2): object, instances, counters, quoted or not,
-# any case, hidden counters left out; the other tools' switches and values.
+# any case, hidden counters left out, a lone object or instance offered with its next step;
+# the other tools' switches and values.
 # Environment: TOOLS. Exit 0 pass, 77 skip (no BPF), other fail.
 set -u
 : "${TOOLS:?}"
@@ -61,13 +62,23 @@ expect() { # $1 = what, $2 = expected lines (sorted), rest = words
 }
 Q='"'
 B='\'
-expect 'typeperf "\De -> the object, its "(" next' "$Q${B}Demo Service(" typeperf "$Q${B}De"
-expect 'unquoted, any case: \demo' "${B}Demo Service(" typeperf "${B}demo"
-expect '"\Demo Service( -> the instances, "*" and _Total' \
-	"$Q${B}Demo Service(*)$B
+inst="$Q${B}Demo Service(*)$B
 $Q${B}Demo Service(_Total)$B
 $Q${B}Demo Service(worker-1)$B
-$Q${B}Demo Service(worker-2)$B" typeperf "$Q${B}Demo Service("
+$Q${B}Demo Service(worker-2)$B"
+# one object alone comes with its instances: readline puts in the common part and keeps the
+# quote open (a single match would be closed, as if complete)
+expect 'typeperf "\De -> the object with its "(", and its instances' "$Q${B}Demo Service(
+$inst" typeperf "$Q${B}De"
+expect 'unquoted, any case: \demo -> the same, in double quotes' "$Q${B}Demo Service(
+$inst" typeperf "${B}demo"
+expect '"\Demo Service( -> the instances, "*" and _Total' "$inst" typeperf "$Q${B}Demo Service("
+expect '"\Demo Service(worker-1 -> the instance with its counters' \
+	"$Q${B}Demo Service(worker-1)$B
+$Q${B}Demo Service(worker-1)${B}Active Requests
+$Q${B}Demo Service(worker-1)${B}Bytes Sent/sec
+$Q${B}Demo Service(worker-1)${B}Cache Hit %
+$Q${B}Demo Service(worker-1)${B}Requests/sec" typeperf "$Q${B}Demo Service(worker-1"
 expect '"\Demo Service(w -> the workers' \
 	"$Q${B}Demo Service(worker-1)$B
 $Q${B}Demo Service(worker-2)$B" typeperf "$Q${B}Demo Service(w"
