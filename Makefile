@@ -8,6 +8,14 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/perflib
+# systemd reads units and sysusers.d files under /usr/local/lib too; Debian's packages give
+# the directories of pkg-config's systemd module (debian/rules)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
 DESTDIR ?=
 CC ?= gcc
 CLANG ?= clang
@@ -37,7 +45,7 @@ SANITIZE ?= address,undefined
 endif
 
 CFLAGS ?= -O2 -g -Werror
-ALL_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
+ALL_CFLAGS := $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -Iinclude -Ibpf -I$(OUTPUT)bpf \
 	-Icommon -Ipdh -Itools/common -I$(OUTPUT)gen
 ALL_LDFLAGS := $(LDFLAGS)
 # a slot's word and its owner stamp change together in one 16-byte CAS (internal.h)
@@ -52,7 +60,9 @@ endif
 # Debian packages the build needs: pkg-config module or command -> package.
 DEPS_PKGS := libbpf-dev libelf-dev zlib1g-dev libxml2-dev libcmocka-dev libmicrohttpd-dev \
 	bpftool clang llvm pkg-config make gcc curl python3 python3-prometheus-client spin iproute2 \
-	libyaml-dev libgnutls28-dev libcrypt-dev openssl whois
+	libyaml-dev libgnutls28-dev libcrypt-dev openssl whois groff man-db systemd bash-completion
+# and what `make deb` and its test need besides (debhelper 13: dh_installsysusers)
+DEB_DEPS_PKGS := debhelper dpkg-dev fakeroot lintian
 XML_CFLAGS = $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread
@@ -119,11 +129,12 @@ A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
 .PHONY: all lib tools tests check bench bench-scale install uninstall clean deps deps-check \
-	demo check-load check-abi check-headers check-layers format-check dupcheck stress
+	demo check-load check-abi check-headers check-layers format-check dupcheck stress \
+	units deb deb-deps check-deb
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: deps-check lib tools
+all: deps-check lib tools units
 
 lib: $(SO) $(A) $(PC) $(PDH_SO) $(PDH_A) $(PDH_PC) $(COMPAT_HEADERS)
 
@@ -134,6 +145,20 @@ $(OUTPUT)include-compat/%.h:
 		$*.h $*.h $*.h > $@
 
 tools: $(TOOL_BINS)
+
+# the systemd units with the installed paths (systemd/*.service.in: @BINDIR@)
+UNITS := $(patsubst systemd/%.in,$(OUTPUT)systemd/%,$(wildcard systemd/*.service.in))
+units: $(UNITS)
+$(OUTPUT)systemd/%: systemd/%.in Makefile
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' $< > $@
+
+# man pages (man/*.[1578], man(7) roff written by hand) and bash completion (completion/:
+# one file per package, linked to each tool name it completes)
+MANPAGES := $(wildcard man/*.[1-8])
+COMPLETIONS := typeperf:relog:ctrpp:lodctr:unlodctr:kcounters:perflib-demo \
+	perflib-sysd perflib-exporter
 
 # ---- dependencies -------------------------------------------------------------------------
 deps-check:
@@ -146,14 +171,15 @@ deps-check:
 		echo "perflib: missing build dependencies:$$missing" >&2; \
 		echo "perflib: run 'make deps' (apt-get install $(DEPS_PKGS))" >&2; exit 1; fi
 
-deps:
-	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)" >&2; exit 1; fi
-	@need=""; for p in $(DEPS_PKGS); do \
+deps deb-deps: PKGS = $(DEPS_PKGS) $(if $(filter deb-deps,$@),$(DEB_DEPS_PKGS))
+deps deb-deps:
+	@if [ "$$(id -u)" != 0 ]; then echo "make $@: run as root (apt-get)" >&2; exit 1; fi
+	@need=""; for p in $(PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || \
 		need="$$need $$p"; done; \
-	if [ -n "$$need" ]; then echo "make deps: installing$$need"; \
+	if [ -n "$$need" ]; then echo "make $@: installing$$need"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \
-	else echo "make deps: all build dependencies are installed"; fi
+	else echo "make $@: all build dependencies are installed"; fi
 
 # ---- BPF ----------------------------------------------------------------------------------
 $(OUTPUT)bpf/vmlinux.h:
@@ -363,6 +389,20 @@ install: all
 		-e 's|@VERSION@|$(VERSION)|' userspace/perflib.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	for t in $(TOOL_BINS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+	for m in $(MANPAGES); do sec=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$sec && \
+		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$sec/; done
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/default
+	install -m 644 $(UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -m 644 systemd/perflib.sysusers $(DESTDIR)$(SYSUSERSDIR)/perflib.conf
+	install -m 644 systemd/perflib-exporter.sysusers $(DESTDIR)$(SYSUSERSDIR)/perflib-exporter.conf
+	for d in perflib-sysd perflib-exporter; do [ -e $(DESTDIR)$(SYSCONFDIR)/default/$$d ] || \
+		install -m 644 systemd/$$d.default $(DESTDIR)$(SYSCONFDIR)/default/$$d; done
+	for c in $(COMPLETIONS); do first=$${c%%:*}; \
+		install -m 644 completion/$$first $(DESTDIR)$(BASHCOMPDIR)/$$first; \
+		for t in $$(echo $$c | tr : ' '); do [ $$t = $$first ] || \
+			ln -sf $$first $(DESTDIR)$(BASHCOMPDIR)/$$t; done; done
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 
 # everything install put there, and nothing else
 uninstall:
@@ -375,6 +415,44 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libpdh.* $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
 	rmdir $(DESTDIR)$(INCLUDEDIR)/perflib 2>/dev/null || true
 	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(MANPAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; done
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(UNITS))) \
+		$(DESTDIR)$(SYSUSERSDIR)/perflib.conf $(DESTDIR)$(SYSUSERSDIR)/perflib-exporter.conf \
+		$(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(subst :, ,$(COMPLETIONS)))
+	rm -rf $(DESTDIR)$(DOCDIR)
+	for d in perflib-sysd perflib-exporter; do f=$(DESTDIR)$(SYSCONFDIR)/default/$$d; \
+		if cmp -s systemd/$$d.default $$f; then rm -f $$f; \
+		elif [ -e $$f ]; then echo "uninstall: $$f is kept (changed settings)"; fi; done
+
+# ---- Debian packages ----------------------------------------------------------------------
+# make deb: the packages of debian/ built by dpkg-buildpackage from a copy of the tree (git's
+# files, committed or not) in $(OUTPUT)deb/, where the .deb files land, then lintian over
+# them (an error or a warning fails: each kept warning is overridden with its reason in
+# debian/*.lintian-overrides). The version is the project's ($(VERSION), from perflib.map)
+# with Debian revision 1; DEB_VERSION=X.Y.Z-N builds another (the upgrade test does).
+DEB_VERSION ?= $(VERSION)-1
+DEB_SRC := $(OUTPUT)deb/perflib-bpf-$(VERSION)
+deb:
+	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deb-deps
+	$(Q)rm -rf $(OUTPUT)deb && mkdir -p $(DEB_SRC)
+	$(Q)git ls-files -co --exclude-standard -z | xargs -0 sh -c \
+		'for f; do [ -e "$$f" ] || [ -L "$$f" ] && printf "%s\0" "$$f"; done' sh | \
+		tar --null -T - -cf - | tar -xf - -C $(DEB_SRC)
+	$(Q)date=$$(date -R -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s)); \
+	printf '%s\n' "perflib-bpf ($(DEB_VERSION)) unstable; urgency=medium" "" \
+		"  * perflib-bpf $(VERSION) (libperflib $(VERSION), libpdh $(PDH_VERSION))." "" \
+		" -- perflib-bpf maintainers <maintainers@users.noreply.a-seed-7c386024.example>  $$date" \
+		> $(DEB_SRC)/debian/changelog
+	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -Jauto > ../build.log 2>&1 || \
+		{ tail -40 ../build.log; echo "make deb: dpkg-buildpackage failed ($(OUTPUT)deb/build.log)"; exit 1; }
+	$(Q)lintian --fail-on error,warning --suppress-tags-from-file /dev/null \
+		$(OUTPUT)deb/perflib-bpf_$(DEB_VERSION)_*.changes
+	@ls $(OUTPUT)deb/*.deb
+
+# the packages on this machine: install, again, upgrade, remove, purge (root; CI runs it).
+# It purges them whatever happens and refuses to run when one is installed already.
+check-deb: deb
+	$(Q)TOOLS=$(abspath $(OUTPUT))/tools bash tests/build/deb_install.sh $(OUTPUT)deb
 
 check-headers: lib
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/build/test_headers.sh
