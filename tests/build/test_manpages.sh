@@ -34,14 +34,17 @@ for main in tools/*/main.c; do
 	# the page as text: no hyphenation, no adjustment, one long line per paragraph
 	groff -man -Tascii -rHY=0 -rLL=2000n -P-c -P-b -P-u "$page" 2>/dev/null | \
 		sed 's/^ *//' >"$work/page"
-	# options: "-x" or "--long" after a blank, '[', '|', ',' or '(' and before a blank, '=',
-	# ']', ',', ':', ')' or the end of the line
-	opts=$(grep -oE '(^|[][[:space:]|,(])--?[A-Za-z?][A-Za-z0-9?-]*([][[:space:]=,:)|]|$)' \
-		"$work/help" | sed -E 's/^[][[:space:]|,(]//; s/[][[:space:]=,:)|]$//' | sort -u)
+	# options: "-x", "--long" or "--dotted.name" after a blank, '[', '|', ',' or '(' and before
+	# a blank, '=', ']', ',', ':', ')' or the end of the line, on the lines that define
+	# options (first non-blank a '-') and the synopsis lines (the tool's name): prose names
+	# other programs' options (mkpasswd -m) and ones a tool does not have ("no -a")
+	opts=$(grep -E "^[[:space:]]*-|$t" "$work/help" |
+		grep -oE '(^|[][[:space:]|,(])--?[A-Za-z?]([A-Za-z0-9?.-]*[A-Za-z0-9?])?([][[:space:]=,:)|]|$)' |
+		sed -E 's/^[][[:space:]|,(]//; s/[][[:space:]=,:)|]$//' | sort -u)
 	[ -n "$opts" ] || fail "$t: no option found in --help"
 	missing=""
 	for o in $opts; do
-		grep -qE -- "(^|[^A-Za-z0-9-])$(printf '%s' "$o" | sed 's/[?]/[?]/g')([^A-Za-z0-9-]|$)" \
+		grep -qE -- "(^|[^A-Za-z0-9-])$(printf '%s' "$o" | sed 's/[?.]/[&]/g')([^A-Za-z0-9-]|$)" \
 			"$work/page" || missing="$missing $o"
 	done
 	if [ -n "$missing" ]; then
