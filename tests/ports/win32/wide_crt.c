@@ -44,9 +44,11 @@ static void strings(void)
 	wmemset(buf, L'#', 8);
 	wcsncpy(buf, L"ab", 5);
 	dump(L"wcsncpy", buf, 8);
-	wprintf(L"wcschr %d wcsrchr %d wcsstr %d %s\n", (int)(wcschr(L"a\\b\\c", L'\\') - L"a\\b\\c"),
+	wprintf(L"wcschr %d wcsrchr %d wcsstr %d %s\n",
+		(int)(wcschr(L"a\\b\\c", L'\\') - L"a\\b\\c"),
 		(int)(wcsrchr(L"a\\b\\c", L'\\') - L"a\\b\\c"),
-		(int)(wcsstr(L"\\Processor(_Total)\\% Idle", L"(_T") - L"\\Processor(_Total)\\% Idle"),
+		(int)(wcsstr(L"\\Processor(_Total)\\% Idle", L"(_T") -
+		      L"\\Processor(_Total)\\% Idle"),
 		wcsstr(L"abc", L"x") ? L"found" : L"none");
 	wprintf(L"_wtoi %d %d %d %ld\n", _wtoi(L"  -42x"), _wtoi(L"abc"), _wtoi(L"99999999999"),
 		(long)_wtol(L"+17"));
@@ -87,8 +89,8 @@ static void printfs(void)
 	int n;
 
 	/* Microsoft's rules: in a wide function %s is wide, %S narrow; %hs and %ls explicit */
-	wprintf(L"[%s] [%S] [%hs] [%ls] [%c%C] [%hc%lc]\n", L"wide", "narrow", "h", L"l", L'w',
-		'n', 'h', L'l');
+	wprintf(L"[%s] [%S] [%hs] [%ls] [%c%C] [%hc%lc]\n", L"wide", "narrow", "h", L"l", L'w', 'n',
+		'h', L'l');
 	wprintf(L"[%6s] [%-6s] [%.3s] [%*d] [%-*d]\n", L"ab", L"ab", L"abcdef", 4, 7, 4, 7);
 	wprintf(L"[%d] [%ld] [%I64d] [%lld] [%u] [%x] [%X] [%#x] [%o] [%hd] [%zu]\n", -1, -2L,
 		(long long)-9000000000LL, 123456789012LL, 4294967295u, 255u, 255u, 255u, 8u,
@@ -98,8 +100,8 @@ static void printfs(void)
 	wprintf(L"[%s] [%S]\n", (wchar_t *)NULL, (char *)NULL);
 	/* UTF-16 out as UTF-8: e-acute, a pair (U+1D11E), CJK, a lone surrogate (U+FFFD) */
 	wprintf(L"utf8 [h\u00e9llo] [\U0001D11E] [\u65e5\u672c] [\xD800!] [%s]\n", L"\u00fc");
-	printf("printf [%s] [%S] [%ls] [%hs] [%d] [%ld]\n", "narrow", L"wide \u00e9",
-	       L"\U0001D11E", "h", 7, -5L);
+	printf("printf [%s] [%S] [%ls] [%hs] [%d] [%ld]\n", "narrow", L"wide \u00e9", L"\U0001D11E",
+	       "h", 7, -5L);
 	/* swprintf (ISO): cut to count - 1 and a NUL, -1 */
 	n = swprintf(buf, 8, L"%s", L"123456789");
 	wprintf(L"swprintf %d", n);
