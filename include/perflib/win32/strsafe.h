@@ -88,6 +88,16 @@ static inline HRESULT StringCbCatW(STRSAFE_LPWSTR pszDest, size_t cbDest, STRSAF
 {
 	return StringCchCatW(pszDest, PERFLIB_WIN32__CB(cbDest, 2), pszSrc);
 }
+static inline HRESULT StringCbCatNA(STRSAFE_LPSTR pszDest, size_t cbDest, STRSAFE_PCNZCH pszSrc,
+				    size_t cbToAppend)
+{
+	return StringCchCatNA(pszDest, PERFLIB_WIN32__CB(cbDest, 1), pszSrc, cbToAppend);
+}
+static inline HRESULT StringCbCatNW(STRSAFE_LPWSTR pszDest, size_t cbDest, STRSAFE_PCNZWCH pszSrc,
+				    size_t cbToAppend)
+{
+	return StringCchCatNW(pszDest, PERFLIB_WIN32__CB(cbDest, 2), pszSrc, cbToAppend / 2);
+}
 static inline HRESULT StringCbLengthA(STRSAFE_PCNZCH psz, size_t cbMax, size_t *pcbLength)
 {
 	return StringCchLengthA(psz, PERFLIB_WIN32__CB(cbMax, 1), pcbLength);
@@ -148,6 +158,7 @@ static inline HRESULT StringCbPrintfW(STRSAFE_LPWSTR pszDest, size_t cbDest,
 #define StringCbCopy STRSAFE__T(StringCbCopy)
 #define StringCbCopyN STRSAFE__T(StringCbCopyN)
 #define StringCbCat STRSAFE__T(StringCbCat)
+#define StringCbCatN STRSAFE__T(StringCbCatN)
 #define StringCbLength STRSAFE__T(StringCbLength)
 #define StringCbPrintf STRSAFE__T(StringCbPrintf)
 #define StringCbVPrintf STRSAFE__T(StringCbVPrintf)
