@@ -17,6 +17,26 @@
 static LONG fired, timeouts;
 static HANDLE done;
 
+/* a once-only wait that unregisters itself from its callback (Windows: ERROR_IO_PENDING) */
+struct self_wait {
+	HANDLE wait, finished;
+	BOOL unregistered;
+	DWORD error;
+};
+
+static VOID CALLBACK on_once(PVOID lpParameter, BOOLEAN TimerOrWaitFired)
+{
+	struct self_wait *w = (struct self_wait *)lpParameter;
+
+	(void)TimerOrWaitFired;
+	while (!InterlockedCompareExchangePointer(&w->wait, NULL, NULL))
+		Sleep(1); /* the registering thread stores the handle after the call returns */
+	SetLastError(0);
+	w->unregistered = UnregisterWait(w->wait);
+	w->error = GetLastError();
+	SetEvent(w->finished);
+}
+
 static VOID CALLBACK on_wait(PVOID lpParameter, BOOLEAN TimerOrWaitFired)
 {
 	LONG n;
@@ -105,6 +125,40 @@ static void events(void)
 	_tprintf(_T(" %lld"), (long long)InterlockedCompareExchange64(&big, 9, 6));
 	_tprintf(_T(" %lld %d\n"), (long long)big,
 		 InterlockedCompareExchangePointer(&p, &big, NULL) == NULL && p == &big);
+	/* the error paths, a self-unregistering callback, a completion event */
+	{
+		struct self_wait sw;
+		HANDLE two[2] = {ev[0], ev[0]}, h = NULL, completion;
+
+		_tprintf(_T("errors %d"),
+			 RegisterWaitForSingleObject(NULL, ev[0], on_wait, NULL, INFINITE, 0));
+		_tprintf(_T(" %lu"), (unsigned long)GetLastError());
+		_tprintf(_T(" %d"),
+			 RegisterWaitForSingleObject(&h, &sw, on_wait, NULL, INFINITE, 0));
+		_tprintf(_T(" %lu"), (unsigned long)GetLastError());
+		_tprintf(_T(" %lu"), (unsigned long)WaitForMultipleObjects(2, two, FALSE, 0));
+		_tprintf(_T(" %lu"), (unsigned long)GetLastError());
+		_tprintf(_T(" %lu"), (unsigned long)WaitForMultipleObjects(0, two, FALSE, 0));
+		_tprintf(_T(" %lu\n"), (unsigned long)GetLastError());
+		ZeroMemory(&sw, sizeof(sw));
+		sw.finished = CreateEvent(NULL, TRUE, FALSE, NULL);
+		SetEvent(ev[1]);
+		if (RegisterWaitForSingleObject(&h, ev[1], on_once, &sw, INFINITE,
+						WT_EXECUTEONLYONCE)) {
+			InterlockedExchangePointer(&sw.wait, h);
+			_tprintf(_T("self-unregister %lu"),
+				 (unsigned long)WaitForSingleObject(sw.finished, 5000));
+			_tprintf(_T(" %d %lu\n"), sw.unregistered, (unsigned long)sw.error);
+		}
+		completion = CreateEvent(NULL, TRUE, FALSE, NULL);
+		if (RegisterWaitForSingleObject(&h, ev[1], on_wait, &armed, INFINITE, 0)) {
+			_tprintf(_T("completion %d"), UnregisterWaitEx(h, completion));
+			_tprintf(_T(" %lu\n"),
+				 (unsigned long)WaitForSingleObject(completion, 5000));
+		}
+		CloseHandle(completion);
+		CloseHandle(sw.finished);
+	}
 	for (i = 0; i < 2; i++)
 		CloseHandle(ev[i]);
 	_tprintf(_T("close %d"), CloseHandle(done));

@@ -12,6 +12,7 @@
 #include <windows.h>
 #include <stdio.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <strsafe.h>
 
 /* the units of a buffer, in hex: what a truncation left */
@@ -56,6 +57,13 @@ static void strings(void)
 	wprintf(L" end \"%s\"", end);
 	wprintf(L" wcstoul %lu wcstod %.3f\n", (unsigned long)wcstoul(L"4294967295", NULL, 10),
 		wcstod(L"2.5e3", NULL));
+	end = _wcsdup(L"Thread(_Total/0#1)");
+	wprintf(L"_wcsdup %s wcspbrk %s wcsspn %d wcscspn %d\n", end, wcspbrk(end, L"/#"),
+		(int)wcsspn(end, L"Tdhear"), (int)wcscspn(end, L"("));
+	free(end);
+	wprintf(L"_ultow %s", _ultow(4294967295u, buf, 16));
+	wprintf(L" _ui64tow %s", _ui64tow(18446744073709551615ull, buf, 36));
+	wprintf(L" _ltow %s\n", _ltow(-7, buf, 2));
 	wprintf(L"_itow %s", _itow(-255, buf, 10));
 	wprintf(L" %s", _itow(255, buf, 16));
 	wprintf(L" %s\n", _i64tow(-9000000000LL, buf, 10));
@@ -159,6 +167,22 @@ static void strsafe(void)
 	wprintf(L" StringCbCopy 0x%08lx \"%s\"", (unsigned long)hr, buf);
 	hr = StringCchCopyW(buf, 0, L"x");
 	wprintf(L" zero 0x%08lx %s\n", (unsigned long)hr, SUCCEEDED(hr) ? L"ok" : L"failed");
+	hr = StringCchCopyNW(buf, 8, L"abcdef", 3);
+	wprintf(L"StringCchCopyN 0x%08lx \"%s\"", (unsigned long)hr, buf);
+	hr = StringCchCatNW(buf, 8, L"defghij", 5);
+	wprintf(L" StringCchCatN 0x%08lx \"%s\"", (unsigned long)hr, buf);
+	hr = StringCbCatW(buf, 6 * sizeof(wchar_t), L"x");
+	wprintf(L" StringCbCat 0x%08lx\n", (unsigned long)hr);
+	hr = StringCbLengthW(L"Disk", sizeof(buf), &len);
+	wprintf(L"StringCbLength 0x%08lx %d", (unsigned long)hr, (int)len);
+	hr = StringCchLengthA(NULL, 8, &len);
+	wprintf(L" NULL 0x%08lx %d", (unsigned long)hr, (int)len);
+	{
+		char nb[6];
+
+		hr = StringCbPrintfA(nb, sizeof(nb), "%s-%S", "ab", L"\u00e9\u00e9");
+		wprintf(L" StringCbPrintfA 0x%08lx \"%S\"\n", (unsigned long)hr, nb);
+	}
 	fputws(L"fputws \u00e9\n", stdout);
 	_putws(L"_putws done");
 }
