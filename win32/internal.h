@@ -47,6 +47,22 @@ W32_HIDDEN void w32_out_free(struct w32_out *o);
  */
 W32_HIDDEN int w32_format(struct w32_out *o, int fmt_wide, const void *fmt, va_list ap);
 
+/*
+ * W32_VARIADIC - define the variadic function @decl, whose last named parameter is @last, as
+ * @call on its arguments in the va_list ap (every ... function of the library is one)
+ */
+#define W32_VARIADIC(decl, last, call)                                                             \
+	decl                                                                                       \
+	{                                                                                          \
+		va_list ap;                                                                        \
+		int ret;                                                                           \
+                                                                                                   \
+		va_start(ap, last);                                                                \
+		ret = call;                                                                        \
+		va_end(ap);                                                                        \
+		return ret;                                                                        \
+	}
+
 /* w32_utf16_to_utf8 - @n units of @s as UTF-8 (malloc'd, NUL-terminated) or NULL */
 W32_HIDDEN char *w32_utf16_to_utf8(const WCHAR *s, size_t n, size_t *ret_len);
 

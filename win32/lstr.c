@@ -37,32 +37,22 @@ LPWSTR WINAPI lstrcpyW(LPWSTR lpString1, LPCWSTR lpString2)
 	return perflib_win32_wcscpy(lpString1, lpString2);
 }
 
-/* at most @iMaxLength - 1 characters, then a NUL */
+/* at most @iMaxLength - 1 characters, then a NUL: StringCchCopy, which may cut */
 LPSTR WINAPI lstrcpynA(LPSTR lpString1, LPCSTR lpString2, int iMaxLength)
 {
-	int i;
-
 	if (!lpString1 || !lpString2)
 		return NULL;
-	if (iMaxLength <= 0)
-		return lpString1;
-	for (i = 0; i < iMaxLength - 1 && lpString2[i]; i++)
-		lpString1[i] = lpString2[i];
-	lpString1[i] = 0;
+	if (iMaxLength > 0)
+		StringCchCopyA(lpString1, (size_t)iMaxLength, lpString2);
 	return lpString1;
 }
 
 LPWSTR WINAPI lstrcpynW(LPWSTR lpString1, LPCWSTR lpString2, int iMaxLength)
 {
-	int i;
-
 	if (!lpString1 || !lpString2)
 		return NULL;
-	if (iMaxLength <= 0)
-		return lpString1;
-	for (i = 0; i < iMaxLength - 1 && lpString2[i]; i++)
-		lpString1[i] = lpString2[i];
-	lpString1[i] = 0;
+	if (iMaxLength > 0)
+		StringCchCopyW(lpString1, (size_t)iMaxLength, lpString2);
 	return lpString1;
 }
 

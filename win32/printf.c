@@ -191,70 +191,30 @@ int perflib_win32_vwprintf(const WCHAR *format, va_list argptr)
 	return fmt_file(stdout, 1, format, argptr);
 }
 
-int perflib_win32_fwprintf(FILE *stream, const WCHAR *format, ...)
-{
-	va_list ap;
-	int n;
+W32_VARIADIC(int perflib_win32_fwprintf(FILE *stream, const WCHAR *format, ...), format,
+	     fmt_file(stream, 1, format, ap))
 
-	va_start(ap, format);
-	n = fmt_file(stream, 1, format, ap);
-	va_end(ap);
-	return n;
-}
-
-int perflib_win32_wprintf(const WCHAR *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_file(stdout, 1, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int perflib_win32_wprintf(const WCHAR *format, ...), format,
+	     fmt_file(stdout, 1, format, ap))
 
 int perflib_win32_vswprintf(WCHAR *buffer, size_t count, const WCHAR *format, va_list argptr)
 {
 	return fmt_iso(buffer, count, 1, format, argptr);
 }
 
-int perflib_win32_swprintf(WCHAR *buffer, size_t count, const WCHAR *format, ...)
-{
-	va_list ap;
-	int n;
+W32_VARIADIC(int perflib_win32_swprintf(WCHAR *buffer, size_t count, const WCHAR *format, ...),
+	     format, fmt_iso(buffer, count, 1, format, ap))
 
-	va_start(ap, format);
-	n = fmt_iso(buffer, count, 1, format, ap);
-	va_end(ap);
-	return n;
-}
-
-int _swprintf(WCHAR *buffer, const WCHAR *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_unbounded(buffer, 1, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int _swprintf(WCHAR *buffer, const WCHAR *format, ...), format,
+	     fmt_unbounded(buffer, 1, format, ap))
 
 int _vsnwprintf(WCHAR *buffer, size_t count, const WCHAR *format, va_list argptr)
 {
 	return fmt_legacy(buffer, count, 1, format, argptr);
 }
 
-int _snwprintf(WCHAR *buffer, size_t count, const WCHAR *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_legacy(buffer, count, 1, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int _snwprintf(WCHAR *buffer, size_t count, const WCHAR *format, ...), format,
+	     fmt_legacy(buffer, count, 1, format, ap))
 
 int _vsnwprintf_s(WCHAR *buffer, size_t sizeOfBuffer, size_t count, const WCHAR *format,
 		  va_list argptr)
@@ -262,32 +222,17 @@ int _vsnwprintf_s(WCHAR *buffer, size_t sizeOfBuffer, size_t count, const WCHAR 
 	return fmt_secure(buffer, sizeOfBuffer, count, 1, format, argptr);
 }
 
-int _snwprintf_s(WCHAR *buffer, size_t sizeOfBuffer, size_t count, const WCHAR *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_secure(buffer, sizeOfBuffer, count, 1, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int _snwprintf_s(WCHAR *buffer, size_t sizeOfBuffer, size_t count, const WCHAR *format,
+			      ...),
+	     format, fmt_secure(buffer, sizeOfBuffer, count, 1, format, ap))
 
 int vswprintf_s(WCHAR *buffer, size_t numberOfElements, const WCHAR *format, va_list argptr)
 {
 	return fmt_secure(buffer, numberOfElements, (size_t)-2, 1, format, argptr);
 }
 
-int swprintf_s(WCHAR *buffer, size_t sizeOfBuffer, const WCHAR *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_secure(buffer, sizeOfBuffer, (size_t)-2, 1, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int swprintf_s(WCHAR *buffer, size_t sizeOfBuffer, const WCHAR *format, ...), format,
+	     fmt_secure(buffer, sizeOfBuffer, (size_t)-2, 1, format, ap))
 
 int perflib_win32_fputws(const WCHAR *str, FILE *stream)
 {
@@ -330,75 +275,35 @@ int perflib_win32_vprintf(const char *format, va_list argptr)
 	return fmt_file(stdout, 0, format, argptr);
 }
 
-int perflib_win32_fprintf(FILE *stream, const char *format, ...)
-{
-	va_list ap;
-	int n;
+W32_VARIADIC(int perflib_win32_fprintf(FILE *stream, const char *format, ...), format,
+	     fmt_file(stream, 0, format, ap))
 
-	va_start(ap, format);
-	n = fmt_file(stream, 0, format, ap);
-	va_end(ap);
-	return n;
-}
-
-int perflib_win32_printf(const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_file(stdout, 0, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int perflib_win32_printf(const char *format, ...), format,
+	     fmt_file(stdout, 0, format, ap))
 
 int perflib_win32_vsprintf(char *buffer, const char *format, va_list argptr)
 {
 	return fmt_unbounded(buffer, 0, format, argptr);
 }
 
-int perflib_win32_sprintf(char *buffer, const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_unbounded(buffer, 0, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int perflib_win32_sprintf(char *buffer, const char *format, ...), format,
+	     fmt_unbounded(buffer, 0, format, ap))
 
 int perflib_win32_vsnprintf(char *buffer, size_t count, const char *format, va_list argptr)
 {
 	return fmt_iso(buffer, count, 0, format, argptr);
 }
 
-int perflib_win32_snprintf(char *buffer, size_t count, const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_iso(buffer, count, 0, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int perflib_win32_snprintf(char *buffer, size_t count, const char *format, ...),
+	     format, fmt_iso(buffer, count, 0, format, ap))
 
 int _vsnprintf(char *buffer, size_t count, const char *format, va_list argptr)
 {
 	return fmt_legacy(buffer, count, 0, format, argptr);
 }
 
-int _snprintf(char *buffer, size_t count, const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_legacy(buffer, count, 0, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int _snprintf(char *buffer, size_t count, const char *format, ...), format,
+	     fmt_legacy(buffer, count, 0, format, ap))
 
 int _vsnprintf_s(char *buffer, size_t sizeOfBuffer, size_t count, const char *format,
 		 va_list argptr)
@@ -406,29 +311,14 @@ int _vsnprintf_s(char *buffer, size_t sizeOfBuffer, size_t count, const char *fo
 	return fmt_secure(buffer, sizeOfBuffer, count, 0, format, argptr);
 }
 
-int _snprintf_s(char *buffer, size_t sizeOfBuffer, size_t count, const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_secure(buffer, sizeOfBuffer, count, 0, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int _snprintf_s(char *buffer, size_t sizeOfBuffer, size_t count, const char *format,
+			     ...),
+	     format, fmt_secure(buffer, sizeOfBuffer, count, 0, format, ap))
 
 int vsprintf_s(char *buffer, size_t numberOfElements, const char *format, va_list argptr)
 {
 	return fmt_secure(buffer, numberOfElements, (size_t)-2, 0, format, argptr);
 }
 
-int sprintf_s(char *buffer, size_t sizeOfBuffer, const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = fmt_secure(buffer, sizeOfBuffer, (size_t)-2, 0, format, ap);
-	va_end(ap);
-	return n;
-}
+W32_VARIADIC(int sprintf_s(char *buffer, size_t sizeOfBuffer, const char *format, ...), format,
+	     fmt_secure(buffer, sizeOfBuffer, (size_t)-2, 0, format, ap))

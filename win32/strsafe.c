@@ -166,24 +166,10 @@ HRESULT StringCchVPrintfW(STRSAFE_LPWSTR pszDest, size_t cchDest, STRSAFE_LPCWST
 	return cch_vprintf(pszDest, cchDest, pszFormat, argList, 1);
 }
 
-HRESULT StringCchPrintfA(STRSAFE_LPSTR pszDest, size_t cchDest, STRSAFE_LPCSTR pszFormat, ...)
-{
-	va_list ap;
-	HRESULT hr;
+W32_VARIADIC(HRESULT StringCchPrintfA(STRSAFE_LPSTR pszDest, size_t cchDest,
+				      STRSAFE_LPCSTR pszFormat, ...),
+	     pszFormat, cch_vprintf(pszDest, cchDest, pszFormat, ap, 0))
 
-	va_start(ap, pszFormat);
-	hr = cch_vprintf(pszDest, cchDest, pszFormat, ap, 0);
-	va_end(ap);
-	return hr;
-}
-
-HRESULT StringCchPrintfW(STRSAFE_LPWSTR pszDest, size_t cchDest, STRSAFE_LPCWSTR pszFormat, ...)
-{
-	va_list ap;
-	HRESULT hr;
-
-	va_start(ap, pszFormat);
-	hr = cch_vprintf(pszDest, cchDest, pszFormat, ap, 1);
-	va_end(ap);
-	return hr;
-}
+W32_VARIADIC(HRESULT StringCchPrintfW(STRSAFE_LPWSTR pszDest, size_t cchDest,
+				      STRSAFE_LPCWSTR pszFormat, ...),
+	     pszFormat, cch_vprintf(pszDest, cchDest, pszFormat, ap, 1))

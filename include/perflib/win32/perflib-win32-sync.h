@@ -9,7 +9,7 @@
 #ifndef PERFLIB_WIN32_SYNC_H
 #define PERFLIB_WIN32_SYNC_H
 
-#include "../perflib.h"
+#include "perflib-win32-rt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,10 +18,6 @@ extern "C" {
 #ifndef PDH_API
 #define PDH_API PERFLIB_API
 #endif
-typedef uint8_t BOOLEAN;
-typedef char *LPSTR;
-typedef const char *LPCSTR;
-
 #define WAIT_OBJECT_0 ((DWORD)0x00000000)
 #define WAIT_TIMEOUT ((DWORD)0x00000102)
 #define WAIT_FAILED ((DWORD)0xFFFFFFFF)
@@ -29,12 +25,6 @@ typedef const char *LPCSTR;
 #define INFINITE ((DWORD)0xFFFFFFFF)
 #endif
 #define MAXIMUM_WAIT_OBJECTS 64
-#ifndef INVALID_HANDLE_VALUE
-#define INVALID_HANDLE_VALUE ((HANDLE)(intptr_t)-1)
-#endif
-#ifndef ERROR_IO_PENDING
-#define ERROR_IO_PENDING 997
-#endif
 
 /*
  * CreateEventW / CreateEventA - a new event: manual-reset (stays set until ResetEvent) or
