@@ -16,7 +16,7 @@
 # each output compared byte for byte with tests/data/win32/. Also: the module's headers come
 # first on the include path and nowhere else (pdh.pc alone does not bring them), a Windows
 # name the module lacks is a compile error, a program with neither main nor wmain does not
-# link, and the library exports exactly win32/win32.map under its SONAME.
+# link, <sal.h> included first and <conio.h>'s _kbhit/_getch work, and the library exports exactly win32/win32.map under its SONAME.
 # Environment: OUTPUT (absolute build dir). Exit 0 pass, 77 skip (no BPF), other fail.
 set -u
 : "${OUTPUT:?}"
@@ -134,7 +134,22 @@ printf '#include <wchar.h>\n#include <pdh.h>\nint main(void) { return wcslen(L"a
 gcc -std=gnu11 -Wall -Werror $san "$tmp/plain.c" $(pkg-config --cflags --libs pdh) \
 	-Wl,-rpath,"$lib" -o "$tmp/plain" 2>"$b/cc.err" || fail "a plain pdh program: $(head -3 "$b/cc.err")"
 LD_LIBRARY_PATH=$lib "$tmp/plain" || fail "wcslen without the module is not glibc's"
-echo "ok    a missing name is a compile error, no main is a link error, nothing leaks to pdh.pc"
+# <sal.h> first, then an MSVC integer keyword (a program including it first used to fail)
+printf '#include <sal.h>\n#include <windows.h>\nstatic unsigned __int64 twice(_In_ unsigned __int64 v)\n{\n\treturn 2 * v;\n}\nint main(void)\n{\n\treturn twice(21) != 42;\n}\n' \
+	>"$tmp/sal.c"
+# shellcheck disable=SC2086
+gcc -std=gnu11 -Wall -Wextra -Werror $san "$tmp/sal.c" $flags -Wl,-rpath,"$lib" -o "$tmp/sal" \
+	2>"$b/cc.err" || fail "<sal.h> first: $(head -3 "$b/cc.err")"
+LD_LIBRARY_PATH=$lib "$tmp/sal" || fail "<sal.h> first: the program failed"
+# <conio.h>: _kbhit sees piped input, _getch reads it a byte at a time, -1 at its end
+printf '#include <conio.h>\n#include <stdio.h>\nint main(void)\n{\n\tint k = _kbhit() != 0, a = _getch(), b = _getch(), c = _getch();\n\n\tprintf("%%d %%c %%c %%d\\n", k, a, b, c);\n\treturn 0;\n}\n' \
+	>"$tmp/conio.c"
+# shellcheck disable=SC2086
+gcc -std=gnu11 -Wall -Wextra -Werror $san "$tmp/conio.c" $flags -Wl,-rpath,"$lib" \
+	-o "$tmp/conio" 2>"$b/cc.err" || fail "<conio.h>: $(head -3 "$b/cc.err")"
+[ "$(printf ab | LD_LIBRARY_PATH=$lib "$tmp/conio")" = "1 a b -1" ] ||
+	fail "<conio.h>: $(printf ab | LD_LIBRARY_PATH=$lib "$tmp/conio")"
+echo "ok    a missing name is a compile error, no main is a link error, nothing leaks, <sal.h> first, <conio.h>"
 
 # ---- the runs: the same bytes from every build ---------------------------------------------
 export LD_LIBRARY_PATH=$lib
