@@ -31,6 +31,8 @@ VERSION := $(call node_version,PERFLIB,userspace/perflib.map)
 VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
 PDH_VERSION := $(call node_version,PDH,pdh/pdh.map)
 PDH_MAJOR := $(firstword $(subst ., ,$(PDH_VERSION)))
+W32_VERSION := $(call node_version,PERFLIB_WIN32,win32/win32.map)
+W32_MAJOR := $(firstword $(subst ., ,$(W32_VERSION)))
 
 ifeq ($(V),1)
 Q :=
@@ -89,6 +91,15 @@ PDH_SO := $(OUTPUT)libpdh.so.$(PDH_VERSION)
 PDH_A := $(OUTPUT)libpdh.a
 PDH_PC := $(OUTPUT)pdh.pc
 
+# libperflib-win32 (win32/): the code behind the perflib-win32 module's Windows headers
+# (include/perflib/win32/), and libperflib-win32main.a, the main() that calls a program's wmain
+W32_SRCS := $(filter-out win32/wmain.c,$(wildcard win32/*.c))
+W32_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)shared/%.o,$(W32_SRCS))
+W32_SO := $(OUTPUT)libperflib-win32.so.$(W32_VERSION)
+W32_MAIN_A := $(OUTPUT)libperflib-win32main.a
+W32_PC := $(OUTPUT)perflib-win32.pc
+W32_HEADERS := $(wildcard include/perflib/win32/*.h)
+
 COMMON_SRCS := $(wildcard tools/common/*.c)
 COMMON_OBJS := $(patsubst tools/%.c,$(OUTPUT)tools-obj/%.o,$(COMMON_SRCS))
 # tools link tools/common as an archive: each takes the modules it calls, and libxml2 only
@@ -136,7 +147,8 @@ PC := $(OUTPUT)perflib.pc
 
 all: deps-check lib tools units
 
-lib: $(SO) $(A) $(PC) $(PDH_SO) $(PDH_A) $(PDH_PC) $(COMPAT_HEADERS)
+lib: $(SO) $(A) $(PC) $(PDH_SO) $(PDH_A) $(PDH_PC) $(COMPAT_HEADERS) $(W32_SO) $(W32_MAIN_A) \
+	$(W32_PC)
 
 $(OUTPUT)include-compat/%.h:
 	$(call msg,GEN,$@)
@@ -245,6 +257,26 @@ $(PDH_PC): pdh/pdh.pc.in pdh/pdh.map Makefile
 	$(Q)mkdir -p $(@D)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(PDH_VERSION)|' $< > $@
+
+# libperflib-win32 needs only the C library: its events come from libpdh (perflib-win32.pc)
+$(W32_SO): $(W32_SHARED_OBJS) win32/win32.map
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,--version-script=win32/win32.map \
+		-Wl,-soname,libperflib-win32.so.$(W32_MAJOR) -Wl,--no-undefined \
+		$(W32_SHARED_OBJS) -o $@
+	$(Q)ln -sf libperflib-win32.so.$(W32_VERSION) $(OUTPUT)libperflib-win32.so.$(W32_MAJOR)
+	$(Q)ln -sf libperflib-win32.so.$(W32_MAJOR) $(OUTPUT)libperflib-win32.so
+
+# position-independent: it is linked into PIE executables
+$(W32_MAIN_A): $(OUTPUT)shared/win32/wmain.o
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(W32_PC): win32/perflib-win32.pc.in win32/win32.map Makefile
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(W32_VERSION)|' $< > $@
 
 $(PC): userspace/perflib.pc.in userspace/perflib.map Makefile
 	$(call msg,GEN,$@)
@@ -388,6 +420,16 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' userspace/perflib.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc
+	install -d $(DESTDIR)$(INCLUDEDIR)/perflib/win32
+	install -m 644 $(W32_HEADERS) $(DESTDIR)$(INCLUDEDIR)/perflib/win32/
+	install -m 755 $(W32_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(W32_MAIN_A) $(DESTDIR)$(LIBDIR)/
+	ln -sf libperflib-win32.so.$(W32_VERSION) $(DESTDIR)$(LIBDIR)/libperflib-win32.so.$(W32_MAJOR)
+	ln -sf libperflib-win32.so.$(W32_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib-win32.so
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(W32_VERSION)|' win32/perflib-win32.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/perflib-win32.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/perflib-win32.pc
 	for t in $(TOOL_BINS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
 	for m in $(MANPAGES); do sec=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$sec && \
 		install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$sec/; done
@@ -412,7 +454,13 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so \
 		$(DESTDIR)$(LIBDIR)/$(ADVAPI_ALIAS) $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc \
 		$(DESTDIR)$(INCLUDEDIR)/pdh.h $(DESTDIR)$(INCLUDEDIR)/pdhmsg.h \
-		$(DESTDIR)$(LIBDIR)/libpdh.* $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc
+		$(DESTDIR)$(LIBDIR)/libpdh.* $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/perflib/win32/,$(notdir $(W32_HEADERS))) \
+		$(DESTDIR)$(LIBDIR)/libperflib-win32.so.$(W32_VERSION) \
+		$(DESTDIR)$(LIBDIR)/libperflib-win32.so.$(W32_MAJOR) \
+		$(DESTDIR)$(LIBDIR)/libperflib-win32.so $(DESTDIR)$(LIBDIR)/libperflib-win32main.a \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/perflib-win32.pc
+	rmdir $(DESTDIR)$(INCLUDEDIR)/perflib/win32 2>/dev/null || true
 	rmdir $(DESTDIR)$(INCLUDEDIR)/perflib 2>/dev/null || true
 	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
 	for m in $(MANPAGES); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; done
@@ -468,9 +516,10 @@ abi_check = exported=$$(nm -D --defined-only $(1) | awk '{print $$3}' | sed 's/@
 	else echo "check-abi: exported symbols of $(1) differ from $(2)"; \
 		diff <(echo "$$exported") <(echo "$$listed"); exit 1; fi
 
-check-abi: $(SO) $(PDH_SO)
+check-abi: $(SO) $(PDH_SO) $(W32_SO)
 	@$(call abi_check,$(SO),userspace/perflib.map,PERFLIB_)
 	@$(call abi_check,$(PDH_SO),pdh/pdh.map,PDH_1)
+	@$(call abi_check,$(W32_SO),win32/win32.map,PERFLIB_WIN32_)
 
 # the libraries' files form layers that call one way (userspace/layers, pdh/layers,
 # tools/common/layers; docs/ARCHITECTURE.md, docs/PDH.md)

@@ -10,6 +10,8 @@
  * lower-cased name), so an index stays the same while its name is registered and
  * IndexByName round-trips through NameByIndex.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,11 +29,143 @@ static DWORD set_level(const struct pdh_cat_set *set)
 	return set->nr_counters ? lvl : PERF_DETAIL_NOVICE;
 }
 
+/*
+ * ---- snapshots (pdh.md 5.8.2) ----------------------------------------------------------
+ * Windows answers enumeration from the machine's cached object list until PdhEnumObjects
+ * with bRefresh TRUE: the two calls of the size-then-fill protocol see the same lists even
+ * when a counter set or an instance appears or goes in between. Here each machine (by the
+ * name given, NULL and "" alike) has one snapshot of its object names, taken by its first
+ * PdhEnumObjects or by a refresh, and one of each object's counters and instances, taken
+ * by the object's first PdhEnumObjectItems; a refresh drops them all. Names are kept with
+ * their detail levels, so every level is answered from one snapshot. Logs are not cached.
+ */
+struct snap {
+	struct snap *next;
+	char *machine;	       /* as given, "" for the local default */
+	char *object;	       /* NULL: the object list */
+	struct pdh_strs names; /* objects, or the object's counters */
+	DWORD *levels;	       /* detail level of each of names */
+	struct pdh_strs insts; /* instances, duplicates repeated */
+	bool multi;	       /* the object has instances */
+};
+
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct snap *snaps;
+
+static void snap_free(struct snap *sn)
+{
+	if (!sn)
+		return;
+	free(sn->machine);
+	free(sn->object);
+	pdh_strs_free(&sn->names);
+	pdh_strs_free(&sn->insts);
+	free(sn->levels);
+	free(sn);
+}
+
+/* under snap_lock: the snapshot of @object (NULL: the object list) on @machine, or NULL */
+static struct snap *snap_find(const char *machine, const char *object)
+{
+	struct snap *sn;
+
+	for (sn = snaps; sn; sn = sn->next)
+		if (pdh_name_equal(sn->machine, machine ? machine : "") &&
+		    (object ? sn->object && pdh_name_equal(sn->object, object) : !sn->object))
+			return sn;
+	return NULL;
+}
+
+/* under snap_lock: forget every snapshot of @machine (PdhEnumObjects with bRefresh TRUE) */
+static void snap_drop(const char *machine)
+{
+	struct snap **p = &snaps, *sn;
+
+	while ((sn = *p)) {
+		if (pdh_name_equal(sn->machine, machine ? machine : "")) {
+			*p = sn->next;
+			snap_free(sn);
+		} else {
+			p = &sn->next;
+		}
+	}
+}
+
+static struct snap *snap_new(const char *machine, const char *object)
+{
+	struct snap *sn = calloc(1, sizeof(*sn));
+
+	if (!sn)
+		return NULL;
+	sn->machine = strdup(machine ? machine : "");
+	sn->object = object ? strdup(object) : NULL;
+	if (!sn->machine || (object && !sn->object)) {
+		snap_free(sn);
+		return NULL;
+	}
+	return sn;
+}
+
+/* add @name at @level; -ENOMEM */
+static int snap_add(struct snap *sn, const char *name, DWORD level)
+{
+	DWORD *l = realloc(sn->levels, (sn->names.nr + 1) * sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	sn->levels = l;
+	l[sn->names.nr] = level;
+	return pdh_strs_add(&sn->names, name);
+}
+
+/*
+ * the names of @sn up to @level (what a call at that level lists) in @out->v: the pointers
+ * are the snapshot's strings, so only @out->v is freed
+ */
+static int snap_names(const struct snap *sn, DWORD level, struct pdh_strs *out)
+{
+	size_t i;
+
+	out->v = calloc(sn->names.nr + 1, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	for (i = 0; i < sn->names.nr; i++)
+		if ((level & 0xFFFF) >= sn->levels[i])
+			out->v[out->nr++] = sn->names.v[i];
+	return 0;
+}
+
+/* the object list of the registered sets, as a new snapshot */
+static PDH_STATUS snap_objects(const char *machine, struct snap **ret)
+{
+	struct pdh_catalog cat;
+	struct snap *sn;
+	ULONG ws;
+	size_t i;
+	int err = 0;
+
+	ws = pdh_catalog_load(&cat, false, NULL);
+	if (ws)
+		return pdh_from_win32(ws);
+	sn = snap_new(machine, NULL);
+	for (i = 0; sn && !err && i < cat.nr_sets; i++)
+		/* a name once: the set a path with it names (the first, port rule) */
+		if (pdh_cat_set_find(&cat, cat.sets[i].name) == (long)i)
+			err = snap_add(sn, cat.sets[i].name, set_level(&cat.sets[i]));
+	pdh_catalog_free(&cat);
+	if (!sn || err) {
+		snap_free(sn);
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	}
+	*ret = sn;
+	return 0;
+}
+
 static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *list, LPDWORD len,
-				 DWORD level, bool wide)
+				 DWORD level, bool wide, bool refresh)
 {
 	struct pdh_strs out = {0};
-	struct pdh_catalog cat;
+	struct snap *sn;
 	PDH_STATUS st = 0;
 	size_t i;
 
@@ -52,36 +186,40 @@ static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *lis
 				st = PDH_MEMORY_ALLOCATION_FAILURE;
 			pdh_cpath_free(&p);
 		}
-	} else {
-		ULONG ws = pdh_catalog_load(&cat, false, NULL);
-
-		if (ws)
-			return pdh_from_win32(ws);
-		for (i = 0; !st && i < cat.nr_sets; i++) {
-			/* a name once: the set a path with it names (the first, port rule) */
-			if (pdh_cat_set_find(&cat, cat.sets[i].name) != (long)i)
-				continue;
-			if ((level & 0xFFFF) >= set_level(&cat.sets[i]) &&
-			    pdh_strs_add(&out, cat.sets[i].name))
-				st = PDH_MEMORY_ALLOCATION_FAILURE;
-		}
-		pdh_catalog_free(&cat);
+		if (!st)
+			st = pdh_put_list(out.v, out.nr, true, list, len, wide);
+		pdh_strs_free(&out);
+		return st;
 	}
+	pthread_mutex_lock(&snap_lock);
+	if (refresh)
+		snap_drop(machine);
+	sn = snap_find(machine, NULL);
+
+	if (!sn) {
+		st = snap_objects(machine, &sn);
+		if (!st) {
+			sn->next = snaps;
+			snaps = sn;
+		}
+	}
+	if (!st && snap_names(sn, level, &out))
+		st = PDH_MEMORY_ALLOCATION_FAILURE;
 	if (!st)
 		st = pdh_put_list(out.v, out.nr, true, list, len, wide);
-	pdh_strs_free(&out);
+	pthread_mutex_unlock(&snap_lock);
+	free(out.v); /* the strings are the snapshot's */
 	return st;
 }
 
 PDH_FUNCTION PdhEnumObjectsHA(PDH_HLOG hDataSource, LPCSTR szMachineName, LPSTR mszObjectList,
 			      LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh)
 {
-	(void)bRefresh; /* every call reads current data (port rule, pdh.md 5.8.2) */
 	if (bRefresh && !mszObjectList && pcchBufferSize && !*pcchBufferSize &&
 	    !pdh_machine_local(szMachineName))
 		return PDH_CSTATUS_NO_MACHINE;
 	return objects_common(hDataSource, szMachineName, mszObjectList, pcchBufferSize,
-			      dwDetailLevel, false);
+			      dwDetailLevel, false, bRefresh);
 }
 
 PDH_FUNCTION PdhEnumObjectsA(LPCSTR szDataSource, LPCSTR szMachineName, LPSTR mszObjectList,
@@ -113,10 +251,9 @@ PDH_FUNCTION PdhEnumObjectsHW(PDH_HLOG hDataSource, LPCWSTR szMachineName, LPWST
 	PDH_STATUS st = 0;
 	char *m = pdh_w2u(szMachineName, &st);
 
-	(void)bRefresh;
 	if (!st)
 		st = objects_common(hDataSource, m, mszObjectList, pcchBufferSize, dwDetailLevel,
-				    true);
+				    true, bRefresh);
 	free(m);
 	return st;
 }
@@ -129,7 +266,6 @@ PDH_FUNCTION PdhEnumObjectsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPWSTR
 	char list[PDH_MAX_DATASOURCE_PATH + 2];
 	PDH_HLOG log = NULL;
 
-	(void)bRefresh;
 	if (!st && src) {
 		if (strlen(src) > PDH_MAX_DATASOURCE_PATH) {
 			st = PDH_INVALID_ARGUMENT;
@@ -140,7 +276,8 @@ PDH_FUNCTION PdhEnumObjectsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPWSTR
 		}
 	}
 	if (!st)
-		st = objects_common(log, m, mszObjectList, pcchBufferSize, dwDetailLevel, true);
+		st = objects_common(log, m, mszObjectList, pcchBufferSize, dwDetailLevel, true,
+				    bRefresh);
 	if (log)
 		PdhCloseLog(log, 0);
 	free(src);
@@ -148,25 +285,17 @@ PDH_FUNCTION PdhEnumObjectsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LPWSTR
 	return st;
 }
 
-static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char *object, void *ctrs,
-			       LPDWORD ctrs_len, void *insts, LPDWORD insts_len, DWORD level,
-			       DWORD flags, bool wide)
+/* @object's counters and instances, as a new snapshot */
+static PDH_STATUS snap_items(const char *machine, const char *object, struct snap **ret)
 {
-	struct pdh_strs c = {0}, in = {0};
 	struct pdh_catalog cat;
 	const struct pdh_cat_set *set;
-	PDH_STATUS st = 0, st2;
+	struct snap *sn = NULL;
 	ULONG ws;
 	size_t i;
 	long k;
+	int err = 0;
 
-	if (!object || !ctrs_len || !insts_len || flags || (!ctrs && *ctrs_len) ||
-	    (!insts && *insts_len))
-		return PDH_INVALID_ARGUMENT;
-	if (!pdh_machine_local(machine))
-		return PDH_CSTATUS_NO_MACHINE;
-	if (source)
-		return PDH_NOT_IMPLEMENTED; /* logs: see PdhExpandWildCardPathH */
 	/* every set's registration (to find the name), the instances of that one only */
 	ws = pdh_catalog_load(&cat, false, NULL);
 	if (ws)
@@ -178,37 +307,72 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 		return pdh_from_win32(ws);
 	}
 	set = &cat.sets[k];
+	sn = snap_new(machine, object);
 	/*
 	 * registration order; each name once, and only when a path with that name can name
 	 * the counter: the first counter of a name is the one paths resolve to (port rule)
 	 */
-	for (i = 0; !st && i < set->nr_counters; i++) {
+	for (i = 0; sn && !err && i < set->nr_counters; i++) {
 		const struct pdh_cat_counter *t = &set->counters[i];
 
-		if (pdh_cat_counter_listed(t) && pdh_cat_counter_first(set, i) &&
-		    t->detail_level <= (level & 0xFFFF) && pdh_strs_add(&c, t->name))
-			st = PDH_MEMORY_ALLOCATION_FAILURE;
+		if (pdh_cat_counter_listed(t) && pdh_cat_counter_first(set, i))
+			err = snap_add(sn, t->name, t->detail_level);
 	}
 	/* duplicates repeated, no "#n" (port rule, pdh.md 5.8.2) */
-	for (i = 0; !st && i < set->nr_instances; i++)
-		if (pdh_strs_add(&in, set->instances[i].name))
-			st = PDH_MEMORY_ALLOCATION_FAILURE;
+	for (i = 0; sn && !err && i < set->nr_instances; i++)
+		err = pdh_strs_add(&sn->insts, set->instances[i].name);
+	if (sn)
+		sn->multi = pdh_cat_set_multi(set);
+	pdh_catalog_free(&cat);
+	if (!sn || err) {
+		snap_free(sn);
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	}
+	*ret = sn;
+	return 0;
+}
+
+static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char *object, void *ctrs,
+			       LPDWORD ctrs_len, void *insts, LPDWORD insts_len, DWORD level,
+			       DWORD flags, bool wide)
+{
+	struct pdh_strs c = {0};
+	struct snap *sn;
+	PDH_STATUS st = 0, st2;
+
+	if (!object || !ctrs_len || !insts_len || flags || (!ctrs && *ctrs_len) ||
+	    (!insts && *insts_len))
+		return PDH_INVALID_ARGUMENT;
+	if (!pdh_machine_local(machine))
+		return PDH_CSTATUS_NO_MACHINE;
+	if (source)
+		return PDH_NOT_IMPLEMENTED; /* logs: see PdhExpandWildCardPathH */
+	pthread_mutex_lock(&snap_lock);
+	sn = snap_find(machine, object);
+	if (!sn) {
+		st = snap_items(machine, object, &sn);
+		if (!st) {
+			sn->next = snaps;
+			snaps = sn;
+		}
+	}
+	if (!st && snap_names(sn, level, &c))
+		st = PDH_MEMORY_ALLOCATION_FAILURE;
 	if (!st) {
 		st = pdh_put_list(c.v, c.nr, true, ctrs, ctrs_len, wide);
-		if (!pdh_cat_set_multi(set)) {
+		if (!sn->multi) {
 			*insts_len = 0; /* no instances: size 0 (DOC) */
 			st2 = 0;
 		} else {
-			st2 = pdh_put_list(in.v, in.nr, true, insts, insts_len, wide);
+			st2 = pdh_put_list(sn->insts.v, sn->insts.nr, true, insts, insts_len, wide);
 		}
 		if (st == PDH_INVALID_ARGUMENT || st2 == PDH_INVALID_ARGUMENT)
 			st = PDH_INVALID_ARGUMENT;
 		else if (st || st2)
 			st = PDH_MORE_DATA;
 	}
-	pdh_strs_free(&c);
-	pdh_strs_free(&in);
-	pdh_catalog_free(&cat);
+	pthread_mutex_unlock(&snap_lock);
+	free(c.v); /* the strings are the snapshot's */
 	return st;
 }
 

@@ -29,6 +29,7 @@ enum pdh_kind {
 	PDH_KIND_COUNTER,
 	PDH_KIND_LOG,
 	PDH_KIND_EVENT,
+	PDH_KIND_WAIT, /* a RegisterWaitForSingleObject registration (event.c) */
 };
 
 /* Log replay: one instance of a counter in one record. */
