@@ -18,7 +18,7 @@
 set -u
 debdir=$(cd "${1:?usage: deb_install.sh DEBDIR}" && pwd)
 cd "$(dirname "$0")/../.."
-PKGS="libperflib1 libpdh1 libperflib-dev perflib-tools perflib-sysd perflib-exporter"
+PKGS="libperflib1 libpdh1 libperflib-win32-1 libperflib-dev perflib-tools perflib-sysd perflib-exporter"
 nfail=0
 fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
 ok() { echo "ok: $*"; }
@@ -86,6 +86,7 @@ for f in /usr/bin/typeperf /usr/bin/relog /usr/bin/ctrpp /usr/bin/lodctr /usr/bi
 	/usr/bin/kcounters /usr/bin/perflib-sysd /usr/bin/perflib-exporter \
 	/usr/lib/x86_64-linux-gnu/libperflib.so.1 /usr/lib/x86_64-linux-gnu/libpdh.so.1 \
 	/usr/lib/x86_64-linux-gnu/libadvapi32.so /usr/include/perflib/perflib_bpf.h \
+	/usr/lib/x86_64-linux-gnu/libperflib-win32.so.1 /usr/include/perflib/win32/windows.h \
 	/usr/include/pdh.h /usr/lib/x86_64-linux-gnu/libperflib.a \
 	/lib/systemd/system/perflib-sysd.service /lib/systemd/system/perflib-exporter.service \
 	/etc/default/perflib-sysd /etc/default/perflib-exporter \

@@ -12,6 +12,7 @@ fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pdh_nodes=$(sed -n 's/^PDH_NODES := //p' debian/rules)
+w32_nodes=$(sed -n 's/^W32_NODES := //p' debian/rules)
 
 check() { # $1 = library, $2 = map, $3 = soname, $4 = package, rest = NODE=VERSION
 	lib=$1 map=$2 soname=$3 pkg=$4
@@ -40,6 +41,9 @@ check() { # $1 = library, $2 = map, $3 = soname, $4 = package, rest = NODE=VERSI
 check "$OUTPUT/libperflib.so.1" userspace/perflib.map libperflib.so.1 libperflib1
 # shellcheck disable=SC2086
 check "$OUTPUT/libpdh.so.1" pdh/pdh.map libpdh.so.1 libpdh1 $pdh_nodes
+# shellcheck disable=SC2086
+check "$OUTPUT/libperflib-win32.so.1" win32/win32.map libperflib-win32.so.1 libperflib-win32-1 \
+	$w32_nodes
 
 # a libpdh node that debian/rules does not list fails the generation
 sh tools/dev/gen-symbols.sh pdh/pdh.map libpdh.so.1 libpdh1 PDH_1.0=1.4.0 >/dev/null 2>"$work/err" &&

@@ -40,7 +40,7 @@ skip() {
 	echo "SKIP: $*"; exit 77
 }
 
-. "$top/tests/tools/install_tmp.sh"
+. "$top/tests/lib/install_tmp.sh"
 dest=$tmp/dest
 tmp_make install "$dest" || { cat "$dest.install.log"; fail "make install"; }
 lib=$dest/usr/lib
