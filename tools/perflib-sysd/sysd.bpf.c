@@ -12,7 +12,8 @@
  *    that is idle (an idle CPU may take no sample for seconds), so no value is staler than
  *    one period. Interrupts from irq:irq_handler_entry.
  *  - System: context switches (sched_switch), system calls (sys_enter), processes and
- *    threads (fork, exit, and a task iterator for those that existed at load), Processor
+ *    threads (fork, exit, and a task iterator for those that existed at load; each thread
+ *    counted once, marked in its task storage), Processor
  *    Queue Length (each CPU's run queue, read by the timer), System Up Time (an elapsed
  *    time on a CLOCK_BOOTTIME object clock the timer writes).
  *  - Process: one instance per process, created by the BPF programs themselves at fork and
@@ -210,6 +211,7 @@ struct ps_task {
 	__u64 fd_ts;
 	__u32 fd_next;
 	__u32 fd_max;
+	__u64 counted; /* in System\Threads: 0 not yet, 1 counted, 2 gone (see thread_in) */
 };
 
 struct {
@@ -253,8 +255,10 @@ struct {
 /* System's gauges and the loader's clock handshake */
 __s64 nr_processes = 0;
 __s64 nr_threads = 0;
-__u64 attach_ns = 0;	    /* CLOCK_MONOTONIC when the fork and exit programs were attached */
 __u32 iter_done = 0;	    /* the task iterator has run */
+__u32 init_seen = 0;	    /* the iterator met pid 1 (1) or reached it through a child (2) */
+__u64 init_ns = 0;	    /* when pid 1's threads were counted at once (init_seen 2) */
+__s64 init_early = 0;	    /* pid 1's threads counted by the fork program before that */
 __u32 ps_hint = 0;	    /* where the next Process slot is looked for */
 __s64 ps_create_errors = 0; /* creations that failed (no slot, ...), for status */
 __s64 net_create_errors = 0;
@@ -980,10 +984,43 @@ static __always_inline int ps_delete(__u32 tgid)
 	return 0;
 }
 
+/*
+ * System\Threads: each thread is counted once, by whichever sees it first, the fork program
+ * or the task iterator of the start (a thread forked while the programs attach is seen by
+ * both; the child is visible to the iterator before its fork tracepoint runs), and uncounted
+ * once at its exit, only if it was counted: its storage's mark goes 0 -> 1 (counted) or
+ * -> 2 (gone, at exit) exactly once. Before, a time stamp split them, and a thread forked
+ * while the programs attached was counted twice and uncounted once (89 against 107 seen).
+ */
+static __always_inline void thread_in(struct task_struct *t)
+{
+	struct ps_task *pt =
+		bpf_task_storage_get(&ps_task, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (pt && __sync_val_compare_and_swap(&pt->counted, 0, 1) == 0) {
+		__sync_fetch_and_add(&nr_threads, 1);
+		if (!init_seen && BPF_CORE_READ(t, tgid) == 1)
+			__sync_fetch_and_add(&init_early, 1);
+	}
+}
+
+/* the exit of thread @t: uncounted if it was counted, by its mark or, for a thread of pid 1
+ * counted at once at the start, by its start time */
+static __always_inline void thread_out(struct task_struct *t)
+{
+	struct ps_task *pt = bpf_task_storage_get(&ps_task, t, NULL,
+						  iter_done ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 old = pt ? __sync_lock_test_and_set(&pt->counted, 2) : 0;
+
+	if (old == 1 || (!old && init_seen == 2 && BPF_CORE_READ(t, tgid) == 1 &&
+			 BPF_CORE_READ(t, start_time) < init_ns))
+		__sync_fetch_and_sub(&nr_threads, 1);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sd_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__sync_fetch_and_add(&nr_threads, 1);
+	thread_in(child);
 	if (child->pid == child->tgid)
 		ps_create(child, parent->tgid);
 	return 0;
@@ -1042,9 +1079,9 @@ int BPF_PROG(sd_exit, struct task_struct *p, bool group_dead)
 {
 	void *slot;
 
-	/* threads that existed before the iterator ran are counted by it */
-	if (iter_done || p->start_time >= attach_ns)
-		__sync_fetch_and_sub(&nr_threads, 1);
+	/* a thread the iterator may still meet is marked gone (storage made for it): the
+	 * iterator then leaves it out; once it ran, a thread without storage was never counted */
+	thread_out(p);
 	slot = ps_slot_of(p->tgid);
 	if (slot)
 		ps_io(p, slot, 1); /* the thread's last reads and writes */
@@ -1052,8 +1089,6 @@ int BPF_PROG(sd_exit, struct task_struct *p, bool group_dead)
 		ps_delete(p->tgid);
 	return 0;
 }
-
-__u32 init_seen = 0; /* the iterator met pid 1 (1) or reached it through a child (2) */
 
 /* the Process instance of @t, a thread-group leader that existed at the start */
 static __always_inline void ps_start(struct task_struct *t)
@@ -1080,25 +1115,31 @@ int sd_iter_task(struct bpf_iter__task *ctx)
 
 	struct task_struct *p;
 
-	if (!t || (t->flags & SD_PF_EXITING) || t->start_time >= attach_ns)
+	if (!t || (t->flags & SD_PF_EXITING))
 		return 0;
 	if (t->tgid == 1)
 		init_seen = 1;
 	/*
 	 * pid 1 comes first when the iterator yields it (pids are visited in order). Where it
-	 * does not (the VM's init here: neither the iterator nor bpf_task_from_pid finds its
-	 * thread group, /proc does), it is reached as the parent of the first of its children.
+	 * does not (the VM's init here: neither the iterator, bpf_task_from_pid nor the
+	 * open-coded task iterator over its threads finds its thread group; /proc does), it is
+	 * reached as the parent of the first of its children.
 	 */
 	p = t->real_parent;
 	if (!init_seen && p && p->tgid == 1) {
-		init_seen = 2;
 		p = p->group_leader;
 		if (p) {
-			__sync_fetch_and_add(&nr_threads, BPF_CORE_READ(p, signal, nr_threads));
+			/* its threads at once (the fork program counted those it saw already),
+			 * uncounted one by one at their exits (thread_out) */
+			init_ns = bpf_ktime_get_ns();
+			barrier();
+			init_seen = 2;
+			__sync_fetch_and_add(&nr_threads,
+					     BPF_CORE_READ(p, signal, nr_threads) - init_early);
 			ps_start(p);
 		}
 	}
-	__sync_fetch_and_add(&nr_threads, 1);
+	thread_in(t);
 	if (t->pid == t->tgid)
 		ps_start(t);
 	/* what the process holds now (it may sleep for long): threads, memory, handles, and the
