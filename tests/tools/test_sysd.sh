@@ -47,6 +47,9 @@ PERFLIB_ROOT=/sys/fs/bpf/perflib-sysd-test-$$
 export PERFLIB_ROOT
 mkdir -p "$PERFLIB_ROOT" || skip "no bpffs at /sys/fs/bpf"
 work=$(mktemp -d)
+# the names of this run's processes (comm, 15 characters): the Process set lists every process
+# of the machine, another run of this test's among them
+u=$(($$ % 100000))
 pids=""
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
@@ -81,24 +84,24 @@ prog_ids=$(cat /proc/"$svc"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }
 [ -n "$prog_ids" ] || fail "no BPF program among perflib-sysd's descriptors"
 
 # a busy loop under a name of its own (comm comes from the file name)
-ln -s "$(command -v sh)" "$work/sdbusy"
-"$work/sdbusy" -c 'while :; do :; done' &
+ln -s "$(command -v sh)" "$work/sdbusy$u"
+"$work/sdbusy$u" -c 'while :; do :; done' &
 busy=$!
 pids="$pids $busy"
-ln -s "$(command -v sleep)" "$work/sdsleeper"
-"$work/sdsleeper" 300 &
+ln -s "$(command -v sleep)" "$work/sdsleeper$u"
+"$work/sdsleeper$u" 300 &
 sleeper=$!
 pids="$pids $sleeper"
 sleep 0.5
 
 # the process started appears with its pid as ID Process
-out=$("$TP" "\\Process(sdsleeper)\\ID Process" -sc 1 2>&1) || fail "typeperf ID Process: $out"
+out=$("$TP" "\\Process(sdsleeper$u)\\ID Process" -sc 1 2>&1) || fail "typeperf ID Process: $out"
 val=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
-within "$val" "$sleeper" 0 || fail "Process(sdsleeper) ID Process is '$val', want $sleeper: $out"
+within "$val" "$sleeper" 0 || fail "Process(sdsleeper$u) ID Process is '$val', want $sleeper: $out"
 
 # handles and I/O of a process of its own (comm = the name of the interpreter's file)
-ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdio"
-"$work/sdio" -c '
+ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdio$u"
+"$work/sdio$u" -c '
 import os, threading, time
 files = [open("/dev/null") for i in range(20)]
 z = os.open("/dev/zero", os.O_RDONLY)
@@ -116,9 +119,9 @@ pids="$pids $sdio"
 sleep 1
 io() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$sdio/io"; }
 t0=$(date +%s.%N); r0=$(io rchar); w0=$(io wchar); ro0=$(io syscr); wo0=$(io syscw)
-out=$("$TP" "\\Process(sdio)\\Handle Count" "\\Process(sdio)\\IO Read Bytes/sec" \
-	"\\Process(sdio)\\IO Write Bytes/sec" "\\Process(sdio)\\IO Read Operations/sec" \
-	"\\Process(sdio)\\IO Write Operations/sec" -sc 3 2>&1) || fail "typeperf I/O: $out"
+out=$("$TP" "\\Process(sdio$u)\\Handle Count" "\\Process(sdio$u)\\IO Read Bytes/sec" \
+	"\\Process(sdio$u)\\IO Write Bytes/sec" "\\Process(sdio$u)\\IO Read Operations/sec" \
+	"\\Process(sdio$u)\\IO Write Operations/sec" -sc 3 2>&1) || fail "typeperf I/O: $out"
 t1=$(date +%s.%N); r1=$(io rchar); w1=$(io wchar); ro1=$(io syscr); wo1=$(io syscw)
 fds=$(ls "/proc/$sdio/fd" | wc -l)
 echo "$out"
@@ -134,45 +137,45 @@ echo "sdio read bytes/s: typeperf $tp_read, /proc rchar $proc_read"
 echo "sdio write bytes/s: typeperf $tp_write, /proc wchar $proc_write"
 echo "sdio read calls/s: typeperf $tp_rops, /proc syscr $proc_rops"
 echo "sdio write calls/s: typeperf $tp_wops, /proc syscw $proc_wops"
-within "$tp_handles" "$fds" 0 || fail "Process(sdio) Handle Count $tp_handles vs $fds descriptors"
+within "$tp_handles" "$fds" 0 || fail "Process(sdio$u) Handle Count $tp_handles vs $fds descriptors"
 awk -v v="$fds" 'BEGIN { exit !(v >= 23) }' || fail "sdio has only $fds descriptors"
 within "$tp_read" "$proc_read" "$(awk -v v="$proc_read" 'BEGIN { print v * 0.1 }')" ||
-	fail "Process(sdio) IO Read Bytes/sec $tp_read vs /proc rchar $proc_read"
+	fail "Process(sdio$u) IO Read Bytes/sec $tp_read vs /proc rchar $proc_read"
 within "$tp_write" "$proc_write" "$(awk -v v="$proc_write" 'BEGIN { print v * 0.1 }')" ||
-	fail "Process(sdio) IO Write Bytes/sec $tp_write vs /proc wchar $proc_write"
+	fail "Process(sdio$u) IO Write Bytes/sec $tp_write vs /proc wchar $proc_write"
 awk -v v="$proc_write" 'BEGIN { exit !(v >= 1000000) }' || fail "sdio wrote only $proc_write B/s"
 within "$tp_rops" "$proc_rops" "$(awk -v v="$proc_rops" 'BEGIN { print v * 0.1 + 5 }')" ||
-	fail "Process(sdio) IO Read Operations/sec $tp_rops vs /proc syscr $proc_rops"
+	fail "Process(sdio$u) IO Read Operations/sec $tp_rops vs /proc syscr $proc_rops"
 within "$tp_wops" "$proc_wops" "$(awk -v v="$proc_wops" 'BEGIN { print v * 0.1 + 5 }')" ||
-	fail "Process(sdio) IO Write Operations/sec $tp_wops vs /proc syscw $proc_wops"
+	fail "Process(sdio$u) IO Write Operations/sec $tp_wops vs /proc syscw $proc_wops"
 awk -v v="$proc_wops" 'BEGIN { exit !(v >= 20) }' || fail "sdio made only $proc_wops writes/s"
 kill -9 "$sdio"
 # an fd table of several words, and exec: 300 descriptors open, exec keeps the 100
 # inheritable ones (fds 3..102 are closed-on-exec, the rest spread over 5 bitmap words)
-ln -s "$(command -v sleep)" "$work/sdexec"
-"$work/sdio" -c '
+ln -s "$(command -v sleep)" "$work/sdexec$u"
+"$work/sdio$u" -c '
 import os, sys
 fds = [os.open("/dev/null", os.O_RDONLY) for i in range(300)]
 for fd in fds[100::2]:
     os.set_inheritable(fd, True)
 os.execv(sys.argv[1], [sys.argv[1], "300"])
-' "$work/sdexec" &
+' "$work/sdexec$u" &
 sdexec=$!
 pids="$pids $sdexec"
 # the exec done (the kernel renames the instance in the exec tracepoint): a loaded machine
 # may take seconds to start python and open 300 files
 n=0
-until [ "$(cat "/proc/$sdexec/comm" 2>/dev/null)" = sdexec ]; do
+until [ "$(cat "/proc/$sdexec/comm" 2>/dev/null)" = "sdexec$u" ]; do
 	n=$((n + 1))
 	[ $n -lt 1200 ] || fail "sdexec did not exec in 120 s"
 	kill -0 "$sdexec" 2>/dev/null || fail "sdexec exited before its exec"
 	sleep 0.1
 done
-out=$("$TP" "\\Process(sdexec)\\Handle Count" -sc 1 2>&1) || fail "typeperf sdexec: $out"
+out=$("$TP" "\\Process(sdexec$u)\\Handle Count" -sc 1 2>&1) || fail "typeperf sdexec: $out"
 tp_handles=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
 fds=$(ls "/proc/$sdexec/fd" | wc -l)
 echo "sdexec handles: typeperf $tp_handles, /proc/$sdexec/fd $fds"
-within "$tp_handles" "$fds" 0 || fail "Process(sdexec) Handle Count $tp_handles vs $fds descriptors"
+within "$tp_handles" "$fds" 0 || fail "Process(sdexec$u) Handle Count $tp_handles vs $fds descriptors"
 # 100 kept, plus 0-2 and what the test's shell lets it inherit
 awk -v v="$fds" 'BEGIN { exit !(v >= 103 && v < 120) }' || fail "sdexec kept $fds descriptors"
 ls "/proc/$sdexec/fd" | awk '$1 >= 256 { n++ } END { exit !(n > 0) }' ||
@@ -192,14 +195,28 @@ ncpu=$(awk '/^cpu[0-9]/ { n++ } END { print n }' /proc/stat)
 done) >"$work/ctxt.log" &
 sampler=$!
 pids="$pids $sampler"
-sleep 0.2
+# a reading before typeperf's first sample and one after its last (a loaded machine takes up
+# to 0.5 s a round), waited for, not assumed from a fixed sleep
+logged_after() { awk -v t="$1" '$1 > t { f = 1 } END { exit !f }' "$work/ctxt.log"; }
+n=0
+t0=$(date +%s.%N)
+until logged_after "$t0"; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/stat sampler logged nothing in 60 s"
+	sleep 0.05
+done
 t0=$(date +%s.%N); b0=$(ticks); c0=$(cpu_line)
-out=$("$TP" "\\Processor(_Total)\\% Processor Time" "\\Process(sdbusy)\\% Processor Time" \
+out=$("$TP" "\\Processor(_Total)\\% Processor Time" "\\Process(sdbusy$u)\\% Processor Time" \
 	"\\Memory\\Available Bytes" "\\System\\Context Switches/sec" \
 	"\\Processor(*)\\% Processor Time" "\\Processor(*)\\% Idle Time" -sc 3 2>&1) ||
 	fail "typeperf: $out"
 t1=$(date +%s.%N); b1=$(ticks); c1=$(cpu_line)
-sleep 0.2
+n=0
+until logged_after "$t1"; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/stat sampler logged nothing in 60 s"
+	sleep 0.05
+done
 kill "$sampler"
 avail=$(awk '/^MemAvailable/ { print $2 * 1024 }' /proc/meminfo)
 echo "$out"
@@ -229,7 +246,7 @@ echo "busy loop: typeperf $tp_busy%, /proc $proc_busy%"
 echo "_Total: typeperf $tp_total%, /proc/stat $proc_total%"
 echo "context switches/s: typeperf $tp_ctxt, /proc/stat $proc_ctxt"
 echo "available bytes: typeperf $tp_avail, /proc/meminfo $avail"
-within "$tp_busy" "$proc_busy" 15 || fail "Process(sdbusy) % Processor Time $tp_busy vs /proc $proc_busy"
+within "$tp_busy" "$proc_busy" 15 || fail "Process(sdbusy$u) % Processor Time $tp_busy vs /proc $proc_busy"
 # that it ran at all (it competes with the whole machine's load: 35 % seen under make check)
 awk -v v="$tp_busy" 'BEGIN { exit !(v >= 10) }' || fail "the busy loop shows only $tp_busy%"
 within "$tp_total" "$proc_total" 15 || fail "Processor(_Total) $tp_total vs /proc/stat $proc_total"
@@ -275,7 +292,7 @@ sampler=$!
 pids="$pids $sampler"
 sleep 0.3
 out=$("$TP" "\\System\\Processor Queue Length" "\\System\\System Up Time" \
-	"\\Process(sdsleeper)\\Elapsed Time" "\\Process(sdbusy)\\Elapsed Time" -sc 3 2>&1) ||
+	"\\Process(sdsleeper$u)\\Elapsed Time" "\\Process(sdbusy$u)\\Elapsed Time" -sc 3 2>&1) ||
 	fail "typeperf elapsed: $out"
 now=$(date +%s.%N); up=$(cut -d' ' -f1 /proc/uptime)
 kill "$sampler" $loops
@@ -292,8 +309,8 @@ elb_at=$(awk -v u="$up_at" -v s="$start" -v hz="$hz" 'BEGIN { printf "%.3f", u -
 echo "System Up Time: typeperf $tp_up, /proc/uptime $up_at"
 echo "Elapsed Time: sdsleeper typeperf $tp_el, /proc $el_at; sdbusy typeperf $tp_elb, /proc $elb_at"
 within "$tp_up" "$up_at" 0.5 || fail "System Up Time $tp_up vs /proc/uptime $up_at"
-within "$tp_el" "$el_at" 1.2 || fail "Process(sdsleeper) Elapsed Time $tp_el vs /proc $el_at"
-within "$tp_elb" "$elb_at" 0.5 || fail "Process(sdbusy) Elapsed Time $tp_elb vs /proc $elb_at"
+within "$tp_el" "$el_at" 1.2 || fail "Process(sdsleeper$u) Elapsed Time $tp_el vs /proc $el_at"
+within "$tp_elb" "$elb_at" 0.5 || fail "Process(sdbusy$u) Elapsed Time $tp_elb vs /proc $elb_at"
 echo "$out" | grep '^"[0-9]' | cut -d, -f2 | tr -d '"\r' | awk '$1 < 2 { bad++ } END { exit bad > 0 }' ||
 	fail "Processor Queue Length under 2 with 3 loops on one CPU"
 tp_q=$(echo "$out" | grep '^"[0-9]' | cut -d, -f2 | tr -d '"\r' | awk '{ s += $1 } END { print s / NR }')
@@ -306,9 +323,9 @@ within "$tp_q" "$proc_q" "$(awk -v v="$proc_q" 'BEGIN { print 3 + v * 0.2 }')" |
 kill -9 "$sleeper" "$busy"
 wait "$sleeper" 2>/dev/null
 sleep 0.3
-"$TP" -qx Process 2>/dev/null | grep -q 'Process(sdsleeper)' &&
-	fail "Process(sdsleeper) still listed after it was killed"
-"$TP" -qx Process 2>/dev/null | grep -q 'Process(sdbusy)' && fail "Process(sdbusy) still listed"
+"$TP" -qx Process 2>/dev/null | grep -q "Process(sdsleeper$u)" &&
+	fail "Process(sdsleeper$u) still listed after it was killed"
+"$TP" -qx Process 2>/dev/null | grep -q "Process(sdbusy$u)" && fail "Process(sdbusy$u) still listed"
 "$TP" -qx Process 2>/dev/null | grep -q 'Process(sh' || fail "no Process(sh...) listed"
 # per CPU and totals of Processor Information, as the docs' consumer names them
 "$TP" -qx "Processor Information" 2>/dev/null | grep -q 'Processor Information(0,_Total)' ||

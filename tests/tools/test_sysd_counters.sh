@@ -48,6 +48,9 @@ PERFLIB_ROOT=/sys/fs/bpf/perflib-sysd-ctr-$$
 export PERFLIB_ROOT
 mkdir -p "$PERFLIB_ROOT" || skip "no bpffs at /sys/fs/bpf"
 work=$(mktemp -d)
+# the names of this run's processes (comm, 15 characters): the Process set lists every process
+# of the machine, another run of this test's among them
+u=$(($$ % 100000))
 pids=""
 svc=""
 cleanup() {
@@ -61,8 +64,8 @@ trap cleanup EXIT INT TERM
 ncpu=$(awk '/^cpu[0-9]/ { n++ } END { print n }' /proc/stat)
 
 # ---- processes of the start, idle --------------------------------------------------------
-ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdidle"
-"$work/sdidle" -c '
+ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdidle$u"
+"$work/sdidle$u" -c '
 import threading
 b = bytearray(48 << 20)
 for i in range(0, len(b), 4096):
@@ -76,8 +79,8 @@ ev.wait()
 ' >"$work/idle.out" &
 idle=$!
 pids="$pids $idle"
-ln -s "$(command -v sleep)" "$work/sdsmall"
-"$work/sdsmall" 600 &
+ln -s "$(command -v sleep)" "$work/sdsmall$u"
+"$work/sdsmall$u" 600 &
 small=$!
 pids="$pids $small"
 i=0
@@ -88,8 +91,8 @@ until grep -q ready "$work/idle.out"; do
 done
 sleep 0.3
 sysd_start
-ln -s "$(command -v sleep)" "$work/sdlate"
-"$work/sdlate" 600 &
+ln -s "$(command -v sleep)" "$work/sdlate$u"
+"$work/sdlate$u" 600 &
 late=$!
 pids="$pids $late"
 sleep 0.5
@@ -102,7 +105,7 @@ status() {
 }
 for p in $idle $small $late; do echo "$(status "$p")" >"$work/before.$p"; done
 set --
-for n in sdidle sdsmall sdlate; do
+for n in sdidle$u sdsmall$u sdlate$u; do
 	set -- "$@" "\\Process($n)\\Working Set" "\\Process($n)\\Private Bytes" \
 		"\\Process($n)\\Handle Count" "\\Process($n)\\Thread Count"
 done
@@ -264,13 +267,13 @@ if bad:
 ' "$work/poll" "$ncpu" "$(getconf CLK_TCK)" || fail "System, interrupts, loopback, _Total or Idle (above)"
 
 # ---- a name that moves to another process --------------------------------------------------
-ln -s "$(command -v sh)" "$work/sdburn"
-"$work/sdburn" -c 'while :; do :; done' &
+ln -s "$(command -v sh)" "$work/sdburn$u"
+"$work/sdburn$u" -c 'while :; do :; done' &
 pids="$pids $!"
-"$work/sdburn" -c 'while :; do :; done' &
+"$work/sdburn$u" -c 'while :; do :; done' &
 pids="$pids $!"
 sleep 0.3
-"$TP" "\\Process(sdburn)\\% Processor Time" "\\Process(sdburn)\\ID Process" -sc 5 \
+"$TP" "\\Process(sdburn$u)\\% Processor Time" "\\Process(sdburn$u)\\ID Process" -sc 5 \
 	>"$work/burn.out" 2>&1 &
 tp=$!
 # after typeperf's second sample, the process it shows as sdburn goes
@@ -289,7 +292,7 @@ grep '^"[0-9]' "$work/burn.out" | tr -d '"\r' | awk -F, -v first="$first" '
 	NR > 1 && $3 == id && $2 != " " && $2 > 105 { bad = "% Processor Time " $2 " of one thread" }
 	{ id = $3 }
 	END { if (!moved) bad = bad " the name never moved (killed " first ")"; if (bad) { print bad; exit 1 } }' ||
-	fail "Process(sdburn) across the move (above)"
+	fail "Process(sdburn$u) across the move (above)"
 
 kill -TERM "$svc"
 wait "$svc"

@@ -117,20 +117,21 @@ t = threading.Thread(target=rx)
 t.start()
 c = socket.create_connection(s.getsockname())
 buf = b"x" * (1 << 18)
-end = time.time() + 7
+end = time.time() + 600  # until typeperf is done (killed then): its start may take long
 while time.time() < end:
     c.sendall(buf)
     time.sleep(0.01)
 c.close()
 t.join()
 EOF
-pids="$pids $!"
+lo_tx=$!
+pids="$pids $lo_tx"
 size=$((64 * 1048576))
 (sleep 1.5; dd if=/dev/urandom of="$data/f" bs=1M count=64 conv=fsync 2>/dev/null) &
 pids="$pids $!"
 sleep 0.5
 
-lo() { awk '$1 == "lo:" { print $2 + $10 }' /proc/net/dev; }
+lo() { awk '$1 == "lo:" { printf "%.0f\n", $2 + $10 }' /proc/net/dev; }
 wr() { [ -n "$disk" ] && awk '{ printf "%.0f\n", $7 * 512 }' "/sys/block/$disk/stat" || echo 0; }
 cgu() { awk '/^usage_usec/ { print $2 }' "$cg/cpu.stat"; }
 w0=$(wr)
@@ -148,6 +149,7 @@ set -- "\\Processor(_Total)\\% Processor Time" "\\Process(*)\\% Processor Time" 
 	"\\LogicalDisk($mntname)\\Free Megabytes"
 out=$("$TP" "$@" -sc 4 2>&1) || fail "typeperf: $out"
 w1=$(wr)
+kill "$lo_tx" 2>/dev/null
 sleep 0.1
 kill "$poller" 2>/dev/null
 wait "$poller" 2>/dev/null
@@ -184,7 +186,9 @@ proc_lo=$(awk -v a="$(polled "$ts1" 2)" -v b="$(polled "$ts4" 2)" -v t="$wdt" \
 echo "lo: typeperf $tp_lo B/s, /proc/net/dev $proc_lo B/s"
 within "$tp_lo" "$proc_lo" "$(awk -v v="$proc_lo" 'BEGIN { print v * 0.3 }')" ||
 	fail "Network Interface(lo) Bytes Total/sec $tp_lo vs /proc/net/dev $proc_lo"
-awk -v v="$tp_lo" 'BEGIN { exit !(v > 1000000) }' || fail "no loopback transfer seen ($tp_lo)"
+# that the transfer ran (it gets what the machine leaves it: 0.3 MB/s seen with 17 tasks
+# queued on 2 CPUs; the byte count itself is checked exactly by test_sysd_counters.sh)
+awk -v v="$tp_lo" 'BEGIN { exit !(v > 10000) }' || fail "no loopback transfer seen ($tp_lo)"
 
 if [ -n "$disk" ]; then
 	pd=$(sum "PhysicalDisk($disk)\\Disk Write Bytes/sec")

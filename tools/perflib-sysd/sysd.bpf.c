@@ -10,7 +10,8 @@
  *    last, as the kernel's own tick accounting does. A BPF timer (sd_refresh, every 1/--hz
  *    s) publishes every CPU's accumulators, adding the idle stretch in progress of a CPU
  *    that is idle (an idle CPU may take no sample for seconds), so no value is staler than
- *    one period. Interrupts from irq:irq_handler_entry.
+ *    one period. Interrupts from irq:irq_handler_entry and the CPU's own vectors (timer,
+ *    inter-processor: x86's irq_vectors tracepoints).
  *  - System: context switches (sched_switch), system calls (sys_enter), processes and
  *    threads (fork, exit, and a task iterator for those that existed at load; each thread
  *    counted once, marked in its task storage), Processor
@@ -20,7 +21,8 @@
  *    for the processes found by the task iterator at load, renamed (deleted and created
  *    again, counters kept) at exec, deleted at exit. CPU time is charged to the process at
  *    every context switch and sample; thread count, working set and private bytes are read
- *    from the task when it leaves a CPU or is sampled. IO Read/Write Bytes are the growth of
+ *    from the task when it leaves a CPU or is sampled (and by the iterator at load), the
+ *    memory with the CPUs' parts of the RSS counters folded in. IO Read/Write Bytes are the growth of
  *    each thread's ioac.rchar / ioac.wchar (/proc/<pid>/io) since it was last seen (task
  *    storage), charged to its process at the same points and when the thread exits. Handle
  *    Count is the number of bits set in the process's open_fds bitmap (its open file
@@ -28,6 +30,8 @@
  *    max_fds) or SD_FD_PERIOD_NS passed since the thread last counted it. IO Read/Write
  *    Operations are syscr / syscw, as the bytes. Elapsed Time: the start (start_boottime)
  *    against a clock counter rewritten at those points and once a second by the timer.
+ *    Idle (the CPUs' idle time) and _Total (all CPU time, the threads, the I/O charged to
+ *    any process, the gauges summed once a second) are written by the timer.
  *
  *  - Network Interface: one instance per device of the initial network namespace (name =
  *    device name, InstanceId = ifindex), created and deleted here (sd_net_ctl, a syscall
