@@ -25,8 +25,9 @@
 # files more and every 10 ms writes 64 KiB and reads 32 KiB in a thread that then exits (its
 # bytes are charged at its exit, the writes at switch-out); Handle Count must equal the
 # entries of /proc/<pid>/fd exactly, the two rates the growth of rchar / wchar of
-# /proc/<pid>/io over the typeperf run within 10 % (the pace is steady; the windows differ;
-# seen: within 1.5 %, and +45 % when exiting threads were charged twice). Then a process of
+# /proc/<pid>/io over typeperf's own window (polled every 20 ms, interpolated at its first
+# and last sample) within 10 % (seen: within 1.5 %, and +45 % when exiting threads were
+# charged twice; over the whole typeperf run instead, 19 % off once on a loaded machine). Then a process of
 # 300 descriptors execs keeping 100 of them above fd 102: Handle Count equals /proc/<pid>/fd.
 # Cgroup, disk and network sets: test_sysd_sets.sh.
 # Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
@@ -117,21 +118,62 @@ while True:
 sdio=$!
 pids="$pids $sdio"
 sleep 1
-io() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$sdio/io"; }
-t0=$(date +%s.%N); r0=$(io rchar); w0=$(io wchar); ro0=$(io syscr); wo0=$(io syscw)
+# /proc/<pid>/io every 20 ms (one python process: a shell loop takes up to 0.5 s a round on a
+# loaded machine), compared over typeperf's own window: the rates of samples 2-3 against
+# rchar, wchar, syscr, syscw interpolated at the first and last sample's time stamps (over
+# the whole typeperf run they differed by 19 % once: the process's pace follows the load)
+python3 -c '
+import sys, time
+out = open(sys.argv[2], "w")
+while True:
+    t = time.time()
+    try:
+        f = dict(l.split(": ") for l in open("/proc/%s/io" % sys.argv[1]).read().splitlines())
+    except OSError:
+        break
+    out.write("%.6f %s %s %s %s\n" % (t, f["rchar"], f["wchar"], f["syscr"], f["syscw"]))
+    out.flush()
+    time.sleep(0.02)
+' "$sdio" "$work/io.log" &
+iopoll=$!
+pids="$pids $iopoll"
+n=0
+until [ -s "$work/io.log" ]; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/$sdio/io poller logged nothing in 60 s"
+	sleep 0.05
+done
 out=$("$TP" "\\Process(sdio$u)\\Handle Count" "\\Process(sdio$u)\\IO Read Bytes/sec" \
 	"\\Process(sdio$u)\\IO Write Bytes/sec" "\\Process(sdio$u)\\IO Read Operations/sec" \
 	"\\Process(sdio$u)\\IO Write Operations/sec" -sc 3 2>&1) || fail "typeperf I/O: $out"
-t1=$(date +%s.%N); r1=$(io rchar); w1=$(io wchar); ro1=$(io syscr); wo1=$(io syscw)
+t1=$(date +%s.%N)
+n=0
+until awk -v t="$t1" '$1 > t { f = 1 } END { exit !f }' "$work/io.log"; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/$sdio/io poller logged nothing in 60 s"
+	sleep 0.05
+done
+kill "$iopoll"
 fds=$(ls "/proc/$sdio/fd" | wc -l)
 echo "$out"
-col() { echo "$out" | grep '^"[0-9]' | tail -2 | cut -d, -f"$1" | tr -d '"\r' |
-	awk '{ s += $1 } END { print s / NR }'; }
 tp_handles=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
-tp_read=$(col 3); tp_write=$(col 4); tp_rops=$(col 5); tp_wops=$(col 6)
-rate() { awk -v a="$1" -v b="$2" -v t0="$t0" -v t1="$t1" 'BEGIN { print (b - a) / (t1 - t0) }'; }
-proc_read=$(rate "$r0" "$r1"); proc_write=$(rate "$w0" "$w1")
-proc_rops=$(rate "$ro0" "$ro1"); proc_wops=$(rate "$wo0" "$wo1")
+# "<typeperf> <proc>" per counter, rates over samples 1-3: read, write, read calls, write calls
+set -- $(printf '%s\n' "$out" | python3 -c '
+import csv, datetime, sys
+rows = [r for r in csv.reader(sys.stdin) if r and r[0][:1].isdigit()]
+t = [datetime.datetime.strptime(r[0], "%m/%d/%Y %H:%M:%S.%f").timestamp() for r in rows]
+polls = [list(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 5]
+def at(x, f):
+    a = max((p for p in polls if p[0] <= x), key=lambda p: p[0])
+    b = min((p for p in polls if p[0] >= x), key=lambda p: p[0])
+    return a[f] + (b[f] - a[f]) * ((x - a[0]) / (b[0] - a[0]) if b[0] > a[0] else 0)
+for c in range(2, 6):
+    tp = sum(float(rows[i][c]) * (t[i] - t[i - 1]) for i in range(1, len(rows))) / (t[-1] - t[0])
+    print(tp, (at(t[-1], c - 1) - at(t[0], c - 1)) / (t[-1] - t[0]))
+' "$work/io.log" 2>&1)
+[ $# -eq 8 ] || fail "typeperf's samples are outside the /proc/$sdio/io readings: $*"
+tp_read=$1; proc_read=$2; tp_write=$3; proc_write=$4
+tp_rops=$5; proc_rops=$6; tp_wops=$7; proc_wops=$8
 echo "sdio handles: typeperf $tp_handles, /proc/$sdio/fd $fds"
 echo "sdio read bytes/s: typeperf $tp_read, /proc rchar $proc_read"
 echo "sdio write bytes/s: typeperf $tp_write, /proc wchar $proc_write"
@@ -247,8 +289,9 @@ echo "_Total: typeperf $tp_total%, /proc/stat $proc_total%"
 echo "context switches/s: typeperf $tp_ctxt, /proc/stat $proc_ctxt"
 echo "available bytes: typeperf $tp_avail, /proc/meminfo $avail"
 within "$tp_busy" "$proc_busy" 15 || fail "Process(sdbusy$u) % Processor Time $tp_busy vs /proc $proc_busy"
-# that it ran at all (it competes with the whole machine's load: 35 % seen under make check)
-awk -v v="$tp_busy" 'BEGIN { exit !(v >= 10) }' || fail "the busy loop shows only $tp_busy%"
+# that it ran at all, so the comparison compared something (it competes with the whole
+# machine's load: 35 % seen under make check, 7.2 % with 15 tasks queued on 2 CPUs)
+awk -v v="$tp_busy" 'BEGIN { exit !(v >= 1) }' || fail "the busy loop shows only $tp_busy%"
 within "$tp_total" "$proc_total" 15 || fail "Processor(_Total) $tp_total vs /proc/stat $proc_total"
 # every CPU, idle or busy: % Processor Time and % Idle Time against its /proc/stat line over
 # typeperf's window, within 10 points (an idle CPU's idle stretch in progress counts: sysd's

@@ -120,6 +120,8 @@ buf = b"x" * (1 << 18)
 end = time.time() + 600  # until typeperf is done (killed then): its start may take long
 while time.time() < end:
     c.sendall(buf)
+    if not os.path.exists(sys.argv[1]):
+        open(sys.argv[1], "w").close()  # the transfer runs
     time.sleep(0.01)
 c.close()
 t.join()
@@ -127,6 +129,14 @@ EOF
 lo_tx=$!
 pids="$pids $lo_tx"
 size=$((64 * 1048576))
+# the transfer running before typeperf starts (python may take seconds to start when the
+# machine is loaded: typeperf's window once fell before it, 0 bytes both ways)
+i=0
+until [ -e "$work/net.go" ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "the loopback transfer did not start in 60 s"
+	sleep 0.1
+done
 (sleep 1.5; dd if=/dev/urandom of="$data/f" bs=1M count=64 conv=fsync 2>/dev/null) &
 pids="$pids $!"
 sleep 0.5
