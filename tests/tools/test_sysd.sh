@@ -352,7 +352,12 @@ elb_at=$(awk -v u="$up_at" -v s="$start" -v hz="$hz" 'BEGIN { printf "%.3f", u -
 echo "System Up Time: typeperf $tp_up, /proc/uptime $up_at"
 echo "Elapsed Time: sdsleeper typeperf $tp_el, /proc $el_at; sdbusy typeperf $tp_elb, /proc $elb_at"
 within "$tp_up" "$up_at" 0.5 || fail "System Up Time $tp_up vs /proc/uptime $up_at"
-within "$tp_el" "$el_at" 1.2 || fail "Process(sdsleeper$u) Elapsed Time $tp_el vs /proc $el_at"
+# the sleeping process's clock is rewritten once a second by the publishing timer, which a
+# loaded machine runs late (softirq): by as much as System Up Time, written by the same timer
+# every 10 ms, lags /proc/uptime (0.46 s seen, with the sleeper 1.29 s behind)
+lag=$(awk -v a="$tp_up" -v b="$up_at" 'BEGIN { d = b - a; print d > 0 ? d : 0 }')
+within "$tp_el" "$el_at" "$(awk -v l="$lag" 'BEGIN { print 1.2 + l }')" ||
+	fail "Process(sdsleeper$u) Elapsed Time $tp_el vs /proc $el_at (timer $lag s late)"
 within "$tp_elb" "$elb_at" 0.5 || fail "Process(sdbusy$u) Elapsed Time $tp_elb vs /proc $elb_at"
 echo "$out" | grep '^"[0-9]' | cut -d, -f2 | tr -d '"\r' | awk '$1 < 2 { bad++ } END { exit bad > 0 }' ||
 	fail "Processor Queue Length under 2 with 3 loops on one CPU"

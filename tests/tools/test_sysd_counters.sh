@@ -18,12 +18,14 @@
 #    counted here, as on Windows);
 #  - \Processor(_Total)\Interrupts/sec against /proc/stat's intr total: the interrupts over
 #    typeperf's samples 1 to 4 (its rates times their intervals) lie within the bounds the
-#    polls around the first and last sample give, widened by 20 ms of interrupts (sysd
-#    publishes every 10 ms at each end) and 2 % (lines sysd does not count: NMI, PMI, and
-#    TLB, which /proc counts a second time beside CAL);
+#    polls around the first and last sample give, widened by 100 ms of interrupts (typeperf
+#    stamps a sample near, not at, its read: a scheduling delay apart, up to 50 ms seen at
+#    each end on a loaded machine), 20 ms more (sysd publishes every 10 ms at each end) and
+#    2 % (lines sysd does not count: NMI, PMI, and TLB, which /proc counts a second time
+#    beside CAL);
 #  - \Network Interface(lo)\Bytes Total/sec with 48-byte UDP packets against /proc/net/dev's
-#    lo bytes the same way, widened by 1 % (what the docs promise; the tracepoints see the
-#    packets the driver counts, so the bounds alone should hold);
+#    lo bytes the same way, widened by 100 ms of traffic (the stamps, as above) and 1 % (what
+#    the docs promise; the tracepoints see the packets the driver counts);
 #  - \Process(_Total)\% Processor Time is 100 % per CPU (within 3 points per CPU: the user and
 #    privileged time of a busy CPU is published up to 10 ms late at each end),
 #    \Process(Idle)\% Processor Time the CPUs' idle time of /proc/stat (10 points per CPU, as
@@ -248,7 +250,10 @@ def counted(col):
 for col, f, name, tol in ((3, 4, "Interrupts (/proc/stat intr)", 0.02), (4, 5, "lo bytes (/proc/net/dev)", 0.01)):
     lo, hi = bounds(f)
     got = counted(col)
-    slack = hi * tol + (got / (t4 - t1) * 0.02 if col == 3 else 0)
+    # typeperf stamps a sample near, not at, its read of the counters: on a loaded machine
+    # the read may come a scheduling delay later (tens of ms) at either end; the publishing
+    # timer adds up to 10 ms more to the interrupts
+    slack = hi * tol + got / (t4 - t1) * (0.1 + (0.02 if col == 3 else 0))
     print("%s over %.3f s: typeperf %.0f, /proc %.0f..%.0f (allowed %.0f more either way)" % (name, t4 - t1, got, lo, hi, slack))
     if not lo - slack <= got <= hi + slack:
         bad.append(name)
