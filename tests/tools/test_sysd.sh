@@ -355,7 +355,7 @@ within "$tp_up" "$up_at" 0.5 || fail "System Up Time $tp_up vs /proc/uptime $up_
 # the sleeping process's clock is rewritten once a second by the publishing timer, which a
 # loaded machine runs late (softirq): by as much as System Up Time, written by the same timer
 # every 10 ms, lags /proc/uptime (0.46 s seen, with the sleeper 1.29 s behind)
-lag=$(awk -v a="$tp_up" -v b="$up_at" 'BEGIN { d = b - a; print d > 0 ? d : 0 }')
+lag=$(awk -v a="$tp_up" -v b="$up_at" 'BEGIN { d = b - a; print (d > 0 ? d : 0) }')
 within "$tp_el" "$el_at" "$(awk -v l="$lag" 'BEGIN { print 1.2 + l }')" ||
 	fail "Process(sdsleeper$u) Elapsed Time $tp_el vs /proc $el_at (timer $lag s late)"
 within "$tp_elb" "$elb_at" 0.5 || fail "Process(sdbusy$u) Elapsed Time $tp_elb vs /proc $elb_at"
