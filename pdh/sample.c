@@ -36,12 +36,17 @@ void pdh_data_free(struct pdh_query *q)
 
 /* ---- numbering and pairing ------------------------------------------------------------ */
 
+/*
+ * the same instance in two samples: name, duplicate number and InstanceId (a name that moved
+ * to another instance, as "burn#1" becoming "burn" when the first exits, pairs with nothing:
+ * a rate across two instances is no value; Windows pairs by name alone, pdh.md 6.6)
+ */
 static bool item_same(const struct pdh_perfbuf_data *a, const struct pdh_perfbuf_item *x,
 		      const struct pdh_perfbuf_data *b, const struct pdh_perfbuf_item *y)
 {
 	const char *nx = pdh_item_name(a, x), *ny = pdh_item_name(b, y);
 
-	if (x->dup != y->dup)
+	if (x->dup != y->dup || x->id != y->id)
 		return false;
 	if (!nx || !ny)
 		return !nx == !ny;
@@ -55,7 +60,7 @@ static uint64_t item_hash(const struct pdh_perfbuf_data *d, const struct pdh_per
 	return (n ? pdh_name_hash(n) : 0) ^ (it->dup * 0x9E3779B97F4A7C15ull);
 }
 
-/* the names of block @b the same bytes in the same order as those of @ob? */
+/* the names and InstanceIds of block @b the same, in the same order, as those of @ob? */
 static bool same_names(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,
 		       const struct pdh_perfbuf_data *od, const struct pdh_perfbuf_block *ob)
 {
@@ -67,7 +72,7 @@ static bool same_names(const struct pdh_perfbuf_data *d, const struct pdh_perfbu
 		const struct pdh_perfbuf_item *x = &d->items[b->first + i];
 		const struct pdh_perfbuf_item *y = &od->items[ob->first + i];
 
-		if (x->len != y->len ||
+		if (x->len != y->len || x->id != y->id ||
 		    (x->name == PDH_PERFBUF_NO_NAME) != (y->name == PDH_PERFBUF_NO_NAME) ||
 		    (x->name != PDH_PERFBUF_NO_NAME &&
 		     memcmp(d->names + x->name, od->names + y->name, x->len)))
@@ -111,7 +116,7 @@ static int number_block(struct pdh_query *q, struct pdh_perfbuf_data *d,
 
 /*
  * pair the items of block @b of @d with those of block @ob of @od (the same instance:
- * name and duplicate number): the next one in order first, then by a hash of the old
+ * name, duplicate number and InstanceId, item_same): the next one in order first, then by a hash of the old
  * block, built when the order first fails (instances came or went)
  */
 static int map_block(const struct pdh_perfbuf_data *d, const struct pdh_perfbuf_block *b,

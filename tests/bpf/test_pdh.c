@@ -741,6 +741,84 @@ static void test_rates_across_churn(void **state)
 	assert_int_equal(PerfDeleteInstance(prov, z), 0);
 }
 
+/* the formatted value of @c is no value (the status of a rate with one sample) */
+static void no_value(PDH_HCOUNTER c)
+{
+	PDH_FMT_COUNTERVALUE v;
+
+	assert_int_equal(PdhGetFormattedCounterValue(c, PDH_FMT_DOUBLE, NULL, &v),
+			 PDH_INVALID_DATA);
+	assert_true(v.CStatus == S(PDH_CSTATUS_INVALID_DATA));
+}
+
+/*
+ * a name that moves to another instance (InstanceId) between two samples: "burn#1" becomes
+ * "burn" when the first "burn" goes. PDH pairs the samples by name, duplicate number and
+ * InstanceId: the rate of "burn" across the two instances is no value (Windows pairs by name
+ * alone: 540.8 % on 2 CPUs seen from \Process(burn)), single counter and array alike, and
+ * is a value again at the next sample. The same for an instance made again at the same place
+ * (same names in the same order: the steady pairing) under another id.
+ */
+static void test_rate_across_instance_ids(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE b0, b1, x;
+	PDH_HQUERY q = open_query();
+	PDH_HCOUNTER burn, burn1, ops, xops;
+	double v = -1;
+
+	(void)state;
+	b0 = make_inst(u"burn", 30, 1);
+	b1 = make_inst(u"burn", 31, 1);
+	x = make_inst(u"x", 40, 1);
+	burn = add(q, "\\PDH Test(burn)\\Ops/sec");
+	burn1 = add(q, "\\PDH Test(burn#1)\\Ops/sec");
+	ops = add(q, "\\PDH Test(*)\\Ops/sec");
+	xops = add(q, "\\PDH Test(x)\\Ops/sec");
+	assert_int_equal(PerfSetULongCounterValue(prov, b0, 2, 1000), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, b1, 2, 9000000), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 10), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	usleep(20000);
+	assert_int_equal(PerfSetULongCounterValue(prov, b0, 2, 1100), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, b1, 2, 9000100), 0);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	v = fmt_double(burn, 0);
+	assert_true(v > 0 && v <= 100 / 0.02);
+	v = fmt_double(burn1, 0);
+	assert_true(v > 0 && v <= 100 / 0.02);
+	/* the first burn goes: "burn" is now the instance that was "burn#1" */
+	assert_int_equal(PerfDeleteInstance(prov, b0), 0);
+	assert_int_equal(PerfSetULongCounterValue(prov, b1, 2, 9000200), 0);
+	usleep(20000);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	no_value(burn);
+	assert_true(ops_item(ops, "burn", &v) == S(PDH_CSTATUS_INVALID_DATA));
+	/* the next sample pairs it with itself */
+	assert_int_equal(PerfSetULongCounterValue(prov, b1, 2, 9000300), 0);
+	usleep(20000);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	v = fmt_double(burn, 0);
+	assert_true(v > 0 && v <= 100 / 0.02);
+	assert_true(ops_item(ops, "burn", &v) == S(PDH_CSTATUS_NEW_DATA));
+	assert_true(v > 0 && v <= 100 / 0.02);
+	/* x made again in its place under another id: the same names in the same order */
+	assert_int_equal(PerfDeleteInstance(prov, x), 0);
+	x = make_inst(u"x", 41, 1);
+	assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 5000000), 0);
+	usleep(20000);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	no_value(xops);
+	assert_true(ops_item(ops, "x", &v) == S(PDH_CSTATUS_INVALID_DATA));
+	assert_int_equal(PerfSetULongCounterValue(prov, x, 2, 5000050), 0);
+	usleep(20000);
+	assert_int_equal(PdhCollectQueryData(q), 0);
+	v = fmt_double(xops, 0);
+	assert_true(v > 0 && v <= 50 / 0.02);
+	assert_int_equal(PdhCloseQuery(q), 0);
+	assert_int_equal(PerfDeleteInstance(prov, b1), 0);
+	assert_int_equal(PerfDeleteInstance(prov, x), 0);
+}
+
 /*
  * the items of a "(*)" counter after each collection against PerfQueryCounterData of the
  * same instances read by the reference walk (pdh_decode_data): the same instances in the same
@@ -1731,6 +1809,7 @@ int main(void)
 		cmocka_unit_test(test_fraction_scale_stats),
 		cmocka_unit_test(test_wildcard_arrays),
 		cmocka_unit_test(test_rates_across_churn),
+		cmocka_unit_test(test_rate_across_instance_ids),
 		cmocka_unit_test(test_fast_arrays_agree),
 		cmocka_unit_test(test_items_match_query_data),
 		cmocka_unit_test(test_whole_sets),

@@ -25,8 +25,9 @@
 # files more and every 10 ms writes 64 KiB and reads 32 KiB in a thread that then exits (its
 # bytes are charged at its exit, the writes at switch-out); Handle Count must equal the
 # entries of /proc/<pid>/fd exactly, the two rates the growth of rchar / wchar of
-# /proc/<pid>/io over the typeperf run within 10 % (the pace is steady; the windows differ;
-# seen: within 1.5 %, and +45 % when exiting threads were charged twice). Then a process of
+# /proc/<pid>/io over typeperf's own window (polled every 20 ms, interpolated at its first
+# and last sample) within 10 % (seen: within 1.5 %, and +45 % when exiting threads were
+# charged twice; over the whole typeperf run instead, 19 % off once on a loaded machine). Then a process of
 # 300 descriptors execs keeping 100 of them above fd 102: Handle Count equals /proc/<pid>/fd.
 # Cgroup, disk and network sets: test_sysd_sets.sh.
 # Environment: TOOLS (built tools). Exit 0 pass, 77 skip, other fail.
@@ -47,6 +48,9 @@ PERFLIB_ROOT=/sys/fs/bpf/perflib-sysd-test-$$
 export PERFLIB_ROOT
 mkdir -p "$PERFLIB_ROOT" || skip "no bpffs at /sys/fs/bpf"
 work=$(mktemp -d)
+# the names of this run's processes (comm, 15 characters): the Process set lists every process
+# of the machine, another run of this test's among them
+u=$(($$ % 100000))
 pids=""
 cleanup() {
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
@@ -81,24 +85,24 @@ prog_ids=$(cat /proc/"$svc"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }
 [ -n "$prog_ids" ] || fail "no BPF program among perflib-sysd's descriptors"
 
 # a busy loop under a name of its own (comm comes from the file name)
-ln -s "$(command -v sh)" "$work/sdbusy"
-"$work/sdbusy" -c 'while :; do :; done' &
+ln -s "$(command -v sh)" "$work/sdbusy$u"
+"$work/sdbusy$u" -c 'while :; do :; done' &
 busy=$!
 pids="$pids $busy"
-ln -s "$(command -v sleep)" "$work/sdsleeper"
-"$work/sdsleeper" 300 &
+ln -s "$(command -v sleep)" "$work/sdsleeper$u"
+"$work/sdsleeper$u" 300 &
 sleeper=$!
 pids="$pids $sleeper"
 sleep 0.5
 
 # the process started appears with its pid as ID Process
-out=$("$TP" "\\Process(sdsleeper)\\ID Process" -sc 1 2>&1) || fail "typeperf ID Process: $out"
+out=$("$TP" "\\Process(sdsleeper$u)\\ID Process" -sc 1 2>&1) || fail "typeperf ID Process: $out"
 val=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
-within "$val" "$sleeper" 0 || fail "Process(sdsleeper) ID Process is '$val', want $sleeper: $out"
+within "$val" "$sleeper" 0 || fail "Process(sdsleeper$u) ID Process is '$val', want $sleeper: $out"
 
 # handles and I/O of a process of its own (comm = the name of the interpreter's file)
-ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdio"
-"$work/sdio" -c '
+ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/sdio$u"
+"$work/sdio$u" -c '
 import os, threading, time
 files = [open("/dev/null") for i in range(20)]
 z = os.open("/dev/zero", os.O_RDONLY)
@@ -114,65 +118,106 @@ while True:
 sdio=$!
 pids="$pids $sdio"
 sleep 1
-io() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$sdio/io"; }
-t0=$(date +%s.%N); r0=$(io rchar); w0=$(io wchar); ro0=$(io syscr); wo0=$(io syscw)
-out=$("$TP" "\\Process(sdio)\\Handle Count" "\\Process(sdio)\\IO Read Bytes/sec" \
-	"\\Process(sdio)\\IO Write Bytes/sec" "\\Process(sdio)\\IO Read Operations/sec" \
-	"\\Process(sdio)\\IO Write Operations/sec" -sc 3 2>&1) || fail "typeperf I/O: $out"
-t1=$(date +%s.%N); r1=$(io rchar); w1=$(io wchar); ro1=$(io syscr); wo1=$(io syscw)
+# /proc/<pid>/io every 20 ms (one python process: a shell loop takes up to 0.5 s a round on a
+# loaded machine), compared over typeperf's own window: the rates of samples 2-3 against
+# rchar, wchar, syscr, syscw interpolated at the first and last sample's time stamps (over
+# the whole typeperf run they differed by 19 % once: the process's pace follows the load)
+python3 -c '
+import sys, time
+out = open(sys.argv[2], "w")
+while True:
+    t = time.time()
+    try:
+        f = dict(l.split(": ") for l in open("/proc/%s/io" % sys.argv[1]).read().splitlines())
+    except OSError:
+        break
+    out.write("%.6f %s %s %s %s\n" % (t, f["rchar"], f["wchar"], f["syscr"], f["syscw"]))
+    out.flush()
+    time.sleep(0.02)
+' "$sdio" "$work/io.log" &
+iopoll=$!
+pids="$pids $iopoll"
+n=0
+until [ -s "$work/io.log" ]; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/$sdio/io poller logged nothing in 60 s"
+	sleep 0.05
+done
+out=$("$TP" "\\Process(sdio$u)\\Handle Count" "\\Process(sdio$u)\\IO Read Bytes/sec" \
+	"\\Process(sdio$u)\\IO Write Bytes/sec" "\\Process(sdio$u)\\IO Read Operations/sec" \
+	"\\Process(sdio$u)\\IO Write Operations/sec" -sc 3 2>&1) || fail "typeperf I/O: $out"
+t1=$(date +%s.%N)
+n=0
+until awk -v t="$t1" '$1 > t { f = 1 } END { exit !f }' "$work/io.log"; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/$sdio/io poller logged nothing in 60 s"
+	sleep 0.05
+done
+kill "$iopoll"
 fds=$(ls "/proc/$sdio/fd" | wc -l)
 echo "$out"
-col() { echo "$out" | grep '^"[0-9]' | tail -2 | cut -d, -f"$1" | tr -d '"\r' |
-	awk '{ s += $1 } END { print s / NR }'; }
 tp_handles=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
-tp_read=$(col 3); tp_write=$(col 4); tp_rops=$(col 5); tp_wops=$(col 6)
-rate() { awk -v a="$1" -v b="$2" -v t0="$t0" -v t1="$t1" 'BEGIN { print (b - a) / (t1 - t0) }'; }
-proc_read=$(rate "$r0" "$r1"); proc_write=$(rate "$w0" "$w1")
-proc_rops=$(rate "$ro0" "$ro1"); proc_wops=$(rate "$wo0" "$wo1")
+# "<typeperf> <proc>" per counter, rates over samples 1-3: read, write, read calls, write calls
+set -- $(printf '%s\n' "$out" | python3 -c '
+import csv, datetime, sys
+rows = [r for r in csv.reader(sys.stdin) if r and r[0][:1].isdigit()]
+t = [datetime.datetime.strptime(r[0], "%m/%d/%Y %H:%M:%S.%f").timestamp() for r in rows]
+polls = [list(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 5]
+def at(x, f):
+    a = max((p for p in polls if p[0] <= x), key=lambda p: p[0])
+    b = min((p for p in polls if p[0] >= x), key=lambda p: p[0])
+    return a[f] + (b[f] - a[f]) * ((x - a[0]) / (b[0] - a[0]) if b[0] > a[0] else 0)
+for c in range(2, 6):
+    tp = sum(float(rows[i][c]) * (t[i] - t[i - 1]) for i in range(1, len(rows))) / (t[-1] - t[0])
+    print(tp, (at(t[-1], c - 1) - at(t[0], c - 1)) / (t[-1] - t[0]))
+' "$work/io.log" 2>&1)
+[ $# -eq 8 ] || fail "typeperf's samples are outside the /proc/$sdio/io readings: $*"
+tp_read=$1; proc_read=$2; tp_write=$3; proc_write=$4
+tp_rops=$5; proc_rops=$6; tp_wops=$7; proc_wops=$8
 echo "sdio handles: typeperf $tp_handles, /proc/$sdio/fd $fds"
 echo "sdio read bytes/s: typeperf $tp_read, /proc rchar $proc_read"
 echo "sdio write bytes/s: typeperf $tp_write, /proc wchar $proc_write"
 echo "sdio read calls/s: typeperf $tp_rops, /proc syscr $proc_rops"
 echo "sdio write calls/s: typeperf $tp_wops, /proc syscw $proc_wops"
-within "$tp_handles" "$fds" 0 || fail "Process(sdio) Handle Count $tp_handles vs $fds descriptors"
+within "$tp_handles" "$fds" 0 || fail "Process(sdio$u) Handle Count $tp_handles vs $fds descriptors"
 awk -v v="$fds" 'BEGIN { exit !(v >= 23) }' || fail "sdio has only $fds descriptors"
 within "$tp_read" "$proc_read" "$(awk -v v="$proc_read" 'BEGIN { print v * 0.1 }')" ||
-	fail "Process(sdio) IO Read Bytes/sec $tp_read vs /proc rchar $proc_read"
+	fail "Process(sdio$u) IO Read Bytes/sec $tp_read vs /proc rchar $proc_read"
 within "$tp_write" "$proc_write" "$(awk -v v="$proc_write" 'BEGIN { print v * 0.1 }')" ||
-	fail "Process(sdio) IO Write Bytes/sec $tp_write vs /proc wchar $proc_write"
+	fail "Process(sdio$u) IO Write Bytes/sec $tp_write vs /proc wchar $proc_write"
 awk -v v="$proc_write" 'BEGIN { exit !(v >= 1000000) }' || fail "sdio wrote only $proc_write B/s"
 within "$tp_rops" "$proc_rops" "$(awk -v v="$proc_rops" 'BEGIN { print v * 0.1 + 5 }')" ||
-	fail "Process(sdio) IO Read Operations/sec $tp_rops vs /proc syscr $proc_rops"
+	fail "Process(sdio$u) IO Read Operations/sec $tp_rops vs /proc syscr $proc_rops"
 within "$tp_wops" "$proc_wops" "$(awk -v v="$proc_wops" 'BEGIN { print v * 0.1 + 5 }')" ||
-	fail "Process(sdio) IO Write Operations/sec $tp_wops vs /proc syscw $proc_wops"
+	fail "Process(sdio$u) IO Write Operations/sec $tp_wops vs /proc syscw $proc_wops"
 awk -v v="$proc_wops" 'BEGIN { exit !(v >= 20) }' || fail "sdio made only $proc_wops writes/s"
 kill -9 "$sdio"
 # an fd table of several words, and exec: 300 descriptors open, exec keeps the 100
 # inheritable ones (fds 3..102 are closed-on-exec, the rest spread over 5 bitmap words)
-ln -s "$(command -v sleep)" "$work/sdexec"
-"$work/sdio" -c '
+ln -s "$(command -v sleep)" "$work/sdexec$u"
+"$work/sdio$u" -c '
 import os, sys
 fds = [os.open("/dev/null", os.O_RDONLY) for i in range(300)]
 for fd in fds[100::2]:
     os.set_inheritable(fd, True)
 os.execv(sys.argv[1], [sys.argv[1], "300"])
-' "$work/sdexec" &
+' "$work/sdexec$u" &
 sdexec=$!
 pids="$pids $sdexec"
 # the exec done (the kernel renames the instance in the exec tracepoint): a loaded machine
 # may take seconds to start python and open 300 files
 n=0
-until [ "$(cat "/proc/$sdexec/comm" 2>/dev/null)" = sdexec ]; do
+until [ "$(cat "/proc/$sdexec/comm" 2>/dev/null)" = "sdexec$u" ]; do
 	n=$((n + 1))
 	[ $n -lt 1200 ] || fail "sdexec did not exec in 120 s"
 	kill -0 "$sdexec" 2>/dev/null || fail "sdexec exited before its exec"
 	sleep 0.1
 done
-out=$("$TP" "\\Process(sdexec)\\Handle Count" -sc 1 2>&1) || fail "typeperf sdexec: $out"
+out=$("$TP" "\\Process(sdexec$u)\\Handle Count" -sc 1 2>&1) || fail "typeperf sdexec: $out"
 tp_handles=$(echo "$out" | grep '^"[0-9]' | tail -1 | cut -d, -f2 | tr -d '"\r')
 fds=$(ls "/proc/$sdexec/fd" | wc -l)
 echo "sdexec handles: typeperf $tp_handles, /proc/$sdexec/fd $fds"
-within "$tp_handles" "$fds" 0 || fail "Process(sdexec) Handle Count $tp_handles vs $fds descriptors"
+within "$tp_handles" "$fds" 0 || fail "Process(sdexec$u) Handle Count $tp_handles vs $fds descriptors"
 # 100 kept, plus 0-2 and what the test's shell lets it inherit
 awk -v v="$fds" 'BEGIN { exit !(v >= 103 && v < 120) }' || fail "sdexec kept $fds descriptors"
 ls "/proc/$sdexec/fd" | awk '$1 >= 256 { n++ } END { exit !(n > 0) }' ||
@@ -192,14 +237,28 @@ ncpu=$(awk '/^cpu[0-9]/ { n++ } END { print n }' /proc/stat)
 done) >"$work/ctxt.log" &
 sampler=$!
 pids="$pids $sampler"
-sleep 0.2
+# a reading before typeperf's first sample and one after its last (a loaded machine takes up
+# to 0.5 s a round), waited for, not assumed from a fixed sleep
+logged_after() { awk -v t="$1" '$1 > t { f = 1 } END { exit !f }' "$work/ctxt.log"; }
+n=0
+t0=$(date +%s.%N)
+until logged_after "$t0"; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/stat sampler logged nothing in 60 s"
+	sleep 0.05
+done
 t0=$(date +%s.%N); b0=$(ticks); c0=$(cpu_line)
-out=$("$TP" "\\Processor(_Total)\\% Processor Time" "\\Process(sdbusy)\\% Processor Time" \
+out=$("$TP" "\\Processor(_Total)\\% Processor Time" "\\Process(sdbusy$u)\\% Processor Time" \
 	"\\Memory\\Available Bytes" "\\System\\Context Switches/sec" \
 	"\\Processor(*)\\% Processor Time" "\\Processor(*)\\% Idle Time" -sc 3 2>&1) ||
 	fail "typeperf: $out"
 t1=$(date +%s.%N); b1=$(ticks); c1=$(cpu_line)
-sleep 0.2
+n=0
+until logged_after "$t1"; do
+	n=$((n + 1))
+	[ $n -lt 1200 ] || fail "the /proc/stat sampler logged nothing in 60 s"
+	sleep 0.05
+done
 kill "$sampler"
 avail=$(awk '/^MemAvailable/ { print $2 * 1024 }' /proc/meminfo)
 echo "$out"
@@ -229,9 +288,10 @@ echo "busy loop: typeperf $tp_busy%, /proc $proc_busy%"
 echo "_Total: typeperf $tp_total%, /proc/stat $proc_total%"
 echo "context switches/s: typeperf $tp_ctxt, /proc/stat $proc_ctxt"
 echo "available bytes: typeperf $tp_avail, /proc/meminfo $avail"
-within "$tp_busy" "$proc_busy" 15 || fail "Process(sdbusy) % Processor Time $tp_busy vs /proc $proc_busy"
-# that it ran at all (it competes with the whole machine's load: 35 % seen under make check)
-awk -v v="$tp_busy" 'BEGIN { exit !(v >= 10) }' || fail "the busy loop shows only $tp_busy%"
+within "$tp_busy" "$proc_busy" 15 || fail "Process(sdbusy$u) % Processor Time $tp_busy vs /proc $proc_busy"
+# that it ran at all, so the comparison compared something (it competes with the whole
+# machine's load: 35 % seen under make check, 7.2 % with 15 tasks queued on 2 CPUs)
+awk -v v="$tp_busy" 'BEGIN { exit !(v >= 1) }' || fail "the busy loop shows only $tp_busy%"
 within "$tp_total" "$proc_total" 15 || fail "Processor(_Total) $tp_total vs /proc/stat $proc_total"
 # every CPU, idle or busy: % Processor Time and % Idle Time against its /proc/stat line over
 # typeperf's window, within 10 points (an idle CPU's idle stretch in progress counts: sysd's
@@ -275,7 +335,7 @@ sampler=$!
 pids="$pids $sampler"
 sleep 0.3
 out=$("$TP" "\\System\\Processor Queue Length" "\\System\\System Up Time" \
-	"\\Process(sdsleeper)\\Elapsed Time" "\\Process(sdbusy)\\Elapsed Time" -sc 3 2>&1) ||
+	"\\Process(sdsleeper$u)\\Elapsed Time" "\\Process(sdbusy$u)\\Elapsed Time" -sc 3 2>&1) ||
 	fail "typeperf elapsed: $out"
 now=$(date +%s.%N); up=$(cut -d' ' -f1 /proc/uptime)
 kill "$sampler" $loops
@@ -292,8 +352,13 @@ elb_at=$(awk -v u="$up_at" -v s="$start" -v hz="$hz" 'BEGIN { printf "%.3f", u -
 echo "System Up Time: typeperf $tp_up, /proc/uptime $up_at"
 echo "Elapsed Time: sdsleeper typeperf $tp_el, /proc $el_at; sdbusy typeperf $tp_elb, /proc $elb_at"
 within "$tp_up" "$up_at" 0.5 || fail "System Up Time $tp_up vs /proc/uptime $up_at"
-within "$tp_el" "$el_at" 1.2 || fail "Process(sdsleeper) Elapsed Time $tp_el vs /proc $el_at"
-within "$tp_elb" "$elb_at" 0.5 || fail "Process(sdbusy) Elapsed Time $tp_elb vs /proc $elb_at"
+# the sleeping process's clock is rewritten once a second by the publishing timer, which a
+# loaded machine runs late (softirq): by as much as System Up Time, written by the same timer
+# every 10 ms, lags /proc/uptime (0.46 s seen, with the sleeper 1.29 s behind)
+lag=$(awk -v a="$tp_up" -v b="$up_at" 'BEGIN { d = b - a; print (d > 0 ? d : 0) }')
+within "$tp_el" "$el_at" "$(awk -v l="$lag" 'BEGIN { print 1.2 + l }')" ||
+	fail "Process(sdsleeper$u) Elapsed Time $tp_el vs /proc $el_at (timer $lag s late)"
+within "$tp_elb" "$elb_at" 0.5 || fail "Process(sdbusy$u) Elapsed Time $tp_elb vs /proc $elb_at"
 echo "$out" | grep '^"[0-9]' | cut -d, -f2 | tr -d '"\r' | awk '$1 < 2 { bad++ } END { exit bad > 0 }' ||
 	fail "Processor Queue Length under 2 with 3 loops on one CPU"
 tp_q=$(echo "$out" | grep '^"[0-9]' | cut -d, -f2 | tr -d '"\r' | awk '{ s += $1 } END { print s / NR }')
@@ -306,9 +371,9 @@ within "$tp_q" "$proc_q" "$(awk -v v="$proc_q" 'BEGIN { print 3 + v * 0.2 }')" |
 kill -9 "$sleeper" "$busy"
 wait "$sleeper" 2>/dev/null
 sleep 0.3
-"$TP" -qx Process 2>/dev/null | grep -q 'Process(sdsleeper)' &&
-	fail "Process(sdsleeper) still listed after it was killed"
-"$TP" -qx Process 2>/dev/null | grep -q 'Process(sdbusy)' && fail "Process(sdbusy) still listed"
+"$TP" -qx Process 2>/dev/null | grep -q "Process(sdsleeper$u)" &&
+	fail "Process(sdsleeper$u) still listed after it was killed"
+"$TP" -qx Process 2>/dev/null | grep -q "Process(sdbusy$u)" && fail "Process(sdbusy$u) still listed"
 "$TP" -qx Process 2>/dev/null | grep -q 'Process(sh' || fail "no Process(sh...) listed"
 # per CPU and totals of Processor Information, as the docs' consumer names them
 "$TP" -qx "Processor Information" 2>/dev/null | grep -q 'Processor Information(0,_Total)' ||

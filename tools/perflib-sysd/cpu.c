@@ -94,6 +94,31 @@ static int cpu_instances(struct sd *sd)
 	return 0;
 }
 
+/* the interrupt programs on the CPU's own vectors (x86's irq_vectors tracepoints): left out
+ * where the kernel has no such tracepoint */
+static int irq_vectors(struct sysd_bpf *skel)
+{
+	struct bpf_program *const progs[] = {
+		skel->progs.sd_irq_timer, skel->progs.sd_irq_resched, skel->progs.sd_irq_call,
+		skel->progs.sd_irq_call1, skel->progs.sd_irq_work,    skel->progs.sd_irq_spurious,
+		skel->progs.sd_irq_error, skel->progs.sd_irq_thermal, skel->progs.sd_irq_platform,
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		/* "tp_btf/<tracepoint>" */
+		const char *tp = strchr(bpf_program__section_name(progs[i]), '/') + 1;
+
+		if (libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP) > 0)
+			continue;
+		err = bpf_program__set_autoload(progs[i], false);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int cpu_prepare(struct sd *sd)
 {
 	struct sysd_bpf *skel = sd->skel;
@@ -109,6 +134,8 @@ static int cpu_prepare(struct sd *sd)
 	skel->rodata->nr_cpus = sd->nr_cpus;
 	skel->rodata->refresh_ns = 1000000000ull / sd->hz;
 	err = cpu_instances(sd);
+	if (!err)
+		err = irq_vectors(skel);
 	if (!err)
 		err = perflib_bpf_counterset_reuse(&sd->cs[SET_CPU], skel->maps.cpu_slots, NULL);
 	if (!err)

@@ -13,6 +13,17 @@
 
 #include "sysd.h"
 
+/* kernel-owned instance @name (InstanceId 0) of Process; its slot in *@slot */
+static int special(struct sd *sd, const char *name, volatile __u32 *slot)
+{
+	int idx = sd_kinst(sd, SET_PS, name, 0);
+
+	if (idx < 0)
+		return idx;
+	*slot = (__u32)idx;
+	return 0;
+}
+
 /* the programs create the instances: storage for --max-processes of them, now */
 static int process_prepare(struct sd *sd)
 {
@@ -22,6 +33,12 @@ static int process_prepare(struct sd *sd)
 
 	skel->rodata->geo_ps = cs->geo;
 	err = perflib_bpf_counterset_guid(cs, (__u8 *)skel->rodata->ps_guid);
+	/* Idle and _Total, as Windows lists them (ID Process 0), kernel-owned: the programs'
+	 * timer writes them */
+	if (!err)
+		err = special(sd, "Idle", &skel->rodata->ps_idle_slot);
+	if (!err)
+		err = special(sd, "_Total", &skel->rodata->ps_total_slot);
 	if (!err) {
 		err = perflib_kernel_reserve(sd->prov, &sd->reg[SET_PS]->counterset_guid,
 					     sd->max_ps);
@@ -64,10 +81,31 @@ static int run_iterator(struct sysd_bpf *skel)
 	return err;
 }
 
+/* the per-CPU offsets the programs add up the memory counters with (sd_pcpu_init) */
+static int pcpu_init(struct sysd_bpf *skel)
+{
+	struct {
+		__s64 ret;
+	} c = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sd_pcpu_init), &opts))
+		return -errno;
+	if (c.ret)
+		sd_err("cannot find the per-CPU offsets: Working Set and Private Bytes leave out "
+		       "the CPUs' parts");
+	return 0;
+}
+
 static int process_start(struct sd *sd, int *fd)
 {
+	int err;
+
 	(void)fd;
-	return run_iterator(sd->skel);
+	err = pcpu_init(sd->skel);
+	if (!err)
+		err = run_iterator(sd->skel);
+	return err;
 }
 
 const struct sd_source sd_process = {.prepare = process_prepare, .start = process_start};

@@ -82,7 +82,6 @@ static int attach(struct sd *sd, struct pollfd *pf)
 	int err;
 
 	err = sysd_bpf__attach(sd->skel);
-	sd->skel->bss->attach_ns = mono_ns();
 	for (i = 0; i < NR_SOURCES && !err; i++) {
 		if (sources[i]->start)
 			err = sources[i]->start(sd, &pf[i].fd);

@@ -10,16 +10,19 @@
  *    last, as the kernel's own tick accounting does. A BPF timer (sd_refresh, every 1/--hz
  *    s) publishes every CPU's accumulators, adding the idle stretch in progress of a CPU
  *    that is idle (an idle CPU may take no sample for seconds), so no value is staler than
- *    one period. Interrupts from irq:irq_handler_entry.
+ *    one period. Interrupts from irq:irq_handler_entry and the CPU's own vectors (timer,
+ *    inter-processor: x86's irq_vectors tracepoints).
  *  - System: context switches (sched_switch), system calls (sys_enter), processes and
- *    threads (fork, exit, and a task iterator for those that existed at load), Processor
+ *    threads (fork, exit, and a task iterator for those that existed at load; each thread
+ *    counted once, marked in its task storage), Processor
  *    Queue Length (each CPU's run queue, read by the timer), System Up Time (an elapsed
  *    time on a CLOCK_BOOTTIME object clock the timer writes).
  *  - Process: one instance per process, created by the BPF programs themselves at fork and
  *    for the processes found by the task iterator at load, renamed (deleted and created
  *    again, counters kept) at exec, deleted at exit. CPU time is charged to the process at
  *    every context switch and sample; thread count, working set and private bytes are read
- *    from the task when it leaves a CPU or is sampled. IO Read/Write Bytes are the growth of
+ *    from the task when it leaves a CPU or is sampled (and by the iterator at load), the
+ *    memory with the CPUs' parts of the RSS counters folded in. IO Read/Write Bytes are the growth of
  *    each thread's ioac.rchar / ioac.wchar (/proc/<pid>/io) since it was last seen (task
  *    storage), charged to its process at the same points and when the thread exits. Handle
  *    Count is the number of bits set in the process's open_fds bitmap (its open file
@@ -27,6 +30,8 @@
  *    max_fds) or SD_FD_PERIOD_NS passed since the thread last counted it. IO Read/Write
  *    Operations are syscr / syscw, as the bytes. Elapsed Time: the start (start_boottime)
  *    against a clock counter rewritten at those points and once a second by the timer.
+ *    Idle (the CPUs' idle time) and _Total (all CPU time, the threads, the I/O charged to
+ *    any process, the gauges summed once a second) are written by the timer.
  *
  *  - Network Interface: one instance per device of the initial network namespace (name =
  *    device name, InstanceId = ifindex), created and deleted here (sd_net_ctl, a syscall
@@ -161,6 +166,8 @@ const volatile __u32 cpu_total_slot = 0;
 const volatile __u32 pi_total_slot = 0;
 const volatile __u32 pi_node_total_slot = 0; /* single NUMA node only, else >= capacity */
 const volatile __u32 sys_slot = 0;
+const volatile __u32 ps_idle_slot = 0xFFFFFFFF;	 /* Process(Idle): the CPUs' idle time */
+const volatile __u32 ps_total_slot = 0xFFFFFFFF; /* Process(_Total): the sum, Idle included */
 const volatile __u32 pd_total_slot = 0xFFFFFFFF;
 const volatile __u32 ld_total_slot = 0xFFFFFFFF;
 const volatile __u64 refresh_ns = 10000000; /* the publishing timer's period (1 / --hz) */
@@ -208,6 +215,7 @@ struct ps_task {
 	__u64 fd_ts;
 	__u32 fd_next;
 	__u32 fd_max;
+	__u64 counted; /* in System\Threads: 0 not yet, 1 counted, 2 gone (see thread_in) */
 };
 
 struct {
@@ -251,8 +259,10 @@ struct {
 /* System's gauges and the loader's clock handshake */
 __s64 nr_processes = 0;
 __s64 nr_threads = 0;
-__u64 attach_ns = 0;	    /* CLOCK_MONOTONIC when the fork and exit programs were attached */
 __u32 iter_done = 0;	    /* the task iterator has run */
+__u32 init_seen = 0;	    /* the iterator met pid 1 (1) or reached it through a child (2) */
+__u64 init_ns = 0;	    /* when pid 1's threads were counted at once (init_seen 2) */
+__s64 init_early = 0;	    /* pid 1's threads counted by the fork program before that */
 __u32 ps_hint = 0;	    /* where the next Process slot is looked for */
 __s64 ps_create_errors = 0; /* creations that failed (no slot, ...), for status */
 __s64 net_create_errors = 0;
@@ -272,11 +282,70 @@ static __always_inline void *ps_slot_of(__u32 tgid)
 	return s ? perflib_gslot(&ps_slots, &geo_ps, *s) : NULL;
 }
 
-static __always_inline __u64 rss(struct mm_struct *mm, int i)
+/* add @v to counter @pos of a process's @slot and of Process(_Total) (what processes were
+ * charged since the start: it never goes back when a process exits) */
+static __always_inline void ps_add(void *slot, __u32 pos, __u64 v)
 {
-	__s64 v = BPF_CORE_READ(mm, rss_stat[i].count);
+	perflib_gcounter_add(slot, &geo_ps, pos, v);
+	perflib_gcounter_add(perflib_gslot(&ps_slots, &geo_ps, ps_total_slot), &geo_ps, pos, v);
+}
 
-	return v > 0 ? (__u64)v : 0;
+/*
+ * The per-CPU offsets (__per_cpu_offset[cpu]), found once by sd_pcpu_init: this kernel has no
+ * CONFIG_KALLSYMS_ALL (no per-CPU ksym) and its BTF carries no __percpu tags, so
+ * bpf_per_cpu_ptr cannot take a kernel per-CPU pointer. A per-CPU array map of ours gives
+ * them: its element's per-CPU pointer (bpf_array.pptrs[0]) and that element's address on
+ * each CPU (bpf_map_lookup_percpu_elem) differ by the CPU's offset.
+ */
+__u64 pcpu_off[SD_MAX_CPUS] = {};
+__u32 pcpu_ok = 0;	/* pcpu_off is filled */
+__u64 pcpu_scratch = 0; /* a pointer turned into a number (stored, read back) */
+
+/* the value of a pointer, as a number (the service runs with CAP_PERFMON: pointers may be
+ * stored) */
+static __always_inline __u64 ptr_value(void *p)
+{
+	SD_ONCE(pcpu_scratch) = (__u64)p;
+	barrier();
+	return SD_ONCE(pcpu_scratch);
+}
+
+/*
+ * The pages of @mm by kind (MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES) in @v,
+ * as /proc/<pid>/status reads them (get_mm_counter_sum: percpu_counter_sum_positive): each
+ * counter's central count plus the parts the CPUs hold back (up to the counter's batch per
+ * CPU). The four counters' per-CPU parts are one per-CPU allocation (percpu_counter_init_many:
+ * four s32 in a row), read with one copy per CPU.
+ */
+static __always_inline void mm_pages(struct mm_struct *mm, __u64 v[NR_MM_COUNTERS])
+{
+	__s64 sum[NR_MM_COUNTERS];
+	__u64 c0 = (__u64)BPF_CORE_READ(mm, rss_stat[0].counters);
+	struct bpf_iter_num it;
+	int i, *k, folded = pcpu_ok && c0;
+
+	for (i = 0; i < NR_MM_COUNTERS; i++) {
+		sum[i] = BPF_CORE_READ(mm, rss_stat[i].count);
+		if ((__u64)BPF_CORE_READ(mm, rss_stat[i].counters) != c0 + i * sizeof(__s32))
+			folded = 0; /* not one allocation: the central counts only */
+	}
+	if (folded) {
+		perflib__for(it, k, nr_cpus)
+		{
+			__u32 cpu = (__u32)*k;
+			__s32 part[NR_MM_COUNTERS] = {};
+
+			if (cpu >= SD_MAX_CPUS)
+				break;
+			if (bpf_probe_read_kernel(part, sizeof(part), (void *)(c0 + pcpu_off[cpu])))
+				continue;
+			for (i = 0; i < NR_MM_COUNTERS; i++)
+				sum[i] += part[i];
+		}
+		bpf_iter_num_destroy(&it);
+	}
+	for (i = 0; i < NR_MM_COUNTERS; i++)
+		v[i] = sum[i] > 0 ? (__u64)sum[i] : 0;
 }
 
 static __always_inline __u32 popcount64(__u64 x)
@@ -331,27 +400,27 @@ static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 
 	if (!pt) {
 		if (final) {
-			perflib_gcounter_add(slot, &geo_ps, PS_IO_READ, r);
-			perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE, w);
-			perflib_gcounter_add(slot, &geo_ps, PS_IO_READ_OPS, rops);
-			perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE_OPS, wops);
+			ps_add(slot, PS_IO_READ, r);
+			ps_add(slot, PS_IO_WRITE, w);
+			ps_add(slot, PS_IO_READ_OPS, rops);
+			ps_add(slot, PS_IO_WRITE_OPS, wops);
 		}
 		return;
 	}
 	if (rops > pt->syscr) {
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ_OPS, rops - pt->syscr);
+		ps_add(slot, PS_IO_READ_OPS, rops - pt->syscr);
 		pt->syscr = rops;
 	}
 	if (wops > pt->syscw) {
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE_OPS, wops - pt->syscw);
+		ps_add(slot, PS_IO_WRITE_OPS, wops - pt->syscw);
 		pt->syscw = wops;
 	}
 	if (r > pt->rchar) {
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ, r - pt->rchar);
+		ps_add(slot, PS_IO_READ, r - pt->rchar);
 		pt->rchar = r;
 	}
 	if (w > pt->wchar) {
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE, w - pt->wchar);
+		ps_add(slot, PS_IO_WRITE, w - pt->wchar);
 		pt->wchar = w;
 	}
 	files = BPF_CORE_READ(t, files);
@@ -374,6 +443,7 @@ static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 static __always_inline void ps_gauges(struct task_struct *t)
 {
 	void *slot = ps_slot_of(BPF_CORE_READ(t, tgid));
+	__u64 pages[NR_MM_COUNTERS];
 	struct mm_struct *mm;
 
 	if (!slot)
@@ -384,12 +454,13 @@ static __always_inline void ps_gauges(struct task_struct *t)
 	mm = BPF_CORE_READ(t, mm);
 	if (!mm)
 		return;
-	perflib_gcounter_set(
-		slot, &geo_ps, PS_WS,
-		(rss(mm, MM_FILEPAGES) + rss(mm, MM_ANONPAGES) + rss(mm, MM_SHMEMPAGES)) *
-			SD_PAGE_SIZE);
+	mm_pages(mm, pages);
+	/* VmRSS and RssAnon + VmSwap of /proc/<pid>/status */
+	perflib_gcounter_set(slot, &geo_ps, PS_WS,
+			     (pages[MM_FILEPAGES] + pages[MM_ANONPAGES] + pages[MM_SHMEMPAGES]) *
+				     SD_PAGE_SIZE);
 	perflib_gcounter_set(slot, &geo_ps, PS_PRIVATE,
-			     (rss(mm, MM_ANONPAGES) + rss(mm, MM_SWAPENTS)) * SD_PAGE_SIZE);
+			     (pages[MM_ANONPAGES] + pages[MM_SWAPENTS]) * SD_PAGE_SIZE);
 }
 
 /* add @v to counter @pos of the Cgroup instances of @t's cgroup (unified hierarchy) and its
@@ -597,10 +668,42 @@ struct {
 	__uint(max_entries, 1);
 } sd_stats SEC(".maps");
 
-static long stamp_one(void *map, __u32 *tgid, __u32 *slot, __u64 *stamp)
+/* the once-a-second walk over the processes: their clocks written, their gauges summed */
+struct stamp_ctx {
+	__u64 stamp;   /* the object clock now */
+	__u64 ws;      /* Working Set, summed */
+	__u64 priv;    /* Private Bytes, summed */
+	__u64 handles; /* Handle Count, summed */
+};
+
+static long stamp_one(void *map, __u32 *tgid, __u32 *idx, struct stamp_ctx *c)
 {
-	perflib_gcounter_set(perflib_gslot(&ps_slots, &geo_ps, *slot), &geo_ps, PS_STAMP, *stamp);
+	void *slot = perflib_gslot(&ps_slots, &geo_ps, *idx);
+
+	perflib_gcounter_set(slot, &geo_ps, PS_STAMP, c->stamp);
+	c->ws += perflib_gcounter_read(slot, &geo_ps, PS_WS);
+	c->priv += perflib_gcounter_read(slot, &geo_ps, PS_PRIVATE);
+	c->handles += perflib_gcounter_read32(slot, &geo_ps, PS_HANDLES);
 	return 0;
+}
+
+/*
+ * Process(Idle) and Process(_Total), as Windows has them: Idle is the CPUs' idle time (its
+ * threads are the idle tasks, one per CPU; privileged time), _Total the sum of every process
+ * and Idle: the time of all CPUs (idle, user and privileged), the threads of System\Threads
+ * and the idle tasks. Both: ID Process 0, running since boot. The I/O of _Total is charged
+ * with each process's (ps_add); its gauges are summed by the once-a-second walk.
+ */
+static __always_inline void ps_special(void *slot, __u64 time, __u64 user, __u64 priv,
+				       __u32 threads, __u64 stamp)
+{
+	perflib_gcounter_set(slot, &geo_ps, PS_TIME, time / SD_NS_PER_100NS);
+	perflib_gcounter_set(slot, &geo_ps, PS_USER, user / SD_NS_PER_100NS);
+	perflib_gcounter_set(slot, &geo_ps, PS_PRIV, priv / SD_NS_PER_100NS);
+	perflib_gcounter_set32(slot, &geo_ps, PS_THREADS, threads);
+	perflib_gcounter_set(slot, &geo_ps, PS_ELAPSED, 1); /* since boot, as System Up Time */
+	perflib_gcounter_set(slot, &geo_ps, PS_STAMP, stamp);
+	perflib_gcounter_set(slot, &geo_ps, PS_FREQ, SD_CLOCK_HZ);
 }
 
 static __always_inline void refresh(void)
@@ -654,14 +757,21 @@ static __always_inline void refresh(void)
 	perflib_gcounter_set(slot, &geo_sys, SYS_UPTIME, 1); /* booted at the clock's start */
 	perflib_gcounter_set(slot, &geo_sys, SYS_STAMP, stamp);
 	perflib_gcounter_set(slot, &geo_sys, SYS_FREQ, SD_CLOCK_HZ);
+	ps_special(perflib_gslot(&ps_slots, &geo_ps, ps_idle_slot), idle, 0, idle, (__u32)n, stamp);
+	slot = perflib_gslot(&ps_slots, &geo_ps, ps_total_slot);
+	ps_special(slot, idle + user + priv, user, idle + priv, (__u32)(nr_threads + n), stamp);
 	/* the Process instances' clocks, less often (one write per process) */
 	now = bpf_ktime_get_ns();
 	if (now - stamp_ts >= SD_STAMP_PERIOD_NS) {
 		struct sd_stats *stats = bpf_map_lookup_elem(&sd_stats, &zero);
+		struct stamp_ctx c = {.stamp = stamp};
 		long n;
 
 		stamp_ts = now;
-		n = bpf_for_each_map_elem(&ps_map, stamp_one, &stamp, 0);
+		n = bpf_for_each_map_elem(&ps_map, stamp_one, &c, 0);
+		perflib_gcounter_set(slot, &geo_ps, PS_WS, c.ws);
+		perflib_gcounter_set(slot, &geo_ps, PS_PRIVATE, c.priv);
+		perflib_gcounter_set32(slot, &geo_ps, PS_HANDLES, (__u32)c.handles);
 		if (stats) {
 			stats->stamp_runs++;
 			stats->stamp_ns += bpf_ktime_get_ns() - now;
@@ -705,6 +815,43 @@ int sd_refresh_start(struct { __s64 ret; } * c)
 	return 0;
 }
 
+/* fill pcpu_off (see mm_pages), run once by the service before the programs attach; ret: 0,
+ * or -EINVAL when an offset looks wrong (then the Working Set and Private Bytes are the
+ * counters' central counts, as before) */
+SEC("syscall")
+int sd_pcpu_init(struct { __s64 ret; } * c)
+{
+	__u64 base = 0, map = ptr_value(&cpu_state);
+	struct bpf_iter_num it;
+	__u32 zero = 0;
+	int *k, bad = 0;
+
+	/* the per-CPU pointer of the array's element 0 */
+	if (bpf_probe_read_kernel(&base, sizeof(base),
+				  (void *)(map + bpf_core_field_offset(struct bpf_array, pptrs))) ||
+	    !base) {
+		c->ret = -PERFLIB_EINVAL;
+		return 0;
+	}
+	perflib__for(it, k, nr_cpus)
+	{
+		__u32 cpu = (__u32)*k;
+		void *p = bpf_map_lookup_percpu_elem(&cpu_state, &zero, cpu);
+
+		if (cpu >= SD_MAX_CPUS)
+			break;
+		if (!p) {
+			bad = 1;
+			continue;
+		}
+		pcpu_off[cpu] = ptr_value(p) - base;
+	}
+	bpf_iter_num_destroy(&it);
+	pcpu_ok = !bad;
+	c->ret = bad ? -PERFLIB_EINVAL : 0;
+	return 0;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sd_sys_enter)
 {
@@ -715,14 +862,81 @@ int BPF_PROG(sd_sys_enter)
 	return 0;
 }
 
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(sd_irq)
+static __always_inline int irq_count(void)
 {
 	struct cpu_state *st = state();
 
 	if (st)
 		st->irqs++;
 	return 0;
+}
+
+/* device interrupts: one per handler run (a shared line runs each of its handlers) */
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(sd_irq)
+{
+	return irq_count();
+}
+
+/*
+ * The interrupts that have no irq handler: the CPU's own vectors (x86 irq_vectors), counted
+ * in /proc/interrupts as LOC, RES, CAL, IWI, SPU, ERR, TRM, PLT (a TLB shootdown is a
+ * function call interrupt: CAL; /proc/interrupts counts it twice, in CAL and TLB). Windows'
+ * Interrupts/sec counts the clock and inter-processor interrupts too. The service leaves out
+ * a program whose tracepoint the kernel lacks (other architectures).
+ */
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(sd_irq_timer)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/reschedule_entry")
+int BPF_PROG(sd_irq_resched)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/call_function_entry")
+int BPF_PROG(sd_irq_call)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/call_function_single_entry")
+int BPF_PROG(sd_irq_call1)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/irq_work_entry")
+int BPF_PROG(sd_irq_work)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/spurious_apic_entry")
+int BPF_PROG(sd_irq_spurious)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/error_apic_entry")
+int BPF_PROG(sd_irq_error)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/thermal_apic_entry")
+int BPF_PROG(sd_irq_thermal)
+{
+	return irq_count();
+}
+
+SEC("tp_btf/x86_platform_ipi_entry")
+int BPF_PROG(sd_irq_platform)
+{
+	return irq_count();
 }
 
 /* create the Process instance of @t (a thread-group leader); its slot, or < 0 */
@@ -774,10 +988,43 @@ static __always_inline int ps_delete(__u32 tgid)
 	return 0;
 }
 
+/*
+ * System\Threads: each thread is counted once, by whichever sees it first, the fork program
+ * or the task iterator of the start (a thread forked while the programs attach is seen by
+ * both; the child is visible to the iterator before its fork tracepoint runs), and uncounted
+ * once at its exit, only if it was counted: its storage's mark goes 0 -> 1 (counted) or
+ * -> 2 (gone, at exit) exactly once. Before, a time stamp split them, and a thread forked
+ * while the programs attached was counted twice and uncounted once (89 against 107 seen).
+ */
+static __always_inline void thread_in(struct task_struct *t)
+{
+	struct ps_task *pt =
+		bpf_task_storage_get(&ps_task, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (pt && __sync_val_compare_and_swap(&pt->counted, 0, 1) == 0) {
+		__sync_fetch_and_add(&nr_threads, 1);
+		if (!init_seen && BPF_CORE_READ(t, tgid) == 1)
+			__sync_fetch_and_add(&init_early, 1);
+	}
+}
+
+/* the exit of thread @t: uncounted if it was counted, by its mark or, for a thread of pid 1
+ * counted at once at the start, by its start time */
+static __always_inline void thread_out(struct task_struct *t)
+{
+	struct ps_task *pt = bpf_task_storage_get(&ps_task, t, NULL,
+						  iter_done ? 0 : BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 old = pt ? __sync_lock_test_and_set(&pt->counted, 2) : 0;
+
+	if (old == 1 || (!old && init_seen == 2 && BPF_CORE_READ(t, tgid) == 1 &&
+			 BPF_CORE_READ(t, start_time) < init_ns))
+		__sync_fetch_and_sub(&nr_threads, 1);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sd_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__sync_fetch_and_add(&nr_threads, 1);
+	thread_in(child);
 	if (child->pid == child->tgid)
 		ps_create(child, parent->tgid);
 	return 0;
@@ -836,9 +1083,9 @@ int BPF_PROG(sd_exit, struct task_struct *p, bool group_dead)
 {
 	void *slot;
 
-	/* threads that existed before the iterator ran are counted by it */
-	if (iter_done || p->start_time >= attach_ns)
-		__sync_fetch_and_sub(&nr_threads, 1);
+	/* a thread the iterator may still meet is marked gone (storage made for it): the
+	 * iterator then leaves it out; once it ran, a thread without storage was never counted */
+	thread_out(p);
 	slot = ps_slot_of(p->tgid);
 	if (slot)
 		ps_io(p, slot, 1); /* the thread's last reads and writes */
@@ -847,29 +1094,61 @@ int BPF_PROG(sd_exit, struct task_struct *p, bool group_dead)
 	return 0;
 }
 
+/* the Process instance of @t, a thread-group leader that existed at the start */
+static __always_inline void ps_start(struct task_struct *t)
+{
+	void *slot;
+
+	if (ps_create(t, BPF_CORE_READ(t, real_parent, tgid)) < 0)
+		return;
+	slot = ps_slot_of(BPF_CORE_READ(t, tgid));
+	/* the bytes of the threads that had exited before (their own are charged when they are
+	 * seen) */
+	ps_add(slot, PS_IO_READ, BPF_CORE_READ(t, signal, ioac.rchar));
+	ps_add(slot, PS_IO_WRITE, BPF_CORE_READ(t, signal, ioac.wchar));
+	ps_add(slot, PS_IO_READ_OPS, BPF_CORE_READ(t, signal, ioac.syscr));
+	ps_add(slot, PS_IO_WRITE_OPS, BPF_CORE_READ(t, signal, ioac.syscw));
+	ps_gauges(t);
+}
+
 /* the processes and threads that existed when the service started */
 SEC("iter/task")
 int sd_iter_task(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
 
-	if (!t || (t->flags & SD_PF_EXITING) || t->start_time >= attach_ns)
-		return 0;
-	__sync_fetch_and_add(&nr_threads, 1);
-	if (t->pid == t->tgid && ps_create(t, BPF_CORE_READ(t, real_parent, tgid)) >= 0) {
-		void *slot = ps_slot_of(t->tgid);
+	struct task_struct *p;
 
-		/* the bytes of the threads that had exited before (their own are charged
-		 * when they are seen) */
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ,
-				     BPF_CORE_READ(t, signal, ioac.rchar));
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE,
-				     BPF_CORE_READ(t, signal, ioac.wchar));
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_READ_OPS,
-				     BPF_CORE_READ(t, signal, ioac.syscr));
-		perflib_gcounter_add(slot, &geo_ps, PS_IO_WRITE_OPS,
-				     BPF_CORE_READ(t, signal, ioac.syscw));
+	if (!t || (t->flags & SD_PF_EXITING))
+		return 0;
+	if (t->tgid == 1)
+		init_seen = 1;
+	/*
+	 * pid 1 comes first when the iterator yields it (pids are visited in order). Where it
+	 * does not (the VM's init here: neither the iterator, bpf_task_from_pid nor the
+	 * open-coded task iterator over its threads finds its thread group; /proc does), it is
+	 * reached as the parent of the first of its children.
+	 */
+	p = t->real_parent;
+	if (!init_seen && p && p->tgid == 1) {
+		p = p->group_leader;
+		if (p) {
+			/* its threads at once (the fork program counted those it saw already),
+			 * uncounted one by one at their exits (thread_out) */
+			init_ns = bpf_ktime_get_ns();
+			barrier();
+			init_seen = 2;
+			__sync_fetch_and_add(&nr_threads,
+					     BPF_CORE_READ(p, signal, nr_threads) - init_early);
+			ps_start(p);
+		}
 	}
+	thread_in(t);
+	if (t->pid == t->tgid)
+		ps_start(t);
+	/* what the process holds now (it may sleep for long): threads, memory, handles, and the
+	 * thread's I/O so far */
+	ps_gauges(t);
 	return 0;
 }
 
@@ -894,11 +1173,28 @@ static __always_inline void net_count(struct net_device *dev, __u64 bytes, int r
 	perflib_gcounter_add32(slot, &geo_net, rx ? NET_PACKETS_RX : NET_PACKETS_TX, 1);
 }
 
+#define SD_IFF_LOOPBACK 0x8
+
+/*
+ * Bytes as the device's driver counts them (/proc/net/dev): with the link-layer header, except
+ * on loopback, whose driver counts a packet once its Ethernet header is pulled (loopback_xmit:
+ * eth_type_trans, then skb->len), so without its 14 bytes, sent and received alike.
+ */
+static __always_inline int is_loopback(struct net_device *dev)
+{
+	return BPF_CORE_READ(dev, flags) & SD_IFF_LOOPBACK;
+}
+
 SEC("tp_btf/net_dev_xmit")
 int BPF_PROG(sd_net_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int len)
 {
-	if (!rc)
-		net_count(dev, len, 0);
+	__u32 hh = BPF_CORE_READ(dev, hard_header_len);
+
+	if (rc)
+		return 0;
+	if (is_loopback(dev))
+		len = len > hh ? len - hh : 0; /* the header loopback_xmit pulls before counting */
+	net_count(dev, len, 0);
 	return 0;
 }
 
@@ -908,8 +1204,8 @@ int BPF_PROG(sd_net_rx, struct sk_buff *skb)
 	__u16 mac = skb->mac_header;
 	__u64 data = (__u64)skb->data - (__u64)skb->head, bytes = skb->len;
 
-	/* the link-layer header, pulled by now, counts as the driver counts it */
-	if (mac != (__u16)~0U && data > mac && data - mac <= 128)
+	/* the link-layer header, pulled by now, counts as the driver counts it (not loopback's) */
+	if (mac != (__u16)~0U && data > mac && data - mac <= 128 && !is_loopback(skb->dev))
 		bytes += data - mac;
 	net_count(skb->dev, bytes, 1);
 	return 0;
