@@ -31,6 +31,30 @@
 #include "../helpers/cons_util.h"
 
 #define WAIT_MS 10000
+
+/* true once /proc/@pid/stat says the task (a process's leader thread) is a zombie, waiting up
+ * to WAIT_MS: a loaded machine may not have run the exit yet after any fixed sleep */
+static bool leader_is_zombie(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int waited;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (waited = 0; waited < WAIT_MS; waited += 5) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		/* "pid (comm) S ...": the state follows the last ')' */
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'Z')
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
 #define PROV_GUID "{5a1e0b7e-0000-4d2c-9a3b-0000000000ff}"
 
 struct holder {
@@ -280,12 +304,14 @@ static void test_zombie_leader_counts(void **state)
 	struct perflib_store *ro;
 	struct holder h;
 	HANDLE prov;
-	uint32_t v1 = 0, v2 = 0, i;
+	const uint8_t *mine = NULL;
+	uint32_t v1, v2, i;
+	int waited;
 
 	(void)state;
 	prov = host_provider(&set);
 	holder_start(&h, "zombie", &set, "worker", 0, false);
-	usleep(50000);
+	assert_true(leader_is_zombie(h.pid));
 	/* a reap, then a create into the set: neither may take the working provider's slot */
 	assert_int_equal(perflib_reap_counterset(&set), 0);
 	assert_non_null(PerfCreateInstance(prov, &set, cons_w("other"), 1));
@@ -295,19 +321,28 @@ static void test_zombie_leader_counts(void **state)
 		uint64_t w = perflib_slot_word(slot);
 
 		if (perflib_word_state(w) == PERFLIB_SLOT_LIVE &&
-		    perflib_word_pid(w) == (uint32_t)h.ns_pid) {
-			v1 = __atomic_load_n((const uint32_t *)(slot + PERFLIB_COUNTERS_OFFSET),
-					     __ATOMIC_RELAXED);
-			usleep(100000);
-			v2 = __atomic_load_n((const uint32_t *)(slot + PERFLIB_COUNTERS_OFFSET),
-					     __ATOMIC_RELAXED);
-			assert_int_equal(perflib_word_state(perflib_slot_word(slot)),
-					 PERFLIB_SLOT_LIVE);
-		}
+		    perflib_word_pid(w) == (uint32_t)h.ns_pid)
+			mine = slot;
 	}
-	perflib_store_close(ro);
+	assert_non_null(mine);
+	/* the worker thread counts on (it may not have run yet on a loaded machine: wait for
+	 * each step up to WAIT_MS rather than after a fixed sleep) */
+	v1 = 0;
+	for (waited = 0; waited < WAIT_MS && !v1; waited += 5) {
+		usleep(5000);
+		v1 = __atomic_load_n((const uint32_t *)(mine + PERFLIB_COUNTERS_OFFSET),
+				     __ATOMIC_RELAXED);
+	}
 	assert_true(v1 > 0);
+	v2 = v1;
+	for (waited = 0; waited < WAIT_MS && v2 == v1; waited += 5) {
+		usleep(5000);
+		v2 = __atomic_load_n((const uint32_t *)(mine + PERFLIB_COUNTERS_OFFSET),
+				     __ATOMIC_RELAXED);
+	}
 	assert_true(v2 > v1);
+	assert_int_equal(perflib_word_state(perflib_slot_word(mine)), PERFLIB_SLOT_LIVE);
+	perflib_store_close(ro);
 	holder_kill(&h);
 	assert_int_equal(PerfStopProvider(prov), ERROR_SUCCESS);
 }
@@ -325,7 +360,8 @@ static void test_proc_alive_zombie(void **state)
 	(void)state;
 	prov = host_provider(&set);
 	holder_start(&h, "zombie", &set, "z", 0, false);
-	usleep(20000);
+	/* its leader has exited, its worker thread runs on */
+	assert_true(leader_is_zombie(h.pid));
 	assert_int_equal(perflib_proc_start_time(h.pid, &start), 0);
 	perflib_self(&self, &stamp);
 	/* the same namespace: the stamp of a process here is its start time */
@@ -337,7 +373,13 @@ static void test_proc_alive_zombie(void **state)
 	assert_true(z >= 0);
 	if (!z)
 		_exit(0);
-	usleep(50000);
+	/* exited, and left unreaped (WNOWAIT): a zombie */
+	{
+		siginfo_t si;
+
+		assert_int_equal(waitid(P_PID, (id_t)z, &si, WEXITED | WNOWAIT), 0);
+	}
+	assert_true(leader_is_zombie(z));
 	assert_int_equal(perflib_proc_start_time(z, &start), 0);
 	assert_int_equal(perflib_proc_alive((uint32_t)z, start | (stamp & ~PERFLIB_START_MASK)), 0);
 	assert_int_equal(tl_wait(z, WAIT_MS), 0);
