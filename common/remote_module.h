@@ -31,10 +31,10 @@ enum perflib_remote_fail {
 };
 
 struct perflib_remote_reply {
-	long http;	  /* HTTP status code */
-	long win32;	  /* X-Perflib-Status, -1 when absent */
-	uint8_t *body;	  /* malloc'd (the caller frees it with free()), NULL when empty */
-	size_t len;	  /* bytes of body */
+	long http;     /* HTTP status code */
+	long win32;    /* X-Perflib-Status, -1 when absent */
+	uint8_t *body; /* malloc'd (the caller frees it with free()), NULL when empty */
+	size_t len;    /* bytes of body */
 };
 
 struct perflib_remote_ops {

@@ -25,10 +25,10 @@
 
 #include "remote_module.h"
 
-#define DEFAULT_PORT 9419	   /* perflib-exporter's default (--listen 127.0.0.1:9419) */
-#define DEFAULT_TIMEOUT_MS 3000	   /* connect and whole request, each */
-#define MAX_BODY 0xFFFFFFFFull	   /* answers are DWORD-sized */
-#define HOST_MAX 255		   /* a DNS name */
+#define DEFAULT_PORT 9419	/* perflib-exporter's default (--listen 127.0.0.1:9419) */
+#define DEFAULT_TIMEOUT_MS 3000 /* connect and whole request, each */
+#define MAX_BODY 0xFFFFFFFFull	/* answers are DWORD-sized */
+#define HOST_MAX 255		/* a DNS name */
 #define EXPORT __attribute__((visibility("default")))
 
 /* what one host is reached with; strings malloc'd (NULL: not set) */
@@ -209,7 +209,8 @@ static void read_file(const char *path)
 		if (eq)
 			*eq = 0;
 		if (!eq || !setting(cur ? &cur->s : &global, trim(s), trim(eq + 1)))
-			warn("remote settings %s:%u: ignored (expected KEY = VALUE with a known key and a good value)",
+			warn("remote settings %s:%u: ignored (expected KEY = VALUE with a known "
+			     "key and a good value)",
 			     path, nr);
 	}
 	fclose(f);
@@ -220,10 +221,14 @@ static void load(void)
 	static const struct {
 		const char *env, *key;
 	} envs[] = {
-		{"PERFLIB_REMOTE_PORT", "port"},	 {"PERFLIB_REMOTE_SCHEME", "scheme"},
-		{"PERFLIB_REMOTE_CA", "ca"},		 {"PERFLIB_REMOTE_CERT", "cert"},
-		{"PERFLIB_REMOTE_KEY", "key"},		 {"PERFLIB_REMOTE_USER", "user"},
-		{"PERFLIB_REMOTE_PASSFILE", "passfile"}, {"PERFLIB_REMOTE_TIMEOUT", "timeout"},
+		{"PERFLIB_REMOTE_PORT", "port"},
+		{"PERFLIB_REMOTE_SCHEME", "scheme"},
+		{"PERFLIB_REMOTE_CA", "ca"},
+		{"PERFLIB_REMOTE_CERT", "cert"},
+		{"PERFLIB_REMOTE_KEY", "key"},
+		{"PERFLIB_REMOTE_USER", "user"},
+		{"PERFLIB_REMOTE_PASSFILE", "passfile"},
+		{"PERFLIB_REMOTE_TIMEOUT", "timeout"},
 	};
 	const char *file = secure_getenv("PERFLIB_REMOTE_CONFIG"), *v;
 	char *path = NULL;
@@ -260,10 +265,10 @@ static struct settings resolve(const char *host)
 	for (sec = sections; sec; sec = sec->next) {
 		if (strcmp(sec->host, host))
 			continue;
-#define OVER(f)                    \
-	do {                       \
-		if (sec->s.f)      \
-			s.f = sec->s.f; \
+#define OVER(f)                                                                                    \
+	do {                                                                                       \
+		if (sec->s.f)                                                                      \
+			s.f = sec->s.f;                                                            \
 	} while (0)
 		OVER(scheme);
 		OVER(port);

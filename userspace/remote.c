@@ -96,7 +96,8 @@ static void module_load(void)
 		}
 #ifdef PERFLIB_LIBDIR
 		if (!dl)
-			dl = dlopen(PERFLIB_LIBDIR "/" PERFLIB_REMOTE_SONAME, RTLD_NOW | RTLD_LOCAL);
+			dl = dlopen(PERFLIB_LIBDIR "/" PERFLIB_REMOTE_SONAME,
+				    RTLD_NOW | RTLD_LOCAL);
 #endif
 		if (!dl)
 			dl = dlopen(PERFLIB_REMOTE_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -214,8 +215,8 @@ ULONG perflib_remote_sets(const char *host, LPGUID ids, DWORD count, LPDWORD ret
 	return ret;
 }
 
-ULONG perflib_remote_instances(const char *host, LPCGUID guid, PPERF_INSTANCE_HEADER buf,
-			       DWORD cb, LPDWORD ret_cb)
+ULONG perflib_remote_instances(const char *host, LPCGUID guid, PPERF_INSTANCE_HEADER buf, DWORD cb,
+			       LPDWORD ret_cb)
 {
 	struct perflib_remote_reply r;
 	char path[96];
@@ -297,7 +298,8 @@ static ULONG server_open(struct rquery *q)
 		return ret;
 	/* the token: 16 lower-case hex digits */
 	for (i = 0; i < r.len && i < 16; i++)
-		if (!((r.body[i] >= '0' && r.body[i] <= '9') || (r.body[i] >= 'a' && r.body[i] <= 'f')))
+		if (!((r.body[i] >= '0' && r.body[i] <= '9') ||
+		      (r.body[i] >= 'a' && r.body[i] <= 'f')))
 			break;
 	if (r.len != 16 || i != 16) {
 		free(r.body);

@@ -14,8 +14,8 @@
 
 /* PerfEnumerateCounterSet, PerfEnumerateCounterSetInstances, registration info of @host */
 ULONG perflib_remote_sets(const char *host, LPGUID ids, DWORD count, LPDWORD ret_count);
-ULONG perflib_remote_instances(const char *host, LPCGUID guid, PPERF_INSTANCE_HEADER buf,
-			       DWORD cb, LPDWORD ret_cb);
+ULONG perflib_remote_instances(const char *host, LPCGUID guid, PPERF_INSTANCE_HEADER buf, DWORD cb,
+			       LPDWORD ret_cb);
 ULONG perflib_remote_reg(const char *host, LPCGUID guid, PerfRegInfoType code, DWORD lang,
 			 LPBYTE buf, DWORD cb, LPDWORD ret_cb);
 

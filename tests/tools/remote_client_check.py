@@ -423,12 +423,138 @@ print(st, "%.2f" % (time.monotonic() - t0))
         st = lib.PerfEnumerateCounterSet(wstr(name), None, 0, ctypes.byref(n))
         check(st == 0 and n.value == 0, "%r is this machine (empty root): 0 sets" % (name,))
 
+    exp_a, exp_b = pdh_checks(output, tmp, root_a, root_b, root_c, exp_a, exp_b, name_a, name_b)
+
     stop(exp_a)
     stop(exp_b)
     for p in (prov_a, prov_b):
         p.stdin.close()
         p.wait(10)
     return failures
+
+
+PDH_NO_MACHINE = 0x800007D0
+PDH_FMT_LARGE = 0x400
+
+
+class FmtValue(ctypes.Structure):
+    _fields_ = [("CStatus", ctypes.c_uint32), ("large", ctypes.c_int64)]
+
+
+def multi_sz(raw):
+    return [x for x in raw.decode().split("\0") if x]
+
+
+def pdh_list(call):
+    """a PDH MULTI_SZ in characters: (status, strings); the sizing call first"""
+    n = ctypes.c_uint32(0)
+    st = call(None, ctypes.byref(n))
+    if st not in (0, 0x800007D2):
+        return st, []
+    buf = ctypes.create_string_buffer(n.value + 1)
+    st = call(buf, ctypes.byref(n))
+    return st, multi_sz(buf.raw[: n.value])
+
+
+def pdh_checks(output, tmp, root_a, root_b, root_c, exp_a, exp_b, name_a, name_b):
+    """PDH and typeperf on other machines; returns the servers (B is restarted)"""
+    pdh = ctypes.CDLL(output + "/libpdh.so")
+    for f in ("PdhOpenQueryA", "PdhAddCounterA", "PdhCollectQueryData",
+              "PdhGetFormattedCounterValue", "PdhEnumObjectsA", "PdhEnumObjectItemsA",
+              "PdhConnectMachineA", "PdhEnumMachinesA", "PdhExpandWildCardPathA",
+              "PdhValidatePathA", "PdhCloseQuery"):
+        getattr(pdh, f).restype = ctypes.c_uint32
+    # this machine has the provider too now, with its own value
+    prov_c = start_provider(output, root_c, tmp, "c")
+    check(provider_cmd(prov_c, "set 0 0 3 77") == "ok", "this machine: a provider, alpha 77")
+    ma, mb = b"\\\\" + name_a.encode(), b"\\\\" + name_b.encode()
+
+    st, objs = pdh_list(lambda buf, n: pdh.PdhEnumObjectsA(None, ma, buf, n, 0xFFFFFFFF, 1))
+    check(st == 0 and sorted(objs) == ["Exporter Single", "Exporter Test"],
+          "PdhEnumObjects on %s: %s (%x)" % (name_a, objs, st))
+    n1, n2 = ctypes.c_uint32(0), ctypes.c_uint32(0)
+    st = pdh.PdhEnumObjectItemsA(None, mb, b"Exporter Test", None, ctypes.byref(n1), None,
+                                 ctypes.byref(n2), 0xFFFFFFFF, 0)
+    c1, c2 = ctypes.create_string_buffer(n1.value + 1), ctypes.create_string_buffer(n2.value + 1)
+    st = pdh.PdhEnumObjectItemsA(None, mb, b"Exporter Test", c1, ctypes.byref(n1), c2,
+                                 ctypes.byref(n2), 0xFFFFFFFF, 0)
+    insts = multi_sz(c2.raw[: n2.value])
+    check(st == 0 and "Queue Length" in multi_sz(c1.raw[: n1.value]) and "alpha" in insts,
+          "PdhEnumObjectItems on %s: counters and instances %s" % (name_b, insts))
+    check(pdh.PdhConnectMachineA(ma) == 0, "PdhConnectMachine(%s)" % name_a)
+    check(pdh.PdhConnectMachineA(b"\\\\127.0.0.4:1") == PDH_NO_MACHINE,
+          "PdhConnectMachine of a machine nobody serves: PDH_CSTATUS_NO_MACHINE")
+    st, machines = pdh_list(lambda buf, n: pdh.PdhEnumMachinesA(None, buf, n))
+    check(st == 0 and ("\\\\" + name_a) in machines and len(machines) == 2,
+          "PdhEnumMachines: this one and the connected one (%s)" % machines)
+    path_a = ma + b"\\Exporter Test(alpha)\\Queue Length"
+    path_b = mb + b"\\Exporter Test(alpha)\\Queue Length"
+    path_c = b"\\Exporter Test(alpha)\\Queue Length"
+    check(pdh.PdhValidatePathA(path_a) == 0, "PdhValidatePath of a path on %s" % name_a)
+    check(pdh.PdhValidatePathA(ma + b"\\No Such\\Thing") != 0, "a missing object there: refused")
+    st, paths = pdh_list(lambda buf, n: pdh.PdhExpandWildCardPathA(
+        None, ma + b"\\Exporter Test(*)\\Queue Length", buf, n, 0))
+    check(st == 0 and len(paths) == 5 and all(p.startswith("\\\\" + name_a) for p in paths),
+          "PdhExpandWildCardPath on %s: %d paths" % (name_a, len(paths)))
+
+    q = ctypes.c_void_p()
+    check(pdh.PdhOpenQueryA(None, 0, ctypes.byref(q)) == 0, "PdhOpenQuery")
+    hs = []
+    for path in (path_a, path_b, path_c):
+        h = ctypes.c_void_p()
+        st = pdh.PdhAddCounterA(q, path, 0, ctypes.byref(h))
+        check(st == 0, "PdhAddCounter %s (%x)" % (path.decode(), st))
+        hs.append(h)
+    h = ctypes.c_void_p()
+    st = pdh.PdhAddCounterA(q, b"\\\\127.0.0.4:1\\Exporter Test(alpha)\\Queue Length", 0,
+                            ctypes.byref(h))
+    check(st == PDH_NO_MACHINE, "PdhAddCounter on a machine nobody serves: %x" % st)
+
+    def values():
+        out = []
+        for h in hs:
+            v = FmtValue()
+            st = pdh.PdhGetFormattedCounterValue(h, PDH_FMT_LARGE, None, ctypes.byref(v))
+            out.append(v.large if st == 0 else ("st", hex(st), hex(v.CStatus)))
+        return out
+    check(pdh.PdhCollectQueryData(q) == 0, "PdhCollectQueryData: three machines")
+    got = values()
+    check(got == [5, 4242, 77], "one query, three machines' values: %s" % got)
+    # server B killed: its counter says so, the others are read
+    exp_b.kill()
+    exp_b.wait()
+    t0 = time.monotonic()
+    st = pdh.PdhCollectQueryData(q)
+    got = values()
+    check(st == 0 and got[0] == 5 and got[2] == 77 and got[1][2] == hex(PDH_NO_MACHINE),
+          "server B down: A and this machine read, B's counter PDH_CSTATUS_NO_MACHINE "
+          "(%s, %.2f s)" % (got, time.monotonic() - t0))
+    exp_b, _ = start_exporter(output, root_b, name_b, tmp, "b2")
+    st = pdh.PdhCollectQueryData(q)
+    check(st == 0 and values() == [5, 4242, 77], "server B back: read again at the next collection (%s)" % values())
+    pdh.PdhCloseQuery(q)
+
+    # typeperf: -s and \\computer paths, mixed with this machine
+    env = dict(os.environ)
+    r = subprocess.run([output + "/tools/typeperf", "-s", name_a, "\\Exporter Test(alpha)\\Queue Length",
+                        "\\\\" + name_b + "\\Exporter Single\\Connections",
+                        "\\\\localhost\\Exporter Test(alpha)\\Queue Length", "-sc", "2", "-si", "1"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    lines = [l for l in r.stdout.splitlines() if l.startswith('"')]
+    check(r.returncode == 0 and len(lines) == 3 and ("\\\\%s\\Exporter Test(alpha)" % name_a) in lines[0]
+          and lines[2].endswith('"5.000000","12345678901234.000000","77.000000"'),
+          "typeperf -s %s with a \\\\%s path and a local one: %s %s" % (name_a, name_b, lines, r.stderr.strip()))
+    r = subprocess.run([output + "/tools/typeperf", "-q", "-s", name_b], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0 and "\\Exporter Test(*)\\Queue Length" in r.stdout.replace("\\\\" + name_b, ""),
+          "typeperf -q -s %s lists its counters" % name_b)
+    r = subprocess.run([output + "/tools/typeperf", "-s", "127.0.0.4:1", "\\Exporter Single\\Connections",
+                        "-sc", "1"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "cannot be reached" in r.stderr,
+          "typeperf -s of a machine nobody serves: %s" % r.stderr.strip())
+    prov_c.stdin.close()
+    prov_c.wait(10)
+    return exp_a, exp_b
 
 
 def conns_to(port):
