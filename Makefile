@@ -51,11 +51,14 @@ endif
 
 # Debian packages the build needs: pkg-config module or command -> package.
 DEPS_PKGS := libbpf-dev libelf-dev zlib1g-dev libxml2-dev libcmocka-dev libmicrohttpd-dev \
-	libcurl4-openssl-dev openssl bpftool clang llvm pkg-config make gcc curl python3 spin iproute2
+	bpftool clang llvm pkg-config make gcc curl python3 spin iproute2 \
+	libyaml-dev libgnutls28-dev libcrypt-dev openssl whois libcurl4-openssl-dev
 XML_CFLAGS = $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread
-HTTP_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+# the exporter: HTTP, TLS (GnuTLS, as libmicrohttpd), its web configuration (libyaml), bcrypt
+HTTP_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd gnutls yaml-0.1 libxcrypt 2>/dev/null)
+# the remote module of libperflib (remote/): libcurl
 CURL_CFLAGS = $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
 CURL_LIBS = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 
@@ -139,7 +142,8 @@ tools: $(TOOL_BINS)
 # ---- dependencies -------------------------------------------------------------------------
 deps-check:
 	@missing=""; \
-	for m in libbpf libelf zlib libxml-2.0 cmocka libmicrohttpd libcurl; do \
+	for m in libbpf libelf zlib libxml-2.0 cmocka libmicrohttpd gnutls yaml-0.1 libxcrypt \
+		libcurl; do \
 		$(PKG_CONFIG) --exists $$m 2>/dev/null || missing="$$missing $$m"; done; \
 	for c in $(CLANG) $(BPFTOOL); do command -v $$c >/dev/null 2>&1 || \
 		[ -x /usr/sbin/$$c ] || missing="$$missing $$c"; done; \

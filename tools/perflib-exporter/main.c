@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -25,13 +26,20 @@
 
 #include <microhttpd.h>
 
+#include "access.h"
 #include "collect.h"
+#include "httplog.h"
 #include "remote.h"
+#include "webconfig.h"
 
 #define PROG "perflib-exporter"
 #define DEFAULT_LISTEN "127.0.0.1:9419"
 #define DEFAULT_INTERVAL 15.0
 #define METRICS_PATH "/metrics"
+#define DEFAULT_MAX_CONNS 1024 /* connections open at once, all clients */
+#define DEFAULT_MAX_PER_IP 32  /* connections open at once from one address */
+#define IDLE_TIMEOUT 30u       /* seconds a connection may send or take nothing */
+#define THREADS 4u	       /* server threads: a slow request holds only its own */
 
 #define EXIT_FAILED 1 /* a scrape, a write or the server failed */
 #define EXIT_USAGE 2  /* bad command line */
@@ -123,6 +131,9 @@ static const char usage_text[] =
 
 struct options {
 	const char *listen;
+	const char *web_config;
+	unsigned int max_conns, max_per_ip;
+	bool any_peer;
 	const char *textfile;
 	double interval;
 	bool interval_set;
@@ -135,6 +146,7 @@ struct options {
 /* one collector for all scrapes, used by one HTTP request or one write at a time */
 static struct {
 	struct collector *collector;
+	struct access *access; /* the web configuration's checks and headers, or NULL */
 	pthread_mutex_t lock;
 	bool verbose;
 } state = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -212,6 +224,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, con
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	access_headers(state.access, resp);
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, code, resp);
@@ -232,22 +245,34 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 {
 	struct exp_buf out = {0};
 	enum exp_format fmt;
+	enum MHD_Result ret;
+	bool refused;
 	char *msg;
 	int len;
 
 	(void)cls;
 	(void)version;
+	/* the first call of a request (its headers): who asks is checked before anything */
+	if (!*con_cls) {
+		ret = access_check(state.access, conn, method, url, &refused);
+		if (refused)
+			return ret;
+	}
 	if (remote_route(url))
 		return remote_handle(conn, url, method, upload_data, upload_data_size, con_cls);
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		http_log(conn, method, url, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed");
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 			     not_allowed, strlen(not_allowed), false);
+	}
 	if (!strcmp(url, "/"))
 		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", index_page,
 			     strlen(index_page), false);
-	if (strcmp(url, METRICS_PATH))
+	if (strcmp(url, METRICS_PATH)) {
+		http_log(conn, method, url, MHD_HTTP_NOT_FOUND, "no such path");
 		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", not_found,
 			     strlen(not_found), false);
+	}
 	fmt = exp_negotiate(
 		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 	if (scrape(fmt, &out)) {
@@ -268,8 +293,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
-	fputs(PROG ": http: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	http_vlog(fmt, ap);
 }
 
 /* split "host:port", "[v6]:port" or ":port"; @host gets "" for the last */
@@ -335,11 +359,13 @@ static int open_listener(const char *arg, char *shown, size_t shown_size)
 		return -1;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    ai->ai_protocol);
 		if (fd < 0)
 			continue;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
+		/* a deep backlog: a client opening connections in a loop does not fill it */
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, SOMAXCONN))
 			break;
 		rc = errno;
 		close(fd);
@@ -373,37 +399,125 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * file descriptors for @o->max_conns connections and the rest of the process: the soft
+ * limit is raised as far as the hard one allows; returns the connections that fit
+ */
+static unsigned int fit_nofile(unsigned int conns)
+{
+	rlim_t need = (rlim_t)conns + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return conns;
+	if (rl.rlim_cur >= need)
+		return conns;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < need) {
+		getrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur <= 128)
+			return 64;
+		p_err("warning: %u connections need %lu file descriptors, the limit is %lu: "
+		      "serving at most %lu connections",
+		      conns, (unsigned long)need, (unsigned long)rl.rlim_cur,
+		      (unsigned long)(rl.rlim_cur - 64));
+		return (unsigned int)(rl.rlim_cur - 64);
+	}
+	return conns;
+}
+
+/* what the web configuration leaves open, said once at start */
+static void warn_open(const struct options *o, const struct web_config *cfg)
+{
+	if (o->any_peer && !(cfg && cfg->tls))
+		p_err("WARNING: --remote.insecure-allow-any-peer: the consumer operations are "
+		      "served without TLS to any peer that reaches the port; counters and "
+		      "any password cross the network in clear");
+	else if (cfg && cfg->tls && !cfg->nr_users &&
+		 cfg->client_auth != WEB_REQUIRE_ANY_CLIENT_CERT &&
+		 cfg->client_auth != WEB_REQUIRE_AND_VERIFY_CLIENT_CERT)
+		p_err("warning: TLS without authentication (no basic_auth_users, client_auth_type "
+		      "%s): anyone who reaches the port may read every counter",
+		      web_client_auth_name(cfg->client_auth));
+	else if (cfg && cfg->nr_users && !cfg->tls)
+		p_err("warning: basic_auth_users without TLS: passwords cross the network in "
+		      "clear");
+}
+
 static int serve(const struct options *o)
 {
-	struct MHD_Daemon *d;
-	char shown[NI_MAXHOST + NI_MAXSERV + 4];
+	struct MHD_OptionItem opts[20];
+	struct web_config *cfg = NULL;
+	struct MHD_Daemon *d = NULL;
+	char shown[NI_MAXHOST + NI_MAXSERV + 4], why[1024];
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	unsigned int conns, n = 0;
 	sigset_t stop;
-	int fd, sig;
+	int fd = -1, sig, err = EXIT_FAILED;
 
-	fd = open_listener(o->listen, shown, sizeof(shown));
-	if (fd < 0)
-		return EXIT_FAILED;
-	block_signals(&stop); /* before MHD starts its thread, which inherits the mask */
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-			     handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			     MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-			     MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_NOTIFY_COMPLETED,
-			     remote_completed, NULL, MHD_OPTION_END);
-	if (!d) {
-		p_err("cannot start the HTTP server on %s", shown);
-		close(fd);
+	if (o->web_config && web_config_load(o->web_config, &cfg, why, sizeof(why))) {
+		p_err("--web.config.file: %s", why);
 		return EXIT_FAILED;
 	}
-	fprintf(stderr, PROG ": listening on http://%s" METRICS_PATH "\n", shown);
+	if (access_new(cfg, &state.access)) {
+		p_err("cannot set up authentication: out of memory or no random bytes");
+		goto out;
+	}
+	remote_init(state.access, o->any_peer || (cfg && cfg->tls));
+	warn_open(o, cfg);
+	conns = fit_nofile(o->max_conns);
+	fd = open_listener(o->listen, shown, sizeof(shown));
+	if (fd < 0)
+		goto out;
+#define OPT(o_, v_, p_) opts[n++] = (struct MHD_OptionItem){(o_), (intptr_t)(v_), (p_)}
+	OPT(MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL);
+	OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
+	OPT(MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT, NULL);
+	OPT(MHD_OPTION_CONNECTION_LIMIT, conns, NULL);
+	OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->max_per_ip, NULL);
+	OPT(MHD_OPTION_THREAD_POOL_SIZE, THREADS, NULL);
+	OPT(MHD_OPTION_NOTIFY_COMPLETED, remote_completed, NULL);
+	if (cfg && cfg->tls) {
+		flags |= MHD_USE_TLS;
+		OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, cfg->cert_pem);
+		OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, cfg->key_pem);
+		OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, cfg->priorities);
+		/*
+		 * a trust list makes libmicrohttpd ask for a client certificate; the types that
+		 * verify nothing get the server's own certificate there (access.c decides)
+		 */
+		if (cfg->client_ca_pem)
+			OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, cfg->client_ca_pem);
+		else if (cfg->client_auth != WEB_NO_CLIENT_CERT)
+			OPT(MHD_OPTION_HTTPS_MEM_TRUST, 0, cfg->cert_pem);
+	}
+	OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+	block_signals(&stop); /* before MHD starts its threads, which inherit the mask */
+	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_ARRAY, opts,
+			     MHD_OPTION_END);
+	if (!d) {
+		p_err("cannot start the HTTP server on %s", shown);
+		goto out;
+	}
+	fprintf(stderr, PROG ": listening on %s://%s" METRICS_PATH "\n",
+		cfg && cfg->tls ? "https" : "http", shown);
 	do
 		sig = sigwaitinfo(&stop, NULL);
 	while (sig < 0 && errno == EINTR);
 	if (o->verbose)
 		p_err("stopping on %s", strsignal(sig));
-	MHD_stop_daemon(d);
+	err = 0;
+out:
+	if (d)
+		MHD_stop_daemon(d);
 	remote_shutdown();
-	close(fd);
-	return 0;
+	if (fd >= 0)
+		close(fd);
+	access_free(state.access);
+	state.access = NULL;
+	web_config_free(cfg);
+	return err;
 }
 
 /* ---- text file and standard output ------------------------------------------------ */
@@ -503,10 +617,36 @@ static int textfile_loop(const struct options *o)
 
 /* ---- command line ----------------------------------------------------------------- */
 
+/* a count from 1 to @max for option @name */
+static int parse_count(const char *name, const char *arg, unsigned int max, unsigned int *ret)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < 1 || v > max)
+		return usage_error("%s '%s': expected a number from 1 to %u", name, arg, max);
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+enum {
+	OPT_WEB_CONFIG = 256,
+	OPT_MAX_CONNS,
+	OPT_MAX_PER_IP,
+	OPT_ANY_PEER,
+};
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, 'l'},
+		{"web.listen-address", required_argument, NULL, 'l'},
+		{"web.config.file", required_argument, NULL, OPT_WEB_CONFIG},
+		{"web.max-connections", required_argument, NULL, OPT_MAX_CONNS},
+		{"web.max-connections-per-ip", required_argument, NULL, OPT_MAX_PER_IP},
+		{"remote.insecure-allow-any-peer", no_argument, NULL, OPT_ANY_PEER},
 		{"textfile", required_argument, NULL, 't'},
 		{"interval", required_argument, NULL, 'i'},
 		{"once", no_argument, NULL, '1'},
@@ -525,6 +665,23 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (check_listen(optarg))
 				return EXIT_USAGE;
 			o->listen = optarg;
+			break;
+		case OPT_WEB_CONFIG:
+			if (!*optarg)
+				return usage_error("--web.config.file needs a file name");
+			o->web_config = optarg;
+			break;
+		case OPT_MAX_CONNS:
+			if (parse_count("--web.max-connections", optarg, 100000, &o->max_conns))
+				return EXIT_USAGE;
+			break;
+		case OPT_MAX_PER_IP:
+			if (parse_count("--web.max-connections-per-ip", optarg, 100000,
+					&o->max_per_ip))
+				return EXIT_USAGE;
+			break;
+		case OPT_ANY_PEER:
+			o->any_peer = true;
 			break;
 		case 't':
 			if (!*optarg)
@@ -571,9 +728,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (o->listen && (o->textfile || o->once))
-		return usage_error("--listen serves HTTP; it does not go with --textfile or "
-				   "--once");
+	if ((o->listen || o->web_config || o->any_peer || o->max_conns || o->max_per_ip) &&
+	    (o->textfile || o->once))
+		return usage_error("--listen and the --web.* and --remote.* options are for the "
+				   "HTTP server; they do not go with --textfile or --once");
 	if (o->interval_set && !o->textfile)
 		return usage_error("--interval is for --textfile");
 	if (o->interval_set && o->once)
@@ -583,6 +741,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 				   "Accept header chooses");
 	if (!o->listen)
 		o->listen = DEFAULT_LISTEN;
+	if (!o->max_conns)
+		o->max_conns = DEFAULT_MAX_CONNS;
+	if (!o->max_per_ip)
+		o->max_per_ip = DEFAULT_MAX_PER_IP;
+	if (o->max_per_ip > o->max_conns)
+		o->max_per_ip = o->max_conns;
 	return 0;
 }
 

@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "access.h"
+#include "httplog.h"
 #include "perflib-linux.h"
 #include "remote.h"
 #include "sized.h"
@@ -31,6 +33,23 @@ struct remote_query {
 
 static struct remote_query queries[REMOTE_MAX_QUERIES];
 static pthread_mutex_t queries_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* set once by remote_init, before the server starts */
+static struct {
+	const struct access *access; /* response headers to add */
+	bool any_peer;		     /* serve peers off loopback (TLS, or the opt-out flag) */
+} policy;
+
+/* the request this thread serves, for log lines (MHD calls the handler in one thread) */
+static __thread struct {
+	const char *method, *url;
+} current;
+
+void remote_init(const struct access *access, bool any_peer)
+{
+	policy.access = access;
+	policy.any_peer = any_peer;
+}
 
 /* a request's body, kept between MHD's calls of the handler */
 struct body {
@@ -70,17 +89,19 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned int code
 	snprintf(st, sizeof(st), "%lu", (unsigned long)status);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(resp, STATUS_HEADER, st);
+	access_headers(policy.access, resp);
 	ret = MHD_queue_response(conn, code, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
 
-/* a request that made no call: HTTP @code and why */
+/* a request that made no call: HTTP @code and why, and a log line */
 static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int code, const char *why)
 {
 	char *text = NULL;
 	int n = asprintf(&text, "perflib-exporter: %s\n", why);
 
+	http_log(conn, current.method, current.url, code, "%s", why);
 	if (n < 0)
 		return MHD_NO;
 	return send_bytes(conn, code, ERROR_INVALID_PARAMETER, TEXT, text, (size_t)n);
@@ -412,6 +433,8 @@ enum MHD_Result remote_handle(struct MHD_Connection *conn, const char *url, cons
 	const char *path = url + strlen(REMOTE_PREFIX);
 	struct body *b = *con_cls;
 
+	current.method = method;
+	current.url = url;
 	if (!b) {
 		/* the first call of a request: its headers only */
 		b = calloc(1, sizeof(*b));
@@ -425,10 +448,10 @@ enum MHD_Result remote_handle(struct MHD_Connection *conn, const char *url, cons
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!peer_loopback(conn))
+	if (!policy.any_peer && !peer_loopback(conn))
 		return refuse(conn, MHD_HTTP_FORBIDDEN,
-			      "the consumer operations are served to loopback peers only "
-			      "(docs/REMOTE.md)");
+			      "the consumer operations are served to loopback peers only, unless "
+			      "TLS is configured (--web.config.file; docs/REMOTE.md)");
 	if (b->too_large)
 		return refuse(conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
 	if (!strncmp(path, "queries", 7))

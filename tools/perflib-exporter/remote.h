@@ -33,13 +33,23 @@
 #define REMOTE_IDLE_SECONDS 300
 #define REMOTE_MAX_BODY (1u << 20) /* bytes of identifiers one add or delete may send */
 
+struct access;
+
+/*
+ * remote_init - how the operations are served, set once before the server starts: @access
+ * adds the configured response headers (NULL: none); @any_peer serves peers that are not on
+ * a loopback address (with TLS configured, or --remote.insecure-allow-any-peer).
+ */
+void remote_init(const struct access *access, bool any_peer);
+
 /* remote_route - the request is one of the consumer operations (its URL is under the prefix) */
 bool remote_route(const char *url);
 
 /*
  * remote_handle - serve a consumer operation: MHD's access handler for the URLs remote_route
  * takes (@con_cls holds the request's body between calls). Consumer operations are refused
- * (403) to peers that are not on a loopback address.
+ * (403) to peers that are not on a loopback address unless remote_init allowed any peer.
+ * Every refusal (4xx, 503) is logged (httplog.h).
  */
 enum MHD_Result remote_handle(struct MHD_Connection *conn, const char *url, const char *method,
 			      const char *upload_data, size_t *upload_data_size, void **con_cls);
