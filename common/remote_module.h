@@ -14,10 +14,11 @@
 #ifndef PERFLIB_REMOTE_MODULE_H
 #define PERFLIB_REMOTE_MODULE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define PERFLIB_REMOTE_ABI 1
+#define PERFLIB_REMOTE_ABI 2
 #define PERFLIB_REMOTE_SONAME "libperflib-remote.so.1"
 #define PERFLIB_REMOTE_ENTRY "perflib_remote_module" /* the one exported symbol */
 
@@ -31,10 +32,16 @@ enum perflib_remote_fail {
 };
 
 struct perflib_remote_reply {
+	/* in: where the body goes while it fits (the consumer call's own buffer), or NULL */
+	uint8_t *dst;
+	size_t dst_cap;
+	/* out */
 	long http;     /* HTTP status code */
 	long win32;    /* X-Perflib-Status, -1 when absent */
-	uint8_t *body; /* malloc'd (the caller frees it with free()), NULL when empty */
-	size_t len;    /* bytes of body */
+	bool in_dst;   /* the body is at dst (it fit), else at body */
+	uint8_t *body; /* malloc'd (the caller frees it with free()), NULL when empty or in dst */
+	size_t len;    /* bytes of the body */
+	size_t cap;    /* (the module's: bytes allocated at body) */
 };
 
 struct perflib_remote_ops {
@@ -46,8 +53,9 @@ struct perflib_remote_ops {
 	 * request - one request to machine @host (UTF-8, no leading backslashes; "name",
 	 * "name:port", "[v6]:port"): @method ("GET", "POST", "DELETE") of @path (below
 	 * "/perflib/v1/", e.g. "countersets"), with @len bytes of @body (POST). Thread-safe;
-	 * requests to one host are serialised on its one connection. The reply is written
-	 * on PERFLIB_REMOTE_OK only.
+	 * requests to one host are serialised on its one connection. @ret's dst and dst_cap
+	 * are read first (the body may be written there, also when the answer is a
+	 * failure); the rest of the reply is written on PERFLIB_REMOTE_OK only.
 	 */
 	enum perflib_remote_fail (*request)(const char *host, const char *method, const char *path,
 					    const void *body, size_t len,

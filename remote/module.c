@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -346,33 +347,63 @@ static char *read_password(const char *file)
 	return pw;
 }
 
+/* room for @want bytes at r->body (doubling), what was at r->dst moved there; false: ENOMEM */
+static bool body_room(struct perflib_remote_reply *r, size_t want)
+{
+	size_t cap = r->cap ? r->cap : 65536;
+	uint8_t *grown;
+
+	while (cap < want)
+		cap *= 2;
+	grown = realloc(r->body, cap);
+	if (!grown)
+		return false;
+	if (r->in_dst && r->len)
+		memcpy(grown, r->dst, r->len);
+	r->in_dst = false;
+	r->body = grown;
+	r->cap = cap;
+	return true;
+}
+
+/*
+ * the body goes straight into the caller's buffer while it fits (no copy after the
+ * transfer), else into a buffer of its own
+ */
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 {
 	struct perflib_remote_reply *r = ctx;
 	size_t n = size * nmemb;
-	uint8_t *grown;
 
 	if (!n)
 		return 0;
 	if (n > MAX_BODY - r->len)
 		return 0; /* larger than any answer can be: the transfer fails */
-	grown = realloc(r->body, r->len + n);
-	if (!grown)
+	if (r->in_dst && r->len + n > r->dst_cap && !body_room(r, r->len + n))
 		return 0;
-	memcpy(grown + r->len, data, n);
-	r->body = grown;
+	if (!r->in_dst && r->len + n > r->cap && !body_room(r, r->len + n))
+		return 0;
+	memcpy((r->in_dst ? r->dst : r->body) + r->len, data, n);
 	r->len += n;
 	return n;
 }
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ctx)
 {
-	static const char name[] = "x-perflib-status:";
+	static const char name[] = "x-perflib-status:", length[] = "content-length:";
 	struct perflib_remote_reply *r = ctx;
-	size_t n = size * nmemb, k = sizeof(name) - 1;
-	char v[16];
+	size_t n = size * nmemb, k = sizeof(name) - 1, kl = sizeof(length) - 1;
+	char v[24];
 	long st;
 
+	/* a body that will not fit the caller's buffer: its own buffer at once, whole */
+	if (n > kl && !strncasecmp(data, length, kl) && n - kl < sizeof(v)) {
+		memcpy(v, data + kl, n - kl);
+		v[n - kl] = 0;
+		if (parse_long(trim(v), 0, LONG_MAX, &st) && (uint64_t)st <= MAX_BODY &&
+		    (size_t)st > r->dst_cap && !r->len && !r->body)
+			body_room(r, (size_t)st ? (size_t)st : 1);
+	}
 	if (n > k && !strncasecmp(data, name, k) && n - k < sizeof(v)) {
 		memcpy(v, data + k, n - k);
 		v[n - k] = 0;
@@ -418,6 +449,8 @@ static struct conn *conn_new(const char *name)
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, s.timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, s.timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_TCP_NODELAY, 1L);
+	/* large answers (PerfQueryCounterData of many instances) in few callbacks */
+	curl_easy_setopt(c->curl, CURLOPT_BUFFERSIZE, 512L * 1024);
 	curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
@@ -497,7 +530,7 @@ static enum perflib_remote_fail request(const char *name, const char *method, co
 					const void *body, size_t len,
 					struct perflib_remote_reply *ret)
 {
-	struct perflib_remote_reply r = {.win32 = -1};
+	struct perflib_remote_reply r = {.win32 = -1, .dst = ret->dst, .dst_cap = ret->dst_cap};
 	char err[CURL_ERROR_SIZE] = "", *url = NULL;
 	struct curl_slist *hdrs = NULL;
 	enum perflib_remote_fail fail = PERFLIB_REMOTE_OK;
@@ -514,6 +547,7 @@ static enum perflib_remote_fail request(const char *name, const char *method, co
 		return PERFLIB_REMOTE_NOMEM;
 	if (asprintf(&url, "%s%s", c->base, path) < 0)
 		return PERFLIB_REMOTE_NOMEM;
+	r.in_dst = r.dst != NULL;
 	pthread_mutex_lock(&c->lock);
 	curl_easy_setopt(c->curl, CURLOPT_URL, url);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, err);

@@ -137,14 +137,15 @@ static ULONG http_error(long http)
 }
 
 /*
- * one request; ERROR_SUCCESS with the answer in *@ret (its body the caller's to free) when
- * the call was made there and succeeded; its code, or the transport's, otherwise (no body).
- * *@ret_http (may be NULL) gets the HTTP code, 0 without an answer.
+ * one request; ERROR_SUCCESS with the answer in *@ret (its body the caller's to free, or
+ * at ret->dst, set by the caller with ret->dst_cap, when it fit there) when the call was
+ * made there and succeeded; its code, or the transport's, otherwise (no body). *@ret_http
+ * (may be NULL) gets the HTTP code, 0 without an answer.
  */
 static ULONG request(const char *host, const char *method, const char *path, const void *body,
 		     size_t len, struct perflib_remote_reply *ret, long *ret_http)
 {
-	struct perflib_remote_reply r = {0};
+	struct perflib_remote_reply r = {.dst = ret->dst, .dst_cap = ret->dst_cap};
 	enum perflib_remote_fail fail;
 
 	if (ret_http)
@@ -178,12 +179,12 @@ static ULONG request(const char *host, const char *method, const char *path, con
 	return ERROR_SUCCESS;
 }
 
-/* the answer's body into the caller's buffer of @cap bytes, by the size rule */
+/* the answer's body into the caller's buffer of @cap bytes (if not there yet), by the size rule */
 static ULONG put_answer(struct perflib_remote_reply *r, void *buf, DWORD cap, LPDWORD ret_actual)
 {
 	ULONG ret = perflib_buffer_result((DWORD)r->len, cap, ret_actual);
 
-	if (ret == ERROR_SUCCESS && r->len)
+	if (ret == ERROR_SUCCESS && r->len && !r->in_dst)
 		memcpy(buf, r->body, r->len);
 	free(r->body);
 	return ret;
@@ -199,7 +200,8 @@ static void set_path(char *path, const GUID *guid, const char *what)
 
 ULONG perflib_remote_sets(const char *host, LPGUID ids, DWORD count, LPDWORD ret_count)
 {
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {.dst = (uint8_t *)ids,
+					 .dst_cap = ids ? (size_t)count * sizeof(GUID) : 0};
 	ULONG ret = request(host, "GET", "countersets", NULL, 0, &r, NULL);
 
 	if (ret)
@@ -209,7 +211,7 @@ ULONG perflib_remote_sets(const char *host, LPGUID ids, DWORD count, LPDWORD ret
 		return ERROR_INVALID_DATA;
 	}
 	ret = perflib_buffer_result((DWORD)(r.len / sizeof(GUID)), count, ret_count);
-	if (ret == ERROR_SUCCESS && r.len)
+	if (ret == ERROR_SUCCESS && r.len && !r.in_dst)
 		memcpy(ids, r.body, r.len);
 	free(r.body);
 	return ret;
@@ -218,7 +220,7 @@ ULONG perflib_remote_sets(const char *host, LPGUID ids, DWORD count, LPDWORD ret
 ULONG perflib_remote_instances(const char *host, LPCGUID guid, PPERF_INSTANCE_HEADER buf, DWORD cb,
 			       LPDWORD ret_cb)
 {
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {.dst = (uint8_t *)buf, .dst_cap = buf ? cb : 0};
 	char path[96];
 	ULONG ret;
 
@@ -230,7 +232,7 @@ ULONG perflib_remote_instances(const char *host, LPCGUID guid, PPERF_INSTANCE_HE
 ULONG perflib_remote_reg(const char *host, LPCGUID guid, PerfRegInfoType code, DWORD lang,
 			 LPBYTE buf, DWORD cb, LPDWORD ret_cb)
 {
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {.dst = buf, .dst_cap = buf ? cb : 0};
 	char path[96], what[48];
 	ULONG ret;
 
@@ -290,7 +292,7 @@ static void rquery_put(struct rquery *q)
 /* POST queries: a query on the server, its path in q->path */
 static ULONG server_open(struct rquery *q)
 {
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {0};
 	ULONG ret = request(q->host, "POST", "queries", NULL, 0, &r, NULL);
 	size_t i;
 
@@ -313,7 +315,7 @@ static ULONG server_open(struct rquery *q)
 /* a query on the server with every add and delete made so far (the log replayed) */
 static ULONG server_reopen(struct rquery *q)
 {
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {0};
 	char path[48];
 	ULONG ret;
 	size_t i;
@@ -418,7 +420,7 @@ static bool rop_add(struct rquery *q, bool add, const void *blocks, size_t len)
 /* the log as one add of the query's current specifications (PerfQueryCounterInfo) */
 static void rops_compact(struct rquery *q)
 {
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {0};
 
 	if (query_request(q, "GET", "info", NULL, 0, &r))
 		return; /* kept as it is: still right, only longer */
@@ -431,7 +433,7 @@ static void rops_compact(struct rquery *q)
 ULONG perflib_remote_counters(HANDLE h, PPERF_COUNTER_IDENTIFIER blocks, DWORD cb, bool add)
 {
 	struct rquery *q = rquery_get(h);
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {0};
 	ULONG st;
 
 	if (!q)
@@ -459,7 +461,7 @@ ULONG perflib_remote_counters(HANDLE h, PPERF_COUNTER_IDENTIFIER blocks, DWORD c
 static ULONG remote_sized(HANDLE h, const char *op, void *buf, DWORD cb, LPDWORD ret_cb)
 {
 	struct rquery *q = rquery_get(h);
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {.dst = buf, .dst_cap = buf ? cb : 0};
 	ULONG st;
 
 	if (!q)
@@ -490,7 +492,7 @@ ULONG perflib_remote_data(HANDLE h, PPERF_DATA_HEADER buf, DWORD cb, LPDWORD ret
 ULONG perflib_remote_close(HANDLE h)
 {
 	struct rquery *q = rquery_get(h), **pp;
-	struct perflib_remote_reply r;
+	struct perflib_remote_reply r = {0};
 
 	if (!q)
 		return ERROR_INVALID_HANDLE;
