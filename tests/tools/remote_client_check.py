@@ -544,6 +544,33 @@ def pdh_checks(output, tmp, root_a, root_b, root_c, exp_a, exp_b, name_a, name_b
     check(r.returncode == 0 and len(lines) == 3 and ("\\\\%s\\Exporter Test(alpha)" % name_a) in lines[0]
           and lines[2].endswith('"5.000000","12345678901234.000000","77.000000"'),
           "typeperf -s %s with a \\\\%s path and a local one: %s %s" % (name_a, name_b, lines, r.stderr.strip()))
+    # a machine that goes away while typeperf runs, and comes back: " " in its column
+    # meanwhile, this machine's and A's values all along (synchronised on typeperf's rows)
+    tp = subprocess.Popen([output + "/tools/typeperf", "\\\\" + name_a + "\\Exporter Single\\Connections",
+                           "\\\\" + name_b + "\\Exporter Single\\Connections", "-si", "1", "-sc", "10"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    procs.append(tp)
+    rows, state = [], "up"
+    for line in tp.stdout:
+        if not line.startswith('"') or "PDH-CSV" in line:
+            continue
+        rows.append(line.strip())
+        if state == "up":
+            exp_b.kill()
+            exp_b.wait()
+            state = "down"
+        elif state == "down" and line.strip().endswith('" "'):
+            exp_b, _ = start_exporter(output, root_b, name_b, tmp, "b3")
+            state = "back"
+        elif state == "back" and line.strip().endswith('"12345678901234.000000"'):
+            state = "done"
+            break
+    tp.kill()
+    tp.wait()
+    check(state == "done" and all('"12345678901234.000000"' in r.split(",")[1] for r in rows),
+          "typeperf: B away then back: %s" % rows)
+    if state in ("up", "down"):
+        exp_b, _ = start_exporter(output, root_b, name_b, tmp, "b4")
     r = subprocess.run([output + "/tools/typeperf", "-q", "-s", name_b], capture_output=True,
                        text=True, timeout=60)
     check(r.returncode == 0 and "\\Exporter Test(*)\\Queue Length" in r.stdout.replace("\\\\" + name_b, ""),
