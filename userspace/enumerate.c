@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "consumer.h"
-#include "remote.h"
+#include "remote_client.h"
 
 /* ---- PerfEnumerateCounterSet ------------------------------------------------------------- */
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "query.h"
-#include "remote.h"
+#include "remote_client.h"
 
 #define QUERY_TAG 0x5051000000000000ull /* "PQ": handles are tag | sequence number */
 

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "query.h"
-#include "remote.h"
+#include "remote_client.h"
 #include "filetime.h"
 
 static void data_header_times(PERF_DATA_HEADER *h)

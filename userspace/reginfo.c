@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "consumer.h"
-#include "remote.h"
+#include "remote_client.h"
 
 #define NUMBER_UNITS 16 /* a decimal ULONG and its NUL, in UTF-16 units */
 

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "consumer.h"
-#include "remote.h"
+#include "remote_client.h"
 #include "remote_module.h"
 
 #define RQUERY_TAG 0x5251000000000000ull /* "RQ": remote handles are tag | sequence */

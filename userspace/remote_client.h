@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * remote.h - the consumer API on another machine (remote.c): what the API front ends
+ * remote_client.h - the consumer API on another machine (remote.c): what the API front ends
  * (enumerate.c, reginfo.c, query.c, query_data.c) call when perflib_machine_check names
  * another machine, or a handle is a remote query's. Arguments are checked by the callers
  * as for local calls; each function returns the Win32 code of the call (remote.c's head
  * comment: ERROR_BAD_NETPATH when the machine cannot be reached, ERROR_ACCESS_DENIED when
  * it refuses this client).
  */
-#ifndef PERFLIB_REMOTE_H
-#define PERFLIB_REMOTE_H
+#ifndef PERFLIB_REMOTE_CLIENT_H
+#define PERFLIB_REMOTE_CLIENT_H
 
 #include "internal.h"
 
@@ -29,4 +29,4 @@ ULONG perflib_remote_info(HANDLE h, PPERF_COUNTER_IDENTIFIER buf, DWORD cb, LPDW
 ULONG perflib_remote_data(HANDLE h, PPERF_DATA_HEADER buf, DWORD cb, LPDWORD ret_cb);
 ULONG perflib_remote_close(HANDLE h);
 
-#endif /* PERFLIB_REMOTE_H */
+#endif /* PERFLIB_REMOTE_CLIENT_H */
