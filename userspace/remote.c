@@ -129,6 +129,7 @@ static ULONG http_error(long http)
 	case 400: /* malformed: nothing this file sends */
 	case 413: /* a body over the server's limit */
 		return ERROR_INVALID_PARAMETER;
+	case 429: /* too many password checks at once: try later */
 	case 503: /* the server holds as many queries as it may */
 		return ERROR_BUSY;
 	default: /* 404 and others: no perflib server of this protocol there */

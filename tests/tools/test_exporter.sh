@@ -166,10 +166,13 @@ check "and says so" grep -q 'Address already in use' "$t/usage.err"
 exp_stop "$EXP_PID" 50
 EXP_PID=""
 check "SIGTERM stops the HTTP server with status 0" test "$EXP_STATUS" = 0
-quiet() { # nothing but the "listening on" line on stderr
-	! grep -v 'listening on' "$1" || return 1
+quiet() { # nothing but the "listening on" line and the refusals on stderr
+	! grep -v -e 'listening on' -e '^perflib-exporter: 127\.0\.0\.1: [A-Z]* [^ ]*: 40[0-9] ' "$1" ||
+		return 1
 }
-check "nothing but the address was logged" quiet "$t/exporter.err"
+check "nothing but the address and the refusals were logged" quiet "$t/exporter.err"
+check "a 404 is logged with the client's address" \
+	grep -q '^perflib-exporter: 127.0.0.1: GET /nothing: 404 no such path$' "$t/exporter.err"
 
 echo
 if [ "$fails" -ne 0 ]; then

@@ -39,6 +39,7 @@ struct access {
 	char dummy[64];		     /* a bcrypt hash no password matches, for unknown users */
 	struct verified *verified;   /* one per cfg->users */
 	pthread_mutex_t lock;	     /* guards verified */
+	unsigned int nr_bcrypt;	     /* bcrypt checks running now (atomic) */
 };
 
 int access_new(const struct web_config *cfg, struct access **ret)
@@ -210,12 +211,33 @@ static bool bcrypt_ok(const char *password, const char *hash)
 	return ok;
 }
 
+enum pw_result {
+	PW_OK,
+	PW_WRONG,
+	PW_BUSY, /* ACCESS_MAX_BCRYPT checks already running: not checked */
+};
+
+/*
+ * bcrypt_ok, but never more than ACCESS_MAX_BCRYPT at once: a client sending wrong passwords
+ * as fast as it can occupies at most that many server threads, the others go on serving
+ */
+static enum pw_result bcrypt_bounded(struct access *a, const char *password, const char *hash)
+{
+	enum pw_result r = PW_BUSY;
+
+	if (__atomic_add_fetch(&a->nr_bcrypt, 1, __ATOMIC_ACQ_REL) <= ACCESS_MAX_BCRYPT)
+		r = bcrypt_ok(password, hash) ? PW_OK : PW_WRONG;
+	__atomic_sub_fetch(&a->nr_bcrypt, 1, __ATOMIC_ACQ_REL);
+	return r;
+}
+
 /* whether @user with @password is a configured user with its password */
-static bool password_ok(struct access *a, const char *user, const char *password)
+static enum pw_result password_ok(struct access *a, const char *user, const char *password)
 {
 	const struct web_config *cfg = a->cfg;
 	unsigned char mac[MAC_SIZE];
 	size_t i, found = cfg->nr_users;
+	enum pw_result r;
 	bool ok;
 
 	/* every name is compared, so the loop takes as long whichever matches */
@@ -226,27 +248,28 @@ static bool password_ok(struct access *a, const char *user, const char *password
 			found = i;
 	}
 	if (found == cfg->nr_users) {
-		bcrypt_ok(password, a->dummy); /* the time of a real check, never a match */
-		return false;
+		/* the time of a real check, never a match */
+		r = bcrypt_bounded(a, password, a->dummy);
+		return r == PW_BUSY ? PW_BUSY : PW_WRONG;
 	}
 	if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, a->key, sizeof(a->key), password, strlen(password),
 			     mac) < 0)
-		return bcrypt_ok(password, cfg->users[found].hash);
+		return bcrypt_bounded(a, password, cfg->users[found].hash);
 	pthread_mutex_lock(&a->lock);
 	ok = a->verified[found].valid && !gnutls_memcmp(a->verified[found].mac, mac, MAC_SIZE);
 	pthread_mutex_unlock(&a->lock);
 	if (ok)
-		return true;
+		return PW_OK;
 	/* bcrypt outside the lock: other requests go on meanwhile */
-	ok = bcrypt_ok(password, cfg->users[found].hash);
-	if (ok) {
+	r = bcrypt_bounded(a, password, cfg->users[found].hash);
+	if (r == PW_OK) {
 		pthread_mutex_lock(&a->lock);
 		memcpy(a->verified[found].mac, mac, MAC_SIZE);
 		a->verified[found].valid = true;
 		pthread_mutex_unlock(&a->lock);
 	}
 	explicit_bzero(mac, sizeof(mac));
-	return ok;
+	return r;
 }
 
 static enum MHD_Result refuse_403(const struct access *a, struct MHD_Connection *conn,
@@ -273,6 +296,24 @@ static enum MHD_Result refuse_403(const struct access *a, struct MHD_Connection 
 	return ret;
 }
 
+/* too many passwords being checked: 429, try again in a second */
+static enum MHD_Result refuse_429(const struct access *a, struct MHD_Connection *conn)
+{
+	static char body[] = "perflib-exporter: too many passwords being checked; try again\n";
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	access_headers(a, resp);
+	ret = MHD_queue_response(conn, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result refuse_401(const struct access *a, struct MHD_Connection *conn)
 {
 	static char body[] = "perflib-exporter: unauthorized: a user and password are needed\n";
@@ -295,8 +336,8 @@ enum MHD_Result access_check(struct access *a, struct MHD_Connection *conn, cons
 {
 	const struct web_config *cfg = a ? a->cfg : NULL;
 	char why[300], *user, *password = NULL;
+	enum pw_result r;
 	const char *no;
-	bool ok;
 
 	*refused = false;
 	if (!cfg)
@@ -312,8 +353,11 @@ enum MHD_Result access_check(struct access *a, struct MHD_Connection *conn, cons
 	if (!cfg->nr_users)
 		return MHD_YES;
 	user = MHD_basic_auth_get_username_password(conn, &password);
-	ok = user && password && password_ok(a, user, password);
-	if (!ok)
+	r = user && password ? password_ok(a, user, password) : PW_WRONG;
+	if (r == PW_BUSY)
+		http_log(conn, method, url, MHD_HTTP_TOO_MANY_REQUESTS,
+			 "%d passwords being checked already", ACCESS_MAX_BCRYPT);
+	else if (r != PW_OK)
 		http_log(conn, method, url, MHD_HTTP_UNAUTHORIZED, "%s",
 			 !user ? "no basic-auth user" : "wrong user or password");
 	if (password) {
@@ -321,10 +365,10 @@ enum MHD_Result access_check(struct access *a, struct MHD_Connection *conn, cons
 		MHD_free(password);
 	}
 	MHD_free(user);
-	if (ok)
+	if (r == PW_OK)
 		return MHD_YES;
 	*refused = true;
-	return refuse_401(a, conn);
+	return r == PW_BUSY ? refuse_429(a, conn) : refuse_401(a, conn);
 }
 
 void access_headers(const struct access *a, struct MHD_Response *resp)

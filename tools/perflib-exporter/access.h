@@ -12,6 +12,12 @@
 
 #include "webconfig.h"
 
+/*
+ * bcrypt checks running at once, at most: the server has more threads than this, so wrong
+ * passwords sent as fast as possible leave threads to serve everyone else
+ */
+#define ACCESS_MAX_BCRYPT 2
+
 struct access;
 
 /*
@@ -30,8 +36,9 @@ void access_free(struct access *a);
  * password once verified is remembered (as a keyed hash, never in clear) so a client that
  * polls does not pay bcrypt on each request.
  * Returns MHD_YES when the request may go on, with nothing queued; else MHD_YES/MHD_NO of
- * the refusal it queued (403 for a certificate, 401 with WWW-Authenticate for a user), with
- * a log line, and *@refused set.
+ * the refusal it queued (403 for a certificate, 401 with WWW-Authenticate for a user, 429
+ * with Retry-After when ACCESS_MAX_BCRYPT checks are running already), with a log line,
+ * and *@refused set.
  */
 enum MHD_Result access_check(struct access *a, struct MHD_Connection *conn, const char *method,
 			     const char *url, bool *refused);

@@ -104,7 +104,11 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int code, co
 	http_log(conn, current.method, current.url, code, "%s", why);
 	if (n < 0)
 		return MHD_NO;
-	return send_bytes(conn, code, ERROR_INVALID_PARAMETER, TEXT, text, (size_t)n);
+	/* a refusal of who asks reads as the Windows one: ERROR_ACCESS_DENIED */
+	return send_bytes(conn, code,
+			  code == MHD_HTTP_FORBIDDEN ? ERROR_ACCESS_DENIED
+						     : ERROR_INVALID_PARAMETER,
+			  TEXT, text, (size_t)n);
 }
 
 /* the answer of a call: its status, and its output when it succeeded */
