@@ -417,6 +417,8 @@ print(st, "%.2f" % (time.monotonic() - t0))
         check(st == ERROR_BAD_NETPATH, "another HTTP server (404, no status): 53")
     stop(other)
 
+    hostile_checks(lib)
+
     # local names stay local: no request (the client's root is empty, servers are not)
     for name in (None, "", ".", "localhost", "\\\\localhost", socket.gethostname(),
                  "\\\\" + socket.gethostname().upper()):
@@ -431,6 +433,70 @@ print(st, "%.2f" % (time.monotonic() - t0))
         p.stdin.close()
         p.wait(10)
     return failures
+
+
+def hostile_checks(lib):
+    """a server that answers 200 with nonsense: refused, never trusted, never a crash"""
+    import http.server
+    import threading
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def answer(self, body, status="0", code=200):
+            self.send_response(code)
+            if status is not None:
+                self.send_header("X-Perflib-Status", status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            p = self.path
+            if p.endswith("/countersets"):
+                self.answer(b"x" * 17)  # not a multiple of 16
+            elif p.endswith("/instances"):
+                self.answer(b"", status="not a number")
+            elif "registration" in p:
+                self.answer(b"", status="99999999999")
+            elif p.endswith("/data"):
+                self.answer(b"\xff" * 64)  # PDH walks it: malformed
+            else:
+                self.answer(b"?", status=None, code=404)
+
+        def do_POST(self):
+            if self.path.endswith("/queries"):
+                # a token of the wrong form for the first query, a good one after
+                self.server.opens += 1
+                self.answer(b"not-a-token" if self.server.opens == 1 else b"0123456789abcdef")
+            else:
+                n = int(self.headers.get("Content-Length", 0))
+                self.rfile.read(n)
+                self.answer(b"short")  # not the blocks sent back
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.7", 0), Hostile)
+    srv.opens = 0
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    c = Client(lib, "127.0.0.7:%d" % srv.server_address[1])
+    n = ctypes.c_uint32(0)
+    check(c.sets()[0] == 13, "hostile server: 17 bytes of GUIDs: ERROR_INVALID_DATA")
+    check(c.instances(SET1)[0] == ERROR_BAD_NETPATH, "hostile server: a status that is no number: 53")
+    check(c.reg(SET1, 1)[0] == ERROR_BAD_NETPATH, "hostile server: a status past 32 bits: 53")
+    st, h = c.open()
+    check(st == ERROR_BAD_NETPATH, "hostile server: a token of the wrong form: 53")
+    st, h = c.open()
+    check(st == 0, "hostile server: a well-formed token: a handle")
+    st, _ = c.add(h, QUERY)
+    check(st == 13, "hostile server: add answered with other bytes: ERROR_INVALID_DATA")
+    st, d = c.data(h)
+    check(st == 0 and len(d) == 64, "hostile server: data bytes handed over as they came (the caller checks them)")
+    lib.PerfCloseQueryHandle(h)
+    srv.shutdown()
+    srv.server_close()
 
 
 PDH_NO_MACHINE = 0x800007D0
