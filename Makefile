@@ -62,7 +62,8 @@ endif
 # Debian packages the build needs: pkg-config module or command -> package.
 DEPS_PKGS := libbpf-dev libelf-dev zlib1g-dev libxml2-dev libcmocka-dev libmicrohttpd-dev \
 	bpftool clang llvm pkg-config make gcc curl python3 python3-prometheus-client spin iproute2 \
-	libyaml-dev libgnutls28-dev libcrypt-dev openssl whois groff man-db systemd bash-completion
+	libyaml-dev libgnutls28-dev libcrypt-dev openssl whois groff man-db systemd bash-completion \
+	libcurl4-openssl-dev
 # and what `make deb` and its test need besides (debhelper 13: dh_installsysusers)
 DEB_DEPS_PKGS := debhelper dpkg-dev fakeroot lintian
 XML_CFLAGS = $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
@@ -70,6 +71,9 @@ XML_LIBS = $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 LIB_LIBS := -lbpf -lelf -lz -lpthread
 # the exporter: HTTP, TLS (GnuTLS, as libmicrohttpd), its web configuration (libyaml), bcrypt
 HTTP_LIBS = $(shell $(PKG_CONFIG) --libs libmicrohttpd gnutls yaml-0.1 libxcrypt 2>/dev/null)
+# the remote module of libperflib (remote/): libcurl
+CURL_CFLAGS = $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
+CURL_LIBS = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 
 # common/: sources compiled into more than one binary (libperflib, libpdh), hidden in each
 SHARED_SRCS := $(wildcard common/*.c)
@@ -129,6 +133,10 @@ BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(OUTPUT)bench/%,$(BENCH_SRCS))
 
 SO := $(OUTPUT)libperflib.so.$(VERSION)
+# the remote module (remote/, on libcurl): dlopened by libperflib for other machines only
+REMOTE_SONAME := libperflib-remote.so.1
+REMOTE_SO := $(OUTPUT)$(REMOTE_SONAME)
+REMOTE_SRCS := $(wildcard remote/*.c)
 # LoadLibrary("advapi32.dll") (perflib/win32compat.h) dlopens this name
 ADVAPI_ALIAS := libadvapi32.so
 # installed as $(INCLUDEDIR)/perflib/*.h (include/perflib/ holds them, or links to them), and
@@ -148,7 +156,7 @@ PC := $(OUTPUT)perflib.pc
 all: deps-check lib tools units
 
 lib: $(SO) $(A) $(PC) $(PDH_SO) $(PDH_A) $(PDH_PC) $(COMPAT_HEADERS) $(W32_SO) $(W32_MAIN_A) \
-	$(W32_PC)
+	$(W32_PC) $(REMOTE_SO)
 
 $(OUTPUT)include-compat/%.h:
 	$(call msg,GEN,$@)
@@ -175,7 +183,8 @@ COMPLETIONS := typeperf:relog:ctrpp:lodctr:unlodctr:kcounters:perflib-demo \
 # ---- dependencies -------------------------------------------------------------------------
 deps-check:
 	@missing=""; \
-	for m in libbpf libelf zlib libxml-2.0 cmocka libmicrohttpd gnutls yaml-0.1 libxcrypt; do \
+	for m in libbpf libelf zlib libxml-2.0 cmocka libmicrohttpd gnutls yaml-0.1 libxcrypt \
+		libcurl; do \
 		$(PKG_CONFIG) --exists $$m 2>/dev/null || missing="$$missing $$m"; done; \
 	for c in $(CLANG) $(BPFTOOL); do command -v $$c >/dev/null 2>&1 || \
 		[ -x /usr/sbin/$$c ] || missing="$$missing $$c"; done; \
@@ -235,6 +244,19 @@ $(SO): $(LIB_SHARED_OBJS) userspace/perflib.map
 	$(Q)ln -sf libperflib.so.$(VERSION) $(OUTPUT)libperflib.so.$(VERSION_MAJOR)
 	$(Q)ln -sf libperflib.so.$(VERSION_MAJOR) $(OUTPUT)libperflib.so
 	$(Q)ln -sf libperflib.so.$(VERSION_MAJOR) $(OUTPUT)$(ADVAPI_ALIAS)
+
+# where the remote module is looked for last (userspace/remote.c)
+$(OUTPUT)shared/userspace/remote.o $(OUTPUT)static/userspace/remote.o: \
+	ALL_CFLAGS += -DPERFLIB_LIBDIR='"$(LIBDIR)"'
+
+$(REMOTE_SO): $(REMOTE_SRCS) common/remote_module.h
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(CURL_CFLAGS) -fPIC -fvisibility=hidden $(ALL_LDFLAGS) -shared \
+		-Wl,-soname,$(REMOTE_SONAME) -Wl,--no-undefined $(REMOTE_SRCS) $(CURL_LIBS) \
+		-lpthread -o $@
+	$(Q)mkdir -p $(OUTPUT)tools
+	$(Q)ln -sf ../$(REMOTE_SONAME) $(OUTPUT)tools/$(REMOTE_SONAME)
 
 $(A): $(LIB_STATIC_OBJS)
 	$(call msg,AR,$@)
@@ -408,7 +430,7 @@ install: all
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/perflib/
 	install -m 644 $(COMPAT_HEADERS) include/pdh.h include/pdhmsg.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(A) $(PDH_A) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(SO) $(PDH_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SO) $(PDH_SO) $(REMOTE_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libpdh.so.$(PDH_VERSION) $(DESTDIR)$(LIBDIR)/libpdh.so.$(PDH_MAJOR)
 	ln -sf libpdh.so.$(PDH_MAJOR) $(DESTDIR)$(LIBDIR)/libpdh.so
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
@@ -453,6 +475,7 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libperflib.a $(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/libperflib.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libperflib.so \
 		$(DESTDIR)$(LIBDIR)/$(ADVAPI_ALIAS) $(DESTDIR)$(LIBDIR)/pkgconfig/perflib.pc \
+		$(DESTDIR)$(LIBDIR)/$(REMOTE_SONAME) \
 		$(DESTDIR)$(INCLUDEDIR)/pdh.h $(DESTDIR)$(INCLUDEDIR)/pdhmsg.h \
 		$(DESTDIR)$(LIBDIR)/libpdh.* $(DESTDIR)$(LIBDIR)/pkgconfig/pdh.pc \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/perflib/win32/,$(notdir $(W32_HEADERS))) \

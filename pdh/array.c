@@ -22,7 +22,7 @@ size_t pdh_array_size(const struct pdh_counter *c, size_t item_size, bool wide)
 
 	if (!c->q->source && c->sel_all) {
 		/* every item of a block, all named: the block's sums */
-		const struct pdh_perfbuf_block *b = &c->q->data->d.blocks[c->cols.block];
+		const struct pdh_perfbuf_block *b = &c->src->data->d.blocks[c->cols.block];
 
 		return need + (wide ? 2 * b->name_units : b->name_bytes);
 	}
@@ -34,7 +34,7 @@ size_t pdh_array_size(const struct pdh_counter *c, size_t item_size, bool wide)
 			need += ((name ? pdh_chars(name, wide) : 0) + 1) * (wide ? 2 : 1);
 			continue;
 		}
-		d = &c->q->data->d;
+		d = &c->src->data->d;
 		need += (size_t)((wide ? d->items[pdh_sel_item(c, i)].units
 				       : d->items[pdh_sel_item(c, i)].len) +
 				 1) *
@@ -72,7 +72,7 @@ static size_t put_name(const struct pdh_perfbuf_data *d, const struct pdh_perfbu
 static size_t put_names(const struct pdh_counter *c, bool wide, char *buf, size_t item_size,
 			size_t off)
 {
-	const struct pdh_perfbuf_data *d = &c->q->data->d;
+	const struct pdh_perfbuf_data *d = &c->src->data->d;
 	size_t i, nr = c->nr;
 
 	if (!wide && c->sel_all && nr) {
@@ -146,7 +146,7 @@ static bool wide_names(struct pdh_data *pd)
  */
 static size_t fmt_fast(const struct pdh_counter *c, DWORD fmt, bool wide, char *buf, size_t off)
 {
-	const struct pdh_query *q = c->q;
+	const struct pdh_query *q = c->src;
 	const struct pdh_perfbuf_data *d = &q->data->d, *od = &q->data_old->d;
 	bool have_old = c->old_gen && c->old_gen == q->data_old->gen &&
 			c->old_cols.block != SIZE_MAX && c->old_cols.v != PDH_NO_COL;

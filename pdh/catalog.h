@@ -116,19 +116,21 @@ int pdh_cat_resolve(const struct pdh_catalog *cat, const struct pdh_cpath *path,
 		    struct pdh_target **targets, size_t *nr);
 
 /*
- * pdh_catalog_load - the counter sets of this machine through the consumer API (names,
- * registration, and instances when @instances), each buffer with the grow-and-retry
- * protocol (pdh/common.c). @warn (may be NULL) hears about counter sets skipped because they
- * vanished or cannot be read. Returns a Win32 code; *@cat is empty on failure.
+ * pdh_catalog_load - the counter sets of @machine (PDH's spelling, "\\\\name" or "name";
+ * NULL or a local name: this machine) through the consumer API (names, registration, and
+ * instances when @instances), each buffer with the grow-and-retry protocol (pdh/common.c).
+ * @warn (may be NULL) hears about counter sets skipped because they vanished or cannot be
+ * read. Returns a Win32 code (ERROR_BAD_NETPATH: the machine cannot be reached); *@cat is
+ * empty on failure.
  */
-ULONG pdh_catalog_load(struct pdh_catalog *cat, bool instances,
+ULONG pdh_catalog_load(struct pdh_catalog *cat, const char *machine, bool instances,
 		       void (*warn)(const GUID *set, ULONG code));
 
 /*
- * pdh_cat_set_load_instances - the instances of @set (loaded without them) now, for the one
+ * pdh_cat_set_load_instances - the instances of @set (loaded without them, from @machine) now, for the one
  * set of a catalog a caller needs them of; nothing for a single-instance set. Returns a
  * Win32 code (the set's GUID is no longer registered: ERROR_WMI_GUID_NOT_FOUND, ...).
  */
-ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set);
+ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set, const char *machine);
 
 #endif /* PDH_CATALOG_H */

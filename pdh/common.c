@@ -283,6 +283,51 @@ const char *pdh_host(void)
 	return host;
 }
 
+const WCHAR *pdh_machine_w(const char *name, WCHAR *buf)
+{
+	if (pdh_machine_local(name))
+		return NULL;
+	while (*name == '\\')
+		name++;
+	if (perflib_utf8_to_utf16(name, buf, PDH_MACHINE_UNITS) < 0)
+		return PDH_BAD_MACHINE;
+	return buf;
+}
+
+/* the other machines connected or named in a query: PdhEnumMachines lists them */
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pdh_strs seen;
+
+int pdh_machine_seen(const char *name)
+{
+	char *s;
+	int err = 0;
+
+	while (*name == '\\')
+		name++;
+	if (asprintf(&s, "\\\\%s", name) < 0)
+		return -ENOMEM;
+	pthread_mutex_lock(&seen_lock);
+	if (!pdh_strs_has(&seen, s))
+		err = pdh_strs_take(&seen, s);
+	else
+		free(s);
+	pthread_mutex_unlock(&seen_lock);
+	return err;
+}
+
+int pdh_machines_seen(struct pdh_strs *l)
+{
+	size_t i;
+	int err = 0;
+
+	pthread_mutex_lock(&seen_lock);
+	for (i = 0; !err && i < seen.nr; i++)
+		err = pdh_strs_add(l, seen.v[i]);
+	pthread_mutex_unlock(&seen_lock);
+	return err;
+}
+
 bool pdh_machine_local(const char *name)
 {
 	char full[256];
@@ -384,14 +429,15 @@ ULONG pdh_call_reg(void *ctx, void *buf, DWORD size, DWORD *actual)
 {
 	const struct pdh_reg_call *c = ctx;
 
-	return PerfQueryCounterSetRegistrationInfo(NULL, c->guid, c->code, 0, buf, size, actual);
+	return PerfQueryCounterSetRegistrationInfo(c->machine, c->guid, c->code, 0, buf, size,
+						   actual);
 }
 
 ULONG pdh_call_instances(void *ctx, void *buf, DWORD size, DWORD *actual)
 {
 	const struct pdh_reg_call *c = ctx;
 
-	return PerfEnumerateCounterSetInstances(NULL, c->guid, buf, size, actual);
+	return PerfEnumerateCounterSetInstances(c->machine, c->guid, buf, size, actual);
 }
 
 struct guids {
@@ -401,17 +447,20 @@ struct guids {
 
 ULONG pdh_call_sets(void *ctx, void *buf, DWORD size, DWORD *actual)
 {
-	ULONG st = PerfEnumerateCounterSet(NULL, buf, size / sizeof(GUID), actual);
+	const struct pdh_reg_call *c = ctx;
+	ULONG st = PerfEnumerateCounterSet(c ? c->machine : NULL, buf, size / sizeof(GUID), actual);
 
-	(void)ctx;
 	*actual *= sizeof(GUID);
 	return st;
 }
 
+static ULONG load_instances(const WCHAR *machine, struct pdh_cat_set *set);
+
 /* registration, names and (when wanted) instances of one counter set into @set */
-static ULONG load_set(const GUID *guid, bool instances, struct pdh_cat_set *set)
+static ULONG load_set(const WCHAR *machine, const GUID *guid, bool instances,
+		      struct pdh_cat_set *set)
 {
-	struct pdh_reg_call c = {.guid = guid};
+	struct pdh_reg_call c = {.guid = guid, .machine = machine};
 	DWORD size;
 	void *buf;
 	ULONG st;
@@ -454,12 +503,20 @@ static ULONG load_set(const GUID *guid, bool instances, struct pdh_cat_set *set)
 	}
 	if (pdh_cat_set_finish(set))
 		return ERROR_OUTOFMEMORY;
-	return instances ? pdh_cat_set_load_instances(set) : ERROR_SUCCESS;
+	return instances ? load_instances(machine, set) : ERROR_SUCCESS;
 }
 
-ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set)
+ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set, const char *machine)
 {
-	struct pdh_reg_call c = {.guid = &set->guid};
+	WCHAR buf[PDH_MACHINE_UNITS];
+	const WCHAR *m = pdh_machine_w(machine, buf);
+
+	return m == PDH_BAD_MACHINE ? ERROR_BAD_NETPATH : load_instances(m, set);
+}
+
+static ULONG load_instances(const WCHAR *machine, struct pdh_cat_set *set)
+{
+	struct pdh_reg_call c = {.guid = &set->guid, .machine = machine};
 	DWORD size;
 	void *buf;
 	ULONG st;
@@ -477,16 +534,21 @@ ULONG pdh_cat_set_load_instances(struct pdh_cat_set *set)
 	return ERROR_SUCCESS;
 }
 
-ULONG pdh_catalog_load(struct pdh_catalog *cat, bool instances,
+ULONG pdh_catalog_load(struct pdh_catalog *cat, const char *machine, bool instances,
 		       void (*warn)(const GUID *set, ULONG code))
 {
+	WCHAR mbuf[PDH_MACHINE_UNITS];
+	const WCHAR *m = pdh_machine_w(machine, mbuf);
+	struct pdh_reg_call call = {.machine = m};
 	struct pdh_cat_set *sets;
 	DWORD size = 0, nr, i;
 	GUID *guids;
 	ULONG st;
 
 	memset(cat, 0, sizeof(*cat));
-	st = pdh_fetch(pdh_call_sets, NULL, (void **)&guids, &size);
+	if (m == PDH_BAD_MACHINE)
+		return ERROR_BAD_NETPATH;
+	st = pdh_fetch(pdh_call_sets, &call, (void **)&guids, &size);
 	if (st)
 		return st;
 	nr = size / sizeof(GUID);
@@ -497,7 +559,7 @@ ULONG pdh_catalog_load(struct pdh_catalog *cat, bool instances,
 	}
 	cat->sets = sets;
 	for (i = 0; i < nr; i++) {
-		st = load_set(&guids[i], instances, &sets[cat->nr_sets]);
+		st = load_set(m, &guids[i], instances, &sets[cat->nr_sets]);
 		if (st == ERROR_OUTOFMEMORY) {
 			pdh_cat_set_free(&sets[cat->nr_sets]);
 			break;
@@ -534,14 +596,16 @@ static int explain_fn(void *ctx, uint32_t id, const void *text, size_t units)
 	return e->text ? 0 : -ENOMEM;
 }
 
-char *pdh_explain(const GUID *guid, uint32_t id)
+char *pdh_explain(const char *machine, const GUID *guid, uint32_t id)
 {
-	struct pdh_reg_call c = {.guid = guid, .code = PERF_REG_COUNTER_HELP_STRINGS};
+	WCHAR mbuf[PDH_MACHINE_UNITS];
+	const WCHAR *m = pdh_machine_w(machine, mbuf);
+	struct pdh_reg_call c = {.guid = guid, .code = PERF_REG_COUNTER_HELP_STRINGS, .machine = m};
 	struct explain_ctx e = {.id = id};
 	DWORD size;
 	void *buf;
 
-	if (pdh_fetch(pdh_call_reg, &c, &buf, &size))
+	if (m == PDH_BAD_MACHINE || pdh_fetch(pdh_call_reg, &c, &buf, &size))
 		return NULL;
 	if (pdh_perfbuf_strings_parse(buf, size, explain_fn, &e)) {
 		free(e.text);

@@ -144,7 +144,7 @@ static PDH_STATUS snap_objects(const char *machine, struct snap **ret)
 	size_t i;
 	int err = 0;
 
-	ws = pdh_catalog_load(&cat, false, NULL);
+	ws = pdh_catalog_load(&cat, machine, false, NULL);
 	if (ws)
 		return pdh_from_win32(ws);
 	sn = snap_new(machine, NULL);
@@ -171,7 +171,8 @@ static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *lis
 
 	if (!len)
 		return PDH_INVALID_ARGUMENT;
-	if (!pdh_machine_local(machine))
+	/* another machine: its counter sets through its exporter (docs/REMOTE.md) */
+	if (source && !pdh_machine_local(machine))
 		return PDH_CSTATUS_NO_MACHINE;
 	if (source) {
 		struct pdh_log *log = pdh_handle_get(source, PDH_KIND_LOG);
@@ -215,9 +216,6 @@ static PDH_STATUS objects_common(PDH_HLOG source, const char *machine, void *lis
 PDH_FUNCTION PdhEnumObjectsHA(PDH_HLOG hDataSource, LPCSTR szMachineName, LPSTR mszObjectList,
 			      LPDWORD pcchBufferSize, DWORD dwDetailLevel, BOOL bRefresh)
 {
-	if (bRefresh && !mszObjectList && pcchBufferSize && !*pcchBufferSize &&
-	    !pdh_machine_local(szMachineName))
-		return PDH_CSTATUS_NO_MACHINE;
 	return objects_common(hDataSource, szMachineName, mszObjectList, pcchBufferSize,
 			      dwDetailLevel, false, bRefresh);
 }
@@ -297,11 +295,11 @@ static PDH_STATUS snap_items(const char *machine, const char *object, struct sna
 	int err = 0;
 
 	/* every set's registration (to find the name), the instances of that one only */
-	ws = pdh_catalog_load(&cat, false, NULL);
+	ws = pdh_catalog_load(&cat, machine, false, NULL);
 	if (ws)
 		return pdh_from_win32(ws);
 	k = pdh_cat_set_find(&cat, object);
-	ws = k < 0 ? ERROR_WMI_GUID_NOT_FOUND : pdh_cat_set_load_instances(&cat.sets[k]);
+	ws = k < 0 ? ERROR_WMI_GUID_NOT_FOUND : pdh_cat_set_load_instances(&cat.sets[k], machine);
 	if (ws) {
 		pdh_catalog_free(&cat);
 		return pdh_from_win32(ws);
@@ -343,10 +341,10 @@ static PDH_STATUS items_common(PDH_HLOG source, const char *machine, const char 
 	if (!object || !ctrs_len || !insts_len || flags || (!ctrs && *ctrs_len) ||
 	    (!insts && *insts_len))
 		return PDH_INVALID_ARGUMENT;
-	if (!pdh_machine_local(machine))
-		return PDH_CSTATUS_NO_MACHINE;
 	if (source)
-		return PDH_NOT_IMPLEMENTED; /* logs: see PdhExpandWildCardPathH */
+		return pdh_machine_local(machine)
+			       ? PDH_NOT_IMPLEMENTED /* logs: see PdhExpandWildCardPathH */
+			       : PDH_CSTATUS_NO_MACHINE;
 	pthread_mutex_lock(&snap_lock);
 	sn = snap_find(machine, object);
 	if (!sn) {
@@ -429,15 +427,18 @@ PDH_FUNCTION PdhEnumObjectItemsW(LPCWSTR szDataSource, LPCWSTR szMachineName, LP
 
 /* ---- machines ---------------------------------------------------------------------- */
 
+/* this computer, then the others connected or named in a query's paths (pdh.md 5.8.3) */
 static PDH_STATUS machines_common(void *list, LPDWORD len, bool wide)
 {
+	struct pdh_strs all = {0};
 	char *host;
-	PDH_STATUS st;
+	PDH_STATUS st = PDH_MEMORY_ALLOCATION_FAILURE;
 
 	if (asprintf(&host, "\\\\%s", pdh_host()) < 0)
 		return PDH_MEMORY_ALLOCATION_FAILURE;
-	st = pdh_put_list(&host, 1, true, list, len, wide);
-	free(host);
+	if (!pdh_strs_take(&all, host) && !pdh_machines_seen(&all))
+		st = pdh_put_list(all.v, all.nr, true, list, len, wide);
+	pdh_strs_free(&all);
 	return st;
 }
 
@@ -467,7 +468,20 @@ PDH_FUNCTION PdhEnumMachinesHW(PDH_HLOG hDataSource, LPWSTR mszMachineList, LPDW
 
 PDH_FUNCTION PdhConnectMachineA(LPCSTR szMachineName)
 {
-	return pdh_machine_local(szMachineName) ? 0 : PDH_CSTATUS_NO_MACHINE;
+	WCHAR buf[PDH_MACHINE_UNITS];
+	const WCHAR *m = pdh_machine_w(szMachineName, buf);
+	DWORD n = 0;
+	ULONG ws;
+
+	if (!m)
+		return 0; /* this computer */
+	if (m == PDH_BAD_MACHINE)
+		return PDH_CSTATUS_NO_MACHINE;
+	/* the machine answers its list of counter sets: connected */
+	ws = PerfEnumerateCounterSet(m, NULL, 0, &n);
+	if (ws && ws != ERROR_NOT_ENOUGH_MEMORY)
+		return pdh_from_win32(ws);
+	return pdh_machine_seen(szMachineName) ? PDH_MEMORY_ALLOCATION_FAILURE : 0;
 }
 
 PDH_FUNCTION PdhConnectMachineW(LPCWSTR szMachineName)
@@ -502,7 +516,7 @@ static char *name_of(DWORD index, const char *want, PDH_STATUS *st)
 	struct pdh_catalog cat;
 	char *r = NULL;
 	size_t i, k;
-	ULONG ws = pdh_catalog_load(&cat, false, NULL);
+	ULONG ws = pdh_catalog_load(&cat, NULL, false, NULL);
 
 	if (ws) {
 		*st = pdh_from_win32(ws);

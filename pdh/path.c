@@ -227,7 +227,7 @@ PDH_FUNCTION PdhParseInstanceNameW(LPCWSTR szInstanceString, LPWSTR szInstanceNa
 /* ---- validation and expansion -------------------------------------------------------- */
 
 /*
- * Parse counter path @text into *@p and load the counter sets of its machine (this one),
+ * Parse counter path @text into *@p and load the counter sets of its machine,
  * instances included, into *@cat; the caller frees both. PDH status; on failure nothing is
  * left to free.
  */
@@ -237,11 +237,8 @@ static PDH_STATUS path_load(const char *text, struct pdh_cpath *p, struct pdh_ca
 
 	if (pdh_cpath_parse(text, p))
 		return PDH_CSTATUS_BAD_COUNTERNAME;
-	if (!pdh_machine_local(p->machine)) {
-		pdh_cpath_free(p);
-		return PDH_CSTATUS_NO_MACHINE;
-	}
-	ws = pdh_catalog_load(cat, true, NULL);
+	/* the path's machine: this one, or another through its exporter */
+	ws = pdh_catalog_load(cat, p->machine, true, NULL);
 	if (ws) {
 		pdh_cpath_free(p);
 		return pdh_from_win32(ws);

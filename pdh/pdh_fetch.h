@@ -36,13 +36,14 @@ ULONG pdh_fetch(pdh_fetch_fn fn, void *ctx, void **ret, DWORD *ret_size)
 struct pdh_reg_call {
 	const GUID *guid;
 	PerfRegInfoType code;
+	const WCHAR *machine; /* the consumer calls' szMachine: NULL for this machine */
 };
 #define PDH_FETCH_FN(name) ULONG name(void *ctx, void *buf, DWORD size, DWORD *actual)
 /* PerfQueryCounterSetRegistrationInfo, @ctx a struct pdh_reg_call */
 PDH_FETCH_FN(pdh_call_reg) __attribute__((visibility("hidden")));
 /* PerfEnumerateCounterSetInstances of the struct pdh_reg_call's guid */
 PDH_FETCH_FN(pdh_call_instances) __attribute__((visibility("hidden")));
-/* PerfEnumerateCounterSet (@ctx unused), sizes in bytes */
+/* PerfEnumerateCounterSet (@ctx NULL, or a struct pdh_reg_call for its machine), sizes in bytes */
 PDH_FETCH_FN(pdh_call_sets) __attribute__((visibility("hidden")));
 
 #endif /* PDH_FETCH_H */

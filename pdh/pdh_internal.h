@@ -90,7 +90,8 @@ struct pdh_log;
 
 struct pdh_counter {
 	enum pdh_kind kind;
-	struct pdh_query *q;
+	struct pdh_query *q;   /* its query: the handle's, locked for every call */
+	struct pdh_query *src; /* where its samples are: q, or q's sub-query of its machine */
 	DWORD_PTR user;
 	char *full_path;       /* as given */
 	struct pdh_cpath path; /* parsed */
@@ -134,6 +135,15 @@ struct pdh_query {
 	pthread_mutex_t lock;
 	DWORD_PTR user;
 	struct pdh_log *source; /* log replay, NULL for real time */
+	/*
+	 * real time, other machines: a sub-query per machine (no handle; under the lock of
+	 * the query holding it) collects the counters of paths naming it, with its own
+	 * catalog and perflib query on that machine; they stay in the owner's counters for
+	 * order, logs and handles, and in the sub-query's (not owned) for collection
+	 */
+	char *machine; /* a sub-query's machine, NULL: this one */
+	struct pdh_query **subs;
+	size_t nr_subs;
 	bool own_source;	/* source read by PdhOpenQuery (no handle): freed with the query */
 	struct pdh_catalog cat; /* this machine's counter sets (instances not loaded) */
 	bool have_cat;
@@ -231,14 +241,25 @@ PDH_HIDDEN void pdh_strs_free(struct pdh_strs *l);
 /* the local computer's short name; @name is local (NULL, "", ".", localhost, host) */
 PDH_HIDDEN const char *pdh_host(void);
 PDH_HIDDEN bool pdh_machine_local(const char *name);
+#define PDH_MACHINE_UNITS 257 /* a machine name for the consumer calls, NUL included */
+#define PDH_BAD_MACHINE ((const WCHAR *)-1)
+/*
+ * pdh_machine_w - the consumer calls' szMachine for PDH machine @name ("\\\\web01", "web01",
+ * NULL): NULL for this machine, else its name without backslashes as UTF-16 in @buf
+ * (PDH_MACHINE_UNITS); PDH_BAD_MACHINE when it does not fit or is not UTF-8
+ */
+PDH_HIDDEN const WCHAR *pdh_machine_w(const char *name, WCHAR *buf);
+/* remember another machine @name (connected, or in a query) once; append them to @l; -ENOMEM */
+PDH_HIDDEN int pdh_machine_seen(const char *name);
+PDH_HIDDEN int pdh_machines_seen(struct pdh_strs *l);
 
 /* Win32 code of the consumer API -> PDH status (pdh.md 9.4) */
 PDH_HIDDEN PDH_STATUS pdh_from_win32(ULONG code);
 
 /* the buffer protocol: pdh_fetch.h */
 
-/* the help text of counter @id of set @guid (malloc'd UTF-8), NULL when none */
-PDH_HIDDEN char *pdh_explain(const GUID *guid, uint32_t id);
+/* the help text of counter @id of set @guid on @machine (NULL: this one; malloc'd UTF-8), NULL when none */
+PDH_HIDDEN char *pdh_explain(const char *machine, const GUID *guid, uint32_t id);
 
 /* FILETIME helpers: local FILETIME of a UTC FILETIME; current local FILETIME */
 PDH_HIDDEN int64_t pdh_local_filetime(int64_t utc_filetime);

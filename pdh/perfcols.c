@@ -65,6 +65,7 @@ void pdh_perfcols_free(struct perfcols *cols)
 	}
 	free(cols->b);
 	free(cols->lib);
+	free(cols->rbuf);
 	memset(cols, 0, sizeof(*cols));
 }
 
@@ -301,7 +302,9 @@ static int read_once(HANDLE query, struct perfcols *cols, struct pdh_perfbuf_dat
 	for (tries = 0; tries < READ_TRIES && err == -ENOSPC; tries++) {
 		if (blocks_reserve(cols, cols->nr ? cols->nr : 1) || lay_out(cols, d, keep))
 			return -ENOMEM;
-		err = perflib_query_columns(query, hdr, cols->lib, (ULONG)cols->nr);
+		err = cols->remote ? pdh_remote_columns(query, hdr, cols->lib, (ULONG)cols->nr,
+							&cols->rbuf, &cols->rcap)
+				   : perflib_query_columns(query, hdr, cols->lib, (ULONG)cols->nr);
 		if (err != -ENOSPC)
 			break;
 		/* grow what did not fit, and read again: every name (keys were overwritten) */

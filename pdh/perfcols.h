@@ -93,7 +93,19 @@ struct perfcols {
 	size_t nr, cap;
 	const struct pdh_perfbuf_data *data; /* the read that filled the keys, NULL: none */
 	bool keep;			     /* the read under way was given the keys of data */
+	bool remote; /* a query on another machine: read by pdh_remote_columns */
+	void *rbuf;  /* its PerfQueryCounterData buffer, kept from one read to the next */
+	DWORD rcap;
 };
+
+/*
+ * pdh_remote_columns - perflib_query_columns for remote query @query (remotecols.c): one
+ * PerfQueryCounterData into *@buf (*@cap bytes, grown and kept), walked into @blocks; every
+ * row named, its key PERFLIB_COLUMN_KEY_COMPUTED. The same returns, -EHOSTUNREACH when the
+ * machine cannot be reached, -EACCES when it refuses, -EBADMSG for a malformed answer.
+ */
+int pdh_remote_columns(HANDLE query, PERF_DATA_HEADER *hdr, struct perflib_column_block *blocks,
+		       ULONG nr_blocks, void **buf, DWORD *cap);
 
 /*
  * pdh_perfcols_read - read perflib query @query into @d (zeroed the first time; its arrays are

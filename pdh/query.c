@@ -120,6 +120,73 @@ static void stop_thread(struct pdh_query *q)
 	q->thread_stop = false;
 }
 
+/* a sub-query and what it holds (not its counters: the owner's) */
+static void sub_free(struct pdh_query *s)
+{
+	free(s->counters);
+	if (s->perf)
+		PerfCloseQueryHandle(s->perf);
+	pdh_data_free(s);
+	pdh_catalog_free(&s->cat);
+	free(s->sets);
+	free(s->spec_ids);
+	free(s->machine);
+	free(s);
+}
+
+/*
+ * the sub-query of @q for machine @name (PDH's spelling), made the first time: *@ret.
+ * PDH_MEMORY_ALLOCATION_FAILURE.
+ */
+static PDH_STATUS sub_get(struct pdh_query *q, const char *name, struct pdh_query **ret)
+{
+	struct pdh_query *s, **grown;
+	size_t i;
+
+	while (*name == '\\')
+		name++;
+	for (i = 0; i < q->nr_subs; i++) {
+		if (!strcasecmp(q->subs[i]->machine, name)) {
+			*ret = q->subs[i];
+			return 0;
+		}
+	}
+	grown = realloc(q->subs, (q->nr_subs + 1) * sizeof(*grown));
+	if (!grown)
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	q->subs = grown;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	s->kind = PDH_KIND_QUERY;
+	s->machine = strdup(name);
+	if (!s->machine || pdh_machine_seen(name)) {
+		free(s->machine);
+		free(s);
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	}
+	s->cols.remote = true;
+	q->subs[q->nr_subs++] = s;
+	*ret = s;
+	return 0;
+}
+
+/* remove @c from sub-query @s's counters */
+static void sub_remove(struct pdh_query *s, const struct pdh_counter *c)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_counters; i++) {
+		if (s->counters[i] == c) {
+			memmove(&s->counters[i], &s->counters[i + 1],
+				(s->nr_counters - i - 1) * sizeof(*s->counters));
+			s->nr_counters--;
+			s->specs_dirty = true;
+			return;
+		}
+	}
+}
+
 PDH_FUNCTION PdhCloseQuery(PDH_HQUERY hQuery)
 {
 	struct pdh_query *q = pdh_query_lock(hQuery);
@@ -129,6 +196,9 @@ PDH_FUNCTION PdhCloseQuery(PDH_HQUERY hQuery)
 		return PDH_INVALID_HANDLE;
 	stop_thread(q);
 	pdh_handle_del(q);
+	for (i = 0; i < q->nr_subs; i++)
+		sub_free(q->subs[i]);
+	free(q->subs);
 	for (i = 0; i < q->nr_counters; i++) {
 		pdh_handle_del(q->counters[i]);
 		counter_free(q->counters[i]);
@@ -165,12 +235,15 @@ PDH_API BOOL WINAPI PdhIsRealTimeQuery(PDH_HQUERY hQuery)
 
 /* ---- adding counters ----------------------------------------------------------------- */
 
-static const struct pdh_cat_set *find_set(struct pdh_query *q, const char *name)
+/* the set named @name of @q's machine, NULL (*@ret_ws: why the catalog could not be read) */
+static const struct pdh_cat_set *find_set(struct pdh_query *q, const char *name, ULONG *ret_ws)
 {
 	long i;
 
+	*ret_ws = 0;
 	if (!q->have_cat) {
-		if (pdh_catalog_load(&q->cat, false, NULL))
+		*ret_ws = pdh_catalog_load(&q->cat, q->machine, false, NULL);
+		if (*ret_ws)
 			return NULL;
 		q->have_cat = true;
 	}
@@ -179,7 +252,8 @@ static const struct pdh_cat_set *find_set(struct pdh_query *q, const char *name)
 		/* registered since the catalog was read? */
 		pdh_catalog_free(&q->cat);
 		q->have_cat = false;
-		if (pdh_catalog_load(&q->cat, false, NULL))
+		*ret_ws = pdh_catalog_load(&q->cat, q->machine, false, NULL);
+		if (*ret_ws)
 			return NULL;
 		q->have_cat = true;
 		i = pdh_cat_set_find(&q->cat, name);
@@ -190,9 +264,13 @@ static const struct pdh_cat_set *find_set(struct pdh_query *q, const char *name)
 /* a real-time query: the counter set and counter the path names */
 static PDH_STATUS catalog_resolve(struct pdh_query *q, struct pdh_counter *c)
 {
-	const struct pdh_cat_set *set = find_set(q, c->path.object);
+	ULONG ws;
+	const struct pdh_cat_set *set = find_set(q, c->path.object, &ws);
 	size_t i;
 
+	/* a machine that cannot be reached or refuses: its own status (pdh.md 9.4) */
+	if (!set && (ws == ERROR_BAD_NETPATH || ws == ERROR_ACCESS_DENIED))
+		return pdh_from_win32(ws);
 	if (!set)
 		return PDH_CSTATUS_NO_OBJECT;
 	for (i = 0; i < set->nr_counters; i++)
@@ -215,7 +293,7 @@ static PDH_STATUS catalog_resolve(struct pdh_query *q, struct pdh_counter *c)
 PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_HCOUNTER *ret)
 {
 	struct pdh_counter *c, **grown;
-	struct pdh_query *q;
+	struct pdh_query *q, *src;
 	PDH_STATUS st;
 
 	if (!ret)
@@ -242,10 +320,13 @@ PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_
 	st = PDH_CSTATUS_BAD_COUNTERNAME;
 	if (pdh_cpath_parse(path, &c->path))
 		goto fail;
-	/* a log holds any computer's counters; real time reads this one only */
-	st = PDH_CSTATUS_NO_MACHINE;
-	if (!q->source && !pdh_machine_local(c->path.machine))
-		goto fail;
+	/* a log holds any computer's counters; real time reads another through a sub-query */
+	src = q;
+	if (!q->source && !pdh_machine_local(c->path.machine)) {
+		st = sub_get(q, c->path.machine, &src);
+		if (st)
+			goto fail;
+	}
 	if (c->path.instance) {
 		c->pattern = pdh_cpath_instance_pattern(&c->path);
 		st = PDH_MEMORY_ALLOCATION_FAILURE;
@@ -253,9 +334,10 @@ PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_
 			goto fail;
 		c->wildcard = pdh_has_wildcard(c->pattern) || c->path.index == PDH_INDEX_ANY;
 	}
-	st = q->source ? pdh_replay_resolve(q, c) : catalog_resolve(q, c);
+	st = q->source ? pdh_replay_resolve(q, c) : catalog_resolve(src, c);
 	if (st)
 		goto fail;
+	c->src = src;
 	c->match_all = c->pattern && !strcmp(c->pattern, "*") && c->path.index < 0;
 	c->second = (uint8_t)pdh_second_of(c->ctr.type);
 	c->tb = (uint8_t)ctrtype_timebase(c->ctr.type);
@@ -265,10 +347,20 @@ PDH_STATUS pdh_counter_add(PDH_HQUERY hq, const char *path, DWORD_PTR user, PDH_
 	if (!grown)
 		goto fail;
 	q->counters = grown;
+	if (src != q) {
+		grown = realloc(src->counters, (src->nr_counters + 1) * sizeof(*grown));
+		if (!grown)
+			goto fail;
+		src->counters = grown;
+	}
 	if (pdh_handle_add(c))
 		goto fail;
 	q->counters[q->nr_counters++] = c;
 	q->specs_dirty = true;
+	if (src != q) {
+		src->counters[src->nr_counters++] = c;
+		src->specs_dirty = true;
+	}
 	*ret = c;
 	pdh_unlock(q);
 	return 0;
@@ -333,6 +425,8 @@ PDH_FUNCTION PdhRemoveCounter(PDH_HCOUNTER hCounter)
 			break;
 		}
 	}
+	if (c->src != q)
+		sub_remove(c->src, c);
 	pdh_handle_del(c);
 	counter_free(c);
 	q->specs_dirty = true;
@@ -390,10 +484,16 @@ static PDH_STATUS rebuild_specs(struct pdh_query *q)
 		return PDH_MEMORY_ALLOCATION_FAILURE;
 	}
 	for (i = 0; i < q->nr_counters; i++)
-		add_spec(q, buf, &off, &q->counters[i]->guid, q->counters[i]->multi);
+		if (q->counters[i]->src == q)
+			add_spec(q, buf, &off, &q->counters[i]->guid, q->counters[i]->multi);
 	for (i = 0; i < q->nr_whole; i++)
 		add_spec(q, buf, &off, &q->whole[i], q->whole_multi[i]);
-	st = PerfOpenQueryHandle(NULL, &q->perf);
+	{
+		WCHAR mbuf[PDH_MACHINE_UNITS];
+		const WCHAR *m = pdh_machine_w(q->machine, mbuf);
+
+		st = m == PDH_BAD_MACHINE ? ERROR_BAD_NETPATH : PerfOpenQueryHandle(m, &q->perf);
+	}
 	if (st) {
 		q->perf = NULL;
 		q->nr_specs = 0;
@@ -467,14 +567,75 @@ PDH_STATUS pdh_query_whole_sets(PDH_HQUERY hQuery, const GUID *sets, const bool 
 	return 0;
 }
 
+/* the counters of sub-query @s after a collection that failed with @st: no sample */
+static void sub_failed(struct pdh_query *s, PDH_STATUS st)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_counters; i++) {
+		struct pdh_counter *c = s->counters[i];
+
+		c->valid = true;
+		c->changed = true;
+		c->status = (DWORD)st;
+		c->nr = 0;
+		c->sel_all = false;
+		c->gen = c->old_gen = 0;
+		c->cols.block = SIZE_MAX;
+	}
+}
+
+static PDH_STATUS collect_own(struct pdh_query *q);
+
+/*
+ * a real-time query with counters of other machines: this machine's, then each machine's,
+ * one after the other; a machine that cannot be reached costs its timeout and gives its
+ * counters PDH_CSTATUS_NO_MACHINE, the others are read (and it is tried again next time)
+ */
+static PDH_STATUS collect_all(struct pdh_query *q)
+{
+	PDH_STATUS st = PDH_NO_DATA, sst;
+	bool own = q->nr_whole > 0, any;
+	size_t i;
+
+	for (i = 0; !own && i < q->nr_counters; i++)
+		own = q->counters[i]->src == q;
+	if (own)
+		st = collect_own(q);
+	any = !st;
+	for (i = 0; i < q->nr_subs; i++) {
+		struct pdh_query *s = q->subs[i];
+
+		if (!s->nr_counters)
+			continue;
+		sst = collect_own(s);
+		if (sst) {
+			sub_failed(s, sst == PDH_NO_DATA ? PDH_CSTATUS_NO_OBJECT : sst);
+			if (!own && st == PDH_NO_DATA)
+				st = sst;
+			continue;
+		}
+		if (!any)
+			q->stamp = s->stamp; /* the time of the first machine read */
+		any = true;
+	}
+	return any ? 0 : st == PDH_CSTATUS_NO_MACHINE || st == PDH_ACCESS_DENIED ? PDH_NO_DATA : st;
+}
+
 PDH_STATUS pdh_collect_locked(struct pdh_query *q)
 {
-	PDH_STATUS st;
-
 	if (!q->nr_counters && !q->nr_whole)
 		return PDH_NO_DATA;
 	if (q->source)
 		return pdh_replay_step(q);
+	return q->nr_subs ? collect_all(q) : collect_own(q);
+}
+
+/* collect the counters of @q's own machine (@q a query or a sub-query) */
+static PDH_STATUS collect_own(struct pdh_query *q)
+{
+	PDH_STATUS st;
+
 	if (q->specs_dirty || !q->perf) {
 		st = rebuild_specs(q);
 		if (st)

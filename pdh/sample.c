@@ -477,10 +477,12 @@ PDH_STATUS pdh_data_update(struct pdh_query *q)
 	q->data = pd;
 	q->stamp = pd->stamp;
 	for (i = 0; i < q->nr_counters; i++) {
-		if (counter_sample(q, q->counters[i])) {
+		/* (a counter of another machine is its sub-query's) */
+		if (q->counters[i]->src == q && counter_sample(q, q->counters[i])) {
 			/* partly sampled: no counter keeps a sample */
 			for (i = 0; i < q->nr_counters; i++)
-				q->counters[i]->gen = q->counters[i]->old_gen = 0;
+				if (q->counters[i]->src == q)
+					q->counters[i]->gen = q->counters[i]->old_gen = 0;
 			return PDH_MEMORY_ALLOCATION_FAILURE;
 		}
 	}
@@ -531,16 +533,16 @@ const char *pdh_counter_name(const struct pdh_counter *c, size_t i, unsigned int
 		*dup = c->cur.items[i].dup;
 		return c->cur.items[i].name;
 	}
-	it = &c->q->data->d.items[pdh_sel_item(c, i)];
+	it = &c->src->data->d.items[pdh_sel_item(c, i)];
 	*dup = it->dup;
-	return pdh_item_name(&c->q->data->d, it);
+	return pdh_item_name(&c->src->data->d, it);
 }
 
 /* the raw samples of item @i and of its instance before (false: none) */
 static bool raw_pair(const struct pdh_counter *c, size_t i, PDH_RAW_COUNTER *cur,
 		     PDH_RAW_COUNTER *old, int64_t *tb)
 {
-	const struct pdh_query *q = c->q;
+	const struct pdh_query *q = c->src;
 	size_t item = pdh_sel_item(c, i), o;
 	int64_t otb;
 	bool have;

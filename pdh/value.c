@@ -322,7 +322,7 @@ static PDH_STATUS counter_info(PDH_HCOUNTER h, BOOLEAN explain, LPDWORD size,
 	if (!size || (!info && *size))
 		goto out;
 	if (explain && !c->explain && !c->q->source)
-		c->explain = pdh_explain(&c->guid, c->ctr.id);
+		c->explain = pdh_explain(c->src->machine, &c->guid, c->ctr.id);
 	if (c->path.machine)
 		snprintf(machine, sizeof(machine), "\\\\%s", c->path.machine);
 	strs[0] = c->full_path;

@@ -126,12 +126,15 @@ static inline void perflib_zero_tail(uint8_t *p, size_t used, size_t size)
 }
 
 /* ---- machines (machine.c) ------------------------------------------------------------- */
+#define PERFLIB_HOST_MAX 1024 /* bytes of a remote machine's name in UTF-8, without NUL */
 /*
  * perflib_machine_check - 0 when @machine names this machine (NULL, "", ".", "localhost" or
- * the host name, case-insensitive, optionally after a leading "\\"), -EHOSTUNREACH for any
- * other name (nothing goes to the network).
+ * the host name, case-insensitive, optionally after a leading "\\" or more): nothing goes to the
+ * network. 1 for any other name, which is then written to @ret_host (PERFLIB_HOST_MAX + 1
+ * bytes) in UTF-8 without its leading backslashes: the machine to reach through remote.c.
+ * -EHOSTUNREACH for a name longer than PERFLIB_MACHINE_MAX units or only backslashes.
  */
-int perflib_machine_check(LPCWSTR machine);
+int perflib_machine_check(LPCWSTR machine, char *ret_host);
 /* this host's name as NUL-terminated UTF-16 into @buf; returns bytes written incl. NUL */
 size_t perflib_machine_name(WCHAR *buf, size_t units);
 

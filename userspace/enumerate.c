@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "consumer.h"
+#include "remote_client.h"
 
 /* ---- PerfEnumerateCounterSet ------------------------------------------------------------- */
 
@@ -38,6 +39,7 @@ static bool registered(int root_fd, const GUID *guid)
 ULONG PerfEnumerateCounterSet(LPCWSTR szMachine, LPGUID pCounterSetIds, DWORD cCounterSetIds,
 			      LPDWORD pcCounterSetIdsActual)
 {
+	char host[PERFLIB_HOST_MAX + 1];
 	GUID *guids = NULL;
 	size_t nr = 0, i, n = 0;
 	int err, root_fd = -1;
@@ -45,7 +47,10 @@ ULONG PerfEnumerateCounterSet(LPCWSTR szMachine, LPGUID pCounterSetIds, DWORD cC
 
 	if (!pcCounterSetIdsActual || (!pCounterSetIds && cCounterSetIds))
 		return ERROR_INVALID_PARAMETER;
-	err = perflib_machine_check(szMachine);
+	err = perflib_machine_check(szMachine, host);
+	if (err == 1)
+		return perflib_remote_sets(host, pCounterSetIds, cCounterSetIds,
+					   pcCounterSetIdsActual);
 	if (!err)
 		err = perflib_store_list(&guids, &nr);
 	if (err)
@@ -114,6 +119,7 @@ ULONG PerfEnumerateCounterSetInstances(LPCWSTR szMachine, LPCGUID pCounterSetId,
 {
 	struct perflib_obuf o = {.p = (uint8_t *)pInstances, .cap = pInstances ? cbInstances : 0};
 	WCHAR machine[PERFLIB_MACHINE_MAX + 1];
+	char host[PERFLIB_HOST_MAX + 1];
 	struct perflib_cset *cs;
 	ULONG status = ERROR_SUCCESS;
 	size_t machine_bytes;
@@ -121,7 +127,10 @@ ULONG PerfEnumerateCounterSetInstances(LPCWSTR szMachine, LPCGUID pCounterSetId,
 
 	if (!pCounterSetId || !pcbInstancesActual || (!pInstances && cbInstances))
 		return ERROR_INVALID_PARAMETER;
-	err = perflib_machine_check(szMachine);
+	err = perflib_machine_check(szMachine, host);
+	if (err == 1)
+		return perflib_remote_instances(host, pCounterSetId, pInstances, cbInstances,
+						pcbInstancesActual);
 	if (!err)
 		err = perflib_cset_get(pCounterSetId, &cs);
 	if (err)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * machine.c - machine names: which names mean this machine (every consumer function takes
- * one and refuses the others without network traffic), and this host's name as carried by
- * every notification to a provider.
+ * one; the others are reached through remote.c, and this machine's never leave the
+ * process), and this host's name as carried by every notification to a provider.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +30,7 @@ static bool name_equal_ascii(const WCHAR *w, size_t len, const char *s)
 	return s[len] == 0;
 }
 
-int perflib_machine_check(LPCWSTR machine)
+int perflib_machine_check(LPCWSTR machine, char *ret_host)
 {
 	char host[PERFLIB_MACHINE_MAX + 1];
 	size_t len;
@@ -42,11 +42,13 @@ int perflib_machine_check(LPCWSTR machine)
 		return -EHOSTUNREACH;
 	if (len == 0)
 		return 0;
-	/* UNC form: "\\name" */
-	if (len > 2 && machine[0] == u'\\' && machine[1] == u'\\') {
-		machine += 2;
-		len -= 2;
+	/* UNC form: "\\name" (Windows takes any number of leading backslashes) */
+	while (len && machine[0] == u'\\') {
+		machine++;
+		len--;
 	}
+	if (!len)
+		return -EHOSTUNREACH;
 	if (name_equal_ascii(machine, len, ".") || name_equal_ascii(machine, len, "localhost"))
 		return 0;
 	if (gethostname(host, sizeof(host)) == 0) {
@@ -54,8 +56,10 @@ int perflib_machine_check(LPCWSTR machine)
 		if (name_equal_ascii(machine, len, host))
 			return 0;
 	}
-	/* remote machines would need a protocol; refuse at once, without network traffic */
-	return -EHOSTUNREACH;
+	/* another machine: its name for remote.c (at most 3 bytes of UTF-8 per unit) */
+	if (perflib_utf16_to_utf8(machine, len, ret_host, PERFLIB_HOST_MAX + 1) < 0)
+		return -EHOSTUNREACH;
+	return 1;
 }
 
 size_t perflib_machine_name(WCHAR *buf, size_t units)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "query.h"
+#include "remote_client.h"
 
 #define QUERY_TAG 0x5051000000000000ull /* "PQ": handles are tag | sequence number */
 
@@ -64,12 +65,15 @@ void perflib_query_put(struct perflib_query *q)
 
 ULONG PerfOpenQueryHandle(LPCWSTR szMachine, HANDLE *phQuery)
 {
+	char host[PERFLIB_HOST_MAX + 1];
 	struct perflib_query *q;
 	int err;
 
 	if (!phQuery)
 		return ERROR_INVALID_PARAMETER;
-	err = perflib_machine_check(szMachine);
+	err = perflib_machine_check(szMachine, host);
+	if (err == 1)
+		return perflib_remote_open(host, phQuery);
 	if (err)
 		return perflib_win32_error(err);
 	q = calloc(1, sizeof(*q));
@@ -301,13 +305,20 @@ static ULONG blocks_apply(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWO
 			  ULONG (*op)(struct perflib_query *q, struct perflib_query_spec *sp,
 				      const WCHAR *name))
 {
-	struct perflib_query *q = perflib_query_get(hQuery);
+	struct perflib_query *q;
 	uint8_t *p = (uint8_t *)pCounters;
 	const WCHAR *name;
 	struct perflib_query_spec sp;
 	ULONG status, size;
 	size_t off;
 
+	/* a remote query's blocks are checked here too: the server sees only good ones */
+	if (perflib_remote_handle(hQuery))
+		return blocks_valid(p, cbCounters)
+			       ? perflib_remote_counters(hQuery, pCounters, cbCounters,
+							 op == spec_add)
+			       : ERROR_INVALID_PARAMETER;
+	q = perflib_query_get(hQuery);
 	if (!q)
 		return ERROR_INVALID_HANDLE;
 	if (!blocks_valid(p, cbCounters)) {
@@ -370,11 +381,14 @@ ULONG PerfDeleteCounters(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWOR
 
 ULONG PerfCloseQueryHandle(HANDLE hQuery)
 {
-	struct perflib_query *q = perflib_query_get(hQuery), **pp;
+	struct perflib_query *q, **pp;
 	struct perflib_cset *cs;
 	ULONG ignored;
 	size_t i;
 
+	if (perflib_remote_handle(hQuery))
+		return perflib_remote_close(hQuery);
+	q = perflib_query_get(hQuery);
 	if (!q)
 		return ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&queries_lock);
@@ -410,11 +424,14 @@ static size_t spec_block_size(const struct perflib_query_spec *sp)
 ULONG PerfQueryCounterInfo(HANDLE hQuery, PPERF_COUNTER_IDENTIFIER pCounters, DWORD cbCounters,
 			   LPDWORD pcbCountersActual)
 {
-	struct perflib_query *q = perflib_query_get(hQuery);
+	struct perflib_query *q;
 	struct perflib_obuf o = {.p = (uint8_t *)pCounters, .cap = pCounters ? cbCounters : 0};
 	ULONG ret;
 	size_t i;
 
+	if (perflib_remote_handle(hQuery))
+		return perflib_remote_info(hQuery, pCounters, cbCounters, pcbCountersActual);
+	q = perflib_query_get(hQuery);
 	if (!q)
 		return ERROR_INVALID_HANDLE;
 	if (!pcbCountersActual || (!pCounters && cbCounters)) {

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "query.h"
+#include "remote_client.h"
 #include "filetime.h"
 
 static void data_header_times(PERF_DATA_HEADER *h)
@@ -213,7 +214,7 @@ void perflib_query_collect_end(struct perflib_query *q, const WCHAR *machine, si
 ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock, DWORD cbCounterBlock,
 			   LPDWORD pcbCounterBlockActual)
 {
-	struct perflib_query *q = perflib_query_get(hQuery);
+	struct perflib_query *q;
 	struct perflib_obuf o = {.p = (uint8_t *)pCounterBlock,
 				 .cap = pCounterBlock ? cbCounterBlock : 0};
 	WCHAR machine[PERFLIB_MACHINE_MAX + 1];
@@ -223,6 +224,10 @@ ULONG PerfQueryCounterData(HANDLE hQuery, PPERF_DATA_HEADER pCounterBlock, DWORD
 	uint8_t *p;
 	size_t i;
 
+	if (perflib_remote_handle(hQuery))
+		return perflib_remote_data(hQuery, pCounterBlock, cbCounterBlock,
+					   pcbCounterBlockActual);
+	q = perflib_query_get(hQuery);
 	if (!q)
 		return ERROR_INVALID_HANDLE;
 	if (!pcbCounterBlockActual || (!pCounterBlock && cbCounterBlock)) {

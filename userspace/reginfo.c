@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "consumer.h"
+#include "remote_client.h"
 
 #define NUMBER_UNITS 16 /* a decimal ULONG and its NUL, in UTF-16 units */
 
@@ -214,6 +215,7 @@ ULONG PerfQueryCounterSetRegistrationInfo(LPCWSTR szMachine, LPCGUID pCounterSet
 					  LPDWORD pcbRegInfoActual)
 {
 	struct perflib_obuf o = {.p = pbRegInfo, .cap = pbRegInfo ? cbRegInfo : 0};
+	char host[PERFLIB_HOST_MAX + 1];
 	struct perflib_cset *cs;
 	ULONG ret;
 	int err;
@@ -222,7 +224,10 @@ ULONG PerfQueryCounterSetRegistrationInfo(LPCWSTR szMachine, LPCGUID pCounterSet
 	    requestCode < PERF_REG_COUNTERSET_STRUCT ||
 	    requestCode > PERF_REG_COUNTER_ENGLISH_NAMES)
 		return ERROR_INVALID_PARAMETER;
-	err = perflib_machine_check(szMachine);
+	err = perflib_machine_check(szMachine, host);
+	if (err == 1)
+		return perflib_remote_reg(host, pCounterSetId, requestCode, requestLangId,
+					  pbRegInfo, cbRegInfo, pcbRegInfoActual);
 	if (!err)
 		err = perflib_cset_get(pCounterSetId, &cs);
 	if (err)

@@ -87,6 +87,7 @@ for f in /usr/bin/typeperf /usr/bin/relog /usr/bin/ctrpp /usr/bin/lodctr /usr/bi
 	/usr/lib/x86_64-linux-gnu/libperflib.so.1 /usr/lib/x86_64-linux-gnu/libpdh.so.1 \
 	/usr/lib/x86_64-linux-gnu/libadvapi32.so /usr/include/perflib/perflib_bpf.h \
 	/usr/lib/x86_64-linux-gnu/libperflib-win32.so.1 /usr/include/perflib/win32/windows.h \
+	/usr/lib/x86_64-linux-gnu/libperflib-remote.so.1 \
 	/usr/include/pdh.h /usr/lib/x86_64-linux-gnu/libperflib.a \
 	/lib/systemd/system/perflib-sysd.service /lib/systemd/system/perflib-exporter.service \
 	/etc/default/perflib-sysd /etc/default/perflib-exporter \

@@ -10,6 +10,8 @@
  * Commands (one per line, answered "ok" or "error ..."):
  *   set SET INSTANCE COUNTER VALUE    SET 0 or 1, INSTANCE index below, COUNTER id
  *   add SET INSTANCE COUNTER VALUE    increment
+ *   delete SET INSTANCE               PerfDeleteInstance (the instance disappears)
+ *   create SET INSTANCE               PerfCreateInstance again, with its start values
  *
  * "Exporter Test" {e4b0e7a0-0001-4e5f-8a6b-000000000001}, multi-instance; instances
  * (index: name, id): 0 "alpha" 0, 1 "beta" 1, 2 quote"back\slash 2, 3 "café €" 3,
@@ -225,6 +227,30 @@ static int start(void)
 	return 0;
 }
 
+/* "delete SET INSTANCE" / "create SET INSTANCE": an instance that goes and comes back */
+static void command_instance(const char *verb, unsigned int s, unsigned int i)
+{
+	GUID g;
+	unsigned int c;
+	ULONG status = ERROR_SUCCESS;
+
+	perflib_guid_from_string(sets[s].guid, &g);
+	if (!strcmp(verb, "delete")) {
+		status = inst[s][i] ? PerfDeleteInstance(provider, inst[s][i]) : ERROR_NOT_FOUND;
+		inst[s][i] = NULL;
+	} else if (!inst[s][i]) {
+		inst[s][i] = PerfCreateInstance(provider, &g, sets[s].names[i], sets[s].ids[i]);
+		status = inst[s][i] ? ERROR_SUCCESS : GetLastError();
+		for (c = 0; !status && c < sets[s].nr_counters; c++)
+			status = set_value(s, i, sets[s].counters[c].id,
+					   start_value(s, i, sets[s].counters[c].id), false);
+	}
+	if (status)
+		printf("error %u\n", status);
+	else
+		printf("ok\n");
+}
+
 static void command(const char *line)
 {
 	unsigned int s, i;
@@ -233,6 +259,12 @@ static void command(const char *line)
 	char verb[8];
 	ULONG status;
 
+	if (sscanf(line, "%7s %u %u", verb, &s, &i) == 3 &&
+	    (!strcmp(verb, "delete") || !strcmp(verb, "create")) && s <= 1 &&
+	    i < sets[s].nr_instances) {
+		command_instance(verb, s, i);
+		return;
+	}
 	if (sscanf(line, "%7s %u %u %lu %llu", verb, &s, &i, &id, &v) != 5 || s > 1 ||
 	    i >= sets[s].nr_instances || !type_of(s, (ULONG)id) ||
 	    (strcmp(verb, "set") && strcmp(verb, "add"))) {

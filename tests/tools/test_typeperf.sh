@@ -147,7 +147,7 @@ expect_rc 0 "-qx '*demo'"
 cmp -s "$tmp/out" "$data/qx_demo.txt" || fail "-qx '*demo' is not -qx 'tp demo': $(cat "$tmp/out")"
 run -q -s no-such-computer.invalid
 expect_rc 1 "-q on another computer"
-expect_err 'Error: no-such-computer.invalid: cannot read counter sets: the computer is not this machine' \
+expect_err 'Error: no-such-computer.invalid: cannot read counter sets: the computer cannot be reached' \
 	"-q on another computer"
 [ ! -s "$tmp/out" ] || fail "-q on another computer: stdout $(cat "$tmp/out")"
 

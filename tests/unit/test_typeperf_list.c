@@ -249,7 +249,7 @@ static void test_machine(void **state)
 	assert_int_equal(tp_machine_init(&m, "no-such-computer.invalid"), 0);
 	assert_int_equal(tp_machine_objects(&m, &objects), PDH_CSTATUS_NO_MACHINE);
 	assert_int_equal(tp_machine_items(&m, "TP Demo", &ctrs, &insts), PDH_CSTATUS_NO_MACHINE);
-	assert_non_null(strstr(tp_pdh_str(PDH_CSTATUS_NO_MACHINE), "not this machine"));
+	assert_non_null(strstr(tp_pdh_str(PDH_CSTATUS_NO_MACHINE), "cannot be reached"));
 	tp_machine_free(&m);
 	assert_string_equal(tp_pdh_str(PDH_MEMORY_ALLOCATION_FAILURE), "out of memory");
 	assert_string_equal(tp_pdh_str(PDH_CSTATUS_NO_OBJECT), "not found");

@@ -3,7 +3,7 @@
  * machine.c - what -q/-qx read of a computer, through the public PDH API as the Windows
  * tool reads it: the object names (PdhEnumObjects), then each object's counters and
  * instances (PdhEnumObjectItems), every list with the size-then-fill protocol, asked
- * again while it grows between the two calls. Remote computers are PDH's to refuse.
+ * again while it grows between the two calls. Other computers are PDH's to reach.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@ const char *tp_pdh_str(PDH_STATUS status)
 	case ERROR_SUCCESS:
 		return "success";
 	case PDH_CSTATUS_NO_MACHINE:
-		return "the computer is not this machine (remote computers are not supported)";
+		return "the computer cannot be reached (no perflib-exporter answers there)";
 	case PDH_ACCESS_DENIED:
 		return "access denied";
 	case PDH_MEMORY_ALLOCATION_FAILURE:

@@ -110,7 +110,10 @@ static int add_path(PDH_HQUERY q, const char *text, const char *machine)
 	if (st == PDH_MEMORY_ALLOCATION_FAILURE) {
 		added = -ENOMEM;
 	} else if (st == PDH_CSTATUS_NO_MACHINE) {
-		tool_warn("%s: cannot read counter sets: not this computer", own ? own : machine);
+		tool_warn("%s: cannot read counter sets: the computer cannot be reached",
+			  own ? own : machine);
+	} else if (st == PDH_ACCESS_DENIED) {
+		tool_warn("%s: cannot read counter sets: access denied", own ? own : machine);
 	}
 	for (p = list; p && *p; p += strlen(p) + 1) {
 		PDH_HCOUNTER c;
