@@ -327,6 +327,8 @@ ns_codes() {
 		ip link set lo up && ip addr add 10.99.0.1/32 dev lo || exit 2
 		exe=$1 tmp=$2 ca=$3
 		shift 3
+		# emptied here, not by the child: the wait must not read the last call'"'"'s line
+		: >"$tmp/ns.err"
 		"$exe" --listen 0.0.0.0:0 "$@" 2>"$tmp/ns.err" &
 		pid=$!
 		n=0

@@ -57,6 +57,7 @@ basic_auth_users:
   alice: $hash
 EOF2
 exp_start_provider
+: >"$EXP_TMP/exporter.err"
 "$TOOLS/perflib-exporter" --listen 127.0.0.2:0 --web.config.file "$EXP_TMP/web.yml" \
 	2>"$EXP_TMP/exporter.err" &
 EXP_PID=$!

@@ -122,6 +122,8 @@ exp_provider_cmd() {
 
 # the exporter on a free loopback port; sets EXP_PID and EXP_URL (.../metrics)
 exp_start_exporter() {
+	# emptied here, not by the child's redirection: the wait must not read an earlier line
+	: >"$EXP_TMP/exporter.err"
 	"$TOOLS/perflib-exporter" --listen 127.0.0.1:0 "$@" 2>"$EXP_TMP/exporter.err" &
 	EXP_PID=$!
 	exp_wait 100 grep -q 'listening on http://' "$EXP_TMP/exporter.err" ||
