@@ -67,7 +67,8 @@ static void copy_out(void *dst, const struct w32_out *o, size_t n, int nul)
 {
 	size_t unit = o->wide ? sizeof(WCHAR) : 1;
 
-	memcpy(dst, o->buf, n * unit);
+	if (n) /* an empty output may have no buffer at all */
+		memcpy(dst, o->buf, n * unit);
 	if (!nul)
 		return;
 	if (o->wide)

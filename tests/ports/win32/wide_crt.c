@@ -28,7 +28,8 @@ static void dump(const wchar_t *label, const wchar_t *buf, size_t n)
 
 static void strings(void)
 {
-	wchar_t buf[32], *end;
+	/* _ltow in base 2 writes 33 characters with its NUL, _i64tow up to 66 */
+	wchar_t buf[66], *end;
 	const wchar_t clef[] = L"a\U0001D11Eb"; /* a, a surrogate pair, b */
 
 	wprintf(L"wcslen %d %d %d\n", (int)wcslen(L""), (int)wcslen(L"Processor"),
