@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "utf.h"
 
 size_t perflib_wcslen(const WCHAR *s)
 {
@@ -37,41 +38,6 @@ bool perflib_guid_equal(const GUID *a, const GUID *b)
 	return memcmp(a, b, sizeof(GUID)) == 0;
 }
 
-/* decode one UTF-8 sequence; returns bytes used, 0 on malformed input */
-static int utf8_decode(const unsigned char *s, uint32_t *ret_cp)
-{
-	uint32_t cp;
-	int n, i;
-
-	if (s[0] < 0x80) {
-		*ret_cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xE0) == 0xC0) {
-		cp = s[0] & 0x1F;
-		n = 2;
-	} else if ((s[0] & 0xF0) == 0xE0) {
-		cp = s[0] & 0x0F;
-		n = 3;
-	} else if ((s[0] & 0xF8) == 0xF0) {
-		cp = s[0] & 0x07;
-		n = 4;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3F);
-	}
-	/* reject overlong forms, surrogates and values past U+10FFFF */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-		return 0;
-	*ret_cp = cp;
-	return n;
-}
-
 int perflib_utf8_to_utf16(const char *src, WCHAR *dst, size_t dst_units)
 {
 	const unsigned char *s = (const unsigned char *)src;
@@ -80,21 +46,14 @@ int perflib_utf8_to_utf16(const char *src, WCHAR *dst, size_t dst_units)
 	int used;
 
 	while (*s) {
-		used = utf8_decode(s, &cp);
+		/* the NUL after the string is no continuation byte: 4 is never read past it */
+		used = (int)utf8_next(s, 4, &cp);
 		if (!used)
 			return -EILSEQ;
 		s += used;
-		if (cp >= 0x10000) {
-			if (n + 2 >= dst_units)
-				return -ENOSPC;
-			cp -= 0x10000;
-			dst[n++] = (WCHAR)(0xD800 | (cp >> 10));
-			dst[n++] = (WCHAR)(0xDC00 | (cp & 0x3FF));
-		} else {
-			if (n + 1 >= dst_units)
-				return -ENOSPC;
-			dst[n++] = (WCHAR)cp;
-		}
+		if (n + (cp >= 0x10000 ? 2 : 1) >= dst_units)
+			return -ENOSPC;
+		n += utf16_put(cp, dst + n);
 	}
 	if (n >= dst_units)
 		return -ENOSPC;
@@ -114,39 +73,15 @@ static uint32_t unit_at(const WCHAR *src, size_t i)
 int perflib_utf16_to_utf8(const WCHAR *src, size_t src_units, char *dst, size_t dst_size)
 {
 	size_t i, n = 0;
-	uint32_t cp, lo;
+	uint32_t cp;
 	char enc[4];
 	int len, k;
 
 	if (!dst_size)
 		return -ENOSPC;
 	for (i = 0; i < src_units && (cp = unit_at(src, i)); i++) {
-		lo = cp >= 0xD800 && cp <= 0xDBFF && i + 1 < src_units ? unit_at(src, i + 1) : 0;
-		if (lo >= 0xDC00 && lo <= 0xDFFF) {
-			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-			i++;
-		} else if (cp >= 0xD800 && cp <= 0xDFFF) {
-			cp = 0xFFFD; /* lone surrogate */
-		}
-		if (cp < 0x80) {
-			enc[0] = (char)cp;
-			len = 1;
-		} else if (cp < 0x800) {
-			enc[0] = (char)(0xC0 | cp >> 6);
-			enc[1] = (char)(0x80 | (cp & 0x3F));
-			len = 2;
-		} else if (cp < 0x10000) {
-			enc[0] = (char)(0xE0 | cp >> 12);
-			enc[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-			enc[2] = (char)(0x80 | (cp & 0x3F));
-			len = 3;
-		} else {
-			enc[0] = (char)(0xF0 | cp >> 18);
-			enc[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-			enc[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-			enc[3] = (char)(0x80 | (cp & 0x3F));
-			len = 4;
-		}
+		i += utf16_pair(cp, i + 1 < src_units ? unit_at(src, i + 1) : 0, &cp) - 1;
+		len = (int)utf8_put(cp, enc);
 		if (n + len >= dst_size) {
 			/* no room: what fits, cut at a character boundary */
 			dst[n] = 0;

@@ -67,7 +67,7 @@ void w32_out_bytes(struct w32_out *o, const char *s, size_t n)
 		return;
 	while (i < n) {
 		i += w32_u8_next((const unsigned char *)s + i, n - i, &cp);
-		o->len += w32_u16_put(cp, (WCHAR *)o->buf + o->len);
+		o->len += utf16_put(cp, (WCHAR *)o->buf + o->len);
 	}
 	out_end(o);
 }
@@ -90,7 +90,7 @@ void w32_out_units(struct w32_out *o, const WCHAR *s, size_t n)
 		return;
 	while (i < n) {
 		i += w32_u16_next(s + i, n - i, &cp);
-		o->len += w32_u8_put(cp, (char *)o->buf + o->len);
+		o->len += utf8_put(cp, (char *)o->buf + o->len);
 	}
 	out_end(o);
 }

@@ -13,17 +13,26 @@
 #include "perflib/win32/perflib-win32-rt.h"
 #include "perflib/win32/conio.h"
 #include "perflib/win32/strsafe.h"
+#include "utf.h"
 
 #define W32_HIDDEN __attribute__((visibility("hidden")))
-#define W32_REPLACEMENT 0xFFFDu /* what an unpaired surrogate or a bad UTF-8 byte becomes */
 
-/* w32_u16_next - one code point of @s (@n > 0 units); units used (1 or 2) */
-W32_HIDDEN size_t w32_u16_next(const WCHAR *s, size_t n, uint32_t *ret_cp);
+/* one code point at a time (common/utf.h); what the library refuses becomes U+FFFD here */
+static inline size_t w32_u16_next(const WCHAR *s, size_t n, uint32_t *ret_cp)
+{
+	return utf16_pair(s[0], n > 1 ? s[1] : 0, ret_cp);
+}
+
 /* w32_u8_next - one code point of @s (@n > 0 bytes); bytes used (1..4), U+FFFD for a bad one */
-W32_HIDDEN size_t w32_u8_next(const unsigned char *s, size_t n, uint32_t *ret_cp);
-/* w32_u8_put / w32_u16_put - @cp into @out (4 bytes / 2 units of room); length written */
-W32_HIDDEN size_t w32_u8_put(uint32_t cp, char *out);
-W32_HIDDEN size_t w32_u16_put(uint32_t cp, WCHAR *out);
+static inline size_t w32_u8_next(const unsigned char *s, size_t n, uint32_t *ret_cp)
+{
+	size_t len = utf8_next(s, n, ret_cp);
+
+	if (len)
+		return len;
+	*ret_cp = PERFLIB_UTF_REPLACEMENT;
+	return 1;
+}
 
 /*
  * struct w32_out - formatted output in memory: bytes (UTF-8) or WCHAR units, as @wide says.
