@@ -27,21 +27,7 @@ command -v mkpasswd >/dev/null || exp_fail "mkpasswd is needed (package whois, m
 pki="$EXP_TMP/pki"
 mkdir -p "$pki"
 
-# ---- certificates ----------------------------------------------------------------------
-# mk_ca NAME; mk_cert NAME CA SAN: EC P-256 keys, valid two days
-mk_ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-		-keyout "$pki/$1.key" -out "$pki/$1.crt" -subj "/CN=perflib test $1" \
-		>"$pki/openssl.log" 2>&1 || exp_fail "openssl: CA $1: $(cat "$pki/openssl.log")"
-}
-mk_cert() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/$1.key" \
-		-out "$pki/$1.csr" -subj "/CN=$1" >"$pki/openssl.log" 2>&1 &&
-		printf 'subjectAltName=%s\n' "$3" >"$pki/$1.ext" &&
-		openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$2.crt" -CAkey "$pki/$2.key" \
-			-CAcreateserial -days 2 -extfile "$pki/$1.ext" -out "$pki/$1.crt" \
-			>"$pki/openssl.log" 2>&1 || exp_fail "openssl: $1: $(cat "$pki/openssl.log")"
-}
+# ---- certificates (mk_ca, mk_cert: lib.sh) ---------------------------------------------
 mk_ca ca
 mk_ca otherca
 mk_cert server ca "IP:127.0.0.1,IP:10.99.0.1,DNS:localhost"

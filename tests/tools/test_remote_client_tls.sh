@@ -19,23 +19,8 @@ trap 'exit 1' INT TERM HUP
 command -v python3 >/dev/null || exp_skip "python3 is not installed"
 command -v openssl >/dev/null || exp_fail "openssl is needed (make deps)"
 command -v mkpasswd >/dev/null || exp_fail "mkpasswd is needed (package whois, make deps)"
-"$TOOLS/perflib-exporter" --web.config.file /nonexistent 2>&1 | grep -q 'web.config.file: /nonexistent' ||
-	exp_skip "this perflib-exporter has no --web.config.file"
 pki="$EXP_TMP/pki"
 mkdir -p "$pki"
-mk_ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-		-keyout "$pki/$1.key" -out "$pki/$1.crt" -subj "/CN=perflib test $1" \
-		>"$pki/openssl.log" 2>&1 || exp_fail "openssl: CA $1: $(cat "$pki/openssl.log")"
-}
-mk_cert() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/$1.key" \
-		-out "$pki/$1.csr" -subj "/CN=$1" >"$pki/openssl.log" 2>&1 &&
-		printf 'subjectAltName=%s\n' "$3" >"$pki/$1.ext" &&
-		openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$2.crt" -CAkey "$pki/$2.key" \
-			-CAcreateserial -days 2 -extfile "$pki/$1.ext" -out "$pki/$1.crt" \
-			>"$pki/openssl.log" 2>&1 || exp_fail "openssl: $1: $(cat "$pki/openssl.log")"
-}
 mk_ca ca
 mk_ca otherca
 mk_cert server ca "IP:127.0.0.2"

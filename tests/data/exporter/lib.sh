@@ -141,3 +141,19 @@ exp_cleanup() {
 	[ -z "$EXP_ROOT" ] || rm -rf "$EXP_ROOT"
 	[ -z "$EXP_TMP" ] || rm -rf "$EXP_TMP"
 }
+
+# test certificates in $pki (set by the caller): mk_ca NAME; mk_cert NAME CA SAN. EC P-256
+# keys, valid two days; NAME.key, NAME.crt
+mk_ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-keyout "$pki/$1.key" -out "$pki/$1.crt" -subj "/CN=perflib test $1" \
+		>"$pki/openssl.log" 2>&1 || exp_fail "openssl: CA $1: $(cat "$pki/openssl.log")"
+}
+mk_cert() {
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/$1.key" \
+		-out "$pki/$1.csr" -subj "/CN=$1" >"$pki/openssl.log" 2>&1 &&
+		printf 'subjectAltName=%s\n' "$3" >"$pki/$1.ext" &&
+		openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$2.crt" -CAkey "$pki/$2.key" \
+			-CAcreateserial -days 2 -extfile "$pki/$1.ext" -out "$pki/$1.crt" \
+			>"$pki/openssl.log" 2>&1 || exp_fail "openssl: $1: $(cat "$pki/openssl.log")"
+}
