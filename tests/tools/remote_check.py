@@ -9,6 +9,8 @@ import sys
 import urllib.parse
 import uuid
 
+from perfwire import identifier, statuses, without_times
+
 base, libpath = sys.argv[1], sys.argv[2]
 lib = ctypes.CDLL(libpath)
 url = urllib.parse.urlsplit(base)
@@ -77,28 +79,6 @@ def local_instances(g):
     gb = ctypes.create_string_buffer(guid_bytes(g), 16)
     return sized(lambda buf, size, need: lib.PerfEnumerateCounterSetInstances(
         None, gb, buf, size, need))
-
-
-def identifier(g, counter, instance_id=0xFFFFFFFF, name=None):
-    """a PERF_COUNTER_IDENTIFIER block: 40 bytes, the UTF-16 name, padded to 8"""
-    raw = b"" if name is None else (name + "\0").encode("utf-16-le")
-    size = (40 + len(raw) + 7) // 8 * 8
-    block = guid_bytes(g) + struct.pack("<IIIIII", 0, size, counter, instance_id, 0, 0) + raw
-    return block + b"\0" * (size - len(block))
-
-
-def statuses(blocks):
-    out, off = [], 0
-    while off + 40 <= len(blocks):
-        st, size = struct.unpack_from("<II", blocks, off + 16)
-        out.append(st)
-        off += size
-    return out
-
-
-def without_times(data):
-    """a PerfQueryCounterData answer with its header's time stamps (bytes 8-47) zeroed"""
-    return data[:8] + b"\0" * 40 + data[48:]
 
 
 # ---- counter sets, registrations, instances ------------------------------------------

@@ -19,6 +19,8 @@ import sys
 import time
 import uuid
 
+from perfwire import identifier, statuses, without_times
+
 ERROR_SUCCESS = 0
 ERROR_ACCESS_DENIED = 5
 ERROR_INVALID_HANDLE = 6
@@ -71,26 +73,6 @@ def sized(call):
         if st == ERROR_SUCCESS:
             return st, buf.raw[: need.value]
     return st, b""
-
-
-def identifier(g, counter, instance_id=0xFFFFFFFF, name=None):
-    raw = b"" if name is None else (name + "\0").encode("utf-16-le")
-    size = (40 + len(raw) + 7) // 8 * 8
-    block = uuid.UUID(g).bytes_le + struct.pack("<IIIIII", 0, size, counter, instance_id, 0, 0) + raw
-    return block + b"\0" * (size - len(block))
-
-
-def statuses(blocks):
-    out, off = [], 0
-    while off + 40 <= len(blocks):
-        st, size = struct.unpack_from("<II", blocks, off + 16)
-        out.append(st)
-        off += size
-    return out
-
-
-def without_times(data):
-    return data[:8] + b"\0" * 40 + data[48:]
 
 
 def instance_names(data):
