@@ -36,6 +36,42 @@ struct {
 	__uint(max_entries, 1);
 } exit_ctx SEC(".maps");
 
+/* a counter set's reaper program walking the exiting process's slots (reaper.bpf.c) */
+struct perflib_exit_walk {
+	__u32 tgid;    /* exiting process, in its own pid namespace */
+	__u64 start;   /* its stamp: start time in clock ticks since boot, namespace tag */
+	__u32 found;   /* procs entries it holds */
+	__u32 reaped;  /* slots freed */
+	__u32 ent[2];  /* the first two of them */
+	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
+	__u64 segs;    /* segments bits of the class walked (layout.h): segments to walk */
+	__u32 seg;     /* segment being walked */
+	__u32 segn;    /* its slots */
+	__u32 first;   /* the class's slot of its entry 0 */
+	__u64 heads;   /* the summary heads of that segment: which summary words to read */
+	__u32 shift;   /* a head bit stands for 2^shift summary words in that segment */
+	__u32 sj0;     /* the first summary word the heads name */
+	__u32 word;    /* the class's slot of bit 0 of the live word being walked */
+	__u64 bits;    /* the bitmap word */
+	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
+	__u32 release; /* perflib_reaper_proc frees the entries it finds (after the walk) */
+	__u64 cls;     /* the size class being walked */
+};
+
+/*
+ * That walk's state, per CPU: the exit tracepoint runs with preemption disabled, and the
+ * kernel skips a program that would run again on the CPU it runs on, so one walk at a time
+ * uses a CPU's element; each reaper program writes every field before it reads it. Created
+ * with the dispatcher and shared by the root's reaper programs (a reaper program given
+ * none, under a root made by an earlier version, makes its own).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct perflib_exit_walk);
+	__uint(max_entries, 1);
+} walk SEC(".maps");
+
 /* sysconf(_SC_CLK_TCK): /proc's start time unit */
 const volatile __u64 clk_tck = 100;
 

@@ -722,6 +722,7 @@ static inline void perflib_singleton_key(__u64 scope, struct perflib_index_key *
  *   progs  PROG_ARRAY  exit id -> the counter set's reaper program (its <set>/reaper pin)
  *   ids    HASH   exit id -> counter-set GUID (16 bytes): which ids are taken
  *   ctx    PERCPU_ARRAY, 1 entry: struct perflib_exit_ctx, handed down the tail calls
+ *   walk   PERCPU_ARRAY, 1 entry: the reaper programs' walk state (exit.h), shared
  *   link   the dispatcher's link (attached while pinned)
  * A counter set's exit id is in its control entry (perflib_ctl.exit_id, 0 = none yet).
  */

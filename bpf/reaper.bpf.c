@@ -46,29 +46,19 @@ const volatile __u32 pending_word0 = 0;
 /* slots freed since load, for tests and `bpftool map dump` */
 __u64 nr_reaped = 0;
 
-struct reap_ctx {
-	__u32 tgid;    /* exiting process, in its own pid namespace */
-	__u64 start;   /* its stamp: start time in clock ticks since boot, namespace tag */
-	__u32 found;   /* procs entries it holds */
-	__u32 reaped;  /* slots freed */
-	__u32 ent[2];  /* the first two of them */
-	__u64 all;     /* ~0: walk every live slot (no entry, or more than two), else 0 */
-	__u64 segs;    /* segments bits of the class walked (layout.h): segments to walk */
-	__u32 seg;     /* segment being walked */
-	__u32 segn;    /* its slots */
-	__u32 first;   /* the class's slot of its entry 0 */
-	__u32 sj;      /* word of the owner summaries being walked */
-	__u64 heads;   /* the summary heads of that segment: which summary words to read */
-	__u32 shift;   /* a head bit stands for 2^shift summary words in that segment */
-	__u32 sj0;     /* the first summary word the heads name */
-	__u32 word;    /* the class's slot of bit 0 of the live word being walked */
-	__u64 sbits;   /* that word: which bitmap words to walk */
-	__u64 bits;    /* the bitmap word */
-	__u64 pending; /* slot + 1 its procs entry names as being freed, 0 = none */
-	__u32 release; /* procs_check frees the entries it finds (after the walk) */
-	__u64 cls;     /* the size class being walked */
-	__u64 flags;   /* of every bpf_loop: 0, which the verifier cannot tell (main program) */
-};
+/*
+ * The walk's state (exit.h): global functions, which the verifier checks once each
+ * whatever calls them, take scalars only. Checked in their callers' states instead, as
+ * static bpf_loop() callbacks, the walk's four nested loops made the verifier process
+ * 189,816 instructions where it now processes about 3,100 (0.5 s of CPU per counter set
+ * registered, seconds on a loaded machine, against 0.05 s).
+ */
+static __always_inline struct perflib_exit_walk *reap_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&walk, &zero);
+}
 
 /*
  * Is the recorded (pid, start) the exiting process? Only an exact match: a start of 0
@@ -102,26 +92,27 @@ static __noinline __u64 *proc_word(__u32 i, __u32 w)
  * LIVE while its owner summaries are walked: a claimer clears the summaries of a FREE
  * entry only.
  */
-static __noinline void procs_check(struct reap_ctx *r, __u32 i)
+__noinline int perflib_reaper_proc(__u32 i)
 {
+	struct perflib_exit_walk *r = reap_get();
 	__u64 w, *p = proc_word(i, 0), *pid, *start;
 
-	if (!p)
-		return;
+	if (!r || !p)
+		return 0;
 	/* {state, gen}: one 8-byte word (layout.h, userspace/slot.c) */
 	w = *(volatile __u64 *)p;
 	if (perflib_proc_word_state(w) != PERFLIB_PROC_LIVE)
-		return;
+		return 0;
 	pid = proc_word(i, 1);
 	start = proc_word(i, 2);
 	if (!pid || !start)
-		return;
+		return 0;
 	/* the pid is the first 4 bytes of the word {pid, flags} */
 	if (*(volatile __u32 *)pid != r->tgid || !start_matches(*(volatile __u64 *)start, r->start))
-		return;
+		return 0;
 	if (r->release) {
 		__sync_val_compare_and_swap(p, w, perflib_proc_word_next(w, PERFLIB_PROC_FREE));
-		return;
+		return 0;
 	}
 	if (r->found < 2)
 		r->ent[r->found & 1] = i;
@@ -130,11 +121,17 @@ static __noinline void procs_check(struct reap_ctx *r, __u32 i)
 	p = proc_word(i, PERFLIB_PROC_WORDS);
 	if (p)
 		r->pending = *(volatile __u64 *)p;
+	return 0;
 }
 
-static long procs_cb(__u32 i, void *c)
+/* every procs entry of the set */
+__noinline int perflib_reaper_procs(void)
 {
-	procs_check(c, i);
+	struct bpf_iter_num it;
+	int *k;
+
+	perflib__for(it, k, perflib_geo.nr_procs) perflib_reaper_proc((__u32)*k);
+	bpf_iter_num_destroy(&it);
 	return 0;
 }
 
@@ -142,7 +139,7 @@ static long procs_cb(__u32 i, void *c)
  * Is slot @slot held by the exiting process? Its word then (never 0: not FREE), else 0. One
  * copy for every class.
  */
-static __noinline __u64 slot_ours(struct reap_ctx *r, void *slot)
+static __noinline __u64 slot_ours(struct perflib_exit_walk *r, void *slot)
 {
 	__u64 w = perflib_slot_word(slot);
 
@@ -174,8 +171,9 @@ __noinline __u32 perflib_reaper_seg_first(__u32 k, __u32 seg0)
  * it for each caller's maps, the kernel keeps it once (four inlined copies made the program
  * 24 KiB of kernel memory per counter set, 12 KiB with one).
  */
-static __always_inline int reap_slot(struct reap_ctx *r, void *slot, __u64 w, __u32 k, __u32 so,
-				     void *live_map, const volatile struct perflib_bpf_geometry *g)
+static __always_inline int reap_slot(struct perflib_exit_walk *r, void *slot, __u64 w, __u32 k,
+				     __u32 so, void *live_map,
+				     const volatile struct perflib_bpf_geometry *g)
 {
 	__u64 claimed;
 
@@ -218,7 +216,7 @@ __noinline __u64 perflib_heads_range(__u64 heads, __u32 n)
  * @k: r->heads, r->shift and r->sj0 (perflib_heads_range); the summary words to read
  * (0: none). One copy for every class, as reap_slot.
  */
-static __noinline __u32 seg_heads(struct reap_ctx *r, void *seg, __u32 nr_procs)
+static __noinline __u32 seg_heads(struct perflib_exit_walk *r, void *seg, __u32 nr_procs)
 {
 	/* the heads of entries p: one word each, from perflib_sum_head(k, seg0, nr_procs, 0) */
 	__u32 h0 = (__u32)perflib_sum_head(0, r->segn, nr_procs, 0) + r->ent[0];
@@ -239,7 +237,7 @@ static __noinline __u32 seg_heads(struct reap_ctx *r, void *seg, __u32 nr_procs)
  * if its head bit is set: the bitmap words to walk (r->all: every one). One copy for every
  * class.
  */
-static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j)
+static __noinline __u64 sum_bits(struct perflib_exit_walk *r, void *seg, __u32 j)
 {
 	__u32 q0, q1;
 	__u64 *w0, *w1;
@@ -261,7 +259,7 @@ static __noinline __u64 sum_bits(struct reap_ctx *r, void *seg, __u32 j)
  * Bitmap word @j of live map @seg of segment r->seg into r->bits (and the class's slot of
  * its bit 0 into r->word); 0 past the bitmap. One copy for every class.
  */
-static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j)
+static __noinline __u64 live_bits(struct perflib_exit_walk *r, void *seg, __u32 j)
 {
 	__u64 *w;
 
@@ -277,11 +275,10 @@ static __noinline __u64 live_bits(struct reap_ctx *r, void *seg, __u32 j)
 }
 
 /*
- * The walk of a size class, one copy for every class: the callbacks read the class being
- * walked from r->cls, and the maps and geometry of that class come from the switches
- * below. The verifier checks the callbacks for each class (r->cls is a constant in each
- * caller's state), the kernel keeps them once: four copies, one per class, made the
- * program 16 KiB of kernel memory per counter set.
+ * The walk of a size class, one copy for every class: the walk's functions read the class
+ * being walked from r->cls, and the maps and geometry of that class come from the switches
+ * below (four copies of the walk, one per class, made the program 16 KiB of kernel memory
+ * per counter set).
  */
 
 /* the geometry of class @c */
@@ -314,10 +311,10 @@ static __noinline void *class_live(__u64 c, __u32 k)
 	return perflib_segment(outer, k);
 }
 
-/* slot @i of class r->cls in its maps: free it if the exiting process holds it */
-static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, void *live_map)
+/* slot @i of a class in its maps, of geometry @g: free it if the exiting process holds it */
+static __noinline long slot_in(struct perflib_exit_walk *r, __u32 i, void *slots_map,
+			       void *live_map, const volatile struct perflib_bpf_geometry *g)
 {
-	const volatile struct perflib_bpf_geometry *g = class_geo(r->cls);
 	__u32 seg0 = g->seg0_slots;
 	__u32 k, so;
 	void *slot;
@@ -343,62 +340,87 @@ static __noinline long slot_in(struct reap_ctx *r, __u32 i, void *slots_map, voi
 	return reap_slot(r, slot, w, k, so, live_map, g);
 }
 
-/* slot @i of class r->cls */
-static __noinline long slot_cb(__u32 i, struct reap_ctx *r)
+/*
+ * The walk: a global function per level, each returning 1 when the level above should stop
+ * (past the segments there are), looping over the level below with an open-coded iterator
+ * (the verifier checks its body until its states converge, not once per iteration; a
+ * bpf_loop() callback would cost a call frame per level, and the kernel allows 8).
+ */
+
+/* slot @i of class r->cls: free it if the exiting process holds it */
+__noinline int perflib_reaper_slot(__u32 i)
 {
+	struct perflib_exit_walk *r = reap_get();
+
+	if (!r)
+		return 1;
 	switch (r->cls) {
 	case 1:
-		return slot_in(r, i, &slots1, &live1);
+		return slot_in(r, i, &slots1, &live1, &geo1) ? 1 : 0;
 	case 2:
-		return slot_in(r, i, &slots2, &live2);
+		return slot_in(r, i, &slots2, &live2, &geo2) ? 1 : 0;
 	case 3:
-		return slot_in(r, i, &slots3, &live3);
+		return slot_in(r, i, &slots3, &live3, &geo3) ? 1 : 0;
 	default:
-		return slot_in(r, i, &slots, &live);
+		return slot_in(r, i, &slots, &live, &perflib_geo) ? 1 : 0;
 	}
 }
 
-/* bit @b of the live word being walked: reap that slot if it is set */
-static long bit_cb(__u32 b, void *c)
+/* bitmap word @j of segment r->seg: the slots its set bits name */
+__noinline int perflib_reaper_word(__u32 j)
 {
-	struct reap_ctx *r = c;
-
-	if (b >= 64 || !(r->bits & (1ULL << b)))
-		return 0;
-	return slot_cb(r->word + b, r);
-}
-
-/* bit @b of the summary word: bitmap word 64 sj + b of segment r->seg, its slots */
-static long group_cb(__u32 b, void *c)
-{
-	struct reap_ctx *r = c;
+	struct perflib_exit_walk *r = reap_get();
+	struct bpf_iter_num it;
+	int *b, stop = 0;
 	void *seg;
 
-	if (b >= 64 || !(r->sbits & (1ULL << b)))
-		return 0;
+	if (!r)
+		return 1;
 	seg = class_live(r->cls, r->seg);
 	if (!seg)
 		return 1;
-	if (live_bits(r, seg, 64 * r->sj + b))
-		bpf_loop(64, bit_cb, r, r->flags);
-	return 0;
+	if (!live_bits(r, seg, j))
+		return 0;
+	perflib__for(it, b, 64)
+	{
+		if (!(r->bits >> (*b & 63) & 1))
+			continue;
+		if (perflib_reaper_slot(r->word + (__u32)(*b & 63))) {
+			stop = 1;
+			break;
+		}
+	}
+	bpf_iter_num_destroy(&it);
+	return stop;
 }
 
 /* word r->sj0 + @j of the owner summaries of segment r->seg: the bitmap words to walk */
-static long sum_cb(__u32 j, void *c)
+__noinline int perflib_reaper_sum(__u32 j)
 {
-	struct reap_ctx *r = c;
-	void *seg = class_live(r->cls, r->seg);
+	struct perflib_exit_walk *r = reap_get();
+	struct bpf_iter_num it;
+	int *b, stop = 0;
+	__u64 sbits;
+	void *seg;
 
+	if (!r)
+		return 1;
+	seg = class_live(r->cls, r->seg);
 	if (!seg)
 		return 1;
 	j += r->sj0;
-	r->sbits = sum_bits(r, seg, j);
-	if (!r->sbits)
-		return 0;
-	r->sj = j;
-	bpf_loop(64, group_cb, r, r->flags);
-	return 0;
+	sbits = sum_bits(r, seg, j);
+	perflib__for(it, b, sbits ? 64 : 0)
+	{
+		if (!(sbits >> (*b & 63) & 1))
+			continue;
+		if (perflib_reaper_word(64 * j + (__u32)(*b & 63))) {
+			stop = 1;
+			break;
+		}
+	}
+	bpf_iter_num_destroy(&it);
+	return stop;
 }
 
 /*
@@ -406,14 +428,19 @@ static long sum_cb(__u32 j, void *c)
  * word; none when the exiting process's summary heads are clear there. Segment 0 first:
  * its heads carry the segments bits of the others (layout.h), which it skips unread.
  */
-static long seg_cb(__u32 k, void *c)
+__noinline int perflib_reaper_seg(__u32 k)
 {
-	struct reap_ctx *r = c;
+	struct perflib_exit_walk *r = reap_get();
 	const volatile struct perflib_bpf_geometry *g;
-	__u64 more = k ? r->segs >> (k & 63) : 1;
+	struct bpf_iter_num it;
+	int *j, stop = 0;
 	void *seg;
+	__u64 more;
 	__u32 cnt;
 
+	if (!r)
+		return 1;
+	more = k ? r->segs >> (k & 63) : 1;
 	if (!more)
 		return 1; /* none past this one */
 	if (!(more & 1))
@@ -429,89 +456,92 @@ static long seg_cb(__u32 k, void *c)
 	cnt = seg_heads(r, seg, g->nr_procs);
 	if (!k)
 		r->segs = r->heads;
-	if (cnt)
-		bpf_loop(cnt, sum_cb, r, r->flags);
-	return 0;
+	perflib__for(it, j, cnt)
+	{
+		if (perflib_reaper_sum((__u32)*j)) {
+			stop = 1;
+			break;
+		}
+	}
+	bpf_iter_num_destroy(&it);
+	return stop;
+}
+
+/* every segment of every class, class 0 first */
+static __always_inline void classes_walk(struct perflib_exit_walk *r)
+{
+	struct bpf_iter_num ic, is;
+	int *c, *k;
+
+	perflib__for(ic, c, nr_classes < 4 ? nr_classes : 4)
+	{
+		r->cls = (__u64)*c & 3;
+		perflib__for(is, k, PERFLIB_MAX_SEGS)
+		{
+			if (perflib_reaper_seg((__u32)*k))
+				break;
+		}
+		bpf_iter_num_destroy(&is);
+	}
+	bpf_iter_num_destroy(&ic);
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(perflib_reaper, struct task_struct *p)
 {
 	struct perflib_exit_ctx *c;
-	struct reap_ctx r;
-	__u32 zero = 0;
-	__u64 flags;
+	struct perflib_exit_walk *r = reap_get();
+	__u32 zero = 0, reaped;
 
 	c = bpf_map_lookup_elem(&exit_ctx, &zero);
-	if (!c)
+	if (!c || !r)
 		return 0;
 	/*
 	 * the fields read before the walk writes them (the others are written first: zeroing
 	 * the whole context took 19 instructions)
 	 */
-	r.tgid = c->tgid;
-	r.start = c->stamp;
-	r.found = r.reaped = 0;
-	r.ent[0] = r.ent[1] = 0;
-	r.pending = 0;
-	r.release = 0;
-	r.cls = 0;
-	r.segs = 0;
-	/*
-	 * one loop the verifier checks once (straight-line code for the first 64 entries made
-	 * the program 4 KiB larger); every bpf_loop of the program gets flags the verifier
-	 * cannot tell are 0 (a tgid is below 2^22, PID_MAX_LIMIT): it inlines a bpf_loop whose
-	 * flags it knows, about 18 instructions each, before it drops dead code, so that the
-	 * kernel memory it keeps for the program follows the largest size it had (3 pages
-	 * with the 3 walk loops inlined, 2 without)
-	 */
-	flags = r.tgid >> 31;
-	r.flags = flags;
-	bpf_loop(perflib_geo.nr_procs, procs_cb, &r, flags);
+	r->tgid = c->tgid;
+	r->start = c->stamp;
+	r->found = r->reaped = 0;
+	r->ent[0] = r->ent[1] = 0;
+	r->pending = 0;
+	r->release = 0;
+	r->cls = 0;
+	r->segs = 0;
+	perflib_reaper_procs();
 	/*
 	 * the slots its owner summaries name (what it held: the cost follows its instances,
 	 * not the set's); every claimed and live slot when it has no procs entry (the set's
 	 * procs was full) or more than two (as many providers of the set in one process)
 	 */
-	r.all = -(__u64)(r.found - 1 > 1); /* found == 0 or found > 2 */
-	if (r.found == 1)
-		r.ent[1] = r.ent[0];
-	bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
-	if (nr_classes > 1) {
-		r.cls = 1;
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
-	}
-	if (nr_classes > 2) {
-		r.cls = 2;
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
-	}
-	if (nr_classes > 3) {
-		r.cls = 3;
-		bpf_loop(PERFLIB_MAX_SEGS, seg_cb, &r, flags);
-	}
+	r->all = -(__u64)(r->found - 1 > 1); /* found == 0 or found > 2 */
+	if (r->found == 1)
+		r->ent[1] = r->ent[0];
+	classes_walk(r);
 	/* and the slot it was freeing (its live bit cleared before the slot went FREE) */
-	if (r.pending) {
-		__u32 id = (__u32)(r.pending - 1), i = perflib_slot_id_index(id);
+	if (r->pending) {
+		__u32 id = (__u32)(r->pending - 1), i = perflib_slot_id_index(id);
 
-		r.cls = perflib_slot_id_class(id);
-		if (r.cls < nr_classes)
-			slot_cb(i, &r);
+		r->cls = perflib_slot_id_class(id);
+		if (r->cls < nr_classes)
+			perflib_reaper_slot(i);
 	}
 	/*
 	 * its procs entries last (a claimer of a FREE entry clears its summaries): the one or
 	 * two noted, else every entry; each if it still names the process (a CAS from the word
 	 * just read: an entry taken meanwhile has moved on)
 	 */
-	r.release = 1;
-	if (r.found > 2) {
-		bpf_loop(perflib_geo.nr_procs, procs_cb, &r, flags);
-	} else if (r.found) {
-		procs_check(&r, r.ent[0]);
-		if (r.ent[1] != r.ent[0])
-			procs_check(&r, r.ent[1]);
+	r->release = 1;
+	if (r->found > 2) {
+		perflib_reaper_procs();
+	} else if (r->found) {
+		perflib_reaper_proc(r->ent[0]);
+		if (r->ent[1] != r->ent[0])
+			perflib_reaper_proc(r->ent[1]);
 	}
-	if (r.reaped)
-		__sync_fetch_and_add(&nr_reaped, r.reaped);
+	reaped = r->reaped;
+	if (reaped)
+		__sync_fetch_and_add(&nr_reaped, reaped);
 	perflib_exit_next(ctx, c);
 	return 0;
 }

@@ -94,14 +94,18 @@ static int exit_dir_ensure(void)
 	static const struct {
 		const char *name;
 		mode_t mode;
-	} pins[] = {{"provs", 0666}, {"progs", 0600}, {"exit_ctx", 0600}, {"ids", 0600}};
+	} pins[] = {{"provs", 0666},
+		    {"progs", 0600},
+		    {"exit_ctx", 0600},
+		    {"ids", 0600},
+		    {"walk", 0600}};
 	/* the ids taken: as many elements as counter sets with a reaper, not PERFLIB_EXIT_IDS */
 	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
 	static _Atomic unsigned int seq;
 	struct exit_bpf *skel = NULL;
 	struct bpf_link *link = NULL;
 	char dir[PATH_MAX], tmp[PATH_MAX + 64], path[PATH_MAX + 96];
-	int fds[4] = {-1, -1, -1, -1}, err = 0;
+	int fds[5] = {-1, -1, -1, -1, -1}, err = 0;
 	size_t i;
 	long tck;
 
@@ -126,13 +130,14 @@ static int exit_dir_ensure(void)
 	fds[0] = bpf_map__fd(skel->maps.provs);
 	fds[1] = bpf_map__fd(skel->maps.progs);
 	fds[2] = bpf_map__fd(skel->maps.exit_ctx);
+	fds[4] = bpf_map__fd(skel->maps.walk);
 	/* which exit ids are taken, and by which counter set */
 	fds[3] = bpf_map_create(BPF_MAP_TYPE_HASH, "pl_exit_ids", 4, 16, PERFLIB_EXIT_IDS, &mopts);
 	if (fds[3] < 0 || mkdir(tmp, 0755)) {
 		err = -errno;
 		goto out;
 	}
-	for (i = 0; i < 4 && !err; i++) {
+	for (i = 0; i < 5 && !err; i++) {
 		snprintf(path, sizeof(path), "%s/%s", tmp, pins[i].name);
 		if (bpf_obj_pin(fds[i], path) || chmod(path, pins[i].mode))
 			err = -errno;
@@ -190,6 +195,26 @@ static uint32_t exit_id_of(const struct perflib_store *map)
 	uint32_t id = __atomic_load_n(&map->ctl->exit_id, __ATOMIC_ACQUIRE);
 
 	return id < PERFLIB_EXIT_IDS ? id : 0;
+}
+
+/*
+ * the root's walk state for @m (the dispatcher's, exit.h), if it has one of the program's
+ * shape: a root made by an earlier version has none, and the program then makes its own
+ */
+static int reuse_walk(struct bpf_map *m)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
+	int fd = exit_pin_open("walk"), err = 0;
+
+	if (fd < 0)
+		return 0;
+	memset(&mi, 0, sizeof(mi));
+	if (!bpf_obj_get_info_by_fd(fd, &mi, &len) && mi.type == BPF_MAP_TYPE_PERCPU_ARRAY &&
+	    mi.key_size == 4 && mi.value_size == bpf_map__value_size(m) && mi.max_entries == 1)
+		err = bpf_map__reuse_fd(m, fd);
+	close(fd);
+	return err;
 }
 
 /* the reaper's maps of class @cls: the class's outer maps (class 0's if none) */
@@ -279,6 +304,8 @@ int perflib_reaper_attach(const struct perflib_store *map)
 		err = bpf_map__reuse_fd(skel->maps.exit_ctx, ctx_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.provs, provs_fd);
+	if (!err)
+		err = reuse_walk(skel->maps.walk);
 	if (!err)
 		err = reaper_bpf__load(skel);
 	if (err)
