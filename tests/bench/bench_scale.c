@@ -1320,7 +1320,7 @@ static void registrar_start(struct worker *w)
 
 static double registrar_cmd(struct worker *w, int cmd)
 {
-	double ns;
+	double ns = 0;
 
 	xwrite(w->cmd, &cmd, sizeof(cmd));
 	if (cmd)

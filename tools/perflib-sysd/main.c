@@ -115,8 +115,8 @@ static const char usage_text[] =
 	"FILES\n"
 	"    perflib-sysd.service  the systemd unit (Type=simple; ExecStopPost runs stop)\n"
 	"\n"
-	"Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN for the task iterator). Exit: 0 ok,\n"
-	"1 error, 2 usage, 3 not registered (status).\n";
+	"Needs root with CAP_BPF (maps, programs) and CAP_PERFMON (tracepoints, perf events,\n"
+	"the task iterator). Exit: 0 ok, 1 error, 2 usage, 3 not registered (status).\n";
 
 /* counter ids in the order the BPF program writes them (positions) */
 static const ULONG ids_cpu[] = {0, 1, 2, 3, 8};

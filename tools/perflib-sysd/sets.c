@@ -139,7 +139,9 @@ int sd_register(struct sd *sd)
 		err = perflib_register_counterset(sd->reg[k], &o);
 		if (err && err != -EEXIST) {
 			sd_err("cannot register \"%s\": %s", sd_set_names[k],
-			       err == -EPERM ? "needs root (CAP_BPF)" : strerror(-err));
+			       err == -EPERM ? "permission denied (creating maps needs CAP_BPF; "
+					       "giving the pins to --group needs membership of it)"
+					     : strerror(-err));
 			return err;
 		}
 	}
