@@ -29,6 +29,12 @@ struct remote_query {
 	uint64_t token; /* 0: a free entry */
 	HANDLE handle;
 	time_t used; /* CLOCK_MONOTONIC seconds of the last request */
+	/*
+	 * the buffer sizes the last info and data answers took: the next answer's buffer is
+	 * made that large at once, so a steady query's sample is one call (one collection),
+	 * not a sizing call and then the call
+	 */
+	DWORD info_cap, data_cap;
 };
 
 static struct remote_query queries[REMOTE_MAX_QUERIES];
@@ -123,13 +129,22 @@ static enum MHD_Result answer(struct MHD_Connection *conn, ULONG status, void *o
 
 /* ---- calls ------------------------------------------------------------------------ */
 
-/* a sized call into a new buffer, then its answer */
-static enum MHD_Result answer_sized(struct MHD_Connection *conn, sized_fn fn, void *ctx)
+/*
+ * a sized call into a new buffer of *@cap_hint bytes (0: sized by a first call), then its
+ * answer; *@cap_hint (may be NULL) gets the size the buffer took, for the next call
+ */
+static enum MHD_Result answer_sized(struct MHD_Connection *conn, sized_fn fn, void *ctx,
+				    DWORD *cap_hint)
 {
-	void *buf = NULL;
-	DWORD cap = 0, len = 0;
-	ULONG st = sized_call(fn, ctx, &buf, &cap, &len);
+	DWORD cap = cap_hint ? *cap_hint : 0, len = 0;
+	void *buf = cap ? malloc(cap) : NULL;
+	ULONG st;
 
+	if (!buf)
+		cap = 0;
+	st = sized_call(fn, ctx, &buf, &cap, &len);
+	if (cap_hint && st == ERROR_SUCCESS)
+		*cap_hint = cap;
 	return answer(conn, st, buf, len);
 }
 
@@ -187,7 +202,7 @@ static enum MHD_Result serve_set(struct MHD_Connection *conn, const char *rest)
 	if (perflib_guid_from_string(text, &r.guid))
 		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such counter set spelling");
 	if (!strcmp(slash + 1, "instances"))
-		return answer_sized(conn, call_instances, &r.guid);
+		return answer_sized(conn, call_instances, &r.guid, NULL);
 	if (strcmp(slash + 1, "registration"))
 		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such operation on a counter set");
 	if (!parse_dword(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "code"), &code))
@@ -196,7 +211,7 @@ static enum MHD_Result serve_set(struct MHD_Connection *conn, const char *rest)
 	if (MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang") &&
 	    !parse_dword(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang"), &r.lang))
 		return refuse(conn, MHD_HTTP_BAD_REQUEST, "lang=N must be decimal");
-	return answer_sized(conn, sized_reg, &r);
+	return answer_sized(conn, sized_reg, &r, NULL);
 }
 
 /* ---- queries ---------------------------------------------------------------------- */
@@ -346,9 +361,10 @@ static enum MHD_Result serve_query(struct MHD_Connection *conn, const char *meth
 	} else if (!strcmp(op, "info") || !strcmp(op, "data")) {
 		if (strcmp(method, MHD_HTTP_METHOD_GET))
 			ret = refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "info and data take GET");
+		else if (!strcmp(op, "info"))
+			ret = answer_sized(conn, call_info, q->handle, &q->info_cap);
 		else
-			ret = answer_sized(conn, !strcmp(op, "info") ? call_info : call_data,
-					   q->handle);
+			ret = answer_sized(conn, call_data, q->handle, &q->data_cap);
 	} else {
 		ret = refuse(conn, MHD_HTTP_NOT_FOUND, "no such operation on a query");
 	}
@@ -463,7 +479,7 @@ enum MHD_Result remote_handle(struct MHD_Connection *conn, const char *url, cons
 	if (strcmp(method, MHD_HTTP_METHOD_GET))
 		return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "counter sets are read with GET");
 	if (!strcmp(path, "countersets"))
-		return answer_sized(conn, sized_sets, NULL);
+		return answer_sized(conn, sized_sets, NULL, NULL);
 	if (!strncmp(path, "countersets/", 12))
 		return serve_set(conn, path + 12);
 	return refuse(conn, MHD_HTTP_NOT_FOUND, "no such consumer operation");
