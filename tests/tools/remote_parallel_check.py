@@ -23,6 +23,7 @@
 import ctypes
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -277,6 +278,65 @@ def lookups(pdh, name_a, p1):
     check(st == PDH_NO_MACHINE, "a machine that never answers: PDH_CSTATUS_NO_MACHINE (%x)" % st)
 
 
+def header(log):
+    """the counter paths of a CSV log's header"""
+    line = open(log, encoding="utf-8").readline().rstrip("\r\n")
+    return [c.strip('"') for c in line.split('","')[1:]]
+
+
+def relog_remote(output, tmp, name_a, p2):
+    """typeperf records three machines into one log; relog filters it by machine"""
+    log, out = tmp + "/machines.csv", tmp + "/relogged.csv"
+    here = socket.gethostname()
+    qlen = "\\Exporter Test(%s)\\Queue Length"
+    conns = "\\Exporter Single\\Connections"
+    r = subprocess.run([output + "/tools/typeperf",
+                        "\\\\%s\\Exporter Test(*)\\Queue Length" % name_a,
+                        "\\\\%s\\Exporter Single\\Connections" % p2.name,
+                        "\\Exporter Single\\Connections", "-sc", "2", "-si", "1",
+                        "-o", log, "-y"], capture_output=True, text=True, timeout=60)
+    cols = header(log)
+    check(r.returncode == 0 and len(cols) == 7 and cols[0] == "\\\\" + name_a + qlen % "alpha"
+          and cols[6] == "\\\\" + here + conns,
+          "typeperf: a log of three machines, each column under its machine (%s)" % cols)
+
+    def relog(*args):
+        if os.path.exists(out):
+            os.unlink(out)
+        r = subprocess.run([output + "/tools/relog", log, "-o", out, "-y"] + list(args),
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode:
+            return r.returncode, r.stderr.strip()
+        return 0, header(out)
+    st, got = relog("-c", "\\\\%s\\Exporter Test(*)\\Queue Length" % name_a)
+    check(st == 0 and got == cols[:5],
+          "relog -c \\\\%s\\...(*): that machine's five columns (%s)" % (name_a, got))
+    st, got = relog("-c", "\\Exporter Single\\Connections")
+    check(st == 0 and got == cols[5:],
+          "relog -c without a machine: the counter of every machine in the log (%s)" % (got,))
+    st, got = relog("-c", "\\\\%s\\Exporter Single\\*" % p2.name)
+    check(st == 0 and got == cols[5:6],
+          "relog -c \\\\HOST:PORT\\...\\*: that machine's column only (%s)" % (got,))
+    st, got = relog("-c", "\\\\%s\\Exporter Single\\Connections" % here.upper())
+    check(st == 0 and got == cols[6:],
+          "relog -c \\\\HOST in another case: that machine's column only (%s)" % (got,))
+    st, got = relog("-c", "\\\\*\\Exporter Single\\Connections")
+    check(st == 0 and len(got) == 2, "relog -c \\\\*\\...: every machine (%s)" % (got,))
+    cf = tmp + "/counters.txt"
+    with open(cf, "w") as f:
+        f.write("; by machine\n\\\\%s\\Exporter Single\\Connections\n\\\\%s\\Exporter Test(beta)\\*\n"
+                % (here, name_a))
+    st, got = relog("-cf", cf)
+    check(st == 0 and got == [cols[6], "\\\\" + name_a + qlen % "beta"],
+          "relog -cf with \\\\host paths: those columns, in the file's order (%s)" % (got,))
+    # a machine the log does not have: not contacted (127.0.0.4: nobody listens), refused
+    st, err = relog("-c", "\\\\127.0.0.4:1\\Exporter Single\\Connections")
+    check(st == 1 and "not in the log" in err, "relog -c of a machine not in the log: %s" % err)
+    st, err = relog("-c", "\\\\%s\\Exporter Single\\Connections" % name_a)
+    check(st == 1 and "not in the log" in err,
+          "relog -c of a counter the log has of other machines only: %s" % err)
+
+
 def run(output, root_a, root_b, root_c, tmp):
     prov_a = start_provider(output, root_a, tmp, "a")
     prov_b = start_provider(output, root_b, tmp, "b")
@@ -296,6 +356,7 @@ def run(output, root_a, root_b, root_c, tmp):
     prov_c = start_provider(output, root_c, tmp, "c")
     check(provider_cmd(prov_c, "set 0 0 3 77") == "ok", "this machine: a provider, alpha 77")
     parallel(pdh, p1, p2, name_a, events)
+    relog_remote(output, tmp, name_a, p2)
     for p in (prov_a, prov_b, prov_c):
         p.stdin.close()
         p.wait(10)
