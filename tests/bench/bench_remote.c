@@ -42,7 +42,9 @@
 
 #define NR_INSTANCES 10000
 #define NR_COUNTERS 8
-#define NR_CALLS 40
+#define NR_ROUNDS 8
+#define CALLS_PER_ROUND 5 /* in a row: each side's caches as a steady caller's */
+#define NR_CALLS (NR_ROUNDS * CALLS_PER_ROUND)
 #define NR_HANDSHAKES 5
 #define NO_ID 0xFFFFFFFF
 #define GOAL 3.0
@@ -389,11 +391,6 @@ static uint64_t cpu_ns(pid_t pid)
 	return sum;
 }
 
-/* one measurement: wall ms per call (median), CPU ms per call of client and server (mean) */
-struct cost {
-	double wall, client_cpu, server_cpu;
-};
-
 static const WCHAR *wide(const char *s)
 {
 	static WCHAR w[64];
@@ -403,13 +400,24 @@ static const WCHAR *wide(const char *s)
 }
 
 /*
- * NR_CALLS reads of the whole set on @m (NULL: here) served by process @server (0: none),
- * each one call with a buffer that fits (sized once first, as a caller does): *@ret, the
- * bytes in *@ret_bytes, the last answer in *@ret_copy (malloc'd; may be NULL); false when a
- * call failed
+ * one machine's query of the whole set, read NR_CALLS times in rounds with the others (so
+ * that all see the same load): each read one call with a buffer that fits (sized once
+ * first, as a caller does); wall ms per call (median), CPU ms per call of this process and
+ * of the server's (mean)
  */
-static bool time_query(const WCHAR *m, pid_t server, const GUID *set, struct cost *ret,
-		       DWORD *ret_bytes, void **ret_copy)
+struct target {
+	WCHAR machine[64]; /* "" here */
+	pid_t server;	   /* 0: none (here) */
+	HANDLE q;
+	void *buf;
+	DWORD cap, got;
+	double ms[NR_CALLS];
+	uint64_t client_ns, server_ns;
+	double wall, client_cpu, server_cpu; /* the results */
+};
+
+/* @t's query opened and sized; false when a call failed */
+static bool target_open(struct target *t, const char *machine, pid_t server, const GUID *set)
 {
 	struct {
 		PERF_COUNTER_IDENTIFIER id;
@@ -419,59 +427,77 @@ static bool time_query(const WCHAR *m, pid_t server, const GUID *set, struct cos
 			 .CounterId = PERF_WILDCARD_COUNTER,
 			 .InstanceId = NO_ID},
 		  .name = {'*', 0}};
-	double ms[NR_CALLS];
-	DWORD need = 0, got = 0;
-	uint64_t client0, server0 = 0;
-	void *buf = NULL;
-	HANDLE q;
-	int i;
+	ULONG st;
 
-	ULONG st = PerfOpenQueryHandle(m, &q);
-
-	if (st) {
-		fprintf(stderr, "bench_remote: PerfOpenQueryHandle: %u\n", st);
-		return false;
-	}
-	st = PerfAddCounters(q, &spec.id, sizeof(spec));
+	memset(t, 0, sizeof(*t));
+	if (machine)
+		perflib_utf8_to_utf16(machine, t->machine, 64);
+	t->server = server;
+	st = PerfOpenQueryHandle(machine ? t->machine : NULL, &t->q);
+	if (!st)
+		st = PerfAddCounters(t->q, &spec.id, sizeof(spec));
 	if (!st && spec.id.Status)
 		st = spec.id.Status;
-	if (!st && PerfQueryCounterData(q, NULL, 0, &need) != ERROR_NOT_ENOUGH_MEMORY)
+	if (!st && PerfQueryCounterData(t->q, NULL, 0, &t->cap) != ERROR_NOT_ENOUGH_MEMORY)
 		st = ERROR_INVALID_DATA;
-	if (st) {
-		fprintf(stderr, "bench_remote: the query: %u\n", st);
-		goto fail;
+	if (!st) {
+		t->cap += t->cap / 4;
+		t->buf = malloc(t->cap);
+		/* (the sized call's answer, kept by the client, is taken here: not measured) */
+		st = t->buf ? PerfQueryCounterData(t->q, t->buf, t->cap, &t->got)
+			    : ERROR_OUTOFMEMORY;
 	}
-	need += need / 4;
-	buf = malloc(need);
-	if (!buf)
-		goto fail;
-	/* (the sized call's answer, kept by the client, is taken first: not measured) */
-	if (PerfQueryCounterData(q, buf, need, &got))
-		goto fail;
-	client0 = cpu_ns(getpid());
-	if (server)
-		server0 = cpu_ns(server);
-	for (i = 0; i < NR_CALLS; i++) {
-		uint64_t t0 = now_ns();
+	if (st)
+		fprintf(stderr, "bench_remote: the query on %s: %u\n", machine ? machine : "here",
+			st);
+	return !st;
+}
 
-		if (PerfQueryCounterData(q, buf, need, &got))
-			goto fail;
-		ms[i] = (double)(now_ns() - t0) / 1e6;
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * round @r of @t: CALLS_PER_ROUND calls after one more, each timed, the CPU of both sides
+ * over them; false when one failed
+ */
+static bool target_round(struct target *t, int r)
+{
+	uint64_t s0, c0, t0;
+	bool ok;
+	int i;
+
+	/* one call first, not measured: the caches as a caller reading in a row has them */
+	ok = !PerfQueryCounterData(t->q, t->buf, t->cap, &t->got);
+	s0 = t->server ? cpu_ns(t->server) : 0;
+	c0 = process_cpu_ns();
+	for (i = r * CALLS_PER_ROUND; ok && i < (r + 1) * CALLS_PER_ROUND; i++) {
+		t0 = now_ns();
+		ok = !PerfQueryCounterData(t->q, t->buf, t->cap, &t->got);
+		t->ms[i] = (double)(now_ns() - t0) / 1e6;
 	}
-	ret->client_cpu = (double)(cpu_ns(getpid()) - client0) / 1e6 / NR_CALLS;
-	ret->server_cpu = server ? (double)(cpu_ns(server) - server0) / 1e6 / NR_CALLS : 0;
-	ret->wall = median(ms, NR_CALLS);
-	if (ret_copy)
-		*ret_copy = buf;
-	else
-		free(buf);
-	PerfCloseQueryHandle(q);
-	*ret_bytes = got;
-	return true;
-fail:
-	free(buf);
-	PerfCloseQueryHandle(q);
-	return false;
+	t->client_ns += process_cpu_ns() - c0;
+	if (t->server)
+		t->server_ns += cpu_ns(t->server) - s0;
+	return ok;
+}
+
+/* @t's results, its query closed (nothing when it is closed already) */
+static void target_close(struct target *t)
+{
+	if (t->q) {
+		t->wall = median(t->ms, NR_CALLS);
+		t->client_cpu = (double)t->client_ns / 1e6 / NR_CALLS;
+		t->server_cpu = (double)t->server_ns / 1e6 / NR_CALLS;
+		PerfCloseQueryHandle(t->q);
+	}
+	free(t->buf);
+	t->q = NULL;
+	t->buf = NULL;
 }
 
 /*
@@ -548,8 +574,8 @@ static void stop(pid_t pid)
 }
 
 /* one transport's lines: the exporter, the floor, the ratios */
-static void report(const char *what, const struct cost *local, const struct cost *remote,
-		   const struct cost *fl, double connect)
+static void report(const char *what, const struct target *local, const struct target *remote,
+		   const struct target *fl, double connect)
 {
 	double r = remote->wall / local->wall, f = fl->wall / local->wall;
 
@@ -574,12 +600,14 @@ static void report(const char *what, const struct cost *local, const struct cost
 
 int main(int argc, char **argv)
 {
-	struct cost local, remote_tls, remote_plain, floor_tls_c, floor_plain_c;
+	/* here, the exporters and the floors, read in turn */
+	enum { LOCAL, EXP_TLS, FLOOR_TLS, EXP_PLAIN, FLOOR_PLAIN, NR_TARGETS };
+	static struct target t[NR_TARGETS];
 	double connect_tls = 0, connect_plain;
-	DWORD lbytes = 0, rbytes = 0, fbytes = 0;
 	char load[128] = "";
 	void *answer = NULL;
 	bool tls, ok;
+	int i, k;
 	GUID set, pg;
 	HANDLE h = NULL;
 	FILE *f;
@@ -621,29 +649,33 @@ int main(int argc, char **argv)
 			setenv("PERFLIB_REMOTE_MODULE", mod, 1);
 		}
 	}
-	if (!time_query(NULL, 0, &set, &local, &lbytes, &answer) ||
-	    !start_floor(answer, lbytes, tls)) {
+	/* the floor servers answer with a copy of the local answer */
+	ok = target_open(&t[LOCAL], NULL, 0, &set);
+	answer = ok ? malloc(t[LOCAL].got) : NULL;
+	if (answer)
+		memcpy(answer, t[LOCAL].buf, t[LOCAL].got);
+	if (!answer || !start_floor(answer, t[LOCAL].got, tls)) {
 		fprintf(stderr, "bench_remote: the local query or the floor servers failed\n");
 		goto out;
 	}
-	ok = true;
 	if (tls) {
 		connect_tls = time_connect(exp_tls.machine);
-		ok = time_query(wide(exp_tls.machine), exp_tls.pid, &set, &remote_tls, &rbytes,
-				NULL) &&
-		     time_query(wide(floor_tls.machine), floor_tls.pid, &set, &floor_tls_c, &fbytes,
-				NULL);
+		ok = target_open(&t[EXP_TLS], exp_tls.machine, exp_tls.pid, &set) &&
+		     target_open(&t[FLOOR_TLS], floor_tls.machine, floor_tls.pid, &set);
 	}
 	connect_plain = time_connect(exp_plain.machine);
-	ok = ok &&
-	     time_query(wide(exp_plain.machine), exp_plain.pid, &set, &remote_plain, &rbytes,
-			NULL) &&
-	     time_query(wide(floor_plain.machine), floor_plain.pid, &set, &floor_plain_c, &fbytes,
-			NULL);
-	if (!ok || rbytes != lbytes || fbytes != lbytes) {
-		fprintf(stderr, "bench_remote: a remote query failed\n");
+	ok = ok && target_open(&t[EXP_PLAIN], exp_plain.machine, exp_plain.pid, &set) &&
+	     target_open(&t[FLOOR_PLAIN], floor_plain.machine, floor_plain.pid, &set);
+	for (i = 0; ok && i < NR_ROUNDS; i++)
+		for (k = 0; ok && k < NR_TARGETS; k++)
+			if (t[k].q)
+				ok = target_round(&t[k], i) && t[k].got == t[LOCAL].got;
+	if (!ok) {
+		fprintf(stderr, "bench_remote: a query failed, or answered other bytes\n");
 		goto out;
 	}
+	for (k = 0; k < NR_TARGETS; k++)
+		target_close(&t[k]);
 	f = fopen("/proc/loadavg", "r");
 	if (f) {
 		if (!fgets(load, sizeof(load), f))
@@ -652,18 +684,21 @@ int main(int argc, char **argv)
 		fclose(f);
 	}
 	printf("bench_remote: PerfQueryCounterData, %d instances x %d counters (%u bytes), "
-	       "loopback, connection kept, median of %d calls (load average %s)\n",
-	       NR_INSTANCES, NR_COUNTERS, lbytes, NR_CALLS, load);
-	printf("  local:                      %7.2f ms/call  CPU %.2f ms\n", local.wall,
-	       local.client_cpu);
+	       "loopback, connection kept, median of %d calls each (%d rounds of %d, in turn; "
+	       "one more first, unmeasured; CPU: mean per call) (load average %s)\n",
+	       NR_INSTANCES, NR_COUNTERS, t[LOCAL].got, NR_CALLS, NR_ROUNDS, CALLS_PER_ROUND, load);
+	printf("  local:                      %7.2f ms/call  CPU %.2f ms\n", t[LOCAL].wall,
+	       t[LOCAL].client_cpu);
 	if (tls)
-		report("TLS", &local, &remote_tls, &floor_tls_c, connect_tls);
+		report("TLS", &t[LOCAL], &t[EXP_TLS], &t[FLOOR_TLS], connect_tls);
 	else
 		printf("  TLS:  not measured (no openssl, or the exporter would not start with "
 		       "TLS)\n");
-	report("plain", &local, &remote_plain, &floor_plain_c, connect_plain);
+	report("plain", &t[LOCAL], &t[EXP_PLAIN], &t[FLOOR_PLAIN], connect_plain);
 	rc = 0;
 out:
+	for (k = 0; k < NR_TARGETS; k++)
+		target_close(&t[k]);
 	stop(exp_tls.pid);
 	stop(exp_plain.pid);
 	stop(floor_plain.pid);
