@@ -21,12 +21,13 @@
 #
 #   remote_parallel_check.py run OUTPUT ROOT_A ROOT_B ROOT_C TMP
 import ctypes
+import http.server
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
+import uuid
 
 from perfwire import identifier, statuses
 from remote_client_check import (ERROR_NOT_ENOUGH_MEMORY, PDH_FMT_LARGE, PDH_NO_MACHINE, SET1,
@@ -37,6 +38,7 @@ import remote_client_check
 PDH_MORE_DATA = 0x800007D2
 PDH_INVALID_ARGUMENT = 0xC0000BBD
 PDH_STRING_NOT_FOUND = 0xC0000BD4
+PDH_CSTATUS_INVALID_DATA = 0xC0000BBA
 DATA_LINE = b"/data HTTP/1.1\r\n"
 
 
@@ -281,6 +283,45 @@ def lookups(pdh, name_a, p1):
                                        ctypes.byref(idx))
     p1.hold = False
     check(st == PDH_NO_MACHINE, "a machine that never answers: PDH_CSTATUS_NO_MACHINE (%x)" % st)
+    hostile_lookups(pdh)
+
+
+class Hostile(http.server.BaseHTTPRequestHandler):
+    """a server that answers 200 with nonsense: 17 bytes of GUIDs, or one set whose
+    registration is garbage"""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path.endswith("/countersets"):
+            body = b"x" * 17 if self.server.odd else uuid.UUID(SET1).bytes_le
+        else:
+            body = b"\xff" * 24  # a registration buffer that is none
+        self.send_response(200)
+        self.send_header("X-Perflib-Status", "0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def hostile_lookups(pdh):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.7", 0), Hostile)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    name = ("\\\\127.0.0.7:%d" % srv.server_address[1]).encode()
+    idx = ctypes.c_uint32(0)
+    srv.odd = True
+    st = pdh.PdhLookupPerfIndexByNameA(name, b"Queue Length", ctypes.byref(idx))
+    check(st == PDH_CSTATUS_INVALID_DATA,
+          "a hostile machine (17 bytes of GUIDs): PDH_CSTATUS_INVALID_DATA (%x)" % st)
+    srv.odd = False
+    st = pdh.PdhLookupPerfIndexByNameA(name, b"Queue Length", ctypes.byref(idx))
+    check(st == PDH_STRING_NOT_FOUND,
+          "a hostile machine (a set whose registration is garbage): its names are none "
+          "(%x)" % st)
+    srv.shutdown()
+    srv.server_close()
 
 
 def header(log):
