@@ -17,7 +17,9 @@
 #     the proxies answer again the next collection reads every machine;
 #   - PdhLookupPerfIndexByName / PdhLookupPerfNameByIndex on another machine: its names
 #     (not this machine's), both spellings of the machine, the size rules, a name or index
-#     it does not have, a machine that cannot be reached or never answers.
+#     it does not have, a machine that cannot be reached or never answers, a hostile one;
+#   - typeperf records the three machines into one log and relog filters it by machine
+#     (-c, -cf, any case, no machine, \\*, a machine the log does not have).
 #
 #   remote_parallel_check.py run OUTPUT ROOT_A ROOT_B ROOT_C TMP
 import ctypes

@@ -4,7 +4,8 @@
 # docs/REMOTE.md): two perflib-exporters on 127.0.0.2 and 127.0.0.3, each also behind a TCP
 # proxy of tests/tools/remote_parallel_check.py that counts data requests and can hold
 # them unanswered; a PDH query over all of them and this machine, collected while two
-# machines never answer; remote name tables (PdhLookupPerf*). Exit 0 pass, 77 skip, 1 fail.
+# machines never answer; remote name tables (PdhLookupPerf*); relog of a log typeperf
+# recorded from three machines. Exit 0 pass, 77 skip, 1 fail.
 here=$(cd "$(dirname "$0")/../.." && pwd)
 data="$here/tests/data/exporter"
 . "$data/lib.sh"
