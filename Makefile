@@ -409,7 +409,7 @@ $(OUTPUT)bench/%: tests/bench/%.c $(A) $(PDH_A) $(COMMON_OBJS) $(TOOL_LIBS) $(TE
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -Itests/lib $(TOOL_INCLUDES) $(XML_CFLAGS) \
 		$(ALL_LDFLAGS) $< $(TESTLIB_OBJS) $(TOOL_LIBS) $(COMMON_OBJS) $(PDH_A) $(A) \
-		$(LIB_LIBS) $(XML_LIBS) -lm -o $@
+		$(LIB_LIBS) $(XML_LIBS) $(HTTP_LIBS) -lm -o $@
 
 bench: lib $(BENCH_BINS) $(OUTPUT)tools/perflib-sysd
 	$(Q)for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done

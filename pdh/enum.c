@@ -510,13 +510,20 @@ static DWORD name_index(const char *name)
 	return 2 * (1 + h % 0x3FFFFFFEu);
 }
 
-/* the registered name with index @index (set or counter name), malloc'd, or NULL */
-static char *name_of(DWORD index, const char *want, PDH_STATUS *st)
+/*
+ * the name registered on @machine (PDH's spelling; NULL: this one) with index @index, or
+ * equal to @want (set or counter name), malloc'd, or NULL. Another machine's names are its
+ * own counter sets', read over its connection as PdhEnumObjects reads them (docs/REMOTE.md);
+ * an index is a function of the name, so a name has the same index on every machine that
+ * registers it. A machine that cannot be reached gives PDH_CSTATUS_NO_MACHINE, one that
+ * refuses this client PDH_ACCESS_DENIED, as Windows does for a remote name table.
+ */
+static char *name_of(const char *machine, DWORD index, const char *want, PDH_STATUS *st)
 {
 	struct pdh_catalog cat;
 	char *r = NULL;
 	size_t i, k;
-	ULONG ws = pdh_catalog_load(&cat, NULL, false, NULL);
+	ULONG ws = pdh_catalog_load(&cat, machine, false, NULL);
 
 	if (ws) {
 		*st = pdh_from_win32(ws);
@@ -544,9 +551,7 @@ static PDH_STATUS name_by_index(const char *machine, DWORD index, void *buf, LPD
 
 	if (!len || (!buf && *len))
 		return PDH_INVALID_ARGUMENT;
-	if (!pdh_machine_local(machine))
-		return PDH_CSTATUS_NO_MACHINE;
-	name = name_of(index, NULL, &st);
+	name = name_of(machine, index, NULL, &st);
 	if (!name)
 		return st == PDH_STRING_NOT_FOUND ? PDH_INVALID_ARGUMENT : st;
 	st = pdh_put_list(&name, 1, false, buf, len, wide);
@@ -561,9 +566,7 @@ static PDH_STATUS index_by_name(const char *machine, const char *name, LPDWORD i
 
 	if (!name || !index)
 		return PDH_INVALID_ARGUMENT;
-	if (!pdh_machine_local(machine))
-		return PDH_CSTATUS_NO_MACHINE;
-	found = name_of(0, name, &st);
+	found = name_of(machine, 0, name, &st);
 	if (!found)
 		return st;
 	*index = name_index(found);

@@ -302,9 +302,11 @@ static int read_once(HANDLE query, struct perfcols *cols, struct pdh_perfbuf_dat
 	for (tries = 0; tries < READ_TRIES && err == -ENOSPC; tries++) {
 		if (blocks_reserve(cols, cols->nr ? cols->nr : 1) || lay_out(cols, d, keep))
 			return -ENOMEM;
-		err = cols->remote ? pdh_remote_columns(query, hdr, cols->lib, (ULONG)cols->nr,
-							&cols->rbuf, &cols->rcap)
-				   : perflib_query_columns(query, hdr, cols->lib, (ULONG)cols->nr);
+		/* (a remote sample is walked again, not read again: tries > 0) */
+		err = cols->remote
+			      ? pdh_remote_columns(query, hdr, cols->lib, (ULONG)cols->nr,
+						   &cols->rbuf, &cols->rcap, &cols->rlen, tries > 0)
+			      : perflib_query_columns(query, hdr, cols->lib, (ULONG)cols->nr);
 		if (err != -ENOSPC)
 			break;
 		/* grow what did not fit, and read again: every name (keys were overwritten) */

@@ -96,16 +96,19 @@ struct perfcols {
 	bool remote; /* a query on another machine: read by pdh_remote_columns */
 	void *rbuf;  /* its PerfQueryCounterData buffer, kept from one read to the next */
 	DWORD rcap;
+	DWORD rlen; /* bytes of the sample in rbuf (0: none) */
 };
 
 /*
  * pdh_remote_columns - perflib_query_columns for remote query @query (remotecols.c): one
- * PerfQueryCounterData into *@buf (*@cap bytes, grown and kept), walked into @blocks; every
- * row named, its key PERFLIB_COLUMN_KEY_COMPUTED. The same returns, -EHOSTUNREACH when the
- * machine cannot be reached, -EACCES when it refuses, -EBADMSG for a malformed answer.
+ * PerfQueryCounterData into *@buf (*@cap bytes, grown and kept; *@len the sample's bytes),
+ * walked into @blocks; every row named, its key PERFLIB_COLUMN_KEY_COMPUTED. With @again,
+ * the sample already in *@buf is walked again (the blocks grown after -ENOSPC: no second
+ * sample, no second request). The same returns, -EHOSTUNREACH when the machine cannot be
+ * reached, -EACCES when it refuses, -EBADMSG for a malformed answer.
  */
 int pdh_remote_columns(HANDLE query, PERF_DATA_HEADER *hdr, struct perflib_column_block *blocks,
-		       ULONG nr_blocks, void **buf, DWORD *cap);
+		       ULONG nr_blocks, void **buf, DWORD *cap, DWORD *len, bool again);
 
 /*
  * pdh_perfcols_read - read perflib query @query into @d (zeroed the first time; its arrays are

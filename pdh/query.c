@@ -587,38 +587,72 @@ static void sub_failed(struct pdh_query *s, PDH_STATUS st)
 
 static PDH_STATUS collect_own(struct pdh_query *q);
 
+/* one machine's collection, run in a thread of its own by collect_all */
+struct sub_run {
+	struct pdh_query *s;
+	PDH_STATUS st;
+	pthread_t thread;
+	bool threaded; /* (false: the thread could not start; collected in the caller's) */
+};
+
+static void *sub_thread(void *arg)
+{
+	struct sub_run *r = arg;
+
+	r->st = collect_own(r->s);
+	return NULL;
+}
+
 /*
- * a real-time query with counters of other machines: this machine's, then each machine's,
- * one after the other; a machine that cannot be reached costs its timeout and gives its
- * counters PDH_CSTATUS_NO_MACHINE, the others are read (and it is tried again next time)
+ * a real-time query with counters of other machines: every other machine in a thread of its
+ * own, this machine's in the caller's, all at once, so a machine that cannot be reached
+ * costs its timeout once whatever the number of such machines, and never delays the others'
+ * samples. Its counters get PDH_CSTATUS_NO_MACHINE, the others are read, and it is tried
+ * again at the next collection. A sub-query is touched by its own thread only (its perflib
+ * query, catalog and samples are its own; its counters are no other sub-query's), the
+ * owner's lock is held throughout.
  */
 static PDH_STATUS collect_all(struct pdh_query *q)
 {
-	PDH_STATUS st = PDH_NO_DATA, sst;
+	PDH_STATUS st = PDH_NO_DATA;
 	bool own = q->nr_whole > 0, any;
+	struct sub_run *runs;
 	size_t i;
 
 	for (i = 0; !own && i < q->nr_counters; i++)
 		own = q->counters[i]->src == q;
+	runs = calloc(q->nr_subs, sizeof(*runs));
+	if (!runs)
+		return PDH_MEMORY_ALLOCATION_FAILURE;
+	for (i = 0; i < q->nr_subs; i++) {
+		runs[i].s = q->subs[i];
+		if (q->subs[i]->nr_counters)
+			runs[i].threaded =
+				!pthread_create(&runs[i].thread, NULL, sub_thread, &runs[i]);
+	}
 	if (own)
 		st = collect_own(q);
 	any = !st;
 	for (i = 0; i < q->nr_subs; i++) {
-		struct pdh_query *s = q->subs[i];
+		struct sub_run *r = &runs[i];
 
-		if (!s->nr_counters)
+		if (!r->s->nr_counters)
 			continue;
-		sst = collect_own(s);
-		if (sst) {
-			sub_failed(s, sst == PDH_NO_DATA ? PDH_CSTATUS_NO_OBJECT : sst);
+		if (r->threaded)
+			pthread_join(r->thread, NULL);
+		else
+			r->st = collect_own(r->s);
+		if (r->st) {
+			sub_failed(r->s, r->st == PDH_NO_DATA ? PDH_CSTATUS_NO_OBJECT : r->st);
 			if (!own && st == PDH_NO_DATA)
-				st = sst;
+				st = r->st;
 			continue;
 		}
 		if (!any)
-			q->stamp = s->stamp; /* the time of the first machine read */
+			q->stamp = r->s->stamp; /* the time of the first machine read */
 		any = true;
 	}
+	free(runs);
 	return any ? 0 : st == PDH_CSTATUS_NO_MACHINE || st == PDH_ACCESS_DENIED ? PDH_NO_DATA : st;
 }
 

@@ -120,8 +120,9 @@ static const struct pdh_perfbuf_data_ops rc_ops = {
 
 /*
  * PerfQueryCounterData into *@buf, grown to the size asked for (with room to spare: the
- * next sample may be larger) and kept; each try is a new sample. Win32 code, the size in
- * *@len.
+ * next sample may be larger) and kept. The call after a too-small buffer is answered from
+ * the sample that did not fit (userspace/remote.c keeps it): one request per sample. Win32
+ * code, the size in *@len.
  */
 static ULONG fetch(HANDLE query, void **buf, DWORD *cap, DWORD *len)
 {
@@ -162,22 +163,26 @@ static int errno_of(ULONG st)
 }
 
 int pdh_remote_columns(HANDLE query, PERF_DATA_HEADER *hdr, struct perflib_column_block *blocks,
-		       ULONG nr_blocks, void **buf, DWORD *cap)
+		       ULONG nr_blocks, void **buf, DWORD *cap, DWORD *len, bool again)
 {
 	struct rc rc = {.blocks = blocks, .nr_blocks = nr_blocks};
-	DWORD len = 0;
 	ULONG st;
 	int err;
 
-	st = fetch(query, buf, cap, &len);
-	if (st)
-		return errno_of(st);
-	if (len < sizeof(*hdr))
+	if (!again || !*len) {
+		*len = 0;
+		st = fetch(query, buf, cap, len);
+		if (st) {
+			*len = 0;
+			return errno_of(st);
+		}
+	}
+	if (*len < sizeof(*hdr))
 		return -EBADMSG;
 	memcpy(hdr, *buf, sizeof(*hdr));
 	if (hdr->dwNumCounters > nr_blocks)
 		return -ENOSPC;
-	err = pdh_perfbuf_data_parse(*buf, len, NULL, 0, &rc_ops, &rc);
+	err = pdh_perfbuf_data_parse(*buf, *len, NULL, 0, &rc_ops, &rc);
 	if (err)
 		return err;
 	return rc.small ? -ENOSPC : 0;

@@ -18,12 +18,21 @@
  * the query idled out) it is opened again and the calls replayed before the request is
  * retried once: a machine that comes back is read again at the next collection. The log is
  * compacted to one add of the query's PerfQueryCounterInfo when it grows.
+ *
+ * One request per sample: the server always sends the whole answer, so an info or data
+ * call whose buffer is too small keeps the answer it got (ERROR_NOT_ENOUGH_MEMORY and the
+ * size, as locally) and the caller's next call of the same operation on the handle, when
+ * its buffer fits that answer, is served from it instead of taking another sample there.
+ * The kept answer goes at any other call on the handle (a call whose buffer is still too
+ * small, another sizing call, takes a new sample) and after PENDING_MAX_NS: a caller that
+ * sizes once and samples much later reads a fresh sample.
  */
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "consumer.h"
 #include "remote_client.h"
@@ -31,7 +40,8 @@
 
 #define RQUERY_TAG 0x5251000000000000ull /* "RQ": remote handles are tag | sequence */
 #define TAG_MASK 0xFFFF000000000000ull
-#define LOG_COMPACT 32 /* add/delete calls kept before the log is compacted */
+#define LOG_COMPACT 32		     /* add/delete calls kept before the log is compacted */
+#define PENDING_MAX_NS 1000000000ull /* how long an answer that did not fit is kept */
 
 /* one add or delete call made on a remote query, as sent */
 struct rop {
@@ -49,6 +59,11 @@ struct rquery {
 	char path[32];	      /* "queries/<token>", "" while the server holds none */
 	struct rop *ops;      /* the add and delete calls, in order */
 	size_t nr_ops, cap_ops;
+	/* the last info or data answer, when it did not fit the caller's buffer */
+	const char *pending_op; /* "info", "data"; NULL: none kept */
+	uint8_t *pending;	/* malloc'd */
+	size_t pending_len;
+	uint64_t pending_ns; /* CLOCK_MONOTONIC when it arrived */
 	struct rquery *next;
 };
 
@@ -274,6 +289,15 @@ static void rops_clear(struct rquery *q)
 	q->nr_ops = 0;
 }
 
+/* the kept answer gone (q->lock held) */
+static void pending_drop(struct rquery *q)
+{
+	free(q->pending);
+	q->pending = NULL;
+	q->pending_op = NULL;
+	q->pending_len = 0;
+}
+
 static void rquery_put(struct rquery *q)
 {
 	bool last;
@@ -284,6 +308,7 @@ static void rquery_put(struct rquery *q)
 	if (!last)
 		return;
 	rops_clear(q);
+	pending_drop(q);
 	free(q->ops);
 	free(q->host);
 	pthread_mutex_destroy(&q->lock);
@@ -440,6 +465,7 @@ ULONG perflib_remote_counters(HANDLE h, PPERF_COUNTER_IDENTIFIER blocks, DWORD c
 	if (!q)
 		return ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&q->lock);
+	pending_drop(q);
 	st = query_request(q, "POST", add ? "add" : "delete", blocks, cb, &r);
 	if (!st) {
 		/* the blocks come back with each one's Status: the caller's buffer gets them */
@@ -458,11 +484,23 @@ ULONG perflib_remote_counters(HANDLE h, PPERF_COUNTER_IDENTIFIER blocks, DWORD c
 	return st;
 }
 
-/* GET of the query's @op (info, data) into the caller's buffer by the size rule */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * GET of the query's @op (info, data) into the caller's buffer by the size rule; an answer
+ * that does not fit is kept for the next call (the head comment)
+ */
 static ULONG remote_sized(HANDLE h, const char *op, void *buf, DWORD cb, LPDWORD ret_cb)
 {
 	struct rquery *q = rquery_get(h);
 	struct perflib_remote_reply r = {.dst = buf, .dst_cap = buf ? cb : 0};
+	uint64_t arrived;
 	ULONG st;
 
 	if (!q)
@@ -472,7 +510,26 @@ static ULONG remote_sized(HANDLE h, const char *op, void *buf, DWORD cb, LPDWORD
 		return ERROR_INVALID_PARAMETER;
 	}
 	pthread_mutex_lock(&q->lock);
-	st = query_request(q, "GET", op, NULL, 0, &r);
+	if (q->pending_op && !strcmp(q->pending_op, op) && q->pending_len <= cb &&
+	    mono_ns() - q->pending_ns < PENDING_MAX_NS) {
+		/* the answer that did not fit last time: this call's, without a request */
+		r = (struct perflib_remote_reply){.body = q->pending, .len = q->pending_len};
+		arrived = q->pending_ns;
+		q->pending = NULL;
+		st = ERROR_SUCCESS;
+	} else {
+		st = query_request(q, "GET", op, NULL, 0, &r);
+		arrived = mono_ns();
+	}
+	pending_drop(q);
+	if (!st && r.len > cb && r.len <= UINT32_MAX && !r.in_dst) {
+		/* too small: kept whole for the call that comes with the size */
+		q->pending = r.body;
+		q->pending_len = r.len;
+		q->pending_op = op;
+		q->pending_ns = arrived;
+		r.body = NULL;
+	}
 	if (!st)
 		st = put_answer(&r, buf, cb, ret_cb);
 	pthread_mutex_unlock(&q->lock);
@@ -511,6 +568,7 @@ ULONG perflib_remote_close(HANDLE h)
 	 * (docs/REMOTE.md): the handle is closed here either way
 	 */
 	pthread_mutex_lock(&q->lock);
+	pending_drop(q);
 	if (q->path[0] && !request(q->host, "DELETE", q->path, NULL, 0, &r, NULL))
 		free(r.body);
 	pthread_mutex_unlock(&q->lock);

@@ -644,10 +644,8 @@ def conns_to(port):
     return sorted(out)
 
 
-if __name__ == "__main__":
-    if sys.argv[1] == "dump":
-        dump(sys.argv[2], sys.argv[3])
-        sys.exit(0)
+def main(run):
+    """run(*argv[2:7]), every process it started killed at the end; exit 1 on a failure"""
     try:
         rc = run(*sys.argv[2:7])
     finally:
@@ -656,3 +654,10 @@ if __name__ == "__main__":
                 p.kill()
                 p.wait()
     sys.exit(1 if rc else 0)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "dump":
+        dump(sys.argv[2], sys.argv[3])
+        sys.exit(0)
+    main(run)

@@ -13,22 +13,7 @@ data="$here/tests/data/exporter"
 . "$data/lib.sh"
 
 exp_preflight
-ROOT_B="$EXP_ROOT-b"
-ROOT_C="$EXP_ROOT-c"
-cleanup() {
-	rm -rf "$ROOT_B" "$ROOT_C"
-	exp_cleanup
-}
-trap cleanup EXIT
+trap exp_remote_cleanup EXIT
 trap 'exit 1' INT TERM HUP
-command -v python3 >/dev/null || exp_skip "python3 is not installed"
-[ -e "$OUTPUT/libperflib-remote.so.1" ] || exp_fail "$OUTPUT/libperflib-remote.so.1 is not built"
-mkdir "$ROOT_B" "$ROOT_C" || exp_fail "mkdir $ROOT_B $ROOT_C"
-
-asan=$(ldd "$OUTPUT/libperflib.so" 2>/dev/null | awk '/libasan/ { print $3 }')
-[ -z "$asan" ] || export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-# no settings of the user running the test
-HOME="$EXP_TMP" XDG_CONFIG_HOME="" LD_PRELOAD="$asan" LD_LIBRARY_PATH="$OUTPUT" \
-	timeout 300 python3 "$here/tests/tools/remote_client_check.py" run "$OUTPUT" \
-	"$EXP_ROOT" "$ROOT_B" "$ROOT_C" "$EXP_TMP" || exp_fail "remote client checks failed"
+exp_remote_check remote_client_check.py || exp_fail "remote client checks failed"
 echo "ok: the consumer API reads other machines through their exporters"

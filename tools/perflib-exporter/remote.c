@@ -29,6 +29,12 @@ struct remote_query {
 	uint64_t token; /* 0: a free entry */
 	HANDLE handle;
 	time_t used; /* CLOCK_MONOTONIC seconds of the last request */
+	/*
+	 * the buffer sizes the last info and data answers took: the next answer's buffer is
+	 * made that large at once, so a steady query's sample is one call (one collection),
+	 * not a sizing call and then the call
+	 */
+	DWORD info_cap, data_cap;
 };
 
 static struct remote_query queries[REMOTE_MAX_QUERIES];
@@ -71,19 +77,102 @@ static time_t now_s(void)
 	return ts.tv_sec;
 }
 
+/* ---- answer buffers ------------------------------------------------------------- */
+
+/*
+ * The buffers of sized answers are kept for the next answers instead of freed: a large
+ * answer (PerfQueryCounterData of 10,000 instances: 1.7 MB) is above malloc's mmap
+ * threshold, so each request would map a new buffer and fault its pages in again, which
+ * costs more than the call that fills it. At most ANSWER_POOL buffers are kept (one per
+ * server thread), each of at most ANSWER_KEEP bytes; a buffer goes back when libmicrohttpd
+ * is done sending it.
+ */
+#define ANSWER_POOL 4
+#define ANSWER_KEEP (64u << 20)
+
+struct answer_buf {
+	void *data; /* malloc'd, NULL: an empty entry */
+	DWORD cap;
+};
+
+static struct answer_buf pool[ANSWER_POOL];
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* a kept buffer: the smallest of at least @want bytes, else the largest; data NULL: none */
+static struct answer_buf pool_take(DWORD want)
+{
+	struct answer_buf b = {0};
+	size_t i, best = ANSWER_POOL;
+
+	pthread_mutex_lock(&pool_lock);
+	for (i = 0; i < ANSWER_POOL; i++) {
+		const struct answer_buf *e = &pool[i];
+
+		if (!e->data)
+			continue;
+		if (best == ANSWER_POOL ||
+		    (e->cap >= want ? pool[best].cap < want || e->cap < pool[best].cap
+				    : pool[best].cap < want && e->cap > pool[best].cap))
+			best = i;
+	}
+	if (best < ANSWER_POOL) {
+		b = pool[best];
+		pool[best] = (struct answer_buf){0};
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return b;
+}
+
+/* libmicrohttpd's free callback of a pooled answer (@cls its struct answer_buf) */
+static void pool_give(void *cls)
+{
+	struct answer_buf *b = cls;
+	size_t i, slot = ANSWER_POOL;
+	void *drop = b->data;
+
+	pthread_mutex_lock(&pool_lock);
+	for (i = 0; b->cap <= ANSWER_KEEP && i < ANSWER_POOL; i++) {
+		if (!pool[i].data) {
+			slot = i;
+			break;
+		}
+		if (pool[i].cap < b->cap && (slot == ANSWER_POOL || pool[i].cap < pool[slot].cap))
+			slot = i;
+	}
+	if (slot < ANSWER_POOL) {
+		/* an empty entry, or the smallest kept buffer, smaller than this one */
+		drop = pool[slot].data;
+		pool[slot] = *b;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	free(drop);
+	free(b);
+}
+
 /* ---- replies ---------------------------------------------------------------------- */
 
-/* @len bytes of @body (taken: freed by MHD) with HTTP @code and Win32 @status */
+/*
+ * @len bytes of @body with HTTP @code and Win32 @status; @body is taken: freed by MHD, or,
+ * with @pooled (its struct answer_buf, malloc'd), given back to the pool
+ */
 static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned int code, ULONG status,
-				  const char *type, void *body, size_t len)
+				  const char *type, void *body, size_t len,
+				  struct answer_buf *pooled)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	char st[16];
 
-	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (pooled)
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(len, body, pool_give,
+									      pooled);
+	else
+		resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
-		free(body);
+		if (pooled)
+			pool_give(pooled);
+		else
+			free(body);
 		return MHD_NO;
 	}
 	snprintf(st, sizeof(st), "%lu", (unsigned long)status);
@@ -108,7 +197,7 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned int code, co
 	return send_bytes(conn, code,
 			  code == MHD_HTTP_FORBIDDEN ? ERROR_ACCESS_DENIED
 						     : ERROR_INVALID_PARAMETER,
-			  TEXT, text, (size_t)n);
+			  TEXT, text, (size_t)n, NULL);
 }
 
 /* the answer of a call: its status, and its output when it succeeded */
@@ -116,21 +205,44 @@ static enum MHD_Result answer(struct MHD_Connection *conn, ULONG status, void *o
 {
 	if (status != ERROR_SUCCESS) {
 		free(out);
-		return send_bytes(conn, MHD_HTTP_OK, status, BINARY, NULL, 0);
+		return send_bytes(conn, MHD_HTTP_OK, status, BINARY, NULL, 0, NULL);
 	}
-	return send_bytes(conn, MHD_HTTP_OK, status, BINARY, out, len);
+	return send_bytes(conn, MHD_HTTP_OK, status, BINARY, out, len, NULL);
 }
 
 /* ---- calls ------------------------------------------------------------------------ */
 
-/* a sized call into a new buffer, then its answer */
-static enum MHD_Result answer_sized(struct MHD_Connection *conn, sized_fn fn, void *ctx)
+/*
+ * a sized call into a kept buffer (the pool's), made *@cap_hint bytes large first (0: as it
+ * is; the call sizes it), then its answer; *@cap_hint (may be NULL) gets the size the
+ * buffer took, for the next call
+ */
+static enum MHD_Result answer_sized(struct MHD_Connection *conn, sized_fn fn, void *ctx,
+				    DWORD *cap_hint)
 {
-	void *buf = NULL;
-	DWORD cap = 0, len = 0;
-	ULONG st = sized_call(fn, ctx, &buf, &cap, &len);
+	struct answer_buf *b = malloc(sizeof(*b));
+	DWORD want = cap_hint ? *cap_hint : 0, len = 0;
+	ULONG st;
 
-	return answer(conn, st, buf, len);
+	if (!b)
+		return MHD_NO;
+	*b = pool_take(want);
+	if (b->cap < want) {
+		void *grown = realloc(b->data, want);
+
+		if (grown) {
+			b->data = grown;
+			b->cap = want;
+		}
+	}
+	st = sized_call(fn, ctx, &b->data, &b->cap, &len);
+	if (st != ERROR_SUCCESS) {
+		pool_give(b);
+		return send_bytes(conn, MHD_HTTP_OK, st, BINARY, NULL, 0, NULL);
+	}
+	if (cap_hint)
+		*cap_hint = b->cap;
+	return send_bytes(conn, MHD_HTTP_OK, st, BINARY, b->data, len, b);
 }
 
 static ULONG call_instances(void *ctx, void *buf, DWORD size, DWORD *actual)
@@ -187,7 +299,7 @@ static enum MHD_Result serve_set(struct MHD_Connection *conn, const char *rest)
 	if (perflib_guid_from_string(text, &r.guid))
 		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such counter set spelling");
 	if (!strcmp(slash + 1, "instances"))
-		return answer_sized(conn, call_instances, &r.guid);
+		return answer_sized(conn, call_instances, &r.guid, NULL);
 	if (strcmp(slash + 1, "registration"))
 		return refuse(conn, MHD_HTTP_NOT_FOUND, "no such operation on a counter set");
 	if (!parse_dword(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "code"), &code))
@@ -196,7 +308,7 @@ static enum MHD_Result serve_set(struct MHD_Connection *conn, const char *rest)
 	if (MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang") &&
 	    !parse_dword(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lang"), &r.lang))
 		return refuse(conn, MHD_HTTP_BAD_REQUEST, "lang=N must be decimal");
-	return answer_sized(conn, sized_reg, &r);
+	return answer_sized(conn, sized_reg, &r, NULL);
 }
 
 /* ---- queries ---------------------------------------------------------------------- */
@@ -246,7 +358,7 @@ static enum MHD_Result open_query(struct MHD_Connection *conn)
 	n = asprintf(&text, "%016" PRIx64, token);
 	if (n < 0)
 		return MHD_NO;
-	return send_bytes(conn, MHD_HTTP_OK, ERROR_SUCCESS, TEXT, text, (size_t)n);
+	return send_bytes(conn, MHD_HTTP_OK, ERROR_SUCCESS, TEXT, text, (size_t)n, NULL);
 }
 
 /* the query of token @text (16 hex digits), marked used; NULL when there is none */
@@ -346,9 +458,10 @@ static enum MHD_Result serve_query(struct MHD_Connection *conn, const char *meth
 	} else if (!strcmp(op, "info") || !strcmp(op, "data")) {
 		if (strcmp(method, MHD_HTTP_METHOD_GET))
 			ret = refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "info and data take GET");
+		else if (!strcmp(op, "info"))
+			ret = answer_sized(conn, call_info, q->handle, &q->info_cap);
 		else
-			ret = answer_sized(conn, !strcmp(op, "info") ? call_info : call_data,
-					   q->handle);
+			ret = answer_sized(conn, call_data, q->handle, &q->data_cap);
 	} else {
 		ret = refuse(conn, MHD_HTTP_NOT_FOUND, "no such operation on a query");
 	}
@@ -359,6 +472,13 @@ static enum MHD_Result serve_query(struct MHD_Connection *conn, const char *meth
 void remote_shutdown(void)
 {
 	size_t i;
+
+	pthread_mutex_lock(&pool_lock);
+	for (i = 0; i < ANSWER_POOL; i++) {
+		free(pool[i].data);
+		pool[i] = (struct answer_buf){0};
+	}
+	pthread_mutex_unlock(&pool_lock);
 
 	pthread_mutex_lock(&queries_lock);
 	for (i = 0; i < REMOTE_MAX_QUERIES; i++) {
@@ -463,7 +583,7 @@ enum MHD_Result remote_handle(struct MHD_Connection *conn, const char *url, cons
 	if (strcmp(method, MHD_HTTP_METHOD_GET))
 		return refuse(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "counter sets are read with GET");
 	if (!strcmp(path, "countersets"))
-		return answer_sized(conn, sized_sets, NULL);
+		return answer_sized(conn, sized_sets, NULL, NULL);
 	if (!strncmp(path, "countersets/", 12))
 		return serve_set(conn, path + 12);
 	return refuse(conn, MHD_HTTP_NOT_FOUND, "no such consumer operation");

@@ -51,6 +51,30 @@ exp_stop() {
 	EXP_STATUS=$?
 }
 
+# the remote client tests (test_remote_client.sh, test_remote_parallel.sh): three pin roots,
+# the exporters' two ($EXP_ROOT, $EXP_ROOT-b) and the client's ($EXP_ROOT-c); the caller's
+# EXIT trap is exp_remote_cleanup
+exp_remote_cleanup() {
+	[ -z "$EXP_ROOT" ] || rm -rf "$EXP_ROOT-b" "$EXP_ROOT-c"
+	exp_cleanup
+}
+
+# exp_remote_check SCRIPT [NAME=VALUE ...]: tests/tools/SCRIPT run OUTPUT ROOT_A ROOT_B ROOT_C
+# TMP with the variables given, the libraries of $OUTPUT (the sanitizer's runtime preloaded
+# in a sanitizer build) and none of the settings of the user running the test
+exp_remote_check() {
+	script="$(cd "$(dirname "$0")" && pwd)/$1"
+	shift
+	command -v python3 >/dev/null || exp_skip "python3 is not installed"
+	[ -e "$OUTPUT/libperflib-remote.so.1" ] || exp_fail "$OUTPUT/libperflib-remote.so.1 is not built"
+	mkdir "$EXP_ROOT-b" "$EXP_ROOT-c" || exp_fail "mkdir $EXP_ROOT-b $EXP_ROOT-c"
+	asan=$(ldd "$OUTPUT/libperflib.so" 2>/dev/null | awk '/libasan/ { print $3 }')
+	[ -z "$asan" ] || export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+	env HOME="$EXP_TMP" XDG_CONFIG_HOME="" LD_PRELOAD="$asan" LD_LIBRARY_PATH="$OUTPUT" \
+		PYTHONPATH="$(dirname "$script")" "$@" timeout 300 python3 "$script" run "$OUTPUT" \
+		"$EXP_ROOT" "$EXP_ROOT-b" "$EXP_ROOT-c" "$EXP_TMP"
+}
+
 # the checks every exporter test needs before it starts anything
 exp_preflight() {
 	: "${OUTPUT:?}" "${TOOLS:=$OUTPUT/tools}"
