@@ -145,6 +145,8 @@
 #define PERFLIB_PCPU_LINE 64	   /* bytes of one CPU's line of parts */
 #define PERFLIB_PCPU_PER_LINE 8	   /* parts (per-CPU counters) per line */
 #define PERFLIB_PCPU_MAX_CPUS 8192 /* possible CPUs a set's parts are kept for, at most */
+/* per-CPU counters are among the first 64 positions (a BPF program's geometry has a mask) */
+#define PERFLIB_PCPU_MAX_POS 64
 
 /* slot states (perflib_slot_hdr.state) */
 #define PERFLIB_SLOT_FREE 0	  /* unused; may be claimed */
@@ -835,7 +837,16 @@ struct perflib_bpf_geometry {
 	__u32 instance_type; /* PERF_COUNTERSET_* of the counter set */
 	__u32 nr_procs;	     /* procs map entries */
 	__u32 seg0_slots;    /* slots of segment 0 (perflib_info_class.seg0_slots) */
+	/* per-CPU counters (PERFLIB_1.5; a loader built before gives zeros: none) */
+	__u32 pcpu_offset; /* slot offset of the class's per-CPU parts, 0 = none */
+	__u32 nr_cpus;	   /* CPUs with parts (perflib_info.nr_cpus), 0 = none */
+	__u32 pcpu_lines;  /* lines of parts per CPU (perflib_pcpu_lines) */
+	__u32 reserved;	   /* 0 */
+	__u64 pcpu_mask;   /* bit p set: the counter at position p is per CPU */
 };
+
+/* the first 32 bytes: the geometry of PERFLIB_1.4, what loaders built before 1.5 hold */
+#define PERFLIB_BPF_GEOMETRY_1_4_SIZE 32
 
 /* (C11 and C++11 have static_assert; a C99 includer skips these, the library checks them) */
 #if !defined(__bpf__) && (defined(__cplusplus) || __STDC_VERSION__ >= 201112L)
@@ -848,7 +859,7 @@ static_assert(sizeof(struct perflib_proc) == 8 * PERFLIB_PROC_WORDS, "proc entry
 static_assert(sizeof(struct perflib_ctl) == 8 * PERFLIB_CTL_WORDS, "ctl is 8 live words");
 static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");
 static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");
-static_assert(sizeof(struct perflib_bpf_geometry) == 32, "geometry size");
+static_assert(sizeof(struct perflib_bpf_geometry) == 56, "geometry size");
 #endif
 
 #endif /* PERFLIB_LAYOUT_H */
