@@ -249,8 +249,8 @@ int perflib_info_check(const void *buf, size_t size)
 			return -EBADMSG;
 		/* per-CPU counters numbered 1, 2, ... by position, each one that may be one */
 		if (!!c[i].pcpu != !!(c[i].attrib & PERF_ATTRIB_LINUX_PER_CPU) ||
-		    (c[i].pcpu && (c[i].pcpu != ++nr_pcpu || !pcpu_allowed(&c[i]) ||
-				   i >= PERFLIB_PCPU_MAX_POS)))
+		    (c[i].pcpu &&
+		     (c[i].pcpu != ++nr_pcpu || !pcpu_allowed(&c[i]) || i >= PERFLIB_PCPU_MAX_POS)))
 			return -EBADMSG;
 	}
 	if (per_cpu != !!nr_pcpu)

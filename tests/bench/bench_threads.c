@@ -156,7 +156,8 @@ static int one_run(enum kind kind, int n, double *ret_thread, double *ret_aggr)
 	pthread_barrier_destroy(&barrier);
 	/* exact: every call counted once */
 	if (err || read_total(g, &after) || after - before != OPS * (uint64_t)n) {
-		fprintf(stderr, "bench_threads: %s, %d threads: total moved by %llu, expected %llu\n",
+		fprintf(stderr,
+			"bench_threads: %s, %d threads: total moved by %llu, expected %llu\n",
 			kind_name[kind], n, (unsigned long long)(after - before),
 			(unsigned long long)(OPS * (uint64_t)n));
 		return -1;
@@ -226,7 +227,8 @@ int main(void)
 	for (r = 0; r < ROUNDS && !err; r++) {
 		for (t = 0; t < 4 && !err; t++) {
 			for (k = 0; k < NR_KINDS && !err; k++)
-				err = one_run((enum kind)k, threads[t], &per[k][t][r], &aggr[k][t][r]);
+				err = one_run((enum kind)k, threads[t], &per[k][t][r],
+					      &aggr[k][t][r]);
 		}
 	}
 	if (err)
