@@ -5,9 +5,10 @@
  * PerfIncrementULongLongCounterValue calls on a counter kept per CPU
  * (PERF_ATTRIB_LINUX_PER_CPU) and on a plain one, with a bare relaxed atomic add on the
  * plain counter's mapped 8 bytes for reference. Per row: the per-thread ns/op (each
- * thread's own wall time over its calls, the median of the threads, the median of the
- * rounds) and its ratio to one thread alone, and the aggregate ns/op (the run's wall time
- * over every call). After every run the total is read back through the consumer API
+ * thread's own CPU time over its calls, the median of the threads, the median of the
+ * rounds: what an update costs the thread that makes it, a cache line's transfer included,
+ * the time it waits for a CPU on a loaded or oversubscribed machine not) and its ratio to
+ * one thread alone, and the aggregate ns/op (the run's wall time over every call). After every run the total is read back through the consumer API
  * (PerfQueryCounterData) and checked exact. Goal: a per-CPU counter's per-thread cost with
  * 2 threads within 1.2x of one thread. Uses a private pin root and removes it; prints SKIP
  * and exits 0 when BPF maps cannot be created here.
@@ -51,8 +52,17 @@ static pthread_barrier_t barrier;
 
 struct run {
 	enum kind kind;
-	double ns[MAX_THREADS]; /* per thread: its wall time per call */
+	double ns[MAX_THREADS]; /* per thread: its CPU time per call */
 };
+
+/* this thread's CPU time in nanoseconds */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 struct thread_arg {
 	struct run *run;
@@ -66,9 +76,15 @@ static void *thread_run(void *p)
 	uint64_t *bare = (uint64_t *)((uint8_t *)inst[0] + sizeof(PERF_COUNTERSET_INSTANCE));
 	uint64_t t0, i;
 	ULONG err = 0;
+	cpu_set_t cpu;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+	/* thread i on CPU i mod the CPUs: 2 threads are 2 CPUs (their own parts, or one line) */
+	CPU_ZERO(&cpu);
+	CPU_SET(n > 0 ? a->i % (int)n : 0, &cpu);
+	sched_setaffinity(0, sizeof(cpu), &cpu);
 	pthread_barrier_wait(&barrier);
-	t0 = now_ns();
+	t0 = cpu_ns();
 	if (a->run->kind == BARE) {
 		for (i = 0; i < OPS; i++) {
 			__atomic_fetch_add(bare, 1, __ATOMIC_RELAXED);
@@ -78,7 +94,7 @@ static void *thread_run(void *p)
 		for (i = 0; i < OPS; i++)
 			err |= PerfIncrementULongLongCounterValue(prov, in, HOT_ID, 1);
 	}
-	a->run->ns[a->i] = (double)(now_ns() - t0) / (double)OPS;
+	a->run->ns[a->i] = (double)(cpu_ns() - t0) / (double)OPS;
 	return err ? (void *)1 : NULL;
 }
 
@@ -243,13 +259,16 @@ int main(void)
 	       "run, median of %d runs; %d CPUs online, load average %.2f %.2f %.2f\n",
 	       OPS, ROUNDS, cpus, load[0], load[1], load[2]);
 	printf("every run's total read back through PerfQueryCounterData: exact\n");
-	printf("per thread: each thread's wall time per call (the median thread); vs 1: against "
-	       "one thread alone;\naggregate: the run's wall time per call of all threads\n");
+	printf("thread i runs on CPU i mod %d\n", cpus);
+	printf("per thread: each thread's CPU time per call (the median thread: what an update "
+	       "costs the thread,\na contended cache line included, waiting for a CPU not); vs 1: "
+	       "against one thread alone;\naggregate: the run's wall time per call of all "
+	       "threads\n");
 	if (cpus > 0 && cpus < 8)
-		printf("on %d CPUs, %s oversubscribe: the threads are time-sliced, so a thread's "
-		       "wall time per call\nincludes the time it waits for a CPU (about threads/%d "
-		       "of it); the aggregate row is the one to read there\n",
-		       cpus, cpus < 4 ? "4 and 8 threads" : "8 threads", cpus);
+		printf("on %d CPUs, %s oversubscribe: the threads are time-sliced (at most %d run "
+		       "at once), so\nthe aggregate cannot drop below one thread's cost / %d and "
+		       "contention shows only\nbetween the threads that share the CPUs at a time\n",
+		       cpus, cpus < 4 ? "4 and 8 threads" : "8 threads", cpus, cpus);
 	printf("\n%-46s %7s %10s %7s %10s\n", "counter", "threads", "per thread", "vs 1",
 	       "aggregate");
 	for (k = 0; k < NR_KINDS; k++) {
