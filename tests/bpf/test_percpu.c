@@ -823,6 +823,18 @@ static void test_lodctr(void **state)
 	net = hammer(prov, inst, 4, PER_THREAD / 4);
 	assert_int_equal(base_of(inst, POS_HITS), 0);
 	assert_int_equal(read_api(&g, ID_HITS, "l"), net);
+	/* bpftool shows the base under the counter's name and the parts in "pcpu" */
+	if (!access("/usr/sbin/bpftool", X_OK)) {
+		char cmd[PATH_MAX + 128], dir[PATH_MAX];
+
+		assert_int_equal(perflib_store_dir(&g, dir, sizeof(dir)), 0);
+		snprintf(cmd, sizeof(cmd), "/usr/sbin/bpftool map dump pinned %s/s0/data 2>&1",
+			 dir);
+		assert_int_equal(tl_run(cmd, &out), 0);
+		assert_non_null(strstr(out, "\"pcpu\": [["));
+		assert_non_null(strstr(out, "\"Hits"));
+		free(out);
+	}
 	assert_int_equal(read_typeperf("Pcpu Lodctr", "Small", "l"), 3 * net);
 	assert_int_equal(PerfDeleteInstance(prov, inst), ERROR_SUCCESS);
 }
