@@ -150,7 +150,7 @@ static int one_run(enum kind kind, int n, double *ret_thread, double *ret_aggr)
 	pthread_t th[MAX_THREADS];
 	struct run r = {.kind = kind};
 	const GUID *g = &guid[kind == PER_CPU];
-	uint64_t before, after, t0;
+	uint64_t before, after = 0, t0;
 	void *ret;
 	int i, err = 0;
 
