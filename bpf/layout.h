@@ -78,6 +78,16 @@
  *                                 then ceil(nr_counters / 64) 64-bit words: bit i set =
  *                                 the address of the counter at position i is NULL
  *                                 (only when a counter is PERF_ATTRIB_BY_REFERENCE)
+ *            +pcpu_offset (64-aligned)  the per-CPU parts (only in a set with per-CPU
+ *                                 counters, layout version 12): for each possible CPU c
+ *                                 (perflib_info.nr_cpus), perflib_pcpu_lines() 64-byte
+ *                                 lines, line l holding the parts of per-CPU counters
+ *                                 8l..8l + 7 (perflib_info_counter.pcpu - 1) of CPU c:
+ *                                 perflib_pcpu_part(). Slots of such a set are a multiple
+ *                                 of 64 bytes, so no two CPUs' parts share a cache line.
+ *                                 A per-CPU counter's value is its 8 bytes at +48 + 8 *
+ *                                 position (the base: raw writes through Offset land
+ *                                 there) plus the sum of its parts, modulo its width.
  *
  * Slots never move: a process maps segment k of class c at its class's reservation +
  * perflib_seg_first(k) * slot_size, so slot i is at reservation + i * slot_size whatever
@@ -100,6 +110,12 @@
 
 #define PERFLIB_INFO_MAGIC 0x424c4650 /* "PFLB" */
 #define PERFLIB_LAYOUT_VERSION 11
+/*
+ * the layout version of a set with per-CPU counters (PERFLIB_INFO_PER_CPU): a set without
+ * keeps version 11, which readers that know no per-CPU parts still read; such a reader
+ * refuses a version 12 set (-EPROTO) instead of showing its bases as the values
+ */
+#define PERFLIB_LAYOUT_VERSION_PER_CPU 12
 #define PERFLIB_SLOT_ALIGN 16		    /* slot sizes: the header's 16-byte CAS needs it */
 #define PERFLIB_BLOCK_OFFSET 16		    /* Windows block inside a slot */
 #define PERFLIB_COUNTERS_OFFSET 48	    /* first counter slot inside a slot */
@@ -123,6 +139,14 @@
 /* info flags */
 #define PERFLIB_INFO_REGISTERED 0x1 /* created by lodctr from a manifest */
 #define PERFLIB_INFO_HAS_NAMES 0x2  /* names and help strings present */
+#define PERFLIB_INFO_PER_CPU 0x4    /* counters kept per CPU (layout version 12) */
+
+/* per-CPU counters (docs/ARCHITECTURE.md, "The hot path") */
+#define PERFLIB_PCPU_LINE 64	   /* bytes of one CPU's line of parts */
+#define PERFLIB_PCPU_PER_LINE 8	   /* parts (per-CPU counters) per line */
+#define PERFLIB_PCPU_MAX_CPUS 8192 /* possible CPUs a set's parts are kept for, at most */
+/* per-CPU counters are among the first 64 positions (a BPF program's geometry has a mask) */
+#define PERFLIB_PCPU_MAX_POS 64
 
 /* slot states (perflib_slot_hdr.state) */
 #define PERFLIB_SLOT_FREE 0	  /* unused; may be claimed */
@@ -178,7 +202,7 @@ struct perflib_info_class {
 	__u32 ref_offset;   /* slot offset of dereferenced values, 0 = none */
 	__u32 seg0_slots;   /* slots of segment 0; segment k has seg0_slots << (k / 4) */
 	__u32 capacity;	    /* slot limit of the class (the segments may hold more slots) */
-	__u32 reserved;	    /* 0 */
+	__u32 pcpu_offset;  /* slot offset of the per-CPU parts (64-aligned), 0 = none */
 };
 
 struct perflib_info {
@@ -205,7 +229,7 @@ struct perflib_info {
 	__u32 provider_name;	  /* pool offset */
 	__u32 seg0_slots;	  /* class 0's */
 	__u32 nr_classes;	  /* entries of classes in use, 1..PERFLIB_MAX_CLASSES */
-	__u32 reserved;		  /* 0 */
+	__u32 nr_cpus;		  /* possible CPUs with per-CPU parts, 0 = no per-CPU counter */
 	struct perflib_info_class classes[PERFLIB_MAX_CLASSES]; /* by growing name_max */
 };
 
@@ -236,8 +260,56 @@ struct perflib_info_counter {
 	__u32 aggregate;    /* PERF_AGGREGATE_* */
 	__u32 name;	    /* pool offset of the counter name */
 	__u32 help;	    /* pool offset of the help string */
-	__u32 reserved;	    /* 0 */
+	__u32 pcpu;	    /* per-CPU counter: its index among them + 1 (by position); 0 = not */
 };
+
+/*
+ * lines of per-CPU parts per CPU in a slot of a set with @nr_pcpu per-CPU counters: one
+ * for each PERFLIB_PCPU_PER_LINE of them
+ */
+static inline __u32 perflib_pcpu_lines(__u32 nr_pcpu)
+{
+	return (nr_pcpu + PERFLIB_PCPU_PER_LINE - 1) / PERFLIB_PCPU_PER_LINE;
+}
+
+/*
+ * the slot offset of CPU @cpu's part of per-CPU counter @idx (perflib_info_counter.pcpu - 1)
+ * in a class whose parts start at @pcpu_offset, @lines lines per CPU: a CPU's lines are
+ * together, so one CPU's parts of an instance are one line for up to 8 per-CPU counters
+ */
+static inline __u64 perflib_pcpu_part(__u32 pcpu_offset, __u32 lines, __u32 cpu, __u32 idx)
+{
+	return pcpu_offset +
+	       ((__u64)cpu * lines + idx / PERFLIB_PCPU_PER_LINE) * PERFLIB_PCPU_LINE +
+	       8 * (__u64)(idx % PERFLIB_PCPU_PER_LINE);
+}
+
+/* bytes of the per-CPU parts of one slot: a line per CPU per 8 per-CPU counters */
+static inline __u64 perflib_pcpu_bytes(__u32 nr_cpus, __u32 lines)
+{
+	return (__u64)nr_cpus * lines * PERFLIB_PCPU_LINE;
+}
+
+#ifndef __bpf__
+/*
+ * perflib_pcpu_sum - the parts of per-CPU counter @idx in @slot (mapped, or a copy), summed
+ * (modulo 2^64; the caller masks to the counter's width): the one sum every reader of
+ * values in user space uses (the library's reader, the tools). Bounds come from a checked
+ * info value (perflib_info_check: pcpu_offset + perflib_pcpu_bytes() fits the slot), never
+ * from the slot.
+ */
+static inline __u64 perflib_pcpu_sum(const __u8 *slot, __u32 pcpu_offset, __u32 lines,
+				     __u32 nr_cpus, __u32 idx)
+{
+	const __u8 *p = slot + perflib_pcpu_part(pcpu_offset, lines, 0, idx);
+	__u64 sum = 0;
+	__u32 c;
+
+	for (c = 0; c < nr_cpus; c++, p += (__u64)lines * PERFLIB_PCPU_LINE)
+		sum += __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
+	return sum;
+}
+#endif
 
 struct perflib_slot_hdr {
 	__u32 seq;	   /* bits 0-1 state (PERFLIB_SLOT_*), 2-31 generation */
@@ -765,7 +837,16 @@ struct perflib_bpf_geometry {
 	__u32 instance_type; /* PERF_COUNTERSET_* of the counter set */
 	__u32 nr_procs;	     /* procs map entries */
 	__u32 seg0_slots;    /* slots of segment 0 (perflib_info_class.seg0_slots) */
+	/* per-CPU counters (PERFLIB_1.5; a loader built before gives zeros: none) */
+	__u32 pcpu_offset; /* slot offset of the class's per-CPU parts, 0 = none */
+	__u32 nr_cpus;	   /* CPUs with parts (perflib_info.nr_cpus), 0 = none */
+	__u32 pcpu_lines;  /* lines of parts per CPU (perflib_pcpu_lines) */
+	__u32 reserved;	   /* 0 */
+	__u64 pcpu_mask;   /* bit p set: the counter at position p is per CPU */
 };
+
+/* the first 32 bytes: the geometry of PERFLIB_1.4, what loaders built before 1.5 hold */
+#define PERFLIB_BPF_GEOMETRY_1_4_SIZE 32
 
 /* (C11 and C++11 have static_assert; a C99 includer skips these, the library checks them) */
 #if !defined(__bpf__) && (defined(__cplusplus) || __STDC_VERSION__ >= 201112L)
@@ -778,7 +859,7 @@ static_assert(sizeof(struct perflib_proc) == 8 * PERFLIB_PROC_WORDS, "proc entry
 static_assert(sizeof(struct perflib_ctl) == 8 * PERFLIB_CTL_WORDS, "ctl is 8 live words");
 static_assert(PERFLIB_CAPACITY_MAX <= PERFLIB_SLOT_INDEX_MASK + 1, "slot ids hold the capacity");
 static_assert(sizeof(struct perflib_exit_val) == 64, "exit value size");
-static_assert(sizeof(struct perflib_bpf_geometry) == 32, "geometry size");
+static_assert(sizeof(struct perflib_bpf_geometry) == 56, "geometry size");
 #endif
 
 #endif /* PERFLIB_LAYOUT_H */

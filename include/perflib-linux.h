@@ -147,6 +147,20 @@ struct perflib_pin_opts {
 PERFLIB_API int perflib_register_counterset(const struct perflib_counterset_reg *reg,
 					    const struct perflib_pin_opts *opts);
 
+/*
+ * PERF_ATTRIB_LINUX_PER_CPU - in PERF_COUNTER_INFO.Attrib (or perflib_counter_reg.attrib): keep
+ * the counter per CPU (docs/PORTING.md, "Per-CPU counters"). Each increment or decrement goes
+ * to a part of the instance kept for the caller's CPU, on a cache line of its own, so threads
+ * on different CPUs never contend on it; every reader sees one value, the base at the
+ * counter's Offset plus the parts, modulo the counter's width. PerfSet...CounterValue adds
+ * the difference to the base: a value set with it is exact, and increments that run at the
+ * same time count on top of it. For by-value counters of 4 or 8 bytes; 64 bytes per
+ * possible CPU per instance for each 8 of them. A bit Windows does not use: a template with
+ * it builds on Windows unchanged (the bit is ignored there). A registered counter set keeps
+ * the choice lodctr made (lodctr --per-cpu): a provider whose template lacks the bit follows it.
+ */
+#define PERF_ATTRIB_LINUX_PER_CPU 0x0100000000000000ULL
+
 #define PERFLIB_FIELD_NAME_MAX 64
 
 /* Where a counter lives in a slot of the data map, and the BTF names bpftool shows. */

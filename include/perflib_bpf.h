@@ -51,7 +51,9 @@
  *
  * Counters are addressed by position (the order of the counters in the template or
  * manifest, 0-based): slot + PERFLIB_COUNTERS_OFFSET + 8 * position. 64-bit counters
- * (PERF_SIZE_LARGE) use the 8 bytes, DWORD counters the low 4 bytes. Every helper bounds
+ * (PERF_SIZE_LARGE) use the 8 bytes, DWORD counters the low 4 bytes. A per-CPU counter
+ * (PERF_ATTRIB_LINUX_PER_CPU) is that base plus a part per CPU: the counter helpers add to
+ * the running CPU's part and read the sum; a raw access of the 8 bytes sees the base only. Every helper bounds
  * its offsets with perflib_geo, which the verifier reads as constants (the .rodata map is
  * frozen), so a program loads only against the geometry it was given.
  */
@@ -318,7 +320,127 @@ perflib_gcounter(void *slot, const volatile struct perflib_bpf_geometry *g, __u3
 	return (__u64 *)(slot + PERFLIB_COUNTERS_OFFSET + 8 * (__u64)pos);
 }
 
-/* perflib_gcounter_add - atomically add @v to the 64-bit counter @pos; 0 or -1 */
+/*
+ * Per-CPU counters (PERF_ATTRIB_LINUX_PER_CPU; docs/BPF.md): the counter's value is its base
+ * (the 8 bytes at its position) plus one part per CPU, each CPU's on a line of its own after
+ * the slot's other areas (layout.h, perflib_pcpu_part). The helpers below add to the part of
+ * the CPU the program runs on, read the sum and set through the base, from the geometry's
+ * pcpu fields; a geometry without them (a loader built before PERFLIB_1.5: zeros) adds to
+ * the base, which readers count as well.
+ */
+
+/* the index among the per-CPU counters of the counter at @pos, + 1; 0 if it is not one */
+static __always_inline __u32 perflib__gpcpu(const volatile struct perflib_bpf_geometry *g,
+					    __u32 pos)
+{
+	__u64 mask = g->pcpu_mask;
+
+	if (!g->nr_cpus || pos >= 64 || !((mask >> pos) & 1))
+		return 0;
+	mask &= (1ULL << pos) - 1;
+	/* popcount, in the shifts and masks a BPF program has */
+	mask = mask - ((mask >> 1) & 0x5555555555555555ULL);
+	mask = (mask & 0x3333333333333333ULL) + ((mask >> 2) & 0x3333333333333333ULL);
+	mask = (mask + (mask >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return (__u32)((mask * 0x0101010101010101ULL) >> 56) + 1;
+}
+
+/* CPU @cpu's part of per-CPU counter @idx (perflib__gpcpu - 1) in @slot, or NULL */
+static __always_inline __u64 *
+perflib__gpart(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 idx, __u32 cpu)
+{
+	__u32 nr = g->nr_cpus;
+	__u64 off;
+
+	if (!slot || !nr || idx >= 64)
+		return NULL;
+	off = perflib_pcpu_part(g->pcpu_offset, g->pcpu_lines, cpu % nr, idx);
+	/* (not off + 8 > slot_size: the verifier would see off + 8 wrap) */
+	if (g->slot_size < 8 || off > (__u64)g->slot_size - 8)
+		return NULL;
+	return (__u64 *)(slot + off);
+}
+
+/* the sum of the parts of per-CPU counter @idx of @slot (modulo 2^64) */
+static __always_inline __u64 perflib__gpcpu_sum(void *slot,
+						const volatile struct perflib_bpf_geometry *g,
+						__u32 idx)
+{
+	__u64 sum = 0, *p;
+	__u32 cpu;
+
+	for (cpu = 0; cpu < PERFLIB_PCPU_MAX_CPUS && cpu < g->nr_cpus; cpu++) {
+		p = perflib__gpart(slot, g, idx, cpu);
+		if (p)
+			sum += *(volatile __u64 *)p;
+	}
+	return sum;
+}
+
+/*
+ * the part of the CPU this program runs on when the counter at @pos is per CPU, else its
+ * base @c
+ */
+static __always_inline __u64 *
+perflib__gadd_target(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 *c)
+{
+	__u32 pc = perflib__gpcpu(g, pos);
+	__u64 *part;
+
+	if (!pc)
+		return c;
+	part = perflib__gpart(slot, g, pc - 1, bpf_get_smp_processor_id());
+	return part ? part : c;
+}
+
+/*
+ * the value at @pos: the base, plus the parts of a per-CPU counter (the caller masks a DWORD
+ * counter's to its low 4 bytes)
+ */
+static __always_inline __u64 perflib__gvalue(void *slot,
+					     const volatile struct perflib_bpf_geometry *g,
+					     __u32 pos, __u64 *c)
+{
+	__u32 pc = perflib__gpcpu(g, pos);
+	__u64 v = *(volatile __u64 *)c;
+
+	return pc ? v + perflib__gpcpu_sum(slot, g, pc - 1) : v;
+}
+
+/*
+ * make the value at @pos @v (@dword: the low 4 bytes): a per-CPU counter's base becomes @v -
+ * the parts, by compare-and-swap (a concurrent set or raw write of the base is not lost under
+ * it; increments in the parts meanwhile count on top of @v). 0, or -1 when the base kept
+ * changing under 4 tries.
+ */
+static __always_inline int perflib__gset(void *slot, const volatile struct perflib_bpf_geometry *g,
+					 __u32 pos, __u64 *c, __u64 v, int dword)
+{
+	__u32 pc = perflib__gpcpu(g, pos), tries;
+
+	if (!pc) {
+		if (dword)
+			*(volatile __u32 *)c = (__u32)v;
+		else
+			*(volatile __u64 *)c = v;
+		return 0;
+	}
+	for (tries = 0; tries < 4; tries++) {
+		__u64 old = *(volatile __u64 *)c, new = v - perflib__gpcpu_sum(slot, g, pc - 1);
+
+		/* a DWORD's low 4 bytes, by an 8-byte CAS (BPF has no 4-byte one before v3) */
+		if (dword)
+			new = (old & 0xFFFFFFFF00000000ULL) | (__u32) new;
+		if (__sync_val_compare_and_swap(c, old, new) == old)
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * perflib_gcounter_add - atomically add @v to the 64-bit counter @pos (a per-CPU counter: to
+ * the part of the CPU the program runs on); 0 or -1
+ */
 static __always_inline int
 perflib_gcounter_add(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
 {
@@ -326,11 +448,11 @@ perflib_gcounter_add(void *slot, const volatile struct perflib_bpf_geometry *g, 
 
 	if (!c)
 		return -1;
-	__sync_fetch_and_add(c, v);
+	__sync_fetch_and_add(perflib__gadd_target(slot, g, pos, c), v);
 	return 0;
 }
 
-/* perflib_gcounter_add32 - atomically add @v to the DWORD counter @pos; 0 or -1 */
+/* perflib_gcounter_add32 - atomically add @v to the DWORD counter @pos (per CPU: its part) */
 static __always_inline int perflib_gcounter_add32(void *slot,
 						  const volatile struct perflib_bpf_geometry *g,
 						  __u32 pos, __u32 v)
@@ -339,11 +461,14 @@ static __always_inline int perflib_gcounter_add32(void *slot,
 
 	if (!c)
 		return -1;
-	__sync_fetch_and_add((__u32 *)c, v);
+	__sync_fetch_and_add((__u32 *)perflib__gadd_target(slot, g, pos, c), v);
 	return 0;
 }
 
-/* perflib_gcounter_set - store @v in the 64-bit counter @pos (one 8-byte store); 0 or -1 */
+/*
+ * perflib_gcounter_set - make the 64-bit counter @pos @v (one 8-byte store; a per-CPU
+ * counter: its base becomes @v minus its parts); 0 or -1
+ */
 static __always_inline int
 perflib_gcounter_set(void *slot, const volatile struct perflib_bpf_geometry *g, __u32 pos, __u64 v)
 {
@@ -351,11 +476,10 @@ perflib_gcounter_set(void *slot, const volatile struct perflib_bpf_geometry *g, 
 
 	if (!c)
 		return -1;
-	*(volatile __u64 *)c = v;
-	return 0;
+	return perflib__gset(slot, g, pos, c, v, 0);
 }
 
-/* perflib_gcounter_set32 - store @v in the DWORD counter @pos; 0 or -1 */
+/* perflib_gcounter_set32 - make the DWORD counter @pos @v; 0 or -1 */
 static __always_inline int perflib_gcounter_set32(void *slot,
 						  const volatile struct perflib_bpf_geometry *g,
 						  __u32 pos, __u32 v)
@@ -364,18 +488,17 @@ static __always_inline int perflib_gcounter_set32(void *slot,
 
 	if (!c)
 		return -1;
-	*(volatile __u32 *)c = v;
-	return 0;
+	return perflib__gset(slot, g, pos, c, v, 1);
 }
 
-/* perflib_gcounter_read - the 64-bit counter @pos, 0 when out of range */
+/* perflib_gcounter_read - the 64-bit counter @pos (per CPU: the sum), 0 when out of range */
 static __always_inline __u64 perflib_gcounter_read(void *slot,
 						   const volatile struct perflib_bpf_geometry *g,
 						   __u32 pos)
 {
 	__u64 *c = perflib_gcounter(slot, g, pos);
 
-	return c ? *(volatile __u64 *)c : 0;
+	return c ? perflib__gvalue(slot, g, pos, c) : 0;
 }
 
 /* perflib_gcounter_read32 - the DWORD counter @pos, 0 when out of range */
@@ -385,7 +508,7 @@ static __always_inline __u32 perflib_gcounter_read32(void *slot,
 {
 	__u64 *c = perflib_gcounter(slot, g, pos);
 
-	return c ? *(volatile __u32 *)c : 0;
+	return c ? (__u32)perflib__gvalue(slot, g, pos, c) : 0;
 }
 
 /* the same, for the counter set of perflib_geo */

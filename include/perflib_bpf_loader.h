@@ -52,7 +52,8 @@ struct perflib_bpf_counterset {
  * permission. On failure every fd of @cs is -1. Returns 0; -EINVAL (NULL @guid or @cs, a
  * malformed GUID, a bad @root), -ENOENT (not registered), -EACCES, -EBADMSG (the info map
  * is not a valid perflib info value), -EPROTO (a layout version this library does not
- * know), -ENAMETOOLONG, -ENOMEM. Close with perflib_bpf_counterset_close(). (PERFLIB_1.4)
+ * know), -ENAMETOOLONG, -ENOMEM. Close with perflib_bpf_counterset_close(). (PERFLIB_1.4; the
+ * geometry's per-CPU fields PERFLIB_1.5: a loader built before gets the 32 bytes it knows)
  */
 PERFLIB_API int perflib_bpf_counterset_open(const char *root, const char *guid,
 					    struct perflib_bpf_counterset *cs);
@@ -86,7 +87,8 @@ PERFLIB_API int perflib_bpf_counterset_guid(const struct perflib_bpf_counterset 
 /*
  * perflib_bpf_geometry_from_class - the geometry of size class @cls of info value @info
  * (read from a counter set's info map and checked) into @geo: the slots of the class's pins
- * (segs<cls>, lives<cls>; layout.h). @cls at or past info->nr_classes gives zeros.
+ * (segs<cls>, lives<cls>; layout.h), and where its per-CPU counters keep their parts
+ * (PERFLIB_1.5). @cls at or past info->nr_classes gives zeros.
  */
 PERFLIB_API void perflib_bpf_geometry_from_class(const struct perflib_info *info, __u32 cls,
 						 struct perflib_bpf_geometry *geo);

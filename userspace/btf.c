@@ -224,7 +224,7 @@ int perflib_data_btf_build(const struct perflib_info *info, uint32_t cls, struct
 	const struct perflib_info_class *ic = &info->classes[cls];
 	struct btf *btf = btf__new_empty();
 	struct btf_ids t;
-	int guid, inst, name16, ascii, slot;
+	int guid, inst, name16, ascii, slot, pcpu = 0;
 	char fname[64];
 	uint32_t i;
 
@@ -237,6 +237,24 @@ int perflib_data_btf_build(const struct perflib_info *info, uint32_t cls, struct
 	ascii = btf__add_array(btf, t.u32, t.chr, ic->ascii_max);
 	if (guid < 0 || name16 < 0 || ascii < 0)
 		goto fail;
+	if (ic->pcpu_offset) {
+		/*
+		 * the per-CPU parts: "pcpu", a row per CPU, entry k of a row the part of the
+		 * per-CPU counter numbered k + 1 (perflib_info_counter.pcpu: by position); the
+		 * counter's own field is its base. Types before the structs: a struct's fields
+		 * follow it.
+		 */
+		uint32_t nr_pcpu = 0;
+		int row;
+
+		for (i = 0; i < info->nr_counters; i++)
+			nr_pcpu += !!c[i].pcpu;
+		row = btf__add_array(btf, t.u32, t.u64,
+				     perflib_pcpu_lines(nr_pcpu) * PERFLIB_PCPU_PER_LINE);
+		pcpu = row < 0 ? row : btf__add_array(btf, t.u32, row, info->nr_cpus);
+		if (pcpu < 0)
+			goto fail;
+	}
 	inst = btf__add_struct(btf, "PERF_COUNTERSET_INSTANCE", 32);
 	if (inst < 0)
 		goto fail;
@@ -271,6 +289,8 @@ int perflib_data_btf_build(const struct perflib_info *info, uint32_t cls, struct
 		ADD(btf, fname, (c[i].type & CTRTYPE_SIZE_MASK) == PERF_SIZE_LARGE ? t.u64 : t.u32,
 		    ic->ref_offset + 8 * i);
 	}
+	if (ic->pcpu_offset)
+		ADD(btf, "pcpu", pcpu, ic->pcpu_offset);
 	*ret_btf = btf;
 	*ret_key = t.u32;
 	*ret_value = slot;

@@ -151,6 +151,11 @@ struct perflib_cset {
 	uint32_t *data_size;	   /* per position: PERF_COUNTER_DATA.dwDataSize (0, 4, 8) */
 	uint64_t *rec_hdr;	   /* per position: a PERF_COUNTER_DATA with data (its 8 bytes) */
 	uint8_t *is_ref;	   /* per position: PERF_ATTRIB_BY_REFERENCE */
+	/* per-CPU counters (layout.h): their positions, by index; lines of parts per CPU */
+	uint32_t nr_pcpu;	   /* 0: none, the set's info is layout version 11 */
+	uint32_t pcpu_lines;	   /* perflib_pcpu_lines(nr_pcpu) */
+	uint32_t nr_cpus;	   /* info->nr_cpus */
+	uint32_t *pcpu_pos;	   /* nr_pcpu template positions */
 	uint64_t *by_id;	   /* (id << 32 | position), sorted: id lookups */
 	unsigned int refs;	   /* users (cache lock) */
 	bool stale;		   /* replaced in the cache: freed at the last put */

@@ -106,6 +106,7 @@ static void cset_free(struct perflib_cset *cs)
 	free(cs->data_size);
 	free(cs->rec_hdr);
 	free(cs->is_ref);
+	free(cs->pcpu_pos);
 	free(cs->by_id);
 	free(cs);
 }
@@ -190,6 +191,23 @@ static int cset_tables(struct perflib_cset *cs)
 	/* a by-reference counter without a ref area would be a corrupt registration */
 	if (cs->byref && !cs->map->info->ref_offset)
 		return -EBADMSG;
+	/*
+	 * per-CPU counters: numbered 1, 2, ... by position and their parts inside every class's
+	 * slots, as perflib_info_check found the private copy of the info
+	 */
+	for (k = 0; k < n; k++)
+		cs->nr_pcpu += !!c[k].pcpu;
+	if (cs->nr_pcpu) {
+		cs->pcpu_pos = calloc(cs->nr_pcpu, sizeof(*cs->pcpu_pos));
+		if (!cs->pcpu_pos)
+			return -ENOMEM;
+		for (k = 0; k < n; k++) {
+			if (c[k].pcpu)
+				cs->pcpu_pos[c[k].pcpu - 1] = k;
+		}
+		cs->pcpu_lines = perflib_pcpu_lines(cs->nr_pcpu);
+		cs->nr_cpus = cs->map->info->nr_cpus;
+	}
 	qsort(cs->by_id, n, sizeof(*cs->by_id), cmp_u64);
 	return 0;
 }

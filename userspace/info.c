@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrtype.h"
 #include "internal.h"
 
 static uint32_t round_up(uint32_t v, uint32_t a)
@@ -32,37 +33,63 @@ static uint64_t seg0_bytes(uint32_t slot_size)
 }
 
 /*
+ * may counter @c be kept per CPU: a value (by reference, the provider's own variable is the
+ * value) of 4 or 8 bytes, whose parts then add up modulo its width
+ */
+static bool pcpu_allowed(const struct perflib_info_counter *c)
+{
+	uint32_t size = c->type & CTRTYPE_SIZE_MASK;
+
+	return !(c->attrib & PERF_ATTRIB_BY_REFERENCE) &&
+	       (size == PERF_SIZE_DWORD || size == PERF_SIZE_LARGE);
+}
+
+/* the per-CPU parts of a set's slots: @nr_cpus possible CPUs, @lines lines each (0: none) */
+struct pcpu_geometry {
+	uint32_t nr_cpus;
+	uint32_t lines;
+};
+
+/*
  * The slot geometry of a class whose names hold @name_max units (incl. the NUL): the name
  * after the counters, the ASCII rendering after it (as many bytes as units, at most
- * PERFLIB_ASCII_MAX), the by-reference values last.
+ * PERFLIB_ASCII_MAX), the by-reference values, then the per-CPU parts on a line of their
+ * own (@pc).
  */
 static void slot_geometry(uint32_t nr_counters, uint32_t name_max, bool byref,
-			  struct perflib_info_class *c)
+			  const struct pcpu_geometry *pc, struct perflib_info_class *c)
 {
 	uint32_t name = PERFLIB_COUNTERS_OFFSET + 8 * nr_counters;
 	uint32_t ascii = round_up(name + 2 * name_max, 8);
 	uint32_t ascii_max = name_max < PERFLIB_ASCII_MAX ? name_max : PERFLIB_ASCII_MAX;
 	uint32_t end = round_up(ascii + ascii_max, 8);
+	/* slots with per-CPU parts are whole lines, so a CPU's line is its own */
+	uint32_t align = pc->lines ? PERFLIB_PCPU_LINE : PERFLIB_SLOT_ALIGN;
 
 	c->name_max = name_max;
 	c->ascii_offset = ascii;
 	c->ascii_max = ascii_max;
 	c->ref_offset = 0;
+	c->pcpu_offset = 0;
 	if (byref) {
 		/* values, then a bitmap of counters whose address is NULL */
 		c->ref_offset = end;
 		end += 8 * nr_counters + 8 * ((nr_counters + 63) / 64);
 	}
+	if (pc->lines) {
+		c->pcpu_offset = round_up(end, PERFLIB_PCPU_LINE);
+		end = c->pcpu_offset + (uint32_t)perflib_pcpu_bytes(pc->nr_cpus, pc->lines);
+	}
 	/*
-	 * The smallest multiple of 16 (the header's CAS) whose segment 0 stays small: segments
-	 * are whole pages, so a slot size with few factors of 2 makes segment 0 long (240-byte
-	 * slots: 256 of them, 60 KiB); a few bytes more per slot keep it within
-	 * PERFLIB_SEG0_MAX_BYTES.
+	 * The smallest multiple of 16 (the header's CAS; of 64 with per-CPU parts) whose
+	 * segment 0 stays small: segments are whole pages, so a slot size with few factors of
+	 * 2 makes segment 0 long (240-byte slots: 256 of them, 60 KiB); a few bytes more per
+	 * slot keep it within PERFLIB_SEG0_MAX_BYTES.
 	 */
-	c->slot_size = round_up(end, PERFLIB_SLOT_ALIGN);
+	c->slot_size = round_up(end, align);
 	/* (whole pages are the end: past PERFLIB_SEG0_MAX_BYTES, a slot is a segment alone) */
 	while (seg0_bytes(c->slot_size) > PERFLIB_SEG0_MAX_BYTES && c->slot_size % 4096)
-		c->slot_size += PERFLIB_SLOT_ALIGN;
+		c->slot_size += align;
 }
 
 /*
@@ -190,13 +217,20 @@ int perflib_info_check(const void *buf, size_t size)
 {
 	const struct perflib_info *info = buf;
 	const struct perflib_info_counter *c;
-	uint32_t names[PERFLIB_MAX_CLASSES], nr, i;
-	bool byref = false;
+	uint32_t names[PERFLIB_MAX_CLASSES], nr, i, nr_pcpu = 0;
+	struct pcpu_geometry pc = {0, 0};
+	bool byref = false, per_cpu;
 
 	if (size < sizeof(*info) || info->magic != PERFLIB_INFO_MAGIC || info->info_size != size)
 		return -EBADMSG;
-	if (info->layout_version != PERFLIB_LAYOUT_VERSION)
+	if (info->layout_version != PERFLIB_LAYOUT_VERSION &&
+	    info->layout_version != PERFLIB_LAYOUT_VERSION_PER_CPU)
 		return -EPROTO;
+	/* version 12 and the flag say the same: a set with per-CPU parts on every CPU line */
+	per_cpu = info->layout_version == PERFLIB_LAYOUT_VERSION_PER_CPU;
+	if (per_cpu != !!(info->flags & PERFLIB_INFO_PER_CPU) ||
+	    (per_cpu ? !info->nr_cpus || info->nr_cpus > PERFLIB_PCPU_MAX_CPUS : info->nr_cpus))
+		return -EBADMSG;
 	if (info->nr_counters == 0 || info->nr_counters > PERFLIB_MAX_COUNTERS)
 		return -EBADMSG;
 	if (info->strings_offset < sizeof(*info) + (size_t)info->nr_counters * sizeof(*c) ||
@@ -213,6 +247,17 @@ int perflib_info_check(const void *buf, size_t size)
 			byref = true;
 		if (!string_ok(info, c[i].name) || !string_ok(info, c[i].help))
 			return -EBADMSG;
+		/* per-CPU counters numbered 1, 2, ... by position, each one that may be one */
+		if (!!c[i].pcpu != !!(c[i].attrib & PERF_ATTRIB_LINUX_PER_CPU) ||
+		    (c[i].pcpu &&
+		     (c[i].pcpu != ++nr_pcpu || !pcpu_allowed(&c[i]) || i >= PERFLIB_PCPU_MAX_POS)))
+			return -EBADMSG;
+	}
+	if (per_cpu != !!nr_pcpu)
+		return -EBADMSG;
+	if (per_cpu) {
+		pc.nr_cpus = info->nr_cpus;
+		pc.lines = perflib_pcpu_lines(nr_pcpu);
 	}
 	/* the classes: exactly what the counters and the name capacity give */
 	nr = class_names(info->name_max, names);
@@ -223,10 +268,10 @@ int perflib_info_check(const void *buf, size_t size)
 		const struct perflib_info_class *ic = &info->classes[i];
 		struct perflib_info_class want;
 
-		slot_geometry(info->nr_counters, names[i], byref, &want);
+		slot_geometry(info->nr_counters, names[i], byref, &pc, &want);
 		if (ic->name_max != want.name_max || ic->ascii_offset != want.ascii_offset ||
 		    ic->ascii_max != want.ascii_max || ic->ref_offset != want.ref_offset ||
-		    ic->slot_size != want.slot_size ||
+		    ic->pcpu_offset != want.pcpu_offset || ic->slot_size != want.slot_size ||
 		    ic->capacity != class_capacity(info->capacity, ic->seg0_slots))
 			return -EBADMSG;
 		/*
@@ -278,9 +323,11 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 	struct perflib_info_counter *c;
 	struct perflib_info *info;
 	size_t strings = 0, used = 0, size;
-	uint32_t i, names[PERFLIB_MAX_CLASSES];
+	uint32_t i, names[PERFLIB_MAX_CLASSES], nr_pcpu = 0;
+	struct pcpu_geometry pc = {0, 0};
 	bool byref = false;
 	uint8_t *pool;
+	int cpus;
 
 	if (!reg->nr_counters || reg->nr_counters > PERFLIB_MAX_COUNTERS)
 		return -EINVAL;
@@ -325,6 +372,26 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 		c[i].help = pool_add(pool, strings, &used, r->help);
 		if (r->attrib & PERF_ATTRIB_BY_REFERENCE)
 			byref = true;
+		if (r->attrib & PERF_ATTRIB_LINUX_PER_CPU) {
+			c[i].pcpu = ++nr_pcpu;
+			if (!pcpu_allowed(&c[i]) || i >= PERFLIB_PCPU_MAX_POS) {
+				free(info);
+				return -EINVAL;
+			}
+		}
+	}
+	if (nr_pcpu) {
+		/* the CPUs that may ever run an updater: a part each, kept for the set's life */
+		cpus = libbpf_num_possible_cpus();
+		if (cpus <= 0 || cpus > PERFLIB_PCPU_MAX_CPUS) {
+			free(info);
+			return cpus < 0 ? cpus : -ERANGE;
+		}
+		pc.nr_cpus = (uint32_t)cpus;
+		pc.lines = perflib_pcpu_lines(nr_pcpu);
+		info->nr_cpus = pc.nr_cpus;
+		info->flags |= PERFLIB_INFO_PER_CPU;
+		info->layout_version = PERFLIB_LAYOUT_VERSION_PER_CPU;
 	}
 	info->counterset_name = pool_add(pool, strings, &used, reg->name);
 	info->counterset_help = pool_add(pool, strings, &used, reg->help);
@@ -336,7 +403,7 @@ int perflib_info_build(const struct perflib_counterset_reg *reg, unsigned int fl
 	for (i = 0; i < info->nr_classes; i++) {
 		struct perflib_info_class *ic = &info->classes[i];
 
-		slot_geometry(info->nr_counters, names[i], byref, ic);
+		slot_geometry(info->nr_counters, names[i], byref, &pc, ic);
 		/*
 		 * class 0's reach bounds the set's capacity, each class's its own (a class
 		 * reserves at most 262,140 * 32 KiB, or as many slots of one segment 0 each)

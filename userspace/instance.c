@@ -324,6 +324,9 @@ static void slot_fill(struct perflib_ctrset *set, uint32_t i, const WCHAR *name,
 	if (ic->ref_offset)
 		memset(slot + ic->ref_offset, 0,
 		       8 * (size_t)info->nr_counters + 8 * ((info->nr_counters + 63) / 64));
+	/* the per-CPU parts too (a release zeroed them already: this is the creator's word) */
+	if (ic->pcpu_offset)
+		memset(slot + ic->pcpu_offset, 0, ic->slot_size - ic->pcpu_offset);
 	blk->CounterSetGuid = set->guid;
 	blk->InstanceId = id;
 	blk->InstanceNameOffset = (uint32_t)sizeof(*blk) + 8 * info->nr_counters;

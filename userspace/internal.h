@@ -580,22 +580,25 @@ struct perflib_counter {
 	uint8_t size;	 /* 4 or 8 (value size class), 0 for ZERO */
 	uint8_t byref;	 /* PERF_ATTRIB_BY_REFERENCE */
 	uint16_t pos;	 /* position in the template */
+	bool pcpu;	 /* kept per CPU (the registration's PERF_ATTRIB_LINUX_PER_CPU) */
 };
 
 struct perflib_provider;
 
 /*
  * A counter as the hot path needs it, in one word, its descriptor: bits 0-15 offset from
- * the instance block, 16-23 value size (4, 8, 0), bit 24 by reference. 0 means "no such
- * counter" (offsets are at least 32). Packed and unpacked only here.
+ * the instance block, 16-23 value size (4, 8, 0), bit 24 by reference, bit 25 per CPU. 0
+ * means "no such counter" (offsets are at least 32). Packed and unpacked only here.
  */
-#define PERFLIB_DESC_KIND_SHIFT 16 /* the kind: value size, and the by-reference bit */
+#define PERFLIB_DESC_KIND_SHIFT 16 /* the kind: value size, by-reference and per-CPU bits */
 #define PERFLIB_DESC_OFFSET_MASK 0xFFFFu
 #define PERFLIB_DESC_BYREF 0x100u /* in the kind: a by-reference counter */
+#define PERFLIB_DESC_PCPU 0x200u  /* in the kind: a per-CPU counter (fails the size check) */
 
 static inline uint32_t perflib_counter_pack(const struct perflib_counter *c)
 {
-	return c->offset | ((uint32_t)c->size | (c->byref ? PERFLIB_DESC_BYREF : 0))
+	return c->offset | ((uint32_t)c->size | (c->byref ? PERFLIB_DESC_BYREF : 0) |
+			    (c->pcpu ? PERFLIB_DESC_PCPU : 0))
 				   << PERFLIB_DESC_KIND_SHIFT;
 }
 
@@ -631,7 +634,8 @@ struct perflib_ctrset_class {
 	 * shared slot, which another writer of the map could change
 	 */
 	void *_Atomic *refs;
-	size_t refs_len; /* bytes of refs (address space, touched as slots are used) */
+	size_t refs_len;      /* bytes of refs (address space, touched as slots are used) */
+	uint32_t pcpu_offset; /* slot offset of the per-CPU parts (geo->pcpu_offset), 0 = none */
 };
 
 /*
@@ -687,11 +691,15 @@ struct perflib_ctrset {
 	uint32_t *dense;       /* id -> perflib_counter_pack() of the counter, 0 = none */
 	struct perflib_ctrset_class cls[PERFLIB_MAX_CLASSES];
 	uint32_t nr_counters;
-	struct perflib_counter *counters;	/* sorted by id after the dense range */
-	uint32_t instance_type;			/* PERF_COUNTERSET_* */
-	int proc_index;				/* this process's procs entry, -1 = none */
-	uint32_t nr_live;			/* live instances of this provider */
-	bool has_byref;				/* a counter is by reference */
+	struct perflib_counter *counters; /* sorted by id after the dense range */
+	uint32_t instance_type;		  /* PERF_COUNTERSET_* */
+	int proc_index;			  /* this process's procs entry, -1 = none */
+	uint32_t nr_live;		  /* live instances of this provider */
+	bool has_byref;			  /* a counter is by reference */
+	/* per-CPU counters (layout.h): by template position, index among them + 1, 0 = not */
+	uint16_t *pcpu;
+	uint32_t pcpu_lines;			/* lines of parts per CPU in a slot */
+	uint32_t nr_cpus;			/* CPUs with parts (info->nr_cpus) */
 	struct perflib_gidx *gidx;		/* its entries in prov->gidx */
 	uint32_t nr_gidx;			/* how many */
 	const struct perflib_ctrset *guid_next; /* its bucket's chain in prov->by_guid */

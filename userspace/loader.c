@@ -17,10 +17,38 @@
 #include "internal.h"
 #include "perflib_bpf_loader.h"
 
-void perflib_bpf_geometry_from_class(const struct perflib_info *info, __u32 cls,
-				     struct perflib_bpf_geometry *geo)
+/*
+ * The versioned entry points (opts.c's way): the geometry grew in PERFLIB_1.5 (the per-CPU
+ * fields at its end), so what a loader built before holds, a 32-byte geometry alone or in
+ * its struct perflib_bpf_counterset, gets the 1.4 functions: the same values, the first
+ * 32 bytes. perflib_bpf_counterset_close, _reuse, _reuse_live and _guid read only the fds,
+ * at the same offsets in both.
+ */
+#define PERFLIB_SYMVER(impl, name, ver) __asm__(".symver " #impl "," #name ver)
+
+struct perflib_bpf_counterset_1_4 {
+	int info_fd, data_fd, index_fd, live_fd;
+	__u8 geo[PERFLIB_BPF_GEOMETRY_1_4_SIZE];
+};
+
+PERFLIB_API void perflib_bpf_geometry_from_class_1_5(const struct perflib_info *info, __u32 cls,
+						     struct perflib_bpf_geometry *geo);
+PERFLIB_API void perflib_bpf_geometry_from_class_1_4(const struct perflib_info *info, __u32 cls,
+						     void *geo);
+PERFLIB_API void perflib_bpf_geometry_from_info_1_5(const struct perflib_info *info,
+						    struct perflib_bpf_geometry *geo);
+PERFLIB_API void perflib_bpf_geometry_from_info_1_4(const struct perflib_info *info, void *geo);
+PERFLIB_API int perflib_bpf_counterset_open_1_5(const char *root, const char *guid,
+						struct perflib_bpf_counterset *cs);
+PERFLIB_API int perflib_bpf_counterset_open_1_4(const char *root, const char *guid,
+						struct perflib_bpf_counterset_1_4 *cs);
+
+void perflib_bpf_geometry_from_class_1_5(const struct perflib_info *info, __u32 cls,
+					 struct perflib_bpf_geometry *geo)
 {
+	const struct perflib_info_counter *ic = (const void *)(info + 1);
 	const struct perflib_info_class *c;
+	__u32 i, nr_pcpu = 0;
 
 	memset(geo, 0, sizeof(*geo));
 	if (cls >= info->nr_classes || cls >= PERFLIB_MAX_CLASSES)
@@ -34,13 +62,46 @@ void perflib_bpf_geometry_from_class(const struct perflib_info *info, __u32 cls,
 	geo->instance_type = info->instance_type;
 	geo->nr_procs = info->nr_procs;
 	geo->seg0_slots = c->seg0_slots;
+	/* per-CPU counters: among the first PERFLIB_PCPU_MAX_POS positions (perflib_info_check) */
+	for (i = 0; i < info->nr_counters && i < PERFLIB_PCPU_MAX_POS; i++) {
+		if (ic[i].pcpu) {
+			geo->pcpu_mask |= 1ULL << i;
+			nr_pcpu++;
+		}
+	}
+	if (nr_pcpu && info->nr_cpus) {
+		geo->pcpu_offset = c->pcpu_offset;
+		geo->nr_cpus = info->nr_cpus;
+		geo->pcpu_lines = perflib_pcpu_lines(nr_pcpu);
+	} else {
+		geo->pcpu_mask = 0;
+	}
 }
+PERFLIB_SYMVER(perflib_bpf_geometry_from_class_1_5, perflib_bpf_geometry_from_class,
+	       "@@PERFLIB_1.5");
 
-void perflib_bpf_geometry_from_info(const struct perflib_info *info,
-				    struct perflib_bpf_geometry *geo)
+void perflib_bpf_geometry_from_class_1_4(const struct perflib_info *info, __u32 cls, void *geo)
 {
-	perflib_bpf_geometry_from_class(info, 0, geo);
+	struct perflib_bpf_geometry g;
+
+	perflib_bpf_geometry_from_class_1_5(info, cls, &g);
+	memcpy(geo, &g, PERFLIB_BPF_GEOMETRY_1_4_SIZE);
 }
+PERFLIB_SYMVER(perflib_bpf_geometry_from_class_1_4, perflib_bpf_geometry_from_class,
+	       "@PERFLIB_1.4");
+
+void perflib_bpf_geometry_from_info_1_5(const struct perflib_info *info,
+					struct perflib_bpf_geometry *geo)
+{
+	perflib_bpf_geometry_from_class_1_5(info, 0, geo);
+}
+PERFLIB_SYMVER(perflib_bpf_geometry_from_info_1_5, perflib_bpf_geometry_from_info, "@@PERFLIB_1.5");
+
+void perflib_bpf_geometry_from_info_1_4(const struct perflib_info *info, void *geo)
+{
+	perflib_bpf_geometry_from_class_1_4(info, 0, geo);
+}
+PERFLIB_SYMVER(perflib_bpf_geometry_from_info_1_4, perflib_bpf_geometry_from_info, "@PERFLIB_1.4");
 
 void perflib_bpf_counterset_close(struct perflib_bpf_counterset *cs)
 {
@@ -91,8 +152,8 @@ static int info_read(int info_fd, struct perflib_info **ret_info)
 	return 0;
 }
 
-int perflib_bpf_counterset_open(const char *root, const char *guid,
-				struct perflib_bpf_counterset *cs)
+int perflib_bpf_counterset_open_1_5(const char *root, const char *guid,
+				    struct perflib_bpf_counterset *cs)
 {
 	/* the index is in the lives: its PERFLIB_INDEX_MAP gets a second fd of that pin */
 	static const char *const names[4] = {"info", "segs", "lives", "lives"};
@@ -128,13 +189,32 @@ int perflib_bpf_counterset_open(const char *root, const char *guid,
 	err = info_read(cs->info_fd, &info);
 	if (err)
 		goto out;
-	perflib_bpf_geometry_from_info(info, &cs->geo);
+	perflib_bpf_geometry_from_info_1_5(info, &cs->geo);
 	free(info);
 	return 0;
 out:
 	perflib_bpf_counterset_close(cs);
 	return err;
 }
+PERFLIB_SYMVER(perflib_bpf_counterset_open_1_5, perflib_bpf_counterset_open, "@@PERFLIB_1.5");
+
+int perflib_bpf_counterset_open_1_4(const char *root, const char *guid,
+				    struct perflib_bpf_counterset_1_4 *cs)
+{
+	struct perflib_bpf_counterset now;
+	int err;
+
+	if (!cs)
+		return -EINVAL;
+	err = perflib_bpf_counterset_open_1_5(root, guid, &now);
+	cs->info_fd = now.info_fd;
+	cs->data_fd = now.data_fd;
+	cs->index_fd = now.index_fd;
+	cs->live_fd = now.live_fd;
+	memcpy(cs->geo, &now.geo, sizeof(cs->geo));
+	return err;
+}
+PERFLIB_SYMVER(perflib_bpf_counterset_open_1_4, perflib_bpf_counterset_open, "@PERFLIB_1.4");
 
 int perflib_bpf_counterset_reuse(const struct perflib_bpf_counterset *cs, struct bpf_map *data,
 				 struct bpf_map *index)

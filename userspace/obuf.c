@@ -184,7 +184,7 @@ int perflib_obuf_direct(const struct perflib_cset *cs, const struct perflib_filt
 	else if (pos == PERFLIB_NO_VALUES)
 		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
 				  PERFLIB_VALS_NONE, false);
-	else if (pos < 0 && plain && !cs->byref && n <= PERFLIB_RECORDS_MAX)
+	else if (pos < 0 && plain && !cs->byref && !cs->nr_pcpu && n <= PERFLIB_RECORDS_MAX)
 		err = direct_loop(cs, f, pos, o, ret_nr, &row, scratch, max_block,
 				  PERFLIB_VALS_RECORDS, true);
 	else

@@ -114,6 +114,7 @@ static void ctrset_free(struct perflib_provider *prov, struct perflib_ctrset *se
 	perflib_store_close(set->map);
 	perflib_prov_free(prov, set->gidx);
 	perflib_prov_free(prov, set->dense);
+	perflib_prov_free(prov, set->pcpu);
 	/* one table of each kind for every class, class 0's first (ctrset_tables) */
 	for (c = 0; c < set->nr_classes; c++) {
 		owned_len += set->cls[c].capacity;
@@ -291,6 +292,19 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 		set->cls[k].owned = owned;
 		owned += set->cls[k].capacity;
 	}
+	/* per-CPU counters as the registration has them, whatever the template says */
+	if (set->map->info->nr_cpus) {
+		set->pcpu = perflib_prov_alloc(prov, n * sizeof(*set->pcpu));
+		if (!set->pcpu)
+			return -ENOMEM;
+		/* numbered 1, 2, ... by position (perflib_info_check): the last is their count */
+		for (i = 0; i < n; i++) {
+			set->pcpu[i] = (uint16_t)set->map->counters[i].pcpu;
+			if (set->pcpu[i])
+				set->pcpu_lines = perflib_pcpu_lines(set->pcpu[i]);
+		}
+		set->nr_cpus = set->map->info->nr_cpus;
+	}
 	for (i = 0; i < n; i++) {
 		set->counters[i].id = c[i].CounterId;
 		set->counters[i].type = c[i].Type;
@@ -298,6 +312,7 @@ static int ctrset_tables(struct perflib_provider *prov, struct perflib_ctrset *s
 		set->counters[i].size = ctrtype_size(c[i].Type);
 		set->counters[i].byref = !!(c[i].Attrib & PERF_ATTRIB_BY_REFERENCE);
 		set->counters[i].pos = (uint16_t)i;
+		set->counters[i].pcpu = set->pcpu && set->pcpu[i];
 		if (set->counters[i].byref)
 			set->has_byref = true;
 		if (c[i].CounterId > max_id)
@@ -484,13 +499,22 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 		cc->span = (size_t)cc->capacity * cc->slot_size;
 		/* slot sizes are multiples of 16: offsets / 16 (32 bits) by slot_size / 16 */
 		cc->div_magic = UINT64_MAX / (cc->slot_size / PERFLIB_SLOT_ALIGN) + 1;
+		cc->pcpu_offset = mc->geo->pcpu_offset;
 	}
 	err = ctrset_tables(prov, set, c, n);
 	if (err)
 		goto out;
-	/* the library lays the slots out: 8 bytes each, in template order */
-	for (i = 0; i < n; i++)
+	/*
+	 * the library lays the slots out: 8 bytes each, in template order; per CPU or not as
+	 * the registration says (the template shows which)
+	 */
+	for (i = 0; i < n; i++) {
 		c[i].Offset = 8 * i;
+		if (set->pcpu && set->pcpu[i])
+			c[i].Attrib |= PERF_ATTRIB_LINUX_PER_CPU;
+		else
+			c[i].Attrib &= ~PERF_ATTRIB_LINUX_PER_CPU;
+	}
 	err = gidx_add(prov, set);
 	if (err)
 		goto out;

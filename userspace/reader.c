@@ -38,6 +38,25 @@ bool perflib_total_hidden(uint32_t instance_type, const WCHAR *name, size_t len)
 	       len == PERFLIB_TOTAL_LEN && !memcmp(name, PERFLIB_TOTAL_NAME, PERFLIB_TOTAL_LEN * 2);
 }
 
+/*
+ * per-CPU counters: out of the inline reading loops (reader.h), which call it for a set that
+ * has them
+ */
+void perflib_read_pcpu(const struct perflib_cset *cs, const uint8_t *slot, uint32_t pcpu_offset,
+		       uint64_t *vals, size_t vstride)
+{
+	const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
+	uint32_t j, k;
+
+	for (j = 0; j < cs->nr_pcpu; j++) {
+		k = cs->pcpu_pos[j];
+		vals[k * vstride] =
+			(__atomic_load_n(&v[k], __ATOMIC_RELAXED) +
+			 perflib_pcpu_sum(slot, pcpu_offset, cs->pcpu_lines, cs->nr_cpus, j)) &
+			cs->mask[k];
+	}
+}
+
 /* ---- where the next slots come from ----------------------------------------------------- */
 
 /* start size class @cls (false past the last) */
@@ -133,6 +152,7 @@ struct perflib_span perflib_reader_span(struct perflib_reader *r)
 		sp.name_offset = map->info->name_offset;
 		sp.name_max = c->geo->name_max;
 		sp.ref_offset = c->geo->ref_offset;
+		sp.pcpu_offset = c->geo->pcpu_offset;
 		if (map->mapped) {
 			/* the segment: its live bitmap */
 			n = end - r->next;

@@ -42,6 +42,7 @@ struct perflib_span {
 	uint32_t name_offset; /* info->name_offset */
 	uint32_t name_max;    /* the class's name capacity */
 	uint32_t ref_offset;  /* the class's dereferenced values */
+	uint32_t pcpu_offset; /* the class's per-CPU parts (cs->nr_pcpu of them), 0 = none */
 };
 
 /* One iteration over the instances of a counter set a consumer may see, class by class. */
@@ -214,12 +215,21 @@ static inline bool perflib_owners_alive(struct perflib_owners *ow, uint32_t pid,
 }
 
 /*
+ * per-CPU counters of @slot (a class whose parts are at @pcpu_offset): value k, at
+ * vals[k * @vstride], is the base plus the parts, masked to the counter's size. Every
+ * reader of values comes here (perflib_read_values); the bounds are the checked info's.
+ */
+void perflib_read_pcpu(const struct perflib_cset *cs, const uint8_t *slot, uint32_t pcpu_offset,
+		       uint64_t *vals, size_t vstride);
+
+/*
  * raw counter values of @slot, masked to their size, value k at vals[k * @vstride];
- * by-reference ones from the ref area at @ref_offset (the slot's class's)
+ * by-reference ones from the ref area at @ref_offset, per-CPU ones summed with their parts
+ * at @pcpu_offset (the slot's class's)
  */
 static inline void perflib_read_values(const struct perflib_cset *cs, const uint8_t *slot,
-				       uint32_t ref_offset, uint64_t *vals, size_t vstride,
-				       uint8_t *nodata)
+				       uint32_t ref_offset, uint32_t pcpu_offset, uint64_t *vals,
+				       size_t vstride, uint8_t *nodata)
 {
 	const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);
 	const uint64_t *ref, *null_bits;
@@ -227,6 +237,8 @@ static inline void perflib_read_values(const struct perflib_cset *cs, const uint
 
 	for (k = 0; k < n; k++)
 		vals[k * vstride] = __atomic_load_n(&v[k], __ATOMIC_RELAXED) & cs->mask[k];
+	if (cs->nr_pcpu)
+		perflib_read_pcpu(cs, slot, pcpu_offset, vals, vstride);
 	if (!cs->byref)
 		return;
 	/* values dereferenced by the provider, then one bit per position: address NULL */
@@ -265,7 +277,7 @@ struct perflib_vals_out {
 /*
  * perflib_read_slot - read slot @j of @sp: its id, its name (with NUL) into @name (room for
  * round8(2 * name_max) bytes: copied by 8-byte words; NULL: not read) and its values as
- * @mode says. True only for a consistent copy of a live instance whose owner runs and whose
+ * @mode says (PERFLIB_VALS_RECORDS: not for a set with per-CPU counters). True only for a consistent copy of a live instance whose owner runs and whose
  * name ends inside name_max units: every rule of a slot is here, the loops around it add
  * only those of a set (the single-instance cutoff, a hidden "_Total").
  */
@@ -291,8 +303,8 @@ perflib_read_slot(const struct perflib_span *sp, uint32_t j, const struct perfli
 		/* bounded by the private info copy, whatever the slot holds; the NUL comes along */
 		len = name ? perflib_name_copy((uint8_t *)name, src, sp->name_max) : 0;
 		if (mode == PERFLIB_VALS_ROW) {
-			perflib_read_values(cs, slot, sp->ref_offset, vo->vals, vo->vstride,
-					    vo->nodata);
+			perflib_read_values(cs, slot, sp->ref_offset, sp->pcpu_offset, vo->vals,
+					    vo->vstride, vo->nodata);
 		} else if (mode == PERFLIB_VALS_RECORDS && len < sp->name_max) {
 			/* straight into the output: the block's records follow the name */
 			const uint64_t *v = (const uint64_t *)(slot + PERFLIB_COUNTERS_OFFSET);

@@ -5,6 +5,8 @@
  * anything read from shared memory), the counter id is one table load, then one atomic
  * instruction on the mapped counter.
  */
+#include <sched.h>
+
 #include "internal.h"
 
 enum want {
@@ -57,15 +59,76 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 		*ret_err = ERROR_NOT_FOUND;
 		return NULL;
 	}
-	/* by-reference counters take addresses only; by-value ones numbers of their size */
+	/*
+	 * by-reference counters take addresses only; by-value ones numbers of their size, kept
+	 * per CPU or not (pcpu_update)
+	 */
 	kind = perflib_desc_kind(c);
-	if (__builtin_expect(
-		    want == WANT_REF ? !(kind & PERFLIB_DESC_BYREF) : kind != (uint32_t)want, 0))
+	if (__builtin_expect(want == WANT_REF ? !(kind & PERFLIB_DESC_BYREF)
+					      : (kind & ~PERFLIB_DESC_PCPU) != (uint32_t)want,
+			     0))
 		return NULL;
 	*ret_set = set;
 	*ret_c = c;
 	*ret_idx = (uint32_t)idx;
 	return (uint8_t *)Instance + perflib_desc_offset(c);
+}
+
+/*
+ * Per-CPU counters (PERF_ATTRIB_LINUX_PER_CPU, layout.h): their descriptors fail the fast
+ * path's kind check, so every update of one comes through the full path to here. An
+ * increment or decrement adds to the part of the caller's CPU: a relaxed atomic add, which
+ * costs what an uncontended one costs since that line is the CPU's own (atomic all the same:
+ * the thread may move to another CPU between sched_getcpu() and the add; it then adds to
+ * the part of a CPU it left, still exact). A set makes base + parts the value: the base
+ * becomes value - sum of parts, by CAS, so a concurrent set or raw write of the base is not
+ * lost under it, and increments that land in parts meanwhile count on top of the value set.
+ */
+enum pcpu_op { PCPU_SET, PCPU_ADD, PCPU_SUB };
+/* the op of each VALUE_FN, by the name of its atomic builtin */
+#define PCPU_OP___atomic_store_n PCPU_SET
+#define PCPU_OP___atomic_fetch_add PCPU_ADD
+#define PCPU_OP___atomic_fetch_sub PCPU_SUB
+
+static __attribute__((noinline)) ULONG pcpu_update(const struct perflib_ctrset *set, uint8_t *p,
+						   uint32_t c, uint32_t idx, uint64_t value,
+						   enum pcpu_op op, size_t size)
+{
+	uint8_t *slot = p - perflib_desc_offset(c) - PERFLIB_BLOCK_OFFSET;
+	uint32_t pos = (perflib_desc_offset(c) - (uint32_t)sizeof(PERF_COUNTERSET_INSTANCE)) / 8;
+	uint32_t pc = set->pcpu[pos] - 1u, off = set->cls[perflib_slot_id_class(idx)].pcpu_offset;
+	uint64_t sum, base;
+	uint8_t *part;
+	int cpu;
+
+	if (op != PCPU_SET) {
+		/* glibc reads it from rseq; a CPU past the set's (hotplug) shares another's */
+		cpu = sched_getcpu();
+		part = slot + perflib_pcpu_part(off, set->pcpu_lines,
+						cpu < 0 ? 0 : (uint32_t)cpu % set->nr_cpus, pc);
+		if (op == PCPU_SUB)
+			value = -value;
+		if (size == 4)
+			__atomic_fetch_add((uint32_t *)part, (uint32_t)value, __ATOMIC_RELAXED);
+		else
+			__atomic_fetch_add((uint64_t *)part, value, __ATOMIC_RELAXED);
+		return ERROR_SUCCESS;
+	}
+	if (size == 4) {
+		uint32_t b = __atomic_load_n((uint32_t *)p, __ATOMIC_RELAXED);
+
+		do
+			sum = perflib_pcpu_sum(slot, off, set->pcpu_lines, set->nr_cpus, pc);
+		while (!__atomic_compare_exchange_n((uint32_t *)p, &b, (uint32_t)(value - sum),
+						    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+		return ERROR_SUCCESS;
+	}
+	base = __atomic_load_n((uint64_t *)p, __ATOMIC_RELAXED);
+	do
+		sum = perflib_pcpu_sum(slot, off, set->pcpu_lines, set->nr_cpus, pc);
+	while (!__atomic_compare_exchange_n((uint64_t *)p, &base, value - sum, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return ERROR_SUCCESS;
 }
 
 #define VALUE_FN_PROLOGUE(want)                                                                    \
@@ -94,6 +157,9 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 		HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId, type Value)  \
 	{                                                                                          \
 		VALUE_FN_PROLOGUE(want);                                                           \
+		if (__builtin_expect(perflib_desc_kind(c) & PERFLIB_DESC_PCPU, 0))                 \
+			return pcpu_update(set, p, c, idx, Value, PCPU_OP_##atomic_op,             \
+					   sizeof(type));                                          \
 		atomic_op((type *)p, Value, __ATOMIC_RELAXED);                                     \
 		return ERROR_SUCCESS;                                                              \
 	}                                                                                          \

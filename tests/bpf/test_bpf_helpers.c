@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,99 @@ static void test_counters(void **state)
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
 }
 
+/* run the counter op on CPU @cpu (a syscall program runs on the caller's CPU) */
+static int counter_op_on(struct test_helpers_bpf *skel, int cpu, uint32_t slot, uint32_t pos,
+			 enum th_op op, uint64_t *value)
+{
+	cpu_set_t set, old;
+	int ret;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	ret = counter_op(skel, slot, pos, op, value);
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+	return ret;
+}
+
+/*
+ * per-CPU counters (PERF_ATTRIB_LINUX_PER_CPU): the add helpers go to the running CPU's
+ * part, the read helpers sum, the set helpers move the base; the provider's increments and
+ * the program's add up
+ */
+static void test_counters_per_cpu(void **state)
+{
+	PPERF_COUNTERSET_INSTANCE inst;
+	struct test_helpers_bpf *skel;
+	struct perflib_ctrset *cs;
+	GUID set = prov_guid(), pg = prov_provider_guid();
+	struct prov_tmpl t;
+	uint64_t v, *part;
+	uint32_t slot;
+	int cpu, n = 0;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(PerfStartProvider(&pg, NULL, &h), ERROR_SUCCESS);
+	prov_tmpl_init(&t, set, PERF_COUNTERSET_MULTI_INSTANCES);
+	prov_tmpl_add(&t, 1, PERF_COUNTER_RAWCOUNT, PERF_ATTRIB_LINUX_PER_CPU);
+	prov_tmpl_add(&t, 2, PERF_COUNTER_BULK_COUNT, PERF_ATTRIB_LINUX_PER_CPU);
+	prov_tmpl_add(&t, 3, PERF_COUNTER_BULK_COUNT, 0);
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	cs = perflib_ctrset_find(perflib_provider_get(h), &set);
+	inst = PerfCreateInstance(h, &set, u"pc", 1);
+	assert_non_null(inst);
+	slot = (uint32_t)slot_of(&set, 1);
+	skel = load_for(&set);
+	assert_int_equal(skel->rodata->perflib_geo.pcpu_mask, 0x3);
+	assert_int_equal(skel->rodata->perflib_geo.nr_cpus, cs->nr_cpus);
+	/* an add on every CPU this process may run on lands in that CPU's part */
+	for (cpu = 0; cpu < (int)cs->nr_cpus; cpu++) {
+		cpu_set_t may;
+
+		assert_int_equal(sched_getaffinity(0, sizeof(may), &may), 0);
+		if (!CPU_ISSET(cpu, &may))
+			continue;
+		v = 10 + (uint64_t)cpu;
+		assert_int_equal(counter_op_on(skel, cpu, slot, 1, TH_ADD, &v), 0);
+		v = 1;
+		assert_int_equal(counter_op_on(skel, cpu, slot, 0, TH_ADD32, &v), 0);
+		part = (uint64_t *)((uint8_t *)inst - PERFLIB_BLOCK_OFFSET +
+				    perflib_pcpu_part(cs->cls[0].pcpu_offset, cs->pcpu_lines,
+						      (uint32_t)cpu, 1));
+		assert_int_equal(*part, 10 + (uint64_t)cpu);
+		n++;
+	}
+	assert_true(n > 0);
+	/* the bases did not move; the provider's increments add to the program's */
+	assert_int_equal(*(ULONGLONG *)prov_slot(inst, 1), 0);
+	assert_int_equal(PerfIncrementULongLongCounterValue(h, inst, 2, 1000), ERROR_SUCCESS);
+	assert_int_equal(PerfIncrementULongCounterValue(h, inst, 1, 5), ERROR_SUCCESS);
+	v = 0;
+	assert_int_equal(counter_op(skel, slot, 0, TH_READ32, &v), 0);
+	assert_int_equal(v, (uint64_t)n + 5);
+	/* a set: the value is what was set, through the base */
+	v = 77;
+	assert_int_equal(counter_op(skel, slot, 1, TH_SET, &v), 0);
+	v = 0;
+	assert_int_equal(counter_op(skel, slot, 1, TH_READ, &v), 0);
+	assert_int_equal(v, 77);
+	v = 3;
+	assert_int_equal(counter_op(skel, slot, 0, TH_SET32, &v), 0);
+	v = 1;
+	assert_int_equal(counter_op_on(skel, 0, slot, 0, TH_ADD32, &v), 0);
+	v = 0;
+	assert_int_equal(counter_op(skel, slot, 0, TH_READ32, &v), 0);
+	assert_int_equal(v, 4);
+	/* the plain counter beside them is the 8 bytes at its position */
+	v = 9;
+	assert_int_equal(counter_op(skel, slot, 2, TH_ADD, &v), 0);
+	assert_int_equal(*(ULONGLONG *)prov_slot(inst, 2), 9);
+	test_helpers_bpf__destroy(skel);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
 /*
  * perflib_find_by_key finds instances in every segment, leaders (0, 1, 4) and the segments
  * whose keys their leader's index holds (2, 3, 5): segments 0..5 of quarter octaves
@@ -416,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_find_every_segment),
 		cmocka_unit_test(test_instance_key_types),
 		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_counters_per_cpu),
 	};
 	struct test_helpers_bpf *probe;
 	libbpf_print_fn_t old;

@@ -403,7 +403,11 @@ static void test_info_check_rejects(void **state)
 	uint32_t i;
 	const struct corruption cases[] = {
 		{"magic", HDR(magic), 0x12345678},
-		{"version", HDR(layout_version), PERFLIB_LAYOUT_VERSION + 1},
+		{"version", HDR(layout_version), PERFLIB_LAYOUT_VERSION_PER_CPU + 1},
+		/* the per-CPU layout's version without per-CPU counters, CPUs without the version */
+		{"version 12 without per-CPU counters", HDR(layout_version),
+		 PERFLIB_LAYOUT_VERSION_PER_CPU},
+		{"nr_cpus in version 11", HDR(nr_cpus), 2},
 		{"info_size", HDR(info_size), 0},
 		{"info_size +1", HDR(info_size), 1}, /* filled below */
 		{"nr_counters 0", HDR(nr_counters), 0},

@@ -86,15 +86,20 @@ grep -qx PerfIncrementULongLongCounterValue "$tmp/exported" || fail "API not exp
 # versioned symbols (perflib.map)
 nm -D --defined-only "$so" | grep -q ' PerfCreateInstance@@PERFLIB_1.0$' ||
 	fail "PerfCreateInstance has no PERFLIB_1.0 version"
-nm -D --defined-only "$so" | grep -q ' perflib_bpf_counterset_open@@PERFLIB_1.4$' ||
-	fail "perflib_bpf_counterset_open has no PERFLIB_1.4 version"
+# the loader functions whose geometry grew: 1.5 the default, 1.4 kept for loaders built before
+for f in perflib_bpf_counterset_open perflib_bpf_geometry_from_class perflib_bpf_geometry_from_info; do
+	nm -D --defined-only "$so" | grep -q " $f@@PERFLIB_1.5\$" ||
+		fail "$f has no default PERFLIB_1.5 version"
+	nm -D --defined-only "$so" | grep -q " $f@PERFLIB_1.4\$" ||
+		fail "$f has no PERFLIB_1.4 version (loaders built before 1.5)"
+done
 
 # programs linked to it need the sanitizers it was built with
 san=
 readelf -d "$so" | grep -q 'libasan' && san="-fsanitize=address,undefined"
 
-# a BPF program's loader calls the library's loader functions (PERFLIB_1.4): they are
-# linked from libperflib.so, not compiled into the loader
+# a BPF program's loader calls the library's loader functions (PERFLIB_1.4, the open with the
+# per-CPU geometry PERFLIB_1.5): they are linked from libperflib.so, not compiled into the loader
 cat >"$tmp/loader.c" <<'EOF'
 #include <errno.h>
 #include <perflib/perflib_bpf_loader.h>
@@ -110,8 +115,8 @@ EOF
 # shellcheck disable=SC2086
 $CC -std=gnu11 -Wall -Wextra -Werror $san $flags "$tmp/loader.c" $flags -o "$tmp/loader" \
 	2>"$tmp/cc.log" || { cat "$tmp/cc.log" >&2; fail "compiling a loader"; }
-nm -u "$tmp/loader" | grep -q ' perflib_bpf_counterset_open@PERFLIB_1.4$' ||
-	fail "the loader does not call libperflib's perflib_bpf_counterset_open@PERFLIB_1.4"
+nm -u "$tmp/loader" | grep -q ' perflib_bpf_counterset_open@PERFLIB_1.5$' ||
+	fail "the loader does not call libperflib's perflib_bpf_counterset_open@PERFLIB_1.5"
 PERFLIB_ROOT=/nonexistent/perflib-pkgconfig LD_LIBRARY_PATH=$lib "$tmp/loader" ||
 	fail "the loader's perflib_bpf_counterset_open did not answer -ENOENT for a missing set"
 

@@ -82,8 +82,9 @@ echo "load: $cores busy loops; the multi-process tests $runs times (slow ones $s
 for t in growth shrink lifetime classes store slot index; do
 	repeat "$runs" "test_$t" "$(bin "test_$t")"
 done
-# the exit reaper and the provider API's multi-process tests take seconds each
-for t in reaper provider pidns; do
+# the exit reaper and the provider API's multi-process tests take seconds each; per-CPU
+# counters' threads, processes and kills too
+for t in reaper provider pidns percpu; do
 	repeat "$slow_runs" "test_$t" "$(bin "test_$t")"
 done
 # the stress program's grow/retire race: creates that fail, crashes, wrong listings

@@ -498,7 +498,7 @@ static int print_cpus(const struct kc *kc)
 {
 	struct perflib_info info;
 	struct bpf_map_info mi;
-	__u32 len = sizeof(mi), key = 0, i, p, k;
+	__u32 len = sizeof(mi), key = 0, i, p, k, pcpu[NR_PROGS] = {0}, lines = 0, nr_pcpu = 0;
 	uint8_t *buf = NULL, *slot = NULL;
 	int info_fd, data_fd = -1, err = -EBADMSG;
 	char seg[16];
@@ -527,6 +527,30 @@ static int print_cpus(const struct kc *kc)
 	for (p = 0; p < NR_PROGS; p++) {
 		if ((uint32_t)kc->pos[p] >= info.nr_counters)
 			goto out;
+	}
+	/*
+	 * counters kept per CPU (lodctr --per-cpu): their parts summed as every reader does
+	 * (perflib_pcpu_sum), inside the slot whatever the info says
+	 */
+	if (info.nr_cpus) {
+		const struct perflib_info_counter *ic = (const void *)(buf + sizeof(info));
+
+		if (mi.value_size < sizeof(info) + (size_t)info.nr_counters * sizeof(*ic) ||
+		    info.nr_cpus > PERFLIB_PCPU_MAX_CPUS)
+			goto out;
+		for (i = 0; i < info.nr_counters; i++)
+			nr_pcpu += !!ic[i].pcpu;
+		lines = perflib_pcpu_lines(nr_pcpu);
+		if (!nr_pcpu || info.classes[0].pcpu_offset % PERFLIB_PCPU_LINE ||
+		    info.classes[0].pcpu_offset < PERFLIB_COUNTERS_OFFSET ||
+		    info.classes[0].pcpu_offset + perflib_pcpu_bytes(info.nr_cpus, lines) >
+			    info.slot_size)
+			goto out;
+		for (p = 0; p < NR_PROGS; p++) {
+			pcpu[p] = ic[kc->pos[p]].pcpu;
+			if (pcpu[p] > nr_pcpu)
+				goto out;
+		}
 	}
 	slot = malloc(info.slot_size);
 	if (!slot) {
@@ -560,6 +584,9 @@ static int print_cpus(const struct kc *kc)
 		for (p = 0; p < NR_PROGS; p++) {
 			memcpy(&v, slot + PERFLIB_COUNTERS_OFFSET + 8 * (size_t)kc->pos[p],
 			       sizeof(v));
+			if (pcpu[p])
+				v += perflib_pcpu_sum(slot, info.classes[0].pcpu_offset, lines,
+						      info.nr_cpus, pcpu[p] - 1);
 			printf(" %22llu", (unsigned long long)v);
 		}
 		printf("\n");

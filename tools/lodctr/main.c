@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "regman.h"
 #include "slot_hdr.h"
 #include "tool.h"
@@ -57,6 +59,15 @@ static const char usage[] =
 	"                            PERF_MAX_INSTANCE_NAME characters; a smaller value\n"
 	"                            saves map memory: 33 gives a 320-byte slot for 8\n"
 	"                            counters instead of 2,304)\n"
+	"  --per-cpu [SET/]COUNTER   keep COUNTER per CPU (repeatable; COUNTER is the\n"
+	"                            counter's name or id, SET the counter set's name or\n"
+	"                            GUID, else every set of MANIFEST that has it): each\n"
+	"                            CPU increments its own part, on a cache line of its\n"
+	"                            own, and readers see the sum; the provider's code\n"
+	"                            does not change. For counters of 4 or 8 bytes by\n"
+	"                            value among the set's first 64; 64 bytes per\n"
+	"                            instance per possible CPU for\n"
+	"                            each 8 of them (docs/PORTING.md, \"Per-CPU counters\")\n"
 	"  --root PATH               pin root (overrides $PERFLIB_ROOT)\n"
 	"  -q, /q[:GUID]             list registered counter sets (all, or one)\n"
 	"  --dump                    register nothing: print the slot layout each\n"
@@ -71,6 +82,37 @@ static const char usage[] =
 	"\n"
 	"Windows-only forms (INI files, /c /h /l /s /r /t /e /d) manage V1 counters,\n"
 	"which do not exist here; lodctr refuses them with an explanation.\n";
+
+/*
+ * --dump: the per-CPU parts of class 0's slots, after everything else on a line of their
+ * own (bpf/layout.h): where they start, and what a CPU's line holds
+ */
+static void dump_pcpu(const struct perflib_counterset_reg *reg, const struct perflib_layout *l,
+		      unsigned int ascii_max)
+{
+	unsigned int i, nr_pcpu = 0, end, lines;
+	int cpus = libbpf_num_possible_cpus();
+
+	for (i = 0; i < reg->nr_counters; i++)
+		nr_pcpu += !!(reg->counters[i].attrib & PERF_ATTRIB_LINUX_PER_CPU);
+	if (!nr_pcpu || cpus <= 0)
+		return;
+	end = l->ref_offset ? l->ref_offset + 8 * l->nr_counters + 8 * ((l->nr_counters + 63) / 64)
+			    : (l->ascii_offset + ascii_max + 7) / 8 * 8;
+	end = (end + PERFLIB_PCPU_LINE - 1) / PERFLIB_PCPU_LINE * PERFLIB_PCPU_LINE;
+	lines = perflib_pcpu_lines(nr_pcpu);
+	printf("  %6u %6u  per-CPU parts: %u possible CPUs x %u line(s) of %u bytes\n", end,
+	       (unsigned int)perflib_pcpu_bytes((unsigned int)cpus, lines), (unsigned int)cpus,
+	       lines, PERFLIB_PCPU_LINE);
+	for (i = 0, nr_pcpu = 0; i < reg->nr_counters; i++) {
+		if (!(reg->counters[i].attrib & PERF_ATTRIB_LINUX_PER_CPU))
+			continue;
+		printf("  %6u %6u  part of counter %u on CPU 0 (CPU c: + %u * c)\n",
+		       (unsigned int)perflib_pcpu_part(end, lines, 0, nr_pcpu), 8u,
+		       reg->counters[i].id, lines * PERFLIB_PCPU_LINE);
+		nr_pcpu++;
+	}
+}
 
 /* --dump: the layout of one counter set's slots, as bpf/layout.h describes it */
 static int dump_layout(const struct perflib_counterset_reg *reg,
@@ -133,6 +175,7 @@ static int dump_layout(const struct perflib_counterset_reg *reg,
 	if (l.ref_offset)
 		printf("  %6u %6u  %s\n", l.ref_offset + 8 * l.nr_counters,
 		       8 * ((l.nr_counters + 63) / 64), "NULL-address bitmap");
+	dump_pcpu(reg, &l, nr > 0 ? cl[0].ascii_max : 0u);
 	perflib_layout_free(&l);
 	return 0;
 }
@@ -237,6 +280,8 @@ struct args {
 	const char *query_guid;	     /* /q:GUID */
 	bool query;		     /* /q */
 	bool dump;		     /* --dump */
+	const char **per_cpu;	     /* --per-cpu [SET/]COUNTER, as given */
+	size_t nr_per_cpu;
 };
 
 #define ARGS(p) ((struct args *)(p)->ctx)
@@ -260,6 +305,96 @@ static int set_root(struct tool_parser *p, const char *v)
 {
 	(void)p;
 	return perflib_set_pin_root(v);
+}
+
+static int add_per_cpu(struct tool_parser *p, const char *v)
+{
+	struct args *a = ARGS(p);
+	const char **n = realloc(a->per_cpu, (a->nr_per_cpu + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	n[a->nr_per_cpu++] = v;
+	a->per_cpu = n;
+	return 0;
+}
+
+/* does @s name counter @c: its name, or its id in decimal or 0x hex? */
+static bool names_counter(const char *s, size_t len, const struct perflib_counter_reg *c)
+{
+	char buf[16], *end;
+	unsigned long id;
+
+	if (c->name && strlen(c->name) == len && !strncmp(s, c->name, len))
+		return true;
+	if (!len || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	id = strtoul(buf, &end, 0);
+	return !errno && !*end && id == c->id;
+}
+
+/* does @s (up to @len bytes) name counter set @set: its name or its GUID? */
+static bool names_set(const char *s, size_t len, const struct perflib_counterset_reg *set)
+{
+	char buf[64];
+	GUID g;
+
+	if (set->name && strlen(set->name) == len && !strncmp(s, set->name, len))
+		return true;
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	return !perflib_guid_from_string(buf, &g) && !memcmp(&g, &set->counterset_guid, sizeof(g));
+}
+
+/*
+ * --per-cpu: PERF_ATTRIB_LINUX_PER_CPU on the counters each entry names; a Win32 code
+ * (ERROR_INVALID_PARAMETER for an entry that names no counter, or one that cannot be kept
+ * per CPU)
+ */
+static ULONG mark_per_cpu(const struct args *a, struct regman *rm)
+{
+	size_t e, i, j;
+
+	for (e = 0; e < a->nr_per_cpu; e++) {
+		const char *v = a->per_cpu[e], *slash = strrchr(v, '/');
+		const char *ctr = slash ? slash + 1 : v;
+		size_t found = 0;
+
+		for (i = 0; i < rm->nr_sets; i++) {
+			const struct perflib_counterset_reg *set = &rm->sets[i];
+			struct perflib_counter_reg *c =
+				rm->counters + (set->counters - rm->counters);
+
+			if (slash && !names_set(v, (size_t)(slash - v), set))
+				continue;
+			for (j = 0; j < set->nr_counters; j++) {
+				unsigned int size = c[j].type & PERF_SIZE_VARIABLE_LEN;
+
+				if (!names_counter(ctr, strlen(ctr), &c[j]))
+					continue;
+				if ((c[j].attrib & PERF_ATTRIB_BY_REFERENCE) ||
+				    (size != PERF_SIZE_DWORD && size != PERF_SIZE_LARGE)) {
+					tool_error(
+						"--per-cpu %s: counter %u of %s is not a value of "
+						"4 or 8 bytes",
+						v, c[j].id, set->name);
+					return ERROR_INVALID_PARAMETER;
+				}
+				c[j].attrib |= PERF_ATTRIB_LINUX_PER_CPU;
+				found++;
+			}
+		}
+		if (!found) {
+			tool_error("--per-cpu %s: no such counter in %s", v, a->manifest);
+			return ERROR_INVALID_PARAMETER;
+		}
+	}
+	return ERROR_SUCCESS;
 }
 
 static int set_query(struct tool_parser *p, const char *v)
@@ -308,6 +443,7 @@ static const struct tool_opt switches[] = {
 	TOOL_OPT_UINT("capacity", struct args, pin.capacity, 1, UINT_MAX),
 	TOOL_OPT_UINT("name-max", struct args, pin.name_max, 2, UINT_MAX),
 	TOOL_OPT_CALL("root", TOOL_VALUE, set_root),
+	TOOL_OPT_CALL("per-cpu", TOOL_VALUE, add_per_cpu),
 	TOOL_OPT_CALL("c|h|l|s|r|t|e|d", TOOL_VALUE | TOOL_OPTIONAL, v1_switch),
 	TOOL_OPT_END,
 };
@@ -344,6 +480,9 @@ static ULONG install(const struct args *a)
 	}
 	if (!rm.nr_sets)
 		printf("Info: %s declares no counter sets\n", a->manifest);
+	code = mark_per_cpu(a, &rm);
+	if (code)
+		goto out;
 	for (i = 0; a->dump && i < rm.nr_sets; i++) {
 		err = dump_layout(&rm.sets[i], &a->pin);
 		if (err) {
@@ -379,5 +518,7 @@ int main(int argc, char **argv)
 		tool_error("no manifest given: lodctr /m:MANIFEST (see lodctr --help)");
 		return tool_exit_win32(ERROR_INVALID_PARAMETER);
 	}
-	return tool_exit_win32(install(&a));
+	status = tool_exit_win32(install(&a));
+	free(a.per_cpu);
+	return status;
 }
