@@ -792,6 +792,12 @@ void perflib_providers_lock(void);
 void perflib_providers_unlock(void);
 struct perflib_provider *perflib_providers_first(void);
 
+/* the reciprocal perflib_class_slot_at multiplies by, of a slot size (at least 32) */
+static inline uint64_t perflib_class_recip(uint32_t slot_size)
+{
+	return UINT64_MAX / slot_size + 1;
+}
+
 /*
  * slot index of block offset @off (below the class's recip_span) in class @c if a slot
  * starts there, or -1. One multiply by the reciprocal of slot_size (Lemire, Kaser and Kurz,

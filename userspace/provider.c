@@ -483,7 +483,7 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 		cc->base = mc->data + PERFLIB_BLOCK_OFFSET;
 		cc->span = (size_t)cc->capacity * cc->slot_size;
 		cc->recip_span = cc->span < PERFLIB_RECIP_SPAN ? cc->span : PERFLIB_RECIP_SPAN;
-		cc->recip = UINT64_MAX / cc->slot_size + 1;
+		cc->recip = perflib_class_recip(cc->slot_size);
 	}
 	err = ctrset_tables(prov, set, c, n);
 	if (err)
