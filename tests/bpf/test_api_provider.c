@@ -931,16 +931,23 @@ static void check_row(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, ULONG id, const 
 	}
 }
 
+/* the rows of check_row: each function's result on a counter of each kind */
+#define S ERROR_SUCCESS
+#define P ERROR_INVALID_PARAMETER
+#define N ERROR_NOT_FOUND
+/*                                 ref set_ul set_ull inc_ul inc_ull dec_ul dec_ull */
+static const ULONG dword[NR_FN] = {P, S, P, S, P, S, P};
+static const ULONG large[NR_FN] = {P, P, S, P, S, P, S};
+static const ULONG byref[NR_FN] = {S, P, P, P, P, P, P};
+static const ULONG zero[NR_FN] = {P, P, P, P, P, P, P};
+static const ULONG unknown[NR_FN] = {N, N, N, N, N, N, N};
+static const ULONG null[NR_FN] = {P, P, P, P, P, P, P};
+#undef S
+#undef P
+#undef N
+
 static void test_values_validation(void **state)
 {
-	const ULONG S = ERROR_SUCCESS, P = ERROR_INVALID_PARAMETER, N = ERROR_NOT_FOUND;
-	/*                          ref set_ul set_ull inc_ul inc_ull dec_ul dec_ull */
-	const ULONG dword[NR_FN] = {P, S, P, S, P, S, P};
-	const ULONG large[NR_FN] = {P, P, S, P, S, P, S};
-	const ULONG byref[NR_FN] = {S, P, P, P, P, P, P};
-	const ULONG zero[NR_FN] = {P, P, P, P, P, P, P};
-	const ULONG unknown[NR_FN] = {N, N, N, N, N, N, N};
-	const ULONG null[NR_FN] = {P, P, P, P, P, P, P};
 	GUID set = prov_guid(), g = prov_provider_guid();
 	PPERF_COUNTERSET_INSTANCE inst;
 	struct prov_tmpl t;
@@ -993,13 +1000,6 @@ static void test_values_validation(void **state)
  */
 static void test_values_block_start(void **state)
 {
-	const ULONG S = ERROR_SUCCESS, P = ERROR_INVALID_PARAMETER, N = ERROR_NOT_FOUND;
-	/*                          ref set_ul set_ull inc_ul inc_ull dec_ul dec_ull */
-	const ULONG dword[NR_FN] = {P, S, P, S, P, S, P};
-	const ULONG large[NR_FN] = {P, P, S, P, S, P, S};
-	const ULONG byref[NR_FN] = {S, P, P, P, P, P, P};
-	const ULONG unknown[NR_FN] = {N, N, N, N, N, N, N};
-	const ULONG null[NR_FN] = {P, P, P, P, P, P, P};
 	static uint32_t forged[64];
 	PPERF_COUNTERSET_INSTANCE a, b, c, newer;
 	struct prov_tmpl t;
@@ -1010,8 +1010,8 @@ static void test_values_block_start(void **state)
 	(void)state;
 	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
 	a = PerfCreateInstance(h, &set, u"a", 0);
-	b = PerfCreateInstance(h, &set, u"b", 0);
 	assert_non_null(a);
+	b = PerfCreateInstance(h, &set, u"b", 0);
 	assert_non_null(b);
 	/* a fresh set: slots 0 and 1 of class 0, one slot apart */
 	gap = (BYTE *)b - (BYTE *)a;
