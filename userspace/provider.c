@@ -497,8 +497,8 @@ ULONG PerfSetCounterSetInfo(HANDLE ProviderHandle, PERF_COUNTERSET_INFO *Templat
 		cc->slot_size = mc->slot_size;
 		cc->base = mc->data + PERFLIB_BLOCK_OFFSET;
 		cc->span = (size_t)cc->capacity * cc->slot_size;
-		/* slot sizes are multiples of 16: offsets / 16 (32 bits) by slot_size / 16 */
-		cc->div_magic = UINT64_MAX / (cc->slot_size / PERFLIB_SLOT_ALIGN) + 1;
+		cc->recip_span = cc->span < PERFLIB_RECIP_SPAN ? cc->span : PERFLIB_RECIP_SPAN;
+		cc->recip = perflib_class_recip(cc->slot_size);
 		cc->pcpu_offset = mc->geo->pcpu_offset;
 	}
 	err = ctrset_tables(prov, set, c, n);

@@ -931,16 +931,23 @@ static void check_row(HANDLE h, PPERF_COUNTERSET_INSTANCE inst, ULONG id, const 
 	}
 }
 
+/* the rows of check_row: each function's result on a counter of each kind */
+#define S ERROR_SUCCESS
+#define P ERROR_INVALID_PARAMETER
+#define N ERROR_NOT_FOUND
+/*                                 ref set_ul set_ull inc_ul inc_ull dec_ul dec_ull */
+static const ULONG dword[NR_FN] = {P, S, P, S, P, S, P};
+static const ULONG large[NR_FN] = {P, P, S, P, S, P, S};
+static const ULONG byref[NR_FN] = {S, P, P, P, P, P, P};
+static const ULONG zero[NR_FN] = {P, P, P, P, P, P, P};
+static const ULONG unknown[NR_FN] = {N, N, N, N, N, N, N};
+static const ULONG null[NR_FN] = {P, P, P, P, P, P, P};
+#undef S
+#undef P
+#undef N
+
 static void test_values_validation(void **state)
 {
-	const ULONG S = ERROR_SUCCESS, P = ERROR_INVALID_PARAMETER, N = ERROR_NOT_FOUND;
-	/*                          ref set_ul set_ull inc_ul inc_ull dec_ul dec_ull */
-	const ULONG dword[NR_FN] = {P, S, P, S, P, S, P};
-	const ULONG large[NR_FN] = {P, P, S, P, S, P, S};
-	const ULONG byref[NR_FN] = {S, P, P, P, P, P, P};
-	const ULONG zero[NR_FN] = {P, P, P, P, P, P, P};
-	const ULONG unknown[NR_FN] = {N, N, N, N, N, N, N};
-	const ULONG null[NR_FN] = {P, P, P, P, P, P, P};
 	GUID set = prov_guid(), g = prov_provider_guid();
 	PPERF_COUNTERSET_INSTANCE inst;
 	struct prov_tmpl t;
@@ -982,6 +989,66 @@ static void test_values_validation(void **state)
 	check_row(h, (PPERF_COUNTERSET_INSTANCE)&t, 1, null);
 	check_row(h, (PPERF_COUNTERSET_INSTANCE)((BYTE *)inst + 8), 1, null);
 	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+}
+
+/*
+ * An instance is the start of a live block of this provider and nothing else, whichever
+ * path takes it: the value functions' fast path (a class-0 instance of the newest set,
+ * found with one multiply) or the full path (an older set, the errors). Every byte of a
+ * slot but its block's start, the slot header, a free slot, a deleted instance and a
+ * handle that is no started provider are refused by all seven functions.
+ */
+static void test_values_block_start(void **state)
+{
+	static uint32_t forged[64];
+	PPERF_COUNTERSET_INSTANCE a, b, c, newer;
+	struct prov_tmpl t;
+	GUID set, set2;
+	ptrdiff_t gap, off;
+	HANDLE h;
+
+	(void)state;
+	assert_int_equal(prov_std_start(&h, &set), ERROR_SUCCESS);
+	a = PerfCreateInstance(h, &set, u"a", 0);
+	assert_non_null(a);
+	b = PerfCreateInstance(h, &set, u"b", 0);
+	assert_non_null(b);
+	/* a fresh set: slots 0 and 1 of class 0, one slot apart */
+	gap = (BYTE *)b - (BYTE *)a;
+	assert_true(gap > 0);
+	/* the slot header before a, every byte of both slots and of the free one after them */
+	for (off = -(ptrdiff_t)sizeof(PERF_COUNTERSET_INSTANCE); off < 3 * gap; off++)
+		check_row(h, (PPERF_COUNTERSET_INSTANCE)((BYTE *)a + off), PROV_STD_DWORD,
+			  off == 0 || off == gap ? dword : null);
+	check_row(h, a, PROV_STD_LARGE, large);
+	check_row(h, a, PROV_STD_REF, byref);
+	check_row(h, a, 9, unknown);
+	/* a deleted instance, then the slot used again */
+	assert_int_equal(PerfDeleteInstance(h, b), ERROR_SUCCESS);
+	check_row(h, b, PROV_STD_DWORD, null);
+	c = PerfCreateInstance(h, &set, u"c", 0);
+	assert_non_null(c);
+	check_row(h, c, PROV_STD_DWORD, dword);
+	/* a newer set: the first set's instances take the full path, with the same answers */
+	set2 = prov_guid();
+	prov_tmpl_std(&t, set2, PERF_COUNTERSET_MULTI_INSTANCES);
+	assert_int_equal(prov_tmpl_register(h, &t), ERROR_SUCCESS);
+	newer = PerfCreateInstance(h, &set2, u"n", 0);
+	assert_non_null(newer);
+	check_row(h, newer, PROV_STD_DWORD, dword);
+	check_row(h, a, PROV_STD_DWORD, dword);
+	check_row(h, a, PROV_STD_LARGE, large);
+	check_row(h, a, PROV_STD_REF, byref);
+	check_row(h, a, 9, unknown);
+	check_row(h, (PPERF_COUNTERSET_INSTANCE)((BYTE *)a + 16), PROV_STD_DWORD, null);
+	check_row(h, (PPERF_COUNTERSET_INSTANCE)((BYTE *)newer + 16), PROV_STD_DWORD, null);
+	/* handles that are no started provider: zeros, a stopped provider's mark, an instance */
+	check_row((HANDLE)forged, a, PROV_STD_DWORD, null);
+	forged[0] = 0x44454144; /* "DEAD" */
+	check_row((HANDLE)forged, a, PROV_STD_DWORD, null);
+	check_row((HANDLE)a, a, PROV_STD_DWORD, null);
+	assert_int_equal(PerfStopProvider(h), ERROR_SUCCESS);
+	check_row(h, a, PROV_STD_DWORD, null);
 }
 
 static void test_values_read_back(void **state)
@@ -1475,6 +1542,7 @@ int main(void)
 		cmocka_unit_test(test_delete_instance),
 		cmocka_unit_test(test_delete_slot_reused),
 		cmocka_unit_test(test_values_validation),
+		cmocka_unit_test(test_values_block_start),
 		cmocka_unit_test(test_values_read_back),
 		cmocka_unit_test(test_values_wrap),
 		cmocka_unit_test(test_stop_provider),
