@@ -300,24 +300,32 @@ static void test_sigkill_multi_aggregate(void **state)
 	kill_and_check(PERF_COUNTERSET_MULTI_AGGREGATE, NR_INST);
 }
 
+/*
+ * a provider of a new set into @c, gone without PerfStopProvider: its slots and keys are
+ * gone when waitpid returns
+ */
+static void exit_and_check(struct child *c)
+{
+	struct perflib_store *ro;
+
+	c->set = prov_guid();
+	child_start(c);
+	assert_int_equal(tl_signal(c->go[1]), 0);
+	assert_int_equal(tl_wait(c->pid, WAIT_MS), 0);
+	assert_int_equal(perflib_store_open(&c->set, false, &ro), 0);
+	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c->pid), 0);
+	assert_int_equal(count_keys(ro), 0);
+	perflib_store_close(ro);
+	child_close(c);
+}
+
 /* exiting without PerfStopProvider is a process exit like any other */
 static void test_exit_reaped(void **state)
 {
-	struct child c = {.set = prov_guid(),
-			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
-			  .prefix = "exit",
-			  .nr = NR_INST};
-	struct perflib_store *ro;
+	struct child c = {.type = PERF_COUNTERSET_MULTI_INSTANCES, .prefix = "exit", .nr = NR_INST};
 
 	(void)state;
-	child_start(&c);
-	assert_int_equal(tl_signal(c.go[1]), 0);
-	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
-	assert_int_equal(perflib_store_open(&c.set, false, &ro), 0);
-	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 0);
-	assert_int_equal(count_keys(ro), 0);
-	perflib_store_close(ro);
-	child_close(&c);
+	exit_and_check(&c);
 }
 
 /*
@@ -326,33 +334,18 @@ static void test_exit_reaped(void **state)
  */
 static void test_exit_reaped_old_root(void **state)
 {
-	struct child c = {.set = prov_guid(),
-			  .type = PERF_COUNTERSET_MULTI_INSTANCES,
-			  .prefix = "old",
-			  .nr = NR_INST};
-	struct perflib_store *ro;
+	struct child c = {.type = PERF_COUNTERSET_MULTI_INSTANCES, .prefix = "old", .nr = NR_INST};
 	char path[600];
 	int wfd;
 
 	(void)state;
 	/* a root exists: its dispatcher is made with the first reaper */
-	child_start(&c);
-	assert_int_equal(tl_signal(c.go[1]), 0);
-	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
-	child_close(&c);
+	exit_and_check(&c);
 	snprintf(path, sizeof(path), "%s/" PERFLIB_EXIT_DIR "/walk", perflib_pin_root());
 	wfd = bpf_obj_get(path);
 	assert_true(wfd >= 0);
 	assert_int_equal(unlink(path), 0);
-	c.set = prov_guid();
-	child_start(&c);
-	assert_int_equal(tl_signal(c.go[1]), 0);
-	assert_int_equal(tl_wait(c.pid, WAIT_MS), 0);
-	assert_int_equal(perflib_store_open(&c.set, false, &ro), 0);
-	assert_int_equal(count_slots(ro, PERFLIB_SLOT_LIVE, (uint32_t)c.pid), 0);
-	assert_int_equal(count_keys(ro), 0);
-	perflib_store_close(ro);
-	child_close(&c);
+	exit_and_check(&c);
 	/* the root as it was, for the tests after this one */
 	assert_int_equal(bpf_obj_pin(wfd, path), 0);
 	close(wfd);
