@@ -408,33 +408,21 @@ static __always_inline __u64 perflib__gvalue(void *slot,
 }
 
 /*
- * make the value at @pos @v (@dword: the low 4 bytes): a per-CPU counter's base becomes @v -
- * the parts, by compare-and-swap (a concurrent set or raw write of the base is not lost under
- * it; increments in the parts meanwhile count on top of @v). 0, or -1 when the base kept
- * changing under 4 tries.
+ * make the value at @pos @v (@dword: the low 4 bytes): one store; a per-CPU counter's base
+ * becomes @v - the parts (increments in the parts meanwhile count on top of @v). 0.
  */
 static __always_inline int perflib__gset(void *slot, const volatile struct perflib_bpf_geometry *g,
 					 __u32 pos, __u64 *c, __u64 v, int dword)
 {
-	__u32 pc = perflib__gpcpu(g, pos), tries;
+	__u32 pc = perflib__gpcpu(g, pos);
 
-	if (!pc) {
-		if (dword)
-			*(volatile __u32 *)c = (__u32)v;
-		else
-			*(volatile __u64 *)c = v;
-		return 0;
-	}
-	for (tries = 0; tries < 4; tries++) {
-		__u64 old = *(volatile __u64 *)c, new = v - perflib__gpcpu_sum(slot, g, pc - 1);
-
-		/* a DWORD's low 4 bytes, by an 8-byte CAS (BPF has no 4-byte one before v3) */
-		if (dword)
-			new = (old & 0xFFFFFFFF00000000ULL) | (__u32) new;
-		if (__sync_val_compare_and_swap(c, old, new) == old)
-			return 0;
-	}
-	return -1;
+	if (pc)
+		v -= perflib__gpcpu_sum(slot, g, pc - 1);
+	if (dword)
+		*(volatile __u32 *)c = (__u32)v;
+	else
+		*(volatile __u64 *)c = v;
+	return 0;
 }
 
 /*

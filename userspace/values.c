@@ -81,8 +81,8 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
  * costs what an uncontended one costs since that line is the CPU's own (atomic all the same:
  * the thread may move to another CPU between sched_getcpu() and the add; it then adds to
  * the part of a CPU it left, still exact). A set makes base + parts the value: the base
- * becomes value - sum of parts, by CAS, so a concurrent set or raw write of the base is not
- * lost under it, and increments that land in parts meanwhile count on top of the value set.
+ * becomes value - sum of parts, one store, and increments that land in parts meanwhile count
+ * on top of the value set.
  */
 enum pcpu_op { PCPU_SET, PCPU_ADD, PCPU_SUB };
 /* the op of each VALUE_FN, by the name of its atomic builtin */
@@ -97,7 +97,7 @@ static __attribute__((noinline)) ULONG pcpu_update(const struct perflib_ctrset *
 	uint8_t *slot = p - perflib_desc_offset(c) - PERFLIB_BLOCK_OFFSET;
 	uint32_t pos = (perflib_desc_offset(c) - (uint32_t)sizeof(PERF_COUNTERSET_INSTANCE)) / 8;
 	uint32_t pc = set->pcpu[pos] - 1u, off = set->cls[perflib_slot_id_class(idx)].pcpu_offset;
-	uint64_t sum, base;
+	uint64_t sum;
 	uint8_t *part;
 	int cpu;
 
@@ -114,20 +114,12 @@ static __attribute__((noinline)) ULONG pcpu_update(const struct perflib_ctrset *
 			__atomic_fetch_add((uint64_t *)part, value, __ATOMIC_RELAXED);
 		return ERROR_SUCCESS;
 	}
-	if (size == 4) {
-		uint32_t b = __atomic_load_n((uint32_t *)p, __ATOMIC_RELAXED);
-
-		do
-			sum = perflib_pcpu_sum(slot, off, set->pcpu_lines, set->nr_cpus, pc);
-		while (!__atomic_compare_exchange_n((uint32_t *)p, &b, (uint32_t)(value - sum),
-						    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-		return ERROR_SUCCESS;
-	}
-	base = __atomic_load_n((uint64_t *)p, __ATOMIC_RELAXED);
-	do
-		sum = perflib_pcpu_sum(slot, off, set->pcpu_lines, set->nr_cpus, pc);
-	while (!__atomic_compare_exchange_n((uint64_t *)p, &base, value - sum, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	/* the last set wins, as on any counter; a CAS would only retry into the same store */
+	sum = perflib_pcpu_sum(slot, off, set->pcpu_lines, set->nr_cpus, pc);
+	if (size == 4)
+		__atomic_store_n((uint32_t *)p, (uint32_t)(value - sum), __ATOMIC_RELAXED);
+	else
+		__atomic_store_n((uint64_t *)p, value - sum, __ATOMIC_RELAXED);
 	return ERROR_SUCCESS;
 }
 
