@@ -148,7 +148,7 @@ A := $(OUTPUT)libperflib.a
 PC := $(OUTPUT)perflib.pc
 
 .PHONY: all lib tools tests check bench bench-scale install uninstall clean deps deps-check \
-	demo check-load check-abi check-headers check-layers format-check dupcheck stress \
+	demo check-load check-fresh check-abi check-headers check-layers format-check dupcheck stress \
 	units deb deb-deps check-deb
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -400,6 +400,11 @@ check-load:
 	@[ "$$(id -u)" != 0 ] || $(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)OUTPUT=$(abspath $(OUTPUT)) sh tests/stress/load.sh
+
+# `make check` on a fresh clone, FRESH_RUNS times (20), busy loops beside the odd runs
+# (tests/stress/fresh.sh). FRESH_REV=commit, FRESH_DIR=dir, FRESH_BUSY=0
+check-fresh:
+	$(Q)sh tests/stress/fresh.sh
 
 # ---- benchmarks ---------------------------------------------------------------------------
 # a bench links the library, tools/common, the tools' private modules and tests/lib
