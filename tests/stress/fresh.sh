@@ -41,14 +41,8 @@ mkdir -p "$dir" && ln -sfn "$shared" "$dir/shared" || exit 1
 echo "fresh.sh: $runs fresh-clone runs of $(git -C "$top" log -1 --format='%h %s' "$rev" |
 	cut -c1-60) in $dir"
 
-busy=""
-stop_busy() {
-	# shellcheck disable=SC2086
-	[ -z "$busy" ] || kill $busy 2>/dev/null
-	busy=""
-}
-trap 'stop_busy' EXIT
-trap 'stop_busy; exit 1' INT TERM
+# shellcheck source=tests/lib/busy.sh
+. "$top/tests/lib/busy.sh"
 
 failed=0 i=0
 while [ "$i" -lt "$runs" ]; do
@@ -61,18 +55,13 @@ while [ "$i" -lt "$runs" ]; do
 	fi
 	with=idle
 	if [ "$busy_on" != 0 ] && [ $((i % 2)) = 1 ]; then
-		with="busy loops on $(nproc) cores"
-		c=0
-		while [ "$c" -lt "$(nproc)" ]; do
-			sh -c 'while :; do :; done' &
-			busy="$busy $!"
-			c=$((c + 1))
-		done
+		with="busy loops on $cores cores"
+		busy_start
 	fi
 	start=$(date +%s)
 	(cd "$clone" && PERFLIB_REQUIRE_BPF=1 make check) >"$dir/run$i.log" 2>&1
 	rc=$?
-	stop_busy
+	busy_stop
 	result=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$dir/run$i.log" | tail -1)
 	if [ "$rc" = 0 ]; then
 		echo "ok    run $i ($with, $(($(date +%s) - start))s): $result"

@@ -28,21 +28,9 @@ log="$OUTPUT/load-logs"
 rm -rf "$log" && mkdir -p "$log"
 
 # one busy loop per core, stopped however this script ends
-busy=""
-stop_busy() {
-	# shellcheck disable=SC2086
-	[ -z "$busy" ] || kill $busy 2>/dev/null
-	busy=""
-}
-trap 'stop_busy' EXIT
-trap 'stop_busy; exit 1' INT TERM
-cores=$(nproc)
-i=0
-while [ "$i" -lt "$cores" ]; do
-	sh -c 'while :; do :; done' &
-	busy="$busy $!"
-	i=$((i + 1))
-done
+# shellcheck source=tests/lib/busy.sh
+. "$(dirname "$0")/../lib/busy.sh"
+busy_start
 
 failed=0 total=0
 # repeat <runs> <name> <command...>: the command <runs> times; a failure's log is kept
@@ -90,7 +78,7 @@ done
 # the stress program's grow/retire race: creates that fail, crashes, wrong listings
 repeat 1 "stress-retire" "$OUTPUT/stress/stress" --strict --kills 0 --corrupt 0 --race 0 \
 	--grow 0 --retire "$retire"
-stop_busy
+busy_stop
 echo
 echo "load: $total runs, $failed failed"
 [ "$failed" -eq 0 ]
