@@ -43,6 +43,8 @@ echo "fresh.sh: $runs fresh-clone runs of $(git -C "$top" log -1 --format='%h %s
 
 # shellcheck source=tests/lib/busy.sh
 . "$top/tests/lib/busy.sh"
+run=""
+trap 'busy_stop; [ -z "$run" ] || kill "$run" 2>/dev/null; exit 1' INT TERM
 
 failed=0 i=0
 while [ "$i" -lt "$runs" ]; do
@@ -59,8 +61,12 @@ while [ "$i" -lt "$runs" ]; do
 		busy_start
 	fi
 	start=$(date +%s)
-	(cd "$clone" && PERFLIB_REQUIRE_BPF=1 make check) >"$dir/run$i.log" 2>&1
+	# in the background: a shell runs its traps only between commands, and wait is one
+	(cd "$clone" && PERFLIB_REQUIRE_BPF=1 exec make check) >"$dir/run$i.log" 2>&1 &
+	run=$!
+	wait "$run"
 	rc=$?
+	run=""
 	busy_stop
 	result=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$dir/run$i.log" | tail -1)
 	if [ "$rc" = 0 ]; then
