@@ -76,52 +76,37 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 
 /*
  * Per-CPU counters (PERF_ATTRIB_LINUX_PER_CPU, layout.h): their descriptors fail the fast
- * path's kind check, so every update of one comes through the full path to here. An
- * increment or decrement adds to the part of the caller's CPU: a relaxed atomic add, which
- * costs what an uncontended one costs since that line is the CPU's own (atomic all the same:
- * the thread may move to another CPU between sched_getcpu() and the add; it then adds to
- * the part of a CPU it left, still exact). A set makes base + parts the value: the base
- * becomes value - sum of parts, one store, and increments that land in parts meanwhile count
- * on top of the value set.
+ * path's kind check, so every update of one comes through the full path to here, which says
+ * where the value function's own atomic operation writes. An increment or decrement goes to
+ * the part of the caller's CPU: a relaxed atomic add there costs what an uncontended one
+ * costs since that line is the CPU's own (atomic all the same: the thread may move to another
+ * CPU between sched_getcpu() and the add; it then adds to the part of a CPU it left, still
+ * exact). A set makes base + parts the value: the base becomes value - sum of parts, one
+ * store, and increments that land in parts meanwhile count on top of the value set. The last
+ * set wins, as on any counter; a CAS would only retry into the same store.
  */
-enum pcpu_op { PCPU_SET, PCPU_ADD, PCPU_SUB };
-/* the op of each VALUE_FN, by the name of its atomic builtin */
-#define PCPU_OP___atomic_store_n PCPU_SET
-#define PCPU_OP___atomic_fetch_add PCPU_ADD
-#define PCPU_OP___atomic_fetch_sub PCPU_SUB
-
-static __attribute__((noinline)) ULONG pcpu_update(const struct perflib_ctrset *set, uint8_t *p,
-						   uint32_t c, uint32_t idx, uint64_t value,
-						   enum pcpu_op op, size_t size)
+static __attribute__((noinline)) uint8_t *pcpu_target(const struct perflib_ctrset *set, uint8_t *p,
+						      uint32_t c, uint32_t idx, bool is_set,
+						      uint64_t *value)
 {
 	uint8_t *slot = p - perflib_desc_offset(c) - PERFLIB_BLOCK_OFFSET;
 	uint32_t pos = (perflib_desc_offset(c) - (uint32_t)sizeof(PERF_COUNTERSET_INSTANCE)) / 8;
 	uint32_t pc = set->pcpu[pos] - 1u, off = set->cls[perflib_slot_id_class(idx)].pcpu_offset;
-	uint64_t sum;
-	uint8_t *part;
 	int cpu;
 
-	if (op != PCPU_SET) {
-		/* glibc reads it from rseq; a CPU past the set's (hotplug) shares another's */
-		cpu = sched_getcpu();
-		part = slot + perflib_pcpu_part(off, set->pcpu_lines,
-						cpu < 0 ? 0 : (uint32_t)cpu % set->nr_cpus, pc);
-		if (op == PCPU_SUB)
-			value = -value;
-		if (size == 4)
-			__atomic_fetch_add((uint32_t *)part, (uint32_t)value, __ATOMIC_RELAXED);
-		else
-			__atomic_fetch_add((uint64_t *)part, value, __ATOMIC_RELAXED);
-		return ERROR_SUCCESS;
+	if (is_set) {
+		*value -= perflib_pcpu_sum(slot, off, set->pcpu_lines, set->nr_cpus, pc);
+		return p;
 	}
-	/* the last set wins, as on any counter; a CAS would only retry into the same store */
-	sum = perflib_pcpu_sum(slot, off, set->pcpu_lines, set->nr_cpus, pc);
-	if (size == 4)
-		__atomic_store_n((uint32_t *)p, (uint32_t)(value - sum), __ATOMIC_RELAXED);
-	else
-		__atomic_store_n((uint64_t *)p, value - sum, __ATOMIC_RELAXED);
-	return ERROR_SUCCESS;
+	/* glibc reads it from rseq; a CPU past the set's (hotplug) shares another's */
+	cpu = sched_getcpu();
+	return slot + perflib_pcpu_part(off, set->pcpu_lines,
+					cpu < 0 ? 0 : (uint32_t)cpu % set->nr_cpus, pc);
 }
+/* whether each VALUE_FN sets, by the name of its atomic builtin */
+#define PCPU_IS_SET___atomic_store_n true
+#define PCPU_IS_SET___atomic_fetch_add false
+#define PCPU_IS_SET___atomic_fetch_sub false
 
 #define VALUE_FN_PROLOGUE(want)                                                                    \
 	const struct perflib_ctrset *set;                                                          \
@@ -149,10 +134,10 @@ static __attribute__((noinline)) ULONG pcpu_update(const struct perflib_ctrset *
 		HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId, type Value)  \
 	{                                                                                          \
 		VALUE_FN_PROLOGUE(want);                                                           \
+		uint64_t v = Value;                                                                \
 		if (__builtin_expect(perflib_desc_kind(c) & PERFLIB_DESC_PCPU, 0))                 \
-			return pcpu_update(set, p, c, idx, Value, PCPU_OP_##atomic_op,             \
-					   sizeof(type));                                          \
-		atomic_op((type *)p, Value, __ATOMIC_RELAXED);                                     \
+			p = pcpu_target(set, p, c, idx, PCPU_IS_SET_##atomic_op, &v);              \
+		atomic_op((type *)p, (type)v, __ATOMIC_RELAXED);                                   \
 		return ERROR_SUCCESS;                                                              \
 	}                                                                                          \
 	ULONG name(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterId,           \
