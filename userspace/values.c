@@ -61,7 +61,7 @@ counter_slot(HANDLE Provider, PPERF_COUNTERSET_INSTANCE Instance, ULONG CounterI
 	}
 	/*
 	 * by-reference counters take addresses only; by-value ones numbers of their size, kept
-	 * per CPU or not (pcpu_update)
+	 * per CPU or not (pcpu_target)
 	 */
 	kind = perflib_desc_kind(c);
 	if (__builtin_expect(want == WANT_REF ? !(kind & PERFLIB_DESC_BYREF)
