@@ -457,7 +457,8 @@ static __always_inline void ps_io(struct task_struct *t, void *slot, int final)
 		pt->wchar = w;
 	}
 	files = BPF_CORE_READ(t, files);
-	if (final || !files)
+	/* an exiting thread writes no handle count (ps_gauge says why) */
+	if (exiting || !files)
 		return;
 	fdt = BPF_CORE_READ(files, fdt);
 	next = BPF_CORE_READ(files, next_fd);
@@ -482,8 +483,7 @@ static __always_inline void ps_gauges(struct task_struct *t)
 
 	if (!slot)
 		return;
-	/* an exiting thread: its I/O, not the handles (ps_gauge says why) */
-	ps_io(t, slot, exiting);
+	ps_io(t, slot, 0);
 	perflib_gcounter_set(slot, &geo_ps, PS_STAMP, bpf_ktime_get_boot_ns() / SD_NS_PER_100NS);
 	perflib_gcounter_set32(slot, &geo_ps, PS_THREADS, BPF_CORE_READ(t, signal, nr_threads));
 	mm = BPF_CORE_READ(t, mm);
