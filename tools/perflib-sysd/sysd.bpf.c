@@ -304,17 +304,16 @@ static __always_inline void ps_add(void *slot, __u32 pos, __u64 v)
  */
 static __always_inline void ps_gauge(void *slot, __u32 pos, __u64 v, int dword)
 {
-	void *total = perflib_gslot(&ps_slots, &geo_ps, ps_total_slot);
-	__u64 *c = perflib_gcounter(slot, &geo_ps, pos),
-	      *tc = perflib_gcounter(total, &geo_ps, pos);
-	__u64 old;
+	__u64 *c = perflib_gcounter(slot, &geo_ps, pos), *tc, old;
 
-	if (!c || slot == total)
-		return;
 	/* a DWORD's cell too (its high 4 bytes are 0, BPF.md): a 32-bit exchange needs alu32 */
 	if (dword)
 		v = (__u32)v;
+	/* unchanged, most switch-outs: no locked instruction (a writer racing this one wins) */
+	if (!c || *(volatile __u64 *)c == v)
+		return;
 	old = __sync_lock_test_and_set(c, v);
+	tc = perflib_gcounter(perflib_gslot(&ps_slots, &geo_ps, ps_total_slot), &geo_ps, pos);
 	if (!tc || old == v)
 		return;
 	if (dword)
